@@ -1,0 +1,379 @@
+"""The local backend: each notebook is a `jupyter lab` process on loopback.
+
+Layout below the data directory:
+    homes/<user>/<notebook>/   the notebook's home and root directory
+    logs/<user>/<notebook>.log the server's output (for the owner and admins)
+    trash/                     homes of deleted notebooks, moved aside
+    instance-id                tags every process we start, so a restarted
+                               controller finds (or cleans up) its servers
+
+Processes run in their own session and survive a controller restart; the
+controller then adopts them (`observe`) and kills any it no longer knows
+(`sweep`). Each server is told its proxy secret, so a request that reaches its
+port without passing through the controller's proxy is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import sys
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import psutil
+
+from .. import gpu_probe
+from ..core.gpus import Device
+from .base import Backend, BackendError, NotebookSpec, Observation, ProgressCallback
+from .local_accounts import Accounts
+from .local_limits import Limiter
+
+IDENTITY_PROVIDER = "cgu_lab.notebook.identity.ProxyIdentityProvider"
+AUTHORIZER = "cgu_lab.notebook.authorizer.ShareAuthorizer"
+USER_HEADER = "X-Cgu-User"
+SECRET_HEADER = "X-Cgu-Proxy-Secret"  # noqa: S105 - a header name
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LocalBackend(Backend):
+    name = "local"
+
+    def __init__(self, settings) -> None:
+        self.settings = settings
+        self.root = Path(settings.data_dir)
+        self.homes = self.root / "homes"
+        self.logs = self.root / "logs"
+        self.trash = self.root / "trash"
+        self.accounts = Accounts(settings.run_as)
+        self.limiter = Limiter(enabled=settings.use_cgroups)
+        self.instance = ""
+        self._children: dict[int, asyncio.subprocess.Process] = {}
+        self._cpus: dict[int, list[int]] = {}
+        self._http: aiohttp.ClientSession | None = None
+
+    # -- lifecycle of the backend itself ---------------------------------
+
+    async def open(self) -> None:
+        for directory, mode in (
+            (self.root, 0o711),
+            (self.homes, 0o711),
+            (self.logs, 0o700),
+            (self.trash, 0o700),
+        ):
+            directory.mkdir(parents=True, exist_ok=True)
+            directory.chmod(mode)
+        marker = self.root / "instance-id"
+        if not marker.exists():
+            marker.write_text(uuid.uuid4().hex)
+        self.instance = marker.read_text().strip()
+        self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2))
+
+    async def close(self) -> None:
+        if self._http:
+            await self._http.close()
+
+    def describe(self) -> dict[str, Any]:
+        enforcement = self.limiter.describe()
+        return {
+            "name": self.name,
+            "run_as": self.accounts.mode,
+            "cpu_limit": enforcement.cpu,
+            "memory_limit": enforcement.memory,
+            "vm_notebooks": False,
+        }
+
+    async def inventory(self) -> list[Device]:
+        found = await asyncio.to_thread(gpu_probe.inventory)
+        node = socket.gethostname()
+        return [
+            Device(
+                id=gpu.uuid,
+                node=node,
+                model=gpu.model,
+                memory=gpu.memory_total,
+                mig_profile=gpu.mig_profile,
+                index=gpu.index,
+            )
+            for gpu in found
+        ]
+
+    # -- paths -----------------------------------------------------------
+
+    def home(self, owner: str, name: str) -> Path:
+        return self.homes / owner / name
+
+    def log_path(self, owner: str, name: str) -> Path:
+        return self.logs / owner / f"{name}.log"
+
+    def endpoint(self, state: Mapping[str, Any]) -> str:
+        return f"http://127.0.0.1:{state['port']}"
+
+    # -- start -----------------------------------------------------------
+
+    async def start(self, spec: NotebookSpec, progress: ProgressCallback) -> dict[str, Any]:
+        await progress(10, "Preparing your home directory")
+        account = await self.accounts.account(spec.owner)
+        home = self.home(spec.owner, spec.name)
+        await asyncio.to_thread(self._prepare_home, home, account.uid, account.gid)
+        prefix = Path(spec.environment.local_prefix or sys.prefix)
+        jupyter = prefix / "bin" / "jupyter-lab"
+        if not jupyter.exists():
+            raise BackendError(
+                f"environment '{spec.environment.name}' has no JupyterLab ({jupyter} is missing); "
+                "ask an administrator to install it there"
+            )
+        busy = [cpu for cpus in self._cpus.values() for cpu in cpus]
+        log_path = self.log_path(spec.owner, spec.name)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        last_error = ""
+        for attempt in range(3):
+            limits = await asyncio.to_thread(
+                self.limiter.prepare, spec.id, spec.cpu_milli, spec.memory, busy
+            )
+            port = free_port()
+            plan = {
+                "argv": self._argv(jupyter, spec, port),
+                "env": self._env(spec, prefix, home, account.name),
+                "cwd": str(home),
+                "uid": account.uid,
+                "gid": account.gid,
+                **{k: v for k, v in limits.items() if k != "cgroups"},
+            }
+            await progress(25, "Starting JupyterLab" + (f" (try {attempt + 1})" if attempt else ""))
+            process = await self._launch(plan, log_path)
+            state = {
+                "pid": process.pid,
+                "create_time": psutil.Process(process.pid).create_time(),
+                "port": port,
+                "uid": account.uid,
+                "account": account.name,
+                "cgroups": limits.get("cgroups", []),
+                "cpus": limits.get("cpus", []),
+                "enforcement": self.describe()["cpu_limit"],
+            }
+            self._children[spec.id] = process
+            try:
+                await self._wait_ready(spec, state, process, progress)
+            except BackendError as error:
+                last_error = str(error)
+                await self.stop(spec, state)
+                if "address already in use" not in self._log_tail(log_path).lower():
+                    break
+                continue
+            except asyncio.CancelledError:
+                await self.stop(spec, state)
+                raise
+            self._cpus[spec.id] = state["cpus"]
+            return state
+        raise BackendError(last_error)
+
+    def _prepare_home(self, home: Path, uid: int | None, gid: int | None) -> None:
+        home.parent.mkdir(parents=True, exist_ok=True)
+        home.parent.chmod(0o711)
+        home.mkdir(exist_ok=True)
+        home.chmod(0o700)
+        if uid is not None and home.stat().st_uid != uid:
+            for path in [home, *home.rglob("*")]:
+                os.lchown(path, uid, gid)
+
+    def _argv(self, jupyter: Path, spec: NotebookSpec, port: int) -> list[str]:
+        return [
+            str(jupyter),
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--ServerApp.base_url={spec.base_path}",
+            "--ServerApp.allow_remote_access=True",
+            f"--ServerApp.identity_provider_class={IDENTITY_PROVIDER}",
+            f"--ServerApp.authorizer_class={AUTHORIZER}",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--ServerApp.allow_root=True",
+        ]
+
+    def _env(self, spec: NotebookSpec, prefix: Path, home: Path, account: str) -> dict[str, str]:
+        env = {
+            "PATH": f"{prefix / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(home),
+            "USER": account,
+            "LOGNAME": account,
+            "LANG": os.environ.get("LANG", "C.UTF-8"),
+            "SHELL": "/bin/bash",
+            "TERM": "xterm-256color",
+            "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
+            "CGU_LAB_INSTANCE": self.instance,
+            "CGU_NOTEBOOK_ID": str(spec.id),
+            "CGU_NOTEBOOK_OWNER": spec.owner,
+            "CGU_NOTEBOOK_NAME": spec.name,
+            "CGU_CONTROLLER_URL": spec.controller_url,
+            "CGU_PROXY_SECRET": spec.proxy_secret,
+            "CGU_API_TOKEN": spec.api_token,
+            "CUDA_VISIBLE_DEVICES": ",".join(spec.devices),
+            "CGU_CPU_LIMIT": str(spec.cpu_milli / 1000),
+            "CGU_MEM_LIMIT": str(spec.memory),
+        }
+        env.update(spec.device_env)
+        return env
+
+    async def _launch(self, plan: dict, log_path: Path) -> asyncio.subprocess.Process:
+        log = await asyncio.to_thread(open, log_path, "ab")
+        with log:
+            log.write(f"\n--- starting at {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n".encode())
+            log.flush()
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "cgu_lab.backends.local_launch",
+                stdin=asyncio.subprocess.PIPE,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(plan).encode())
+        process.stdin.close()
+        return process
+
+    async def _wait_ready(
+        self,
+        spec: NotebookSpec,
+        state: dict,
+        process: asyncio.subprocess.Process,
+        progress: ProgressCallback,
+    ) -> None:
+        deadline = time.monotonic() + self.settings.start_timeout
+        started = time.monotonic()
+        reported = 0
+        while time.monotonic() < deadline:
+            if process.returncode is not None:
+                tail = self._log_tail(self.log_path(spec.owner, spec.name))
+                raise BackendError(f"JupyterLab exited with code {process.returncode}: {tail}")
+            if await self._answers(spec, state):
+                await progress(95, "JupyterLab is answering")
+                return
+            waited = int(time.monotonic() - started)
+            if waited > reported:
+                reported = waited
+                await progress(min(90, 30 + waited * 10), f"Waiting for JupyterLab ({waited} s)")
+            await asyncio.sleep(0.05)
+        raise BackendError(
+            f"JupyterLab did not answer within {self.settings.start_timeout:.0f} s; "
+            f"last lines of its log: {self._log_tail(self.log_path(spec.owner, spec.name))}"
+        )
+
+    async def _answers(self, spec: NotebookSpec, state: Mapping[str, Any]) -> bool:
+        assert self._http is not None
+        url = f"{self.endpoint(state)}{spec.base_path}api/status"
+        headers = {USER_HEADER: spec.owner, SECRET_HEADER: spec.proxy_secret}
+        try:
+            async with self._http.get(url, headers=headers) as response:
+                return response.status == 200
+        except (aiohttp.ClientError, asyncio.TimeoutError):
+            return False
+
+    @staticmethod
+    def _log_tail(path: Path, lines: int = 5) -> str:
+        try:
+            text = path.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return "(no log)"
+        return " | ".join(text[-lines:])
+
+    # -- stop, observe, sweep ---------------------------------------------
+
+    def _process(self, state: Mapping[str, Any]) -> psutil.Process | None:
+        """The recorded server process, unless its pid was reused by another program."""
+        try:
+            process = psutil.Process(state["pid"])
+            if abs(process.create_time() - state["create_time"]) > 0.01:
+                return None
+            return process
+        except (psutil.NoSuchProcess, KeyError):
+            return None
+
+    def _tree(self, state: Mapping[str, Any]) -> list[psutil.Process]:
+        processes: dict[int, psutil.Process] = {}
+        root = self._process(state)
+        if root is not None:
+            processes[root.pid] = root
+            with contextlib.suppress(psutil.NoSuchProcess):
+                for child in root.children(recursive=True):
+                    processes[child.pid] = child
+        for pid in self.limiter.members(dict(state)):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                processes.setdefault(pid, psutil.Process(pid))
+        return list(processes.values())
+
+    async def stop(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:
+        tree = self._tree(state)
+        root = self._process(state)
+        if root is not None:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                root.send_signal(signal.SIGTERM)  # JupyterLab shuts its kernels down
+            await asyncio.to_thread(psutil.wait_procs, [root], self.settings.stop_timeout)
+        # Kernels run in sessions of their own; make sure nothing outlives the server.
+        tree = [p for p in {p.pid: p for p in tree + self._tree(state)}.values() if p.is_running()]
+        for process in tree:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        await asyncio.to_thread(psutil.wait_procs, tree, 5)
+        child = self._children.pop(spec.id, None)
+        if child is not None:
+            with contextlib.suppress(ProcessLookupError):
+                await child.wait()
+        self._cpus.pop(spec.id, None)
+        await asyncio.to_thread(self.limiter.remove, dict(state))
+
+    async def observe(self, spec: NotebookSpec, state: Mapping[str, Any]) -> Observation:
+        if self._process(state) is None:
+            return Observation(alive=False, detail="its server process is gone")
+        if not await self._answers(spec, state):
+            return Observation(alive=True, ready=False, detail="its server does not answer")
+        self._cpus[spec.id] = list(state.get("cpus", []))
+        return Observation(alive=True, ready=True)
+
+    async def sweep(self, keep: set[int]) -> list[int]:
+        return await asyncio.to_thread(self._sweep, keep)
+
+    def _sweep(self, keep: set[int]) -> list[int]:
+        stopped: set[int] = set()
+        victims = []
+        for process in psutil.process_iter():
+            try:
+                env = process.environ()
+            except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess, OSError):
+                continue
+            if env.get("CGU_LAB_INSTANCE") != self.instance:
+                continue
+            notebook_id = int(env.get("CGU_NOTEBOOK_ID", "0"))
+            if notebook_id not in keep:
+                victims.append(process)
+                stopped.add(notebook_id)
+        for process in victims:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        psutil.wait_procs(victims, 5)
+        return sorted(stopped)
+
+    async def remove_storage(self, owner: str, name: str) -> None:
+        home = self.home(owner, name)
+        if home.exists():
+            target = self.trash / f"{owner}--{name}--{time.strftime('%Y%m%d-%H%M%S')}"
+            await asyncio.to_thread(shutil.move, str(home), str(target))
+        with contextlib.suppress(FileNotFoundError):
+            self.log_path(owner, name).unlink()

@@ -1,0 +1,52 @@
+"""Launcher for one local notebook server: apply limits, drop privileges, exec.
+
+The controller starts `python -m cgu_lab.backends.local_launch` in a new
+session and writes a JSON plan to its stdin (so secrets never appear in the
+process list). This module then, in order: joins the notebook's cgroups, sets
+resource limits and CPU affinity, becomes the notebook's own account, changes
+to its home and replaces itself with JupyterLab. Doing this in the child
+before exec leaves no window in which the server runs without its limits.
+It imports only the standard library so that it starts in milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+
+
+def apply(plan: dict) -> None:
+    pid = str(os.getpid())
+    for procs_file in plan.get("cgroup_procs", []):
+        with open(procs_file, "w") as handle:
+            handle.write(pid)
+    memory = plan.get("rlimit_data")
+    if memory:
+        resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+    cpus = plan.get("cpus")
+    if cpus:
+        os.sched_setaffinity(0, set(cpus))
+    uid, gid = plan.get("uid"), plan.get("gid")
+    if gid is not None:
+        os.setgroups([])
+        os.setgid(gid)
+    if uid is not None:
+        os.setuid(uid)
+    os.umask(0o077)
+    os.chdir(plan["cwd"])
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+
+
+def main() -> None:
+    plan = json.loads(sys.stdin.read())
+    apply(plan)
+    argv = plan["argv"]
+    os.execve(argv[0], argv, plan["env"])  # noqa: S606 - no shell; a fixed argv
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""The `cgu-lab` command: start the platform and administer it from a shell."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+
+from . import __version__
+
+
+def _settings(args):
+    from .controller.settings import Settings
+
+    names = ("data_dir", "db_url", "host", "port", "public_url", "backend", "run_as")
+    overrides = {n: getattr(args, n) for n in names if getattr(args, n, None) not in (None, "")}
+    return Settings(**overrides)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data-dir", type=Path, help="state and homes (default ./data, $CGU_LAB_DATA_DIR)"
+    )
+    parser.add_argument(
+        "--db-url",
+        help="sqlite:///path or postgresql://user:pass@host/db (default: SQLite in the data dir)",
+    )
+
+
+def _serve(args, announce: bool) -> int:
+    import uvicorn
+
+    from .controller.app import create_app
+
+    settings = _settings(args)
+    os.umask(0o077)  # the database, logs and secrets are for the controller alone
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    app = create_app(settings)
+    password = asyncio.run(_first_admin(app))
+    if announce or password:
+        print(f"\n  cgu-lab {__version__} is starting on {settings.base_url}/", flush=True)
+        print(f"  backend: {settings.backend}; data: {settings.data_dir}")
+        print(f"  database: {app.platform.db.display_url}")
+        if password:
+            print(f"  first administrator: admin  one-time password: {password}")
+            print("  (you will choose your own password at the first login)\n", flush=True)
+        else:
+            print("  log in with an existing account\n", flush=True)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        ws_max_size=1 << 30,
+        proxy_headers=False,
+        timeout_graceful_shutdown=5,
+    )
+    return 0
+
+
+async def _first_admin(app) -> str | None:
+    await app.platform.db.upgrade()
+    try:
+        return await app.platform.ensure_first_admin()
+    finally:
+        await app.platform.db.close()
+
+
+async def _admin(args) -> int:
+    from .controller import accounts
+    from .controller.root import Platform
+    from .core.errors import DomainError
+    from .core.roles import Principal, Role
+
+    platform = Platform(_settings(args))
+    await platform.db.upgrade()
+    system = Principal(id=0, name="cli", role=Role.ADMIN)
+    try:
+        async with platform.db.session() as session:
+            if args.admin_command == "create-user":
+                password = None
+                if args.password_stdin:
+                    password = sys.stdin.readline().rstrip("\n")
+                created = await accounts.create_user(
+                    session,
+                    system,
+                    args.name,
+                    Role(args.role),
+                    args.display_name or "",
+                    args.email or "",
+                    password,
+                    args.group,
+                )
+                print(f"created {created.user.name} ({args.role})")
+                if created.one_time_password:
+                    print(f"one-time password: {created.one_time_password}")
+            elif args.admin_command == "import":
+                text = await asyncio.to_thread(Path(args.csv).read_text)
+                result = await accounts.import_roster(session, system, text, args.group)
+                for account in result["created"]:
+                    password = account["one_time_password"] or "(password from file)"
+                    print(f"{account['name']}\t{password}")
+                print(
+                    f"{len(result['created'])} created, {len(result['enrolled'])} enrolled",
+                    file=sys.stderr,
+                )
+            elif args.admin_command == "reset-password":
+                password = await accounts.reset_password(session, system, args.name)
+                print(f"one-time password: {password}")
+            elif args.admin_command == "create-group":
+                group = await accounts.create_group(
+                    session, system, args.name, args.display_name or ""
+                )
+                print(f"created group {group.name}")
+            elif args.admin_command == "create-token":
+                user = await accounts.get_user(session, args.name)
+        if args.admin_command == "create-token":
+            raw, _ = await platform.auth.create_token(user.id, args.token_name)
+            print(raw)
+    except DomainError as error:
+        print(f"error: {error.message}", file=sys.stderr)
+        return 2
+    finally:
+        await platform.db.close()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cgu-lab", description="A teaching GPU platform built on JupyterLab."
+    )
+    parser.add_argument("--version", action="version", version=f"cgu-lab {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    for name, help_text in (
+        ("up", "start the platform on this machine and print where to log in"),
+        ("controller", "run the controller service (for deployments)"),
+    ):
+        serve = commands.add_parser(name, help=help_text)
+        _common(serve)
+        serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+        serve.add_argument("--port", type=int, help="port (default 8000)")
+        serve.add_argument("--public-url", help="address users type, when behind a proxy")
+        serve.add_argument(
+            "--backend", choices=["local", "kubernetes"], help="where notebooks run (default local)"
+        )
+        serve.add_argument(
+            "--run-as",
+            choices=["auto", "per-user", "self"],
+            help="local backend: Unix account of notebooks (auto: per-user when root)",
+        )
+
+    db = commands.add_parser("db", help="database maintenance")
+    _common(db)
+    db.add_argument("db_command", choices=["upgrade"], help="apply schema migrations")
+
+    admin = commands.add_parser("admin", help="administer accounts from the shell")
+    _common(admin)
+    admin_commands = admin.add_subparsers(dest="admin_command", required=True)
+    create = admin_commands.add_parser("create-user", help="create an account")
+    create.add_argument("name")
+    create.add_argument("--role", default="student", choices=["admin", "teacher", "ta", "student"])
+    create.add_argument("--display-name")
+    create.add_argument("--email")
+    create.add_argument("--group", help="enrol into this group")
+    create.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read the password from standard input (else a one-time password is printed)",
+    )
+    imp = admin_commands.add_parser("import", help="create accounts from a CSV class list")
+    imp.add_argument("csv")
+    imp.add_argument("--group", help="enrol everyone into this group")
+    reset = admin_commands.add_parser(
+        "reset-password", help="give an account a new one-time password"
+    )
+    reset.add_argument("name")
+    group = admin_commands.add_parser("create-group", help="create a group or course")
+    group.add_argument("name")
+    group.add_argument("--display-name")
+    token = admin_commands.add_parser("create-token", help="print a new API token for an account")
+    token.add_argument("name")
+    token.add_argument("--token-name", default="cli")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command in ("up", "controller"):
+        return _serve(args, announce=args.command == "up")
+    if args.command == "db":
+        from .store.db import Database
+
+        settings = _settings(args)
+        Database(settings.db_url).upgrade_sync()
+        print(f"database at the newest schema: {settings.db_url}")
+        return 0
+    if args.command == "admin":
+        return asyncio.run(_admin(args))
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,17 @@
+"""The REST API under /api: one router per area, all behind `deps.actor`.
+
+FastAPI derives the OpenAPI document (served at /api/openapi.json and kept in
+docs/openapi.json) from these routes and their pydantic schemas, so the
+written API and the code cannot drift apart.
+"""
+
+from fastapi import APIRouter
+
+from . import accounts, audit, catalog, notebooks, quotas, system
+
+
+def router() -> APIRouter:
+    api = APIRouter(prefix="/api")
+    for module in (system, accounts, quotas, notebooks, catalog, audit):
+        api.include_router(module.router)
+    return api

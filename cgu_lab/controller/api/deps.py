@@ -1,0 +1,55 @@
+"""Authentication and authorisation shared by every API route.
+
+`actor` resolves the caller from the session cookie or a bearer token and
+returns their `Principal`. Cookie-authenticated requests that change state
+must carry the session's CSRF token in `X-CSRF-Token`, because pages and
+notebooks share one origin. Accounts with a one-time password may only
+change it until they do.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from ...core.errors import Forbidden, Unauthenticated
+from ...core.roles import Principal
+from ..auth import SESSION_COOKIE, Identity
+from ..root import Platform
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CSRF_HEADER = "X-CSRF-Token"
+# Routes an account with a one-time password may still use.
+PASSWORD_CHANGE_ROUTES = frozenset({"/api/me", "/api/me/password"})
+
+
+def platform(request: Request) -> Platform:
+    return request.app.state.platform
+
+
+async def identity(request: Request) -> Identity:
+    found = await platform(request).auth.identify(
+        request.cookies.get(SESSION_COOKIE), request.headers.get("Authorization")
+    )
+    if found is None:
+        raise Unauthenticated("log in first (or send a valid API token)")
+    if found.via == "session" and request.method not in SAFE_METHODS:
+        sent = request.headers.get(CSRF_HEADER, "")
+        if not sent or not hmac.compare_digest(sent, found.csrf):
+            raise Forbidden(
+                "the request lacks this page's CSRF token; reload the page and try again"
+            )
+    if found.must_change_password and request.url.path not in PASSWORD_CHANGE_ROUTES:
+        raise Forbidden("set a new password first (your account has a one-time password)")
+    return found
+
+
+async def actor(request: Request, who: Annotated[Identity, Depends(identity)]) -> Principal:
+    return await platform(request).auth.principal(who)
+
+
+PlatformDep = Annotated[Platform, Depends(platform)]
+IdentityDep = Annotated[Identity, Depends(identity)]
+ActorDep = Annotated[Principal, Depends(actor)]

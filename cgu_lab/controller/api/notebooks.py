@@ -1,0 +1,211 @@
+"""Notebooks: list, create, start, stop, resize, delete, and follow progress."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import StreamingResponse
+from sqlalchemy import select
+
+from ...store.models import Group, Notebook
+from ..notebooks import Changes, base_path
+from .deps import ActorDep, PlatformDep
+from .schemas import Message, NotebookCreate, NotebookOut, NotebookPatch
+
+router = APIRouter(tags=["notebooks"])
+
+RESOURCE_FIELDS = ("cpu", "memory", "gpu_type", "gpus")
+
+
+async def notebook_out(session, nb: Notebook, owner: str) -> NotebookOut:
+    group = (
+        await session.scalar(select(Group.name).where(Group.id == nb.group_id))
+        if nb.group_id
+        else None
+    )
+    return NotebookOut(
+        owner=owner,
+        name=nb.name,
+        display_name=nb.display_name,
+        environment=nb.environment,
+        cpu_milli=nb.cpu_milli,
+        memory=nb.memory,
+        gpu_type=nb.gpu_type,
+        gpus=nb.gpus,
+        group=group,
+        persistent=nb.persistent,
+        state=nb.state,
+        message=nb.message,
+        url=base_path(owner, nb.name) + "lab",
+        devices=nb.devices,
+        created_at=nb.created_at,
+        started_at=nb.started_at,
+        stopped_at=nb.stopped_at,
+        last_activity=nb.last_activity,
+    )
+
+
+async def _current(platform, actor, owner: str, name: str) -> NotebookOut:
+    async with platform.db.session() as session:
+        nb, _ = await platform.notebooks.visible(session, actor, owner, name)
+        return await notebook_out(session, nb, owner)
+
+
+@router.get(
+    "/notebooks", response_model=list[NotebookOut], summary="My notebooks (admins: everyone's)"
+)
+async def list_notebooks(
+    platform: PlatformDep,
+    actor: ActorDep,
+    owner: str | None = None,
+    state: str | None = Query(None, pattern="^(stopped|starting|running|stopping)$"),
+    q: str = "",
+) -> list[NotebookOut]:
+    async with platform.db.session() as session:
+        rows = await platform.notebooks.list_notebooks(session, actor, owner, state, q)
+        return [await notebook_out(session, nb, o) for nb, o in rows]
+
+
+@router.post("/notebooks", response_model=NotebookOut, status_code=201, summary="Create a notebook")
+async def create_notebook(
+    body: NotebookCreate, platform: PlatformDep, actor: ActorDep
+) -> NotebookOut:
+    nb, owner = await platform.notebooks.create(
+        actor,
+        body.name,
+        body.owner,
+        body.display_name,
+        body.environment,
+        body.cpu,
+        body.memory,
+        body.gpu_type,
+        body.gpus,
+        body.group,
+        body.persistent,
+    )
+    if body.start:
+        await platform.notebooks.start(actor, owner, nb.name)
+    return await _current(platform, actor, owner, nb.name)
+
+
+@router.get("/notebooks/{owner}/{name}", response_model=NotebookOut, summary="One notebook")
+async def get_notebook(
+    owner: str, name: str, platform: PlatformDep, actor: ActorDep
+) -> NotebookOut:
+    return await _current(platform, actor, owner, name)
+
+
+@router.patch(
+    "/notebooks/{owner}/{name}",
+    response_model=NotebookOut,
+    summary="Rename, mark persistent, or resize (a running notebook restarts)",
+)
+async def update_notebook(
+    owner: str,
+    name: str,
+    body: NotebookPatch,
+    platform: PlatformDep,
+    actor: ActorDep,
+    wait: bool = Query(False, description="Answer once a restart has finished"),
+) -> NotebookOut:
+    if body.display_name is not None or body.persistent is not None:
+        await platform.notebooks.update(actor, owner, name, body.display_name, body.persistent)
+    if any(getattr(body, field) is not None for field in RESOURCE_FIELDS):
+        nb = await platform.notebooks.resize(
+            actor, owner, name, Changes(body.cpu, body.memory, body.gpu_type, body.gpus)
+        )
+        if wait:
+            await platform.notebooks.wait(nb.id)
+    return await _current(platform, actor, owner, name)
+
+
+@router.delete(
+    "/notebooks/{owner}/{name}",
+    response_model=Message,
+    summary="Delete a stopped notebook; its files move to the trash",
+)
+async def delete_notebook(owner: str, name: str, platform: PlatformDep, actor: ActorDep) -> Message:
+    await platform.notebooks.delete(actor, owner, name)
+    return Message(message=f"notebook '{name}' was deleted")
+
+
+@router.post(
+    "/notebooks/{owner}/{name}/start",
+    response_model=NotebookOut,
+    status_code=202,
+    summary="Start; follow /events for progress",
+)
+async def start_notebook(
+    owner: str,
+    name: str,
+    platform: PlatformDep,
+    actor: ActorDep,
+    wait: bool = Query(False, description="Answer once it is running (or failed)"),
+) -> NotebookOut:
+    nb = await platform.notebooks.start(actor, owner, name)
+    if wait:
+        await platform.notebooks.wait(nb.id)
+    return await _current(platform, actor, owner, name)
+
+
+@router.post(
+    "/notebooks/{owner}/{name}/stop",
+    response_model=NotebookOut,
+    status_code=202,
+    summary="Stop; kernels and terminals end with it",
+)
+async def stop_notebook(
+    owner: str,
+    name: str,
+    platform: PlatformDep,
+    actor: ActorDep,
+    wait: bool = Query(False, description="Answer once it has stopped"),
+) -> NotebookOut:
+    nb = await platform.notebooks.stop(actor, owner, name)
+    if wait:
+        await platform.notebooks.wait(nb.id)
+    return await _current(platform, actor, owner, name)
+
+
+@router.get(
+    "/notebooks/{owner}/{name}/events",
+    summary="Progress of the current start, stop or resize (Server-Sent Events)",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def notebook_events(
+    owner: str, name: str, request: Request, platform: PlatformDep, actor: ActorDep
+) -> StreamingResponse:
+    async with platform.db.session() as session:
+        nb, _ = await platform.notebooks.visible(session, actor, owner, name)
+        current = await notebook_out(session, nb, owner)
+    broker = platform.broker
+
+    async def stream():
+        last = broker.last(nb.id)
+        if last is None or last.done:
+            # Nothing under way: say where things stand and end.
+            payload = {
+                "operation": "status",
+                "percent": 100,
+                "message": current.message or current.state,
+                "state": current.state,
+                "done": True,
+                "ok": True,
+                "url": current.url if current.state == "running" else None,
+            }
+            yield f"data: {json.dumps(payload)}\n\n"
+            return
+        async for event in broker.follow(nb.id):
+            if await request.is_disconnected():
+                return
+            yield (
+                ": keep-alive\n\n" if event is None else f"data: {json.dumps(event.as_dict())}\n\n"
+            )
+
+    return StreamingResponse(
+        stream(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

@@ -1,0 +1,80 @@
+"""Quotas: the platform default, each group's budget, each user's limits."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from .. import quotas as service
+from .deps import ActorDep, PlatformDep
+from .schemas import LimitsIn, QuotaOut
+
+router = APIRouter(tags=["quotas"])
+
+
+@router.get("/quotas/default", response_model=QuotaOut, summary="The default quota of every user")
+async def get_default(platform: PlatformDep, actor: ActorDep) -> QuotaOut:
+    async with platform.db.session() as session:
+        return QuotaOut(**await service.describe_default(session))
+
+
+@router.put("/quotas/default", response_model=QuotaOut, summary="Change the default quota (admins)")
+async def put_default(body: LimitsIn, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
+    async with platform.db.session() as session:
+        await service.set_default(session, actor, body.to_limits())
+        return QuotaOut(**await service.describe_default(session))
+
+
+@router.get("/users/{name}/quota", response_model=QuotaOut, summary="A user's limits and use")
+async def get_user_quota(name: str, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
+    async with platform.db.session() as session:
+        return QuotaOut(**await service.describe_user(session, actor, name))
+
+
+@router.put(
+    "/users/{name}/quota",
+    response_model=QuotaOut,
+    summary="Set a user's quota (admins; group managers within the group budget)",
+)
+async def put_user_quota(
+    name: str, body: LimitsIn, platform: PlatformDep, actor: ActorDep
+) -> QuotaOut:
+    async with platform.db.session() as session:
+        await service.set_user(session, actor, name, body.to_limits())
+        return QuotaOut(**await service.describe_user(session, actor, name))
+
+
+@router.delete(
+    "/users/{name}/quota",
+    response_model=QuotaOut,
+    summary="Remove a user's own quota; the default applies again (admins)",
+)
+async def delete_user_quota(name: str, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
+    async with platform.db.session() as session:
+        await service.set_user(session, actor, name, None)
+        return QuotaOut(**await service.describe_user(session, actor, name))
+
+
+@router.get("/groups/{name}/quota", response_model=QuotaOut, summary="A group's budget and use")
+async def get_group_quota(name: str, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
+    async with platform.db.session() as session:
+        return QuotaOut(**await service.describe_group(session, actor, name))
+
+
+@router.put(
+    "/groups/{name}/quota", response_model=QuotaOut, summary="Set a group's budget (admins)"
+)
+async def put_group_quota(
+    name: str, body: LimitsIn, platform: PlatformDep, actor: ActorDep
+) -> QuotaOut:
+    async with platform.db.session() as session:
+        await service.set_group(session, actor, name, body.to_limits())
+        return QuotaOut(**await service.describe_group(session, actor, name))
+
+
+@router.delete(
+    "/groups/{name}/quota", response_model=QuotaOut, summary="Remove a group's budget (admins)"
+)
+async def delete_group_quota(name: str, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
+    async with platform.db.session() as session:
+        await service.set_group(session, actor, name, None)
+        return QuotaOut(**await service.describe_group(session, actor, name))

@@ -1,0 +1,290 @@
+"""Request and response bodies of the REST API (pydantic)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...core.quota import Limits
+from ...core.resources import parse_cpu, parse_memory
+
+RoleName = Literal["admin", "teacher", "ta", "student"]
+Amount = str | float | int
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Message(BaseModel):
+    message: str
+    code: str = "ok"
+
+
+class ErrorBody(BaseModel):
+    message: str
+    code: str
+    details: dict[str, Any] | None = None
+
+
+# -- accounts ----------------------------------------------------------------
+
+
+class GroupRef(BaseModel):
+    name: str
+    manager: bool
+
+
+class UserOut(BaseModel):
+    name: str
+    display_name: str
+    email: str
+    role: RoleName
+    active: bool
+    must_change_password: bool
+    created_at: datetime
+    last_login: datetime | None = None
+    groups: list[GroupRef] = []
+
+
+class UserCreate(Strict):
+    name: str = Field(description="Login name: lower-case letters, digits, '.', '_' or '-'")
+    role: RoleName = "student"
+    display_name: str = ""
+    email: str = ""
+    password: str | None = Field(
+        None, description="Leave empty to generate a one-time password the user must change"
+    )
+    group: str | None = Field(None, description="Enrol the new account into this group")
+
+
+class UserPatch(Strict):
+    display_name: str | None = None
+    email: str | None = None
+    role: RoleName | None = None
+    active: bool | None = None
+
+
+class UserCreated(BaseModel):
+    user: UserOut
+    one_time_password: str | None
+
+
+class PasswordOut(BaseModel):
+    one_time_password: str
+
+
+class PasswordChange(Strict):
+    current: str
+    new: str
+
+
+class TokenCreate(Strict):
+    name: str = Field(min_length=1, max_length=100)
+    expires_in_days: int | None = Field(None, ge=1, le=3650)
+
+
+class TokenOut(BaseModel):
+    id: int
+    name: str
+    prefix: str
+    created_at: datetime
+    expires_at: datetime | None
+    last_used: datetime | None
+
+
+class TokenCreated(BaseModel):
+    token: str = Field(description="Shown once; send it as 'Authorization: Bearer <token>'")
+    info: TokenOut
+
+
+class GroupOut(BaseModel):
+    name: str
+    display_name: str
+    description: str
+    kind: Literal["course", "group"]
+    members: int = 0
+    managed: bool = False
+
+
+class GroupCreate(Strict):
+    name: str
+    display_name: str = ""
+    description: str = ""
+    kind: Literal["course", "group"] = "course"
+
+
+class GroupPatch(Strict):
+    display_name: str | None = None
+    description: str | None = None
+
+
+class MemberOut(BaseModel):
+    name: str
+    display_name: str
+    role: RoleName
+    manager: bool
+
+
+class MemberPut(Strict):
+    manager: bool = False
+
+
+class CreatedAccount(BaseModel):
+    name: str
+    one_time_password: str | None
+
+
+class ImportResult(BaseModel):
+    created: list[CreatedAccount]
+    enrolled: list[str]
+    already_members: list[str]
+
+
+class RosterIn(Strict):
+    csv: str = Field(
+        description="CSV text with a header; columns username, display_name, email, role, password"
+    )
+
+
+# -- quotas ------------------------------------------------------------------
+
+
+class LimitsIn(Strict):
+    """A quota; a missing or null value means "no limit" in that dimension."""
+
+    cpu: Amount | None = Field(None, description="Cores, e.g. 4 or 0.5 or 500m")
+    memory: Amount | None = Field(None, description="e.g. 8Gi, 512M or bytes")
+    gpus: dict[str, int] | None = Field(
+        None, description="Per GPU type; a type not listed allows none; null allows any"
+    )
+    notebooks: int | None = Field(None, ge=0, description="Running notebooks at once")
+
+    def to_limits(self) -> Limits:
+        return Limits(
+            cpu_milli=parse_cpu(self.cpu) if self.cpu is not None else None,
+            memory=parse_memory(self.memory) if self.memory is not None else None,
+            gpus=self.gpus,
+            notebooks=self.notebooks,
+        ).validate()
+
+
+class LimitsOut(BaseModel):
+    cpu_milli: int | None
+    memory: int | None
+    gpus: dict[str, int] | None
+    notebooks: int | None
+
+
+class UsageOut(BaseModel):
+    cpu_milli: int
+    memory: int
+    gpus: dict[str, int]
+    notebooks: int
+
+
+class QuotaOut(BaseModel):
+    subject: str
+    source: Literal["user", "group", "default", "none"]
+    limits: LimitsOut | None
+    usage: UsageOut | None = None
+
+
+# -- notebooks ---------------------------------------------------------------
+
+StateName = Literal["stopped", "starting", "running", "stopping"]
+
+
+class NotebookCreate(Strict):
+    name: str = Field(description="Lower-case letters, digits and '-'; part of the notebook's URL")
+    owner: str | None = Field(None, description="Admins only: create for another user")
+    display_name: str = ""
+    environment: str | None = Field(None, description="Default environment when empty")
+    cpu: Amount | None = None
+    memory: Amount | None = None
+    gpu_type: str | None = None
+    gpus: int = Field(0, ge=0, le=8)
+    group: str | None = Field(None, description="Charge the notebook to this group's budget")
+    persistent: bool = Field(False, description="Admins only: never stopped for idleness")
+    start: bool = Field(False, description="Start it right away")
+
+
+class NotebookPatch(Strict):
+    """Resource fields restart a running notebook with the new resources (a resize)."""
+
+    display_name: str | None = None
+    persistent: bool | None = None
+    cpu: Amount | None = None
+    memory: Amount | None = None
+    gpu_type: str | None = None
+    gpus: int | None = Field(None, ge=0, le=8)
+
+
+class NotebookOut(BaseModel):
+    owner: str
+    name: str
+    display_name: str
+    environment: str
+    cpu_milli: int
+    memory: int
+    gpu_type: str | None
+    gpus: int
+    group: str | None
+    persistent: bool
+    state: StateName
+    message: str
+    url: str
+    devices: list[str] | None
+    created_at: datetime
+    started_at: datetime | None
+    stopped_at: datetime | None
+    last_activity: datetime | None
+
+
+# -- catalog and audit ---------------------------------------------------------
+
+
+class EnvironmentOut(BaseModel):
+    name: str
+    display_name: str
+    description: str
+    image: str
+    local_prefix: str
+    is_default: bool
+
+
+class EnvironmentIn(Strict):
+    display_name: str = ""
+    description: str = ""
+    image: str = ""
+    local_prefix: str = ""
+    is_default: bool = False
+
+
+class GpuTypeOut(BaseModel):
+    name: str
+    display_name: str
+    description: str
+    resource_name: str
+    share: int
+    fraction: float
+    mig_profile: str
+    models: list[str]
+    node_selector: dict[str, str]
+    capacity: int = Field(description="Notebooks of this type the known devices can hold")
+
+
+class AuditOut(BaseModel):
+    id: int
+    at: datetime
+    actor: str
+    action: str
+    target: str
+    details: dict[str, Any] | None
+
+
+class VersionOut(BaseModel):
+    version: str
+    backend: dict[str, Any]

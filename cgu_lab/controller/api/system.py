@@ -1,0 +1,21 @@
+"""Health and version: the first things a script or a load balancer asks."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from ... import __version__
+from .deps import ActorDep, PlatformDep
+from .schemas import Message, VersionOut
+
+router = APIRouter(tags=["system"])
+
+
+@router.get("/health", response_model=Message, summary="Liveness (no login needed)")
+async def health() -> Message:
+    return Message(message="ok")
+
+
+@router.get("/version", response_model=VersionOut, summary="Version and backend facts")
+async def version(platform: PlatformDep, actor: ActorDep) -> VersionOut:
+    return VersionOut(version=__version__, backend=platform.backend.describe())

@@ -1,0 +1,275 @@
+"""Authentication: sessions for browsers, bearer tokens for scripts and notebooks.
+
+Lookups are cached for a few seconds so that the proxy, which authenticates
+every request to every notebook, does not touch the database on its hot path;
+logout, password changes and deactivation evict the cache at once.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from sqlalchemy import delete, select, update
+
+from ..core.errors import Forbidden, Invalid, Unauthenticated
+from ..core.roles import Principal, Role
+from ..store.db import Database
+from ..store.models import ApiToken, Membership, Session, User
+from . import audit
+from .security import (
+    DUMMY_HASH,
+    LoginThrottle,
+    hash_password,
+    new_token,
+    token_hash,
+    verify_password,
+)
+
+SESSION_COOKIE = "cgu-lab-session"
+CACHE_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Identity:
+    """An authenticated caller."""
+
+    user_id: int
+    name: str
+    display_name: str
+    role: Role
+    via: str  # "session", "token" or "notebook"
+    csrf: str = ""
+    notebook_id: int | None = None
+    must_change_password: bool = False
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Authenticator:
+    def __init__(self, db: Database, session_hours: float) -> None:
+        self.db = db
+        self.session_lifetime = timedelta(hours=session_hours)
+        self.throttle = LoginThrottle()
+        self._identities: dict[str, tuple[Identity | None, float]] = {}
+        self._principals: dict[int, tuple[Principal, float]] = {}
+
+    # -- login and logout -------------------------------------------------
+
+    async def login(self, name: str, password: str, address: str) -> tuple[str, Identity]:
+        name = name.strip().lower()
+        keys = (f"user:{name}", f"addr:{address}")
+        wait = self.throttle.retry_after(*keys)
+        if wait:
+            raise Forbidden(
+                f"too many failed logins; try again in {max(1, round(wait / 60))} minutes"
+            )
+        async with self.db.session() as session:
+            user = await session.scalar(select(User).where(User.name == name))
+            valid = verify_password(user.password_hash if user else DUMMY_HASH, password)
+            if not user or not valid or not user.active:
+                self.throttle.failed(*keys)
+                audit.record(
+                    session, name or "?", "auth.login_failed", f"user:{name}", address=address
+                )
+                raise Unauthenticated("wrong user name or password")
+            self.throttle.succeeded(*keys)
+            token = new_token()
+            csrf = new_token()
+            session.add(
+                Session(
+                    token_hash=token_hash(token),
+                    user_id=user.id,
+                    csrf=csrf,
+                    expires_at=_now() + self.session_lifetime,
+                )
+            )
+            user.last_login = _now()
+            audit.record(session, user.name, "auth.login", f"user:{user.name}", address=address)
+            identity = self._identity(user, "session", csrf=csrf)
+        return token, identity
+
+    async def logout(self, token: str) -> None:
+        digest = token_hash(token)
+        self._identities.pop(f"s:{digest}", None)
+        async with self.db.session() as session:
+            row = await session.scalar(select(Session).where(Session.token_hash == digest))
+            if row is not None:
+                user = await session.get(User, row.user_id)
+                await session.delete(row)
+                audit.record(session, user.name if user else "?", "auth.logout", "")
+
+    # -- identification ---------------------------------------------------
+
+    @staticmethod
+    def _identity(user: User, via: str, csrf: str = "", notebook_id: int | None = None) -> Identity:
+        return Identity(
+            user_id=user.id,
+            name=user.name,
+            display_name=user.display_name or user.name,
+            role=Role(user.role),
+            via=via,
+            csrf=csrf,
+            notebook_id=notebook_id,
+            must_change_password=user.must_change_password,
+        )
+
+    def _cached(self, key: str) -> tuple[bool, Identity | None]:
+        hit = self._identities.get(key)
+        if hit is None or hit[1] < time.monotonic():
+            return False, None
+        return True, hit[0]
+
+    def _remember(self, key: str, identity: Identity | None) -> Identity | None:
+        if len(self._identities) > 50_000:
+            self._identities.clear()
+        self._identities[key] = (identity, time.monotonic() + CACHE_SECONDS)
+        return identity
+
+    async def from_session(self, token: str) -> Identity | None:
+        digest = token_hash(token)
+        key = f"s:{digest}"
+        found, identity = self._cached(key)
+        if found:
+            return identity
+        async with self.db.session() as session:
+            row = await session.execute(
+                select(Session, User)
+                .join(User, User.id == Session.user_id)
+                .where(Session.token_hash == digest)
+            )
+            pair = row.first()
+            if pair is None or pair[0].expires_at < _now() or not pair[1].active:
+                return self._remember(key, None)
+            return self._remember(key, self._identity(pair[1], "session", csrf=pair[0].csrf))
+
+    async def from_bearer(self, token: str) -> Identity | None:
+        digest = token_hash(token)
+        key = f"t:{digest}"
+        found, identity = self._cached(key)
+        if found:
+            return identity
+        async with self.db.session() as session:
+            row = await session.execute(
+                select(ApiToken, User)
+                .join(User, User.id == ApiToken.user_id)
+                .where(ApiToken.token_hash == digest)
+            )
+            pair = row.first()
+            if pair is None or not pair[1].active:
+                return self._remember(key, None)
+            api_token, user = pair
+            if api_token.expires_at is not None and api_token.expires_at < _now():
+                return self._remember(key, None)
+            api_token.last_used = _now()
+            via = "notebook" if api_token.notebook_id else "token"
+            return self._remember(key, self._identity(user, via, notebook_id=api_token.notebook_id))
+
+    async def identify(self, cookie: str | None, authorization: str | None) -> Identity | None:
+        if authorization:
+            scheme, _, value = authorization.partition(" ")
+            if scheme.lower() in ("bearer", "token") and value.strip():
+                return await self.from_bearer(value.strip())
+            return None
+        if cookie:
+            return await self.from_session(cookie)
+        return None
+
+    async def principal(self, identity: Identity) -> Principal:
+        hit = self._principals.get(identity.user_id)
+        if hit is not None and hit[1] > time.monotonic():
+            return hit[0]
+        async with self.db.session() as session:
+            rows = await session.execute(
+                select(Membership.group_id, Membership.manager).where(
+                    Membership.user_id == identity.user_id
+                )
+            )
+            memberships = rows.all()
+        principal = Principal(
+            id=identity.user_id,
+            name=identity.name,
+            role=identity.role,
+            groups=frozenset(g for g, _ in memberships),
+            managed_groups=frozenset(g for g, manager in memberships if manager),
+        )
+        self._principals[identity.user_id] = (principal, time.monotonic() + CACHE_SECONDS)
+        return principal
+
+    def forget_user(self, user_id: int) -> None:
+        """Drop every cached identity of a user (role, password or membership changed)."""
+        self._principals.pop(user_id, None)
+        for key, (identity, _) in list(self._identities.items()):
+            if identity is not None and identity.user_id == user_id:
+                self._identities.pop(key, None)
+
+    def forget_memberships(self) -> None:
+        """Drop all cached group memberships (a group was deleted or a class enrolled)."""
+        self._principals.clear()
+
+    # -- passwords and tokens ---------------------------------------------
+
+    async def change_password(self, identity: Identity, current: str, new: str) -> None:
+        async with self.db.session() as session:
+            user = await session.get(User, identity.user_id)
+            if user is None or not verify_password(user.password_hash, current):
+                raise Invalid("the current password is wrong")
+            if current == new:
+                raise Invalid("choose a new password that differs from the current one")
+            user.password_hash = hash_password(new)
+            user.must_change_password = False
+            # Other browsers stay logged in only if they are this one.
+            await session.execute(
+                delete(Session).where(Session.user_id == user.id, Session.csrf != identity.csrf)
+            )
+            audit.record(session, user.name, "user.password_changed", f"user:{user.name}")
+        self.forget_user(identity.user_id)
+
+    async def create_token(
+        self,
+        user_id: int,
+        name: str,
+        expires_at: datetime | None = None,
+        notebook_id: int | None = None,
+    ) -> tuple[str, ApiToken]:
+        raw = new_token()
+        row = ApiToken(
+            token_hash=token_hash(raw),
+            user_id=user_id,
+            notebook_id=notebook_id,
+            name=name,
+            prefix=raw[:6],
+            expires_at=expires_at,
+        )
+        async with self.db.session() as session:
+            session.add(row)
+        return raw, row
+
+    async def revoke_notebook_tokens(self, notebook_id: int) -> None:
+        async with self.db.session() as session:
+            hashes = (
+                await session.scalars(
+                    select(ApiToken.token_hash).where(ApiToken.notebook_id == notebook_id)
+                )
+            ).all()
+            await session.execute(delete(ApiToken).where(ApiToken.notebook_id == notebook_id))
+        for digest in hashes:
+            self._identities.pop(f"t:{digest}", None)
+
+    async def end_sessions(self, user_id: int) -> None:
+        async with self.db.session() as session:
+            await session.execute(delete(Session).where(Session.user_id == user_id))
+            await session.execute(
+                update(ApiToken)
+                .where(ApiToken.user_id == user_id, ApiToken.notebook_id.is_(None))
+                .values(expires_at=_now())
+            )
+        self.forget_user(user_id)
+
+    async def purge_expired(self) -> int:
+        async with self.db.session() as session:
+            result = await session.execute(delete(Session).where(Session.expires_at < _now()))
+        return result.rowcount or 0

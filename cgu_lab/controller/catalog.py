@@ -1,0 +1,155 @@
+"""What notebooks can be made of: environments and GPU types (admin-defined)."""
+
+from __future__ import annotations
+
+import sys
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..core import roles
+from ..core.errors import Conflict, Invalid, NotFound
+from ..core.gpus import Offer
+from ..core.lifecycle import HOLDING
+from ..core.names import check_label
+from ..store.models import Environment, GpuType, Notebook, User
+from . import audit
+
+DEFAULT_ENVIRONMENT = "default"
+
+
+async def ensure_defaults(session: AsyncSession) -> None:
+    """On a new installation: the platform's own Python as the default environment."""
+    if await session.scalar(select(func.count()).select_from(Environment)):
+        return
+    session.add(
+        Environment(
+            name=DEFAULT_ENVIRONMENT,
+            display_name="Python 3 (platform default)",
+            description="JupyterLab with the packages installed beside the platform.",
+            image="cgu-lab/notebook-pytorch:latest",
+            local_prefix=sys.prefix,
+            is_default=True,
+        )
+    )
+
+
+async def list_environments(session: AsyncSession) -> list[Environment]:
+    return list((await session.scalars(select(Environment).order_by(Environment.name))).all())
+
+
+async def get_environment(session: AsyncSession, name: str | None) -> Environment:
+    if not name:
+        environment = await session.scalar(select(Environment).where(Environment.is_default))
+        if environment is None:
+            raise NotFound("no default environment is defined; ask an administrator")
+        return environment
+    environment = await session.scalar(select(Environment).where(Environment.name == name))
+    if environment is None:
+        raise NotFound(f"there is no environment '{name}'")
+    return environment
+
+
+async def save_environment(
+    session: AsyncSession,
+    actor: roles.Principal,
+    name: str,
+    display_name: str = "",
+    description: str = "",
+    image: str = "",
+    local_prefix: str = "",
+    is_default: bool = False,
+) -> Environment:
+    roles.require_admin(actor, "define environments")
+    name = check_label(name, "environment")
+    if not image and not local_prefix:
+        raise Invalid("an environment needs an image (Kubernetes) or a local Python prefix")
+    environment = await session.scalar(select(Environment).where(Environment.name == name))
+    action = "environment.updated"
+    if environment is None:
+        environment = Environment(name=name)
+        session.add(environment)
+        action = "environment.created"
+    environment.display_name = display_name or name
+    environment.description = description
+    environment.image = image
+    environment.local_prefix = local_prefix
+    if is_default:
+        for other in await list_environments(session):
+            other.is_default = False
+    environment.is_default = is_default or environment.is_default
+    audit.record(
+        session, actor.name, action, f"environment:{name}", image=image, local_prefix=local_prefix
+    )
+    return environment
+
+
+async def delete_environment(session: AsyncSession, actor: roles.Principal, name: str) -> None:
+    roles.require_admin(actor, "delete environments")
+    environment = await get_environment(session, name)
+    users = (
+        await session.scalars(
+            select(User.name)
+            .join(Notebook, Notebook.owner_id == User.id)
+            .where(Notebook.environment == name)
+            .distinct()
+        )
+    ).all()
+    if users:
+        raise Conflict(
+            f"environment '{name}' is used by notebooks of {', '.join(sorted(users))}",
+            users=sorted(users),
+        )
+    if environment.is_default:
+        raise Conflict("choose another default environment before deleting this one")
+    await session.delete(environment)
+    audit.record(session, actor.name, "environment.deleted", f"environment:{name}")
+
+
+# -- GPU types -------------------------------------------------------------
+
+
+def offer_of(gpu_type: GpuType) -> Offer:
+    return Offer(
+        name=gpu_type.name,
+        share=max(1, gpu_type.share),
+        models=frozenset((gpu_type.models or {}).get("include", [])),
+        mig_profile=gpu_type.mig_profile,
+    )
+
+
+async def list_gpu_types(session: AsyncSession) -> list[GpuType]:
+    return list((await session.scalars(select(GpuType).order_by(GpuType.name))).all())
+
+
+async def get_gpu_type(session: AsyncSession, name: str) -> GpuType:
+    gpu_type = await session.scalar(select(GpuType).where(GpuType.name == name))
+    if gpu_type is None:
+        known = ", ".join(t.name for t in await list_gpu_types(session)) or "none are defined"
+        raise NotFound(f"there is no GPU type '{name}' (known: {known})")
+    return gpu_type
+
+
+async def users_of_gpu_type(session: AsyncSession, name: str) -> list[str]:
+    return sorted(
+        (
+            await session.scalars(
+                select(User.name)
+                .join(Notebook, Notebook.owner_id == User.id)
+                .where(Notebook.gpu_type == name)
+                .distinct()
+            )
+        ).all()
+    )
+
+
+async def holding_gpu_notebooks(session: AsyncSession) -> list[Notebook]:
+    return list(
+        (
+            await session.scalars(
+                select(Notebook).where(
+                    Notebook.state.in_([s.value for s in HOLDING]), Notebook.devices.is_not(None)
+                )
+            )
+        ).all()
+    )

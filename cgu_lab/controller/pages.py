@@ -1,0 +1,270 @@
+"""The web pages: server-rendered shells whose scripts call the REST API.
+
+Pages authenticate with the session cookie only; an account with a one-time
+password is sent to its account page until it chooses its own.
+"""
+
+from __future__ import annotations
+
+import hmac
+from pathlib import Path
+from urllib.parse import quote
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from .. import __version__
+from ..core.errors import DomainError, Forbidden, NotFound
+from ..core.redirects import safe_next
+from .accounts import get_group
+from .auth import SESSION_COOKIE, Identity
+from .proxy import origin_matches
+
+templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+router = APIRouter(include_in_schema=False)
+
+
+def _platform(request: Request):
+    return request.app.state.platform
+
+
+async def _identity(request: Request) -> Identity | None:
+    token = request.cookies.get(SESSION_COOKIE)
+    return await _platform(request).auth.from_session(token) if token else None
+
+
+async def render(
+    request: Request,
+    template: str,
+    title: str,
+    identity: Identity | None,
+    section: str = "",
+    status_code: int = 200,
+    **context,
+) -> HTMLResponse:
+    me = None
+    if identity is not None:
+        principal = await _platform(request).auth.principal(identity)
+        me = {
+            "name": identity.name,
+            "display_name": identity.display_name,
+            "role": identity.role.value,
+            "manages": bool(principal.managed_groups),
+            "must_change_password": identity.must_change_password,
+        }
+    return templates.TemplateResponse(
+        request,
+        template,
+        {
+            "title": title,
+            "me": me,
+            "csrf": identity.csrf if identity else "",
+            "section": section,
+            "version": __version__,
+            **context,
+        },
+        status_code=status_code,
+    )
+
+
+class Redirect(Exception):
+    """Answer a page request with a redirect instead (to log in, or to set a password)."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__(location)
+        self.location = location
+
+
+async def page(request: Request, admin: bool = False, manager: bool = False) -> Identity:
+    """The logged-in identity for a page; raises Redirect or Forbidden otherwise."""
+    identity = await _identity(request)
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    if identity is None:
+        raise Redirect("/login?next=" + quote(here, safe=""))
+    if identity.must_change_password and request.url.path != "/account":
+        raise Redirect("/account?next=" + quote(here, safe=""))
+    principal = await _platform(request).auth.principal(identity)
+    if admin and not principal.is_admin:
+        raise Forbidden("this page is for administrators")
+    if manager and not (principal.is_admin or principal.managed_groups):
+        raise Forbidden("this page is for administrators and group managers")
+    return identity
+
+
+async def error_page(request: Request, error: DomainError) -> HTMLResponse:
+    titles = {401: "Please log in", 403: "Not allowed", 404: "Not found", 409: "Not now"}
+    return await render(
+        request,
+        "error.html",
+        titles.get(error.status, "Something is wrong"),
+        await _identity(request),
+        message=error.message,
+        status_code=error.status,
+    )
+
+
+# -- login -------------------------------------------------------------------
+
+
+@router.get("/login")
+async def login_form(request: Request, next: str = "") -> Response:
+    if await _identity(request) is not None:
+        return RedirectResponse(safe_next(next), status_code=303)
+    return await render(
+        request, "login.html", "Log in", None, next=safe_next(next), name="", error=""
+    )
+
+
+@router.post("/login")
+async def login(
+    request: Request, name: str = Form(""), password: str = Form(""), next: str = Form("")
+) -> Response:
+    if not origin_matches(request.headers.get("origin", ""), request.headers.get("host", "")):
+        raise Forbidden("log in from this site's own login page")
+    client = request.client.host if request.client else "?"
+    try:
+        token, identity = await _platform(request).auth.login(name, password, client)
+    except DomainError as error:
+        return await render(
+            request,
+            "login.html",
+            "Log in",
+            None,
+            next=safe_next(next),
+            name=name,
+            error=error.message,
+            status_code=error.status,
+        )
+    target = safe_next(next)
+    if identity.must_change_password:
+        target = "/account?next=" + quote(target, safe="")
+    response = RedirectResponse(target, status_code=303)
+    settings = _platform(request).settings
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=int(settings.session_hours * 3600),
+        httponly=True,
+        samesite="lax",
+        secure=settings.secure_cookies,
+        path="/",
+    )
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request, csrf: str = Form("")) -> Response:
+    identity = await _identity(request)
+    token = request.cookies.get(SESSION_COOKIE)
+    if identity is not None and token:
+        if not hmac.compare_digest(csrf, identity.csrf):
+            raise Forbidden("reload the page and log out again")
+        await _platform(request).auth.logout(token)
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+# -- pages ---------------------------------------------------------------------
+
+
+@router.get("/")
+async def home(request: Request) -> Response:
+    return RedirectResponse("/notebooks" if await _identity(request) else "/login", status_code=303)
+
+
+@router.get("/notebooks")
+async def notebooks_page(request: Request) -> Response:
+    identity = await page(request)
+    return await render(request, "notebooks.html", "My notebooks", identity, "notebooks")
+
+
+@router.get("/notebooks/new")
+async def new_notebook_page(request: Request) -> Response:
+    identity = await page(request)
+    settings = _platform(request).settings
+    return await render(
+        request,
+        "new_notebook.html",
+        "New notebook",
+        identity,
+        "notebooks",
+        default_cpu=settings.default_cpu,
+        default_memory=settings.default_memory,
+    )
+
+
+@router.get("/notebook/auto-start/{owner}/{name}")
+async def auto_start_page(request: Request, owner: str, name: str, next: str = "") -> Response:
+    identity = await page(request)
+    platform = _platform(request)
+    principal = await platform.auth.principal(identity)
+    async with platform.db.session() as session:
+        nb, _ = await platform.notebooks.visible(session, principal, owner, name)
+    lab = f"/notebook/{owner}/{name}/lab"
+    target = safe_next(next, lab)
+    if not target.startswith(f"/notebook/{owner}/{name}/"):
+        target = lab
+    if nb.state == "running":
+        return RedirectResponse(target, status_code=303)
+    return await render(
+        request,
+        "auto_start.html",
+        f"Start {name}",
+        identity,
+        "notebooks",
+        owner=owner,
+        name=name,
+        next=target,
+        state=nb.state,
+        message=nb.message,
+    )
+
+
+@router.get("/account")
+async def account_page(request: Request) -> Response:
+    identity = await page(request)
+    return await render(request, "account.html", "My account", identity, "account")
+
+
+@router.get("/admin/users")
+async def users_page(request: Request) -> Response:
+    identity = await page(request, manager=True)
+    return await render(request, "users.html", "Users", identity, "users")
+
+
+@router.get("/admin/groups")
+async def groups_page(request: Request) -> Response:
+    identity = await page(request, manager=True)
+    return await render(request, "groups.html", "Groups", identity, "groups")
+
+
+@router.get("/admin/groups/{name}")
+async def group_page(request: Request, name: str) -> Response:
+    identity = await page(request, manager=True)
+    platform = _platform(request)
+    principal = await platform.auth.principal(identity)
+    async with platform.db.session() as session:
+        group = await get_group(session, name)
+    if not (principal.is_admin or group.id in principal.managed_groups):
+        raise NotFound(f"there is no group '{name}' that you manage")
+    return await render(request, "group.html", f"Group {name}", identity, "groups", group=name)
+
+
+@router.get("/admin/quotas")
+async def quotas_page(request: Request) -> Response:
+    identity = await page(request, admin=True)
+    return await render(request, "quotas.html", "Quotas", identity, "quotas")
+
+
+@router.get("/admin/audit")
+async def audit_page(request: Request) -> Response:
+    identity = await page(request, admin=True)
+    return await render(request, "audit.html", "Audit log", identity, "audit")
+
+
+@router.get("/admin/system")
+async def system_page(request: Request) -> Response:
+    identity = await page(request, admin=True)
+    return await render(request, "system.html", "System", identity, "system")

@@ -1,0 +1,78 @@
+"""Progress of long operations (start, stop, resize), streamed to pages as events.
+
+Each notebook has one channel holding the events of its current operation; a
+page that subscribes late first receives what it missed, then waits for more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    operation: str
+    percent: int
+    message: str
+    state: str
+    done: bool = False
+    ok: bool | None = None
+    url: str | None = None
+    at: float = field(default_factory=time.time)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class _Channel:
+    def __init__(self) -> None:
+        self.events: list[ProgressEvent] = []
+        self.changed = asyncio.Event()
+
+    def publish(self, event: ProgressEvent) -> None:
+        self.events.append(event)
+        changed, self.changed = self.changed, asyncio.Event()
+        changed.set()
+
+
+class ProgressBroker:
+    def __init__(self) -> None:
+        self._channels: dict[int, _Channel] = {}
+
+    def begin(self, notebook_id: int, event: ProgressEvent) -> None:
+        """Start a new operation: earlier events are dropped, subscribers see the new one."""
+        channel = self._channels.setdefault(notebook_id, _Channel())
+        channel.events = []
+        channel.publish(event)
+
+    def publish(self, notebook_id: int, event: ProgressEvent) -> None:
+        self._channels.setdefault(notebook_id, _Channel()).publish(event)
+
+    def last(self, notebook_id: int) -> ProgressEvent | None:
+        channel = self._channels.get(notebook_id)
+        return channel.events[-1] if channel and channel.events else None
+
+    async def follow(
+        self, notebook_id: int, heartbeat: float = 15.0
+    ) -> AsyncIterator[ProgressEvent | None]:
+        """Yield the current operation's events until it is done; None is a keep-alive."""
+        channel = self._channels.setdefault(notebook_id, _Channel())
+        sent = 0
+        events = channel.events
+        while True:
+            if channel.events is not events:  # a new operation began
+                events, sent = channel.events, 0
+            while sent < len(events):
+                event = events[sent]
+                sent += 1
+                yield event
+                if event.done:
+                    return
+            waiter = channel.changed
+            try:
+                await asyncio.wait_for(waiter.wait(), heartbeat)
+            except asyncio.TimeoutError:
+                yield None

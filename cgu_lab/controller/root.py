@@ -1,0 +1,103 @@
+"""The composition root: one object holding the controller's parts.
+
+Built once per process from the settings; the web app, the CLI and the tests
+all reach the database, the backend and the services through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from sqlalchemy import func, select
+
+from ..backends import create_backend
+from ..core.roles import Role
+from ..store.db import Database
+from ..store.models import Quota, User
+from . import audit, catalog, quotas
+from .auth import Authenticator
+from .notebooks import NotebookService
+from .progress import ProgressBroker
+from .security import hash_password, new_password
+from .settings import Settings
+
+log = logging.getLogger("cgu_lab.platform")
+
+FIRST_ADMIN = "admin"
+
+
+class Platform:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.db = Database(settings.db_url)
+        self.backend = create_backend(settings.backend, settings)
+        self.broker = ProgressBroker()
+        self.auth = Authenticator(self.db, settings.session_hours)
+        self.notebooks = NotebookService(self.db, self.backend, self.broker, self.auth, settings)
+        self._housekeeping: asyncio.Task | None = None
+
+    async def open(self) -> None:
+        """Migrate, seed a new installation, and find running notebooks again."""
+        self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        await self.db.upgrade()
+        await self.backend.open()
+        async with self.db.session() as session:
+            await catalog.ensure_defaults(session)
+            if not await session.scalar(
+                select(func.count()).select_from(Quota).where(Quota.scope == "default")
+            ):
+                limits = quotas.DEFAULT_LIMITS
+                session.add(
+                    Quota(
+                        scope="default",
+                        cpu_milli=limits.cpu_milli,
+                        memory=limits.memory,
+                        gpus=dict(limits.gpus or {}),
+                        notebooks=limits.notebooks,
+                        updated_by="system",
+                    )
+                )
+        self.notebooks.set_inventory(await self.backend.inventory())
+        result = await self.notebooks.reconcile()
+        if result["adopted"] or result["stopped"]:
+            log.info("notebooks adopted: %s; stopped: %s", result["adopted"], result["stopped"])
+        self._housekeeping = asyncio.create_task(self._housekeep())
+
+    async def close(self) -> None:
+        if self._housekeeping:
+            self._housekeeping.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._housekeeping
+        await self.notebooks.shutdown()
+        await self.backend.close()
+        await self.db.close()
+
+    async def _housekeep(self) -> None:
+        while True:
+            await asyncio.sleep(3600)
+            try:
+                await self.auth.purge_expired()
+            except Exception:  # keep the loop alive; the next hour tries again
+                log.exception("housekeeping failed")
+
+    async def ensure_first_admin(self) -> str | None:
+        """Create the first administrator on an empty installation; return its one-time password."""
+        async with self.db.serialized() as session:
+            if await session.scalar(select(func.count()).select_from(User)):
+                return None
+            password = new_password()
+            session.add(
+                User(
+                    name=FIRST_ADMIN,
+                    display_name="Administrator",
+                    role=Role.ADMIN.value,
+                    password_hash=hash_password(password),
+                    must_change_password=True,
+                )
+            )
+            audit.record(
+                session, "system", "user.created", f"user:{FIRST_ADMIN}", role="admin", first=True
+            )
+        return password

@@ -1,0 +1,54 @@
+"""The controller's settings, read once from the command line and environment.
+
+Every option has a `CGU_LAB_<NAME>` environment variable so containers can be
+configured without flags.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(f"CGU_LAB_{name.upper()}", default)
+
+
+@dataclass
+class Settings:
+    data_dir: Path = field(default_factory=lambda: Path(_env("data_dir", "data")).resolve())
+    db_url: str = field(default_factory=lambda: _env("db_url", ""))
+    host: str = field(default_factory=lambda: _env("host", "127.0.0.1"))
+    port: int = field(default_factory=lambda: int(_env("port", "8000")))
+    public_url: str = field(default_factory=lambda: _env("public_url", ""))
+    backend: str = field(default_factory=lambda: _env("backend", "local"))
+    session_hours: float = field(default_factory=lambda: float(_env("session_hours", "168")))
+    secure_cookies: bool = field(default_factory=lambda: _env("secure_cookies", "") == "1")
+    start_timeout: float = field(default_factory=lambda: float(_env("start_timeout", "90")))
+    stop_timeout: float = field(default_factory=lambda: float(_env("stop_timeout", "10")))
+    # local backend: "auto" runs notebooks as per-user accounts when root, else as ourselves
+    run_as: str = field(default_factory=lambda: _env("run_as", "auto"))
+    use_cgroups: bool = field(default_factory=lambda: _env("use_cgroups", "1") == "1")
+    # default resources of a new notebook
+    default_cpu: str = field(default_factory=lambda: _env("default_cpu", "1"))
+    default_memory: str = field(default_factory=lambda: _env("default_memory", "2Gi"))
+
+    def __post_init__(self) -> None:
+        self.data_dir = Path(self.data_dir).resolve()
+        if not self.db_url:
+            self.db_url = f"sqlite:///{self.data_dir / 'cgu-lab.sqlite'}"
+
+    @property
+    def base_url(self) -> str:
+        """Where users reach the controller; used in messages and notebooks' links."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host  # noqa: S104
+        return f"http://{host}:{self.port}"
+
+    @property
+    def internal_url(self) -> str:
+        """How notebooks on this machine reach the controller's API."""
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host  # noqa: S104
+        return f"http://{host}:{self.port}"

@@ -1,0 +1,61 @@
+import { api, el, showStatus } from './common.js';
+
+const box = document.getElementById('auto-start');
+const { owner, name, next } = box.dataset;
+const base = `/api/notebooks/${encodeURIComponent(owner)}/${encodeURIComponent(name)}`;
+const button = document.getElementById('start-button');
+const progressBox = document.getElementById('progress-box');
+const bar = document.getElementById('progress');
+const log = document.getElementById('progress-log');
+const stateText = document.getElementById('auto-start-state');
+
+function land(url) {
+  window.location.assign(next && next.startsWith('/notebook/') ? next : url);
+}
+
+function follow() {
+  progressBox.hidden = false;
+  button.hidden = true;
+  const source = new EventSource(`${base}/events`);
+  source.onmessage = message => {
+    const event = JSON.parse(message.data);
+    bar.value = event.percent;
+    bar.textContent = `${event.percent}%`;
+    if (event.operation !== 'status') {
+      log.append(el('li', {}, event.message));
+    }
+    stateText.replaceChildren('This notebook is ', el('strong', {}, event.state), '.');
+    if (!event.done) return;
+    source.close();
+    if (event.state === 'running' && event.url) {
+      land(event.url);
+    } else if (event.state === 'stopped') {
+      if (event.ok === false) showStatus(event.message, 'error');
+      button.hidden = false;
+      progressBox.hidden = event.operation === 'status';
+    }
+  };
+  source.onerror = () => {
+    source.close();
+    setTimeout(follow, 2000);
+  };
+}
+
+button.addEventListener('click', async () => {
+  button.disabled = true;
+  log.replaceChildren();
+  try {
+    await api('POST', `${base}/start`);
+    follow();
+  } catch (error) {
+    showStatus(error.message, 'error');
+  } finally {
+    button.disabled = false;
+  }
+});
+
+if (button.hidden) {
+  follow();
+} else {
+  button.focus();
+}

@@ -1,0 +1,54 @@
+import { api, el, showError, describeLimits, describeUsage } from './common.js';
+
+const form = document.getElementById('create-form');
+
+async function main() {
+  const [me, environments, gpuTypes, groups] = await Promise.all([
+    api('GET', '/api/me'),
+    api('GET', '/api/environments'),
+    api('GET', '/api/gpu-types'),
+    api('GET', '/api/groups')
+  ]);
+  form.elements.environment.replaceChildren(
+    ...environments.map(env =>
+      el('option', { value: env.name, selected: env.is_default }, env.display_name || env.name)
+    )
+  );
+  form.elements.gpu_type.append(
+    ...gpuTypes.map(t => el('option', { value: t.name }, `${t.display_name || t.name} (${t.capacity} on the platform)`))
+  );
+  form.elements.group.append(...groups.map(g => el('option', { value: g.name }, g.display_name || g.name)));
+  const quota = await api('GET', `/api/users/${encodeURIComponent(me.name)}/quota`);
+  document.getElementById('quota-hint').textContent =
+    `Your quota: ${describeLimits(quota.limits)}. In use now: ${describeUsage(quota.usage)}.`;
+}
+
+form.addEventListener('submit', async event => {
+  event.preventDefault();
+  const data = new FormData(form);
+  const gpus = Number(data.get('gpus') || 0);
+  const body = {
+    name: data.get('name').trim(),
+    environment: data.get('environment') || null,
+    cpu: data.get('cpu'),
+    memory: data.get('memory'),
+    gpus,
+    gpu_type: gpus ? data.get('gpu_type') || null : null,
+    group: data.get('group') || null,
+    start: event.submitter?.value === 'start'
+  };
+  if (form.elements.persistent) body.persistent = form.elements.persistent.checked;
+  showError('create-error', null);
+  try {
+    const nb = await api('POST', '/api/notebooks', body);
+    window.location.assign(
+      body.start
+        ? `/notebook/auto-start/${encodeURIComponent(nb.owner)}/${encodeURIComponent(nb.name)}?next=${encodeURIComponent(nb.url)}`
+        : '/notebooks'
+    );
+  } catch (error) {
+    showError('create-error', error);
+  }
+});
+
+main();

@@ -1,0 +1,63 @@
+"""Domain errors, each carrying a sentence a student can act on.
+
+The controller maps each class to one HTTP status in one place; the message
+is shown as it is, so it must name the thing, the limit and what to do.
+"""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    """Base of every refusal the platform explains to the user."""
+
+    status = 400
+    code = "invalid"
+
+    def __init__(self, message: str, **details: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class Invalid(DomainError):
+    status = 400
+    code = "invalid"
+
+
+class Unauthenticated(DomainError):
+    status = 401
+    code = "unauthenticated"
+
+
+class Forbidden(DomainError):
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(DomainError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(DomainError):
+    status = 409
+    code = "conflict"
+
+
+class QuotaExceeded(DomainError):
+    status = 403
+    code = "quota_exceeded"
+
+
+class Unavailable(DomainError):
+    """The request is valid but the platform cannot serve it now (no free GPU...)."""
+
+    status = 503
+    code = "unavailable"
+
+
+class NotSupported(DomainError):
+    """A feature the running backend does not offer; the message names the backend."""
+
+    status = 501
+    code = "not_supported"

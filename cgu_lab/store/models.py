@@ -1,0 +1,219 @@
+"""The tables of the controller: the platform's single source of truth."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class UTCDateTime(TypeDecorator):
+    """Timestamps stored in UTC and always read back timezone-aware (SQLite drops the zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is not None and value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        return value
+
+    def process_result_value(self, value, dialect):
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {datetime: UTCDateTime, dict[str, Any]: JSON}
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    display_name: Mapped[str] = mapped_column(String(200), default="")
+    email: Mapped[str] = mapped_column(String(320), default="")
+    role: Mapped[str] = mapped_column(String(16))
+    password_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    must_change_password: Mapped[bool] = mapped_column(Boolean, default=False)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_login: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class Group(Base):
+    __tablename__ = "groups"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), unique=True)
+    display_name: Mapped[str] = mapped_column(String(200), default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    kind: Mapped[str] = mapped_column(String(16), default="course")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Membership(Base):
+    __tablename__ = "memberships"
+
+    group_id: Mapped[int] = mapped_column(
+        ForeignKey("groups.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    manager: Mapped[bool] = mapped_column(Boolean, default=False)
+    added_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Quota(Base):
+    """Limits for one user, one group (its budget) or the platform default (both ids null)."""
+
+    __tablename__ = "quotas"
+    __table_args__ = (UniqueConstraint("scope", "user_id", "group_id", name="uq_quota_subject"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    scope: Mapped[str] = mapped_column(String(8))  # default | user | group
+    user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), nullable=True
+    )
+    group_id: Mapped[int | None] = mapped_column(
+        ForeignKey("groups.id", ondelete="CASCADE"), nullable=True
+    )
+    cpu_milli: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    memory: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    gpus: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+    notebooks: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    updated_by: Mapped[str] = mapped_column(String(64), default="")
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class Environment(Base):
+    """A software environment: a container image on Kubernetes, a Python prefix locally."""
+
+    __tablename__ = "environments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), unique=True)
+    display_name: Mapped[str] = mapped_column(String(200), default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    image: Mapped[str] = mapped_column(String(500), default="")
+    local_prefix: Mapped[str] = mapped_column(String(1000), default="")
+    is_default: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class GpuType(Base):
+    """An admin-defined GPU offer ("premium" whole GPU, "standard" shared ...)."""
+
+    __tablename__ = "gpu_types"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), unique=True)
+    display_name: Mapped[str] = mapped_column(String(200), default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    resource_name: Mapped[str] = mapped_column(String(253), default="nvidia.com/gpu")
+    # How many notebooks may share one physical GPU (1 = whole GPU).
+    share: Mapped[int] = mapped_column(Integer, default=1)
+    # Fraction of one GPU's compute/memory a notebook gets (MPS/MIG); 1.0 = all.
+    fraction: Mapped[float] = mapped_column(default=1.0)
+    mig_profile: Mapped[str] = mapped_column(String(32), default="")
+    models: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+    node_selector: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Notebook(Base):
+    __tablename__ = "notebooks"
+    __table_args__ = (
+        UniqueConstraint("owner_id", "name", name="uq_notebook_owner_name"),
+        Index("ix_notebooks_state", "state"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(63))
+    display_name: Mapped[str] = mapped_column(String(200), default="")
+    environment: Mapped[str] = mapped_column(String(63))
+    cpu_milli: Mapped[int] = mapped_column(Integer)
+    memory: Mapped[int] = mapped_column(BigInteger)
+    gpu_type: Mapped[str | None] = mapped_column(String(63), nullable=True)
+    gpus: Mapped[int] = mapped_column(Integer, default=0)
+    group_id: Mapped[int | None] = mapped_column(
+        ForeignKey("groups.id", ondelete="SET NULL"), nullable=True
+    )
+    persistent: Mapped[bool] = mapped_column(Boolean, default=False)
+    state: Mapped[str] = mapped_column(String(16), default="stopped")
+    message: Mapped[str] = mapped_column(Text, default="")
+    # GPU devices the allocator gave this notebook while it holds resources.
+    devices: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    proxy_secret: Mapped[str] = mapped_column(String(64), default="")
+    backend_state: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    stopped_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    last_activity: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class Session(Base):
+    """A browser login; only the token's hash is stored."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    csrf: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column()
+
+
+class ApiToken(Base):
+    """A bearer token for scripts, or a notebook's own token (notebook_id set)."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    notebook_id: Mapped[int | None] = mapped_column(
+        ForeignKey("notebooks.id", ondelete="CASCADE"), nullable=True
+    )
+    name: Mapped[str] = mapped_column(String(100), default="")
+    prefix: Mapped[str] = mapped_column(String(12), default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    last_used: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class AuditEvent(Base):
+    """Who changed what, when: every state change of the platform."""
+
+    __tablename__ = "audit_events"
+    __table_args__ = (Index("ix_audit_at", "at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[datetime] = mapped_column(default=utcnow)
+    actor: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(64))
+    target: Mapped[str] = mapped_column(String(300), default="")
+    details: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)

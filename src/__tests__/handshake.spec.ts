@@ -1,0 +1,54 @@
+import { ServerConnection } from '@jupyterlab/services';
+import { handshake, MISSING_EXTENSION_MESSAGE } from '../handshake';
+import { messageFromBody } from '../api';
+import { IServerInfo } from '../tokens';
+
+const info: IServerInfo = {
+  version: '0.1.0',
+  user: { name: 'alice', display_name: 'Alice' },
+  notebook: { owner: 'alice', name: 'nb1' },
+  access: 'owner',
+  controller_url: '/'
+};
+
+describe('handshake', () => {
+  it('passes the server info through', async () => {
+    await expect(handshake(async () => info)).resolves.toEqual({
+      ok: true,
+      info
+    });
+  });
+
+  it('turns a 404 into an actionable message', async () => {
+    const response = new Response('not found', { status: 404 });
+    const failing = async (): Promise<IServerInfo> => {
+      throw new ServerConnection.ResponseError(response, 'Not Found');
+    };
+    await expect(handshake(failing)).resolves.toEqual({
+      ok: false,
+      message: MISSING_EXTENSION_MESSAGE
+    });
+  });
+
+  it('keeps other errors readable', async () => {
+    const failing = async (): Promise<IServerInfo> => {
+      throw new Error('network is down');
+    };
+    await expect(handshake(failing)).resolves.toEqual({
+      ok: false,
+      message: 'network is down'
+    });
+  });
+});
+
+describe('messageFromBody', () => {
+  it('reads the message field', () => {
+    expect(messageFromBody({ message: 'quota exceeded' }, 'x')).toBe(
+      'quota exceeded'
+    );
+  });
+  it('falls back for other bodies', () => {
+    expect(messageFromBody('oops', '500 Internal')).toBe('500 Internal');
+    expect(messageFromBody({ message: '' }, 'fallback')).toBe('fallback');
+  });
+});

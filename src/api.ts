@@ -1,0 +1,61 @@
+/**
+ * One way to call the cgu-lab server extension: every request goes through
+ * `ServerConnection.makeRequest`, so the notebook's XSRF handling and base URL
+ * come for free, and every failure surfaces as a `ServerConnection.ResponseError`
+ * whose message is the server's own readable sentence.
+ */
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+/** The namespace of every route of the server extension. */
+export const API_NAMESPACE = 'cgu-lab';
+
+/**
+ * Pull the readable message out of an error body: the server extension and the
+ * controller both answer `{"message": "..."}`.
+ */
+export function messageFromBody(body: unknown, fallback: string): string {
+  if (body && typeof body === 'object' && 'message' in body) {
+    const message = (body as { message: unknown }).message;
+    if (typeof message === 'string' && message.trim()) {
+      return message;
+    }
+  }
+  return fallback;
+}
+
+/**
+ * Call a route of the server extension and return its JSON body.
+ *
+ * @param endPoint path below `cgu-lab/`, e.g. `info`
+ * @param init request options (method, body as a JSON string)
+ */
+export async function requestAPI<T>(
+  endPoint = '',
+  init: RequestInit = {},
+  settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+): Promise<T> {
+  const url = URLExt.join(settings.baseUrl, API_NAMESPACE, endPoint);
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(url, init, settings);
+  } catch (error) {
+    throw new ServerConnection.NetworkError(error as TypeError);
+  }
+  const text = await response.text();
+  let data: unknown = text;
+  if (text.length > 0) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = text;
+    }
+  }
+  if (!response.ok) {
+    throw new ServerConnection.ResponseError(
+      response,
+      messageFromBody(data, `${response.status} ${response.statusText}`)
+    );
+  }
+  return data as T;
+}
