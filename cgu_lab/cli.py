@@ -160,7 +160,6 @@ def build_parser() -> argparse.ArgumentParser:
     db.add_argument("db_command", choices=["upgrade"], help="apply schema migrations")
 
     admin = commands.add_parser("admin", help="administer accounts from the shell")
-    _common(admin)
     admin_commands = admin.add_subparsers(dest="admin_command", required=True)
     create = admin_commands.add_parser("create-user", help="create an account")
     create.add_argument("name")
@@ -186,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     token = admin_commands.add_parser("create-token", help="print a new API token for an account")
     token.add_argument("name")
     token.add_argument("--token-name", default="cli")
+    for leaf in (create, imp, reset, group, token):
+        _common(leaf)
     return parser
 
 

@@ -22,6 +22,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import sys
 import time
 import uuid
@@ -81,7 +82,21 @@ class LocalBackend(Backend):
         if not marker.exists():
             marker.write_text(uuid.uuid4().hex)
         self.instance = marker.read_text().strip()
+        if self.accounts.mode == "per-user":
+            self._check_reachable(self.homes)
         self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2))
+
+    @staticmethod
+    def _check_reachable(path: Path) -> None:
+        """Per-user accounts must be able to walk down to their homes."""
+        for directory in [path, *path.parents]:
+            if not directory.stat().st_mode & stat.S_IXOTH:
+                mode = oct(directory.stat().st_mode & 0o777)
+                raise BackendError(
+                    f"notebook accounts cannot enter {directory} (mode {mode}), so they could "
+                    f"not reach their homes below {path}; choose a data directory outside it, "
+                    "e.g. /var/lib/cgu-lab"
+                )
 
     async def close(self) -> None:
         if self._http:
@@ -322,22 +337,36 @@ class LocalBackend(Backend):
     async def stop(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:
         tree = self._tree(state)
         root = self._process(state)
+        child = self._children.pop(spec.id, None)
         if root is not None:
             with contextlib.suppress(psutil.NoSuchProcess):
                 root.send_signal(signal.SIGTERM)  # JupyterLab shuts its kernels down
-            await asyncio.to_thread(psutil.wait_procs, [root], self.settings.stop_timeout)
+            await self._wait_server(root, child, self.settings.stop_timeout)
         # Kernels run in sessions of their own; make sure nothing outlives the server.
-        tree = [p for p in {p.pid: p for p in tree + self._tree(state)}.values() if p.is_running()]
-        for process in tree:
+        others = {p.pid: p for p in tree + self._tree(state) if root is None or p.pid != root.pid}
+        leftovers = [p for p in others.values() if p.is_running()]
+        for process in leftovers:
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()
-        await asyncio.to_thread(psutil.wait_procs, tree, 5)
-        child = self._children.pop(spec.id, None)
-        if child is not None:
-            with contextlib.suppress(ProcessLookupError):
-                await child.wait()
+        await asyncio.to_thread(psutil.wait_procs, leftovers, 5)
+        if root is not None and root.is_running() and root.status() != psutil.STATUS_ZOMBIE:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                root.kill()
+            await self._wait_server(root, child, 5)
         self._cpus.pop(spec.id, None)
         await asyncio.to_thread(self.limiter.remove, dict(state))
+
+    @staticmethod
+    async def _wait_server(
+        root: psutil.Process, child: asyncio.subprocess.Process | None, timeout: float
+    ) -> None:
+        """Wait for the server to exit. Our own child is reaped by the event loop, so
+        it is waited for through asyncio; calling waitpid on it would race the loop."""
+        if child is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(child.wait(), timeout)
+            return
+        await asyncio.to_thread(psutil.wait_procs, [root], timeout)
 
     async def observe(self, spec: NotebookSpec, state: Mapping[str, Any]) -> Observation:
         if self._process(state) is None:

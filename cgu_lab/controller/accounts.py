@@ -7,6 +7,7 @@ transaction as the change.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from sqlalchemy import func, or_, select
@@ -125,7 +126,7 @@ async def create_user(
         display_name=display_name.strip() or name,
         email=email.strip(),
         role=role.value,
-        password_hash=hash_password(password or one_time),
+        password_hash=await hash_password(password or one_time),
         must_change_password=password is None,
     )
     session.add(user)
@@ -201,7 +202,7 @@ async def reset_password(session: AsyncSession, actor: Principal, name: str) -> 
         if Role(user.role) is not Role.STUDENT:
             raise Forbidden("group managers may reset passwords of students only")
     password = new_password()
-    user.password_hash = hash_password(password)
+    user.password_hash = await hash_password(password)
     user.must_change_password = True
     audit.record(session, actor.name, "user.password_reset", f"user:{name}")
     return password
@@ -250,17 +251,20 @@ async def import_roster(
             ).all()
         )
     created, enrolled, unchanged = [], [], []
+    new_rows = [row for row in rows if row.name not in existing]
+    passwords = [row.password or new_password() for row in new_rows]
+    hashes = await asyncio.gather(*(hash_password(p) for p in passwords))
+    prepared = {row.name: (p, h) for row, p, h in zip(new_rows, passwords, hashes, strict=True)}
     for row in rows:
         user = existing.get(row.name)
-        password = None
         if user is None:
-            password = row.password or new_password()
+            password, password_hash = prepared[row.name]
             user = User(
                 name=row.name,
                 display_name=row.display_name,
                 email=row.email,
                 role=row.role.value,
-                password_hash=hash_password(password),
+                password_hash=password_hash,
                 must_change_password=row.password is None,
             )
             session.add(user)

@@ -7,6 +7,7 @@ logout, password changes and deactivation evict the cache at once.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -69,14 +70,19 @@ class Authenticator:
             )
         async with self.db.session() as session:
             user = await session.scalar(select(User).where(User.name == name))
-            valid = verify_password(user.password_hash if user else DUMMY_HASH, password)
-            if not user or not valid or not user.active:
-                self.throttle.failed(*keys)
+        # Argon2 is slow on purpose: verify in a thread and outside any transaction.
+        valid = await asyncio.to_thread(
+            verify_password, user.password_hash if user else DUMMY_HASH, password
+        )
+        if not user or not valid or not user.active:
+            self.throttle.failed(*keys)
+            async with self.db.session() as session:
                 audit.record(
                     session, name or "?", "auth.login_failed", f"user:{name}", address=address
                 )
-                raise Unauthenticated("wrong user name or password")
-            self.throttle.succeeded(*keys)
+            raise Unauthenticated("wrong user name or password")
+        self.throttle.succeeded(*keys)
+        async with self.db.session() as session:
             token = new_token()
             csrf = new_token()
             session.add(
@@ -87,7 +93,7 @@ class Authenticator:
                     expires_at=_now() + self.session_lifetime,
                 )
             )
-            user.last_login = _now()
+            await session.execute(update(User).where(User.id == user.id).values(last_login=_now()))
             audit.record(session, user.name, "auth.login", f"user:{user.name}", address=address)
             identity = self._identity(user, "session", csrf=csrf)
         return token, identity
@@ -219,7 +225,7 @@ class Authenticator:
                 raise Invalid("the current password is wrong")
             if current == new:
                 raise Invalid("choose a new password that differs from the current one")
-            user.password_hash = hash_password(new)
+            user.password_hash = await hash_password(new)
             user.must_change_password = False
             # Other browsers stay logged in only if they are this one.
             await session.execute(

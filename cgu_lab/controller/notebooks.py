@@ -1,7 +1,7 @@
 """Notebooks: creating them, and moving them through their lifecycle.
 
 The database holds what each notebook should be; the backend makes it so.
-A start is decided in one serialised transaction (permission, quota, GPU
+A start is decided in one transaction (permission, quota, GPU
 placement, state `starting`) and then carried out by a background task that
 streams progress to the page. Nothing half-done survives a failure: the task
 stops whatever it launched and the notebook returns to `stopped` with the
@@ -308,7 +308,7 @@ class NotebookService:
 
     async def start(self, actor: roles.Principal | None, owner: str, name: str) -> Notebook:
         """Decide the start (quota, GPUs) and hand it to a background task."""
-        async with self.db.serialized() as session:
+        async with self.db.session() as session:
             nb, owner_user = await self.load(session, owner, name, lock=True)
             if actor is not None and not roles.may_manage_notebook(actor, nb.owner_id):
                 raise NotFound(f"{owner} has no notebook '{name}'")
@@ -393,7 +393,7 @@ class NotebookService:
         backend_state: dict | None = None
         try:
             backend_state = await self.backend.start(spec, progress)
-            async with self.db.serialized() as session:
+            async with self.db.session() as session:
                 current = await session.get(Notebook, nb_id)
                 abandoned = current.state != State.STARTING.value
                 if not abandoned:
@@ -472,7 +472,7 @@ class NotebookService:
     async def stop(
         self, actor: roles.Principal | None, owner: str, name: str, reason: str = "requested"
     ) -> Notebook:
-        async with self.db.serialized() as session:
+        async with self.db.session() as session:
             nb, _ = await self.load(session, owner, name, lock=True)
             if actor is not None and not roles.may_manage_notebook(actor, nb.owner_id):
                 raise NotFound(f"{owner} has no notebook '{name}'")
@@ -530,7 +530,7 @@ class NotebookService:
         self, actor: roles.Principal, owner: str, name: str, changes: Changes
     ) -> Notebook:
         """Change resources; a running notebook restarts with them, checked against quota first."""
-        async with self.db.serialized() as session:
+        async with self.db.session() as session:
             nb, owner_user = await self.load(session, owner, name, lock=True)
             if not roles.may_manage_notebook(actor, nb.owner_id):
                 raise NotFound(f"{owner} has no notebook '{name}'")
@@ -602,7 +602,7 @@ class NotebookService:
             return
         await self.auth.revoke_notebook_tokens(nb_id)
         try:
-            async with self.db.serialized() as session:
+            async with self.db.session() as session:
                 nb = await session.get(Notebook, nb_id)
                 nb.backend_state = None
                 nb.devices = None

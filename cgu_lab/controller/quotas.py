@@ -1,9 +1,9 @@
 """Quotas in the database: limits per user, per group and the platform default.
 
-The check that matters runs inside `Database.serialized()`: it locks the
-owner's row (and the charged group's), sums what their notebooks hold and
-refuses with a sentence naming the limit. Two concurrent starts therefore
-cannot both pass a limit that only one of them fits.
+The check that matters locks the owner's row (and the charged group's), sums
+what their notebooks hold and refuses with a sentence naming the limit. Two
+concurrent starts therefore cannot both pass a limit that only one of them
+fits (see `store.db` for how SQLite and PostgreSQL serialise them).
 """
 
 from __future__ import annotations
@@ -86,8 +86,8 @@ async def usage(
 async def enforce_start(session: AsyncSession, nb: Notebook, owner: User) -> None:
     """Refuse unless the notebook fits what its owner (and group) still have free.
 
-    Must run inside `Database.serialized()`; the row locks make PostgreSQL
-    serialise concurrent starts of one owner or group the way SQLite does.
+    Runs in the caller's transaction; the row locks make PostgreSQL serialise
+    concurrent starts of one owner or group the way SQLite does.
     """
     await session.execute(select(User.id).where(User.id == owner.id).with_for_update())
     asked = notebook_resources(nb)

@@ -84,7 +84,7 @@ class Platform:
 
     async def ensure_first_admin(self) -> str | None:
         """Create the first administrator on an empty installation; return its one-time password."""
-        async with self.db.serialized() as session:
+        async with self.db.session() as session:
             if await session.scalar(select(func.count()).select_from(User)):
                 return None
             password = new_password()
@@ -93,7 +93,7 @@ class Platform:
                     name=FIRST_ADMIN,
                     display_name="Administrator",
                     role=Role.ADMIN.value,
-                    password_hash=hash_password(password),
+                    password_hash=await hash_password(password),
                     must_change_password=True,
                 )
             )

@@ -1,10 +1,14 @@
-"""The database connection: one async engine, migrations, and serialised writes.
+"""The database connection: one async engine, migrations and transactions.
 
-`Database.session()` opens an ordinary transaction. `Database.serialized()`
-opens one that no other serialized transaction can interleave with: SQLite
-takes its write lock up front (BEGIN IMMEDIATE), PostgreSQL relies on the
-row locks (`SELECT ... FOR UPDATE`) the caller takes. Quota-checked starts use
-it, so two concurrent starts cannot both pass a limit.
+`Database.session()` is the one way to talk to the database: a transaction
+that commits when its block ends. On SQLite every transaction takes the write
+lock up front (BEGIN IMMEDIATE), so transactions of this one controller
+process queue instead of failing with "database is locked" when two of them
+upgrade from reading to writing; they are short (milliseconds), so the queue
+is too. On PostgreSQL transactions run concurrently and code that must not
+interleave (the quota check of a start) takes row locks (`SELECT ... FOR
+UPDATE`), so two concurrent starts cannot both pass a limit on either
+database.
 """
 
 from __future__ import annotations
@@ -69,8 +73,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn):
-        immediate = conn.get_execution_options().get("serialized", False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 class Database:
@@ -84,9 +87,6 @@ class Database:
         if self.is_sqlite:
             _configure_sqlite(self.engine)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
-        self._serialized_sessions = async_sessionmaker(
-            self.engine.execution_options(serialized=True), expire_on_commit=False
-        )
 
     @property
     def display_url(self) -> str:
@@ -105,12 +105,6 @@ class Database:
     async def session(self) -> AsyncIterator[AsyncSession]:
         """A transaction that commits when the block ends without an exception."""
         async with self._sessions() as session, session.begin():
-            yield session
-
-    @contextlib.asynccontextmanager
-    async def serialized(self) -> AsyncIterator[AsyncSession]:
-        """A transaction serialised against every other `serialized()` one."""
-        async with self._serialized_sessions() as session, session.begin():
             yield session
 
     async def close(self) -> None:
