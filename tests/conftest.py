@@ -20,6 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
 BIN = Path(sys.executable).parent
 PASSWORD = "correct-horse-battery"
 LOGS = Path(__file__).resolve().parent.parent / "artifacts" / "logs"

@@ -1,0 +1,162 @@
+"""The server extension inside a real jupyter_server (pytest-jupyter's jp_fetch):
+who the caller is, and what owner, editable and readonly shares may do."""
+
+import json
+
+import pytest
+from tornado.httpclient import HTTPClientError
+
+from cgu_lab.notebook.authorizer import ShareAuthorizer
+from cgu_lab.notebook.identity import ProxyIdentityProvider
+
+SECRET = "the-proxy-secret"
+
+
+@pytest.fixture
+def jp_server_config():
+    return {
+        "ServerApp": {
+            "jpserver_extensions": {"cgu_lab": True},
+            "identity_provider_class": ProxyIdentityProvider,
+            "authorizer_class": ShareAuthorizer,
+        },
+        "ProxyIdentityProvider": {"proxy_secret": SECRET, "owner": "alice"},
+    }
+
+
+def as_user(name: str, access: str | None = None, scope: str = "", secret: str = SECRET) -> dict:
+    headers = {
+        "X-Cgu-User": name,
+        "X-Cgu-Proxy-Secret": secret,
+        "X-Cgu-Display-Name": "Ada%20L.",
+        # As the proxy marks API-token calls: no XSRF check, so a 403 below is the authorizer's.
+        "X-Cgu-Via": "token",
+    }
+    if access:
+        headers["X-Cgu-Access"] = access
+    if scope:
+        headers["X-Cgu-Scope"] = scope
+    # The server's own token must not be what lets us in.
+    headers["Authorization"] = ""
+    return headers
+
+
+async def status_of(jp_fetch, *parts, method="GET", body=None, headers=None) -> int:
+    try:
+        response = await jp_fetch(
+            *parts, method=method, body=body, headers=headers, allow_nonstandard_methods=True
+        )
+        return response.code
+    except HTTPClientError as error:
+        return error.code
+
+
+@pytest.fixture
+def files(jp_root_dir):
+    (jp_root_dir / "notes.ipynb").write_text(
+        json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
+    (jp_root_dir / "secret.txt").write_text("private")
+    return jp_root_dir
+
+
+async def test_no_or_wrong_secret_is_anonymous_and_refused(jp_fetch, files):
+    assert await status_of(jp_fetch, "api", "contents", headers={"Authorization": ""}) == 403
+    assert (
+        await status_of(jp_fetch, "api", "contents", headers=as_user("alice", secret="guess"))
+        == 403
+    )
+    assert (
+        await status_of(
+            jp_fetch, "api", "contents", headers={"X-Cgu-User": "alice", "Authorization": ""}
+        )
+        == 403
+    )
+    assert (
+        await status_of(jp_fetch, "api", "contents", headers=as_user("alice", access="root")) == 403
+    )
+
+
+async def test_owner_is_recognised_with_display_name(jp_fetch, files):
+    response = await jp_fetch("cgu-lab", "info", headers=as_user("alice"))
+    info = json.loads(response.body)
+    assert info["user"] == {"name": "alice", "display_name": "Ada L."}
+    assert info["access"] == "owner"
+    me = json.loads((await jp_fetch("api", "me", headers=as_user("alice"))).body)
+    assert me["identity"]["username"] == "alice"
+
+
+WRITE_ROUTES = [
+    ("PUT", ("api", "contents", "new.txt"), {"type": "file", "format": "text", "content": "x"}),
+    ("PATCH", ("api", "contents", "secret.txt"), {"path": "renamed.txt"}),
+    ("POST", ("api", "contents"), {"type": "notebook"}),
+    ("DELETE", ("api", "contents", "secret.txt"), None),
+    ("POST", ("api", "contents", "notes.ipynb", "checkpoints"), None),
+    ("POST", ("api", "kernels"), {"name": "python3"}),
+    (
+        "POST",
+        ("api", "sessions"),
+        {"path": "notes.ipynb", "type": "notebook", "kernel": {"name": "python3"}},
+    ),
+    ("POST", ("api", "terminals"), None),
+]
+
+
+@pytest.mark.parametrize(("method", "parts", "body"), WRITE_ROUTES)
+async def test_readonly_share_cannot_write_or_execute(jp_fetch, files, method, parts, body):
+    payload = json.dumps(body) if body is not None else ("" if method != "DELETE" else None)
+    code = await status_of(
+        jp_fetch, *parts, method=method, body=payload, headers=as_user("ta", "read")
+    )
+    assert code == 403
+    assert (files / "secret.txt").read_text() == "private"
+    assert not (files / "new.txt").exists()
+
+
+async def test_readonly_share_reads(jp_fetch, files):
+    headers = as_user("ta", "read")
+    assert await status_of(jp_fetch, "api", "contents", headers=headers) == 200
+    assert await status_of(jp_fetch, "api", "contents", "notes.ipynb", headers=headers) == 200
+    info = json.loads((await jp_fetch("cgu-lab", "info", headers=headers)).body)
+    assert info["access"] == "read" and info["user"]["name"] == "ta"
+
+
+async def test_readonly_share_cannot_open_a_kernel_websocket(jp_fetch, jp_ws_fetch, files):
+    kernel = json.loads(
+        (
+            await jp_fetch(
+                "api",
+                "kernels",
+                method="POST",
+                body=json.dumps({"name": "python3"}),
+                headers=as_user("alice"),
+            )
+        ).body
+    )
+    with pytest.raises(HTTPClientError) as refused:
+        await jp_ws_fetch("api", "kernels", kernel["id"], "channels", headers=as_user("ta", "read"))
+    assert refused.value.code == 403
+    await jp_fetch("api", "kernels", kernel["id"], method="DELETE", headers=as_user("alice"))
+
+
+async def test_editable_share_writes(jp_fetch, files):
+    body = json.dumps({"type": "file", "format": "text", "content": "from the TA"})
+    assert await status_of(
+        jp_fetch,
+        "api",
+        "contents",
+        "help.txt",
+        method="PUT",
+        body=body,
+        headers=as_user("ta", "edit"),
+    ) in (200, 201)
+    assert (files / "help.txt").read_text() == "from the TA"
+
+
+async def test_single_file_share_sees_that_file_only(jp_fetch, files):
+    headers = as_user("ta", "read", scope="notes.ipynb")
+    assert await status_of(jp_fetch, "api", "contents", "notes.ipynb", headers=headers) == 200
+    assert await status_of(jp_fetch, "api", "contents", "secret.txt", headers=headers) == 403
+    assert await status_of(jp_fetch, "api", "contents", headers=headers) == 403
+    assert await status_of(jp_fetch, "api", "kernels", headers=headers) == 403
+    assert await status_of(jp_fetch, "api", "terminals", headers=headers) == 403
