@@ -7,8 +7,7 @@ import { requestAPI } from './api';
 import { IServerInfo } from './tokens';
 
 export type HandshakeResult =
-  | { ok: true; info: IServerInfo }
-  | { ok: false; message: string };
+  { ok: true; info: IServerInfo } | { ok: false; message: string };
 
 export const MISSING_EXTENSION_MESSAGE =
   'The cgu-lab server extension is not enabled in this notebook server. ' +

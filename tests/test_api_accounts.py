@@ -5,7 +5,7 @@ import concurrent.futures
 import httpx
 import pytest
 
-from .conftest import PASSWORD
+from .harness import PASSWORD
 
 
 def test_login_refuses_wrong_password_and_bad_next(controller):

@@ -8,7 +8,8 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
-from .conftest import Controller, postgres_url, reachable_dir, requires_postgres
+from .conftest import postgres_url, requires_postgres
+from .harness import Controller, reachable_dir
 
 pytestmark = [requires_postgres, pytest.mark.postgres, pytest.mark.integration]
 

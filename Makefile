@@ -1,0 +1,62 @@
+# cgu-lab: `make up` starts the platform on this machine, `make test` runs every test.
+
+# A Python every account can execute: per-user notebooks run the venv's interpreter.
+PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+PORT ?= 8000
+HOST ?= 127.0.0.1
+# As root, notebooks run as per-user accounts that must be able to reach their homes.
+DATA ?= $(shell [ "$$(id -u)" = 0 ] && echo /var/lib/cgu-lab || echo $(CURDIR)/data)
+STAMP := $(VENV)/.installed
+export PATH := $(BIN):$(PATH)
+
+.PHONY: up deps install lint test test-python test-js test-ui bench openapi clean
+
+up: install
+	@$(BIN)/cgu-lab up --data-dir $(DATA) --host $(HOST) --port $(PORT)
+
+deps:
+	@scripts/deps.sh
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml package.json yarn.lock
+	@# A development link left by `labextension develop` would make pip write into the source tree.
+	@rm -rf $(VENV)/share/jupyter/labextensions/cgu-lab cgu_lab/labextension/install.json
+	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/jupyter-builder develop --overwrite . >/dev/null
+	@touch $(STAMP)
+
+install: deps $(STAMP)
+
+lint: install
+	$(BIN)/ruff check cgu_lab tests benchmarks
+	$(BIN)/ruff format --check cgu_lab tests benchmarks
+	jlpm lint:check
+
+test-js: install
+	jlpm test
+
+test-python: install
+	@url=$$(scripts/postgres.sh start) && trap 'scripts/postgres.sh stop' EXIT && \
+	  CGU_TEST_POSTGRES_URL=$$url $(BIN)/pytest -q -p no:cacheprovider tests; rc=$$?; \
+	  [ $$rc -eq 5 ] && rc=0; exit $$rc
+
+test-ui: install
+	cd ui-tests && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --silent
+	cd ui-tests && npx playwright test
+
+test: lint test-js test-python test-ui
+
+bench: install
+	$(BIN)/python benchmarks/run.py
+
+openapi: install
+	$(BIN)/python -c "import json; from cgu_lab.controller.app import create_app; \
+	print(json.dumps(create_app().api.openapi(), indent=2))" > docs/openapi.json
+
+clean:
+	rm -rf $(VENV) node_modules lib cgu_lab/labextension ui-tests/node_modules artifacts

@@ -1,0 +1,19 @@
+"""Run every benchmark and print its figures (`make bench`)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS = ["start_time.py", "proxy_overhead.py"]
+
+if __name__ == "__main__":
+    selected = sys.argv[1:] or BENCHMARKS
+    failed = 0
+    for script in selected:
+        print(f"\n### {script}", flush=True)
+        failed += (
+            subprocess.run([sys.executable, str(HERE / script)], cwd=HERE, check=False).returncode
+            != 0
+        )
+    sys.exit(1 if failed else 0)

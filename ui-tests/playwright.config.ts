@@ -1,0 +1,44 @@
+import { defineConfig } from '@playwright/test';
+
+/**
+ * Runs against a real controller started by `start-platform.sh` (local backend,
+ * real JupyterLab processes) in Debian's Chromium; no browser is downloaded.
+ */
+const port = Number(process.env.CGU_UI_PORT ?? 8765);
+
+export default defineConfig({
+  testDir: './tests',
+  timeout: 180_000,
+  expect: { timeout: 30_000 },
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  outputDir: '../artifacts/ui-test-results',
+  reporter: [['list'], ['html', { outputFolder: '../artifacts/ui-report', open: 'never' }]],
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    screenshot: 'only-on-failure',
+    trace: 'retain-on-failure',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync'
+      ]
+    }
+  },
+  webServer: {
+    command: `./start-platform.sh ${port}`,
+    url: `http://127.0.0.1:${port}/api/health`,
+    timeout: 120_000,
+    reuseExistingServer: false,
+    stdout: 'pipe',
+    stderr: 'pipe'
+  }
+});

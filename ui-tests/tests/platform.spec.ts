@@ -1,0 +1,47 @@
+import { expect, test } from '@playwright/test';
+import { login, snapshot } from './helpers';
+
+test('a student logs in, creates a notebook and reaches JupyterLab through the auto-start page', async ({
+  page
+}, testInfo) => {
+  await login(page, 'ui-student');
+  await snapshot(page, testInfo, '01-my-notebooks-empty');
+
+  await page.getByRole('link', { name: 'New notebook' }).click();
+  await page.getByLabel('Name').fill('demo');
+  await page.getByLabel('CPUs').fill('1');
+  await page.getByLabel('Memory').fill('1Gi');
+  await expect(page.getByText(/Your quota:/)).toBeVisible();
+  await snapshot(page, testInfo, '02-new-notebook-form');
+  await page.getByRole('button', { name: 'Create', exact: true }).click();
+
+  const row = page.locator('tr[data-notebook="ui-student/demo"]');
+  await expect(row).toContainText('stopped');
+  await snapshot(page, testInfo, '03-notebook-created');
+
+  // Opening the address of a stopped notebook offers to start it.
+  await page.goto('/notebook/ui-student/demo/lab');
+  await expect(page).toHaveURL(/\/notebook\/auto-start\/ui-student\/demo/);
+  await expect(page.getByText('This notebook is')).toContainText('stopped');
+  await snapshot(page, testInfo, '04-auto-start-page');
+  await page.getByRole('button', { name: 'Start notebook' }).click();
+  await expect(page.locator('#progress-log li').first()).toBeVisible();
+  await snapshot(page, testInfo, '05-start-progress');
+
+  // Progress ends in JupyterLab itself.
+  await page.waitForURL(/\/notebook\/ui-student\/demo\/lab/, { timeout: 120_000 });
+  await expect(page.locator('#jp-main-dock-panel')).toBeVisible({ timeout: 120_000 });
+  await expect(page.locator('.jp-Launcher')).toBeVisible({ timeout: 60_000 });
+  await snapshot(page, testInfo, '06-jupyterlab');
+
+  // The lab extension offers the way back to the platform.
+  await page.getByRole('menuitem', { name: 'File' }).click();
+  await expect(page.getByRole('menuitem', { name: 'cgu-lab Control Panel' })).toBeVisible();
+  await page.keyboard.press('Escape');
+});
+
+test('another user cannot open the notebook', async ({ page }) => {
+  await login(page, 'ui-ta');
+  const response = await page.goto('/notebook/ui-student/demo/lab');
+  expect(response?.status()).toBe(404);
+});
