@@ -6,6 +6,7 @@ from cgu_lab.core import roles
 from cgu_lab.core.errors import Conflict, Forbidden, Invalid
 from cgu_lab.core.lifecycle import State, can_move, holds_resources, require_move
 from cgu_lab.core.names import check_label, check_user_name
+from cgu_lab.core.paths import relative_path
 from cgu_lab.core.redirects import safe_next
 from cgu_lab.core.resources import Resources, format_memory, parse_cpu, parse_memory
 from cgu_lab.core.roles import Principal, Role
@@ -180,3 +181,25 @@ def test_roles():
         roles.check_can_be_manager(Role.STUDENT, "s")
     assert roles.may_manage_notebook(student, 3) and not roles.may_manage_notebook(student, 4)
     assert roles.may_manage_notebook(admin, 4)
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("hw1.ipynb", "hw1.ipynb"),
+        ("a/b/c.txt", "a/b/c.txt"),
+        ("./a//b/", "a/b"),
+        ("", ""),
+        ("é/ü.txt", "é/ü.txt"),
+    ],
+)
+def test_relative_paths(path, expected):
+    assert relative_path(path) == expected
+
+
+@pytest.mark.parametrize(
+    "path", ["/etc/passwd", "../x", "a/../../b", "a/..", "a\\b", "a\x00b", "a\nb", "x" * 1025]
+)
+def test_relative_paths_refused(path):
+    with pytest.raises(Invalid):
+        relative_path(path)

@@ -16,6 +16,7 @@ import httpx
 import psutil
 import pytest
 import websockets
+from websockets.exceptions import InvalidStatus
 
 pytestmark = pytest.mark.integration
 
@@ -153,10 +154,10 @@ def test_kernel_runs_through_the_websocket_proxy(controller, running, alice):
 def test_cross_site_websocket_is_refused(controller, running, alice):
     cookie = f"cgu-lab-session={alice.cookies['cgu-lab-session']}"
     url = ws_url(controller, "/notebook/alice/lab/api/events/subscribe")
-    with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+    with pytest.raises(InvalidStatus) as refused:
         asyncio.run(execute(url, {"Cookie": cookie}, "1", origin="https://evil.example"))
     assert refused.value.response.status_code == 403
-    with pytest.raises(websockets.exceptions.InvalidStatus):
+    with pytest.raises(InvalidStatus):
         asyncio.run(execute(url, {}, "1"))
 
 
@@ -176,7 +177,7 @@ def test_other_users_cannot_reach_or_manage_it(controller, running, bob):
     assert bob.get("/api/notebooks?owner=alice").status_code == 403
     assert bob.ok("GET", "/api/notebooks") == []
     cookie = f"cgu-lab-session={bob.cookies['cgu-lab-session']}"
-    with pytest.raises(websockets.exceptions.InvalidStatus):
+    with pytest.raises(InvalidStatus):
         asyncio.run(
             execute(
                 ws_url(controller, "/notebook/alice/lab/api/events/subscribe"),

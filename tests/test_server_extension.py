@@ -2,6 +2,7 @@
 who the caller is, and what owner, editable and readonly shares may do."""
 
 import json
+from urllib.parse import quote
 
 import pytest
 from tornado.httpclient import HTTPClientError
@@ -35,7 +36,7 @@ def as_user(name: str, access: str | None = None, scope: str = "", secret: str =
     if access:
         headers["X-Cgu-Access"] = access
     if scope:
-        headers["X-Cgu-Scope"] = scope
+        headers["X-Cgu-Scope"] = quote(json.dumps([scope]))
     # The server's own token must not be what lets us in.
     headers["Authorization"] = ""
     return headers

@@ -41,6 +41,7 @@ from .local_limits import Limiter
 
 IDENTITY_PROVIDER = "cgu_lab.notebook.identity.ProxyIdentityProvider"
 AUTHORIZER = "cgu_lab.notebook.authorizer.ShareAuthorizer"
+CONTENTS_MANAGER = "cgu_lab.notebook.contents.ShareAwareContentsManager"
 USER_HEADER = "X-Cgu-User"
 SECRET_HEADER = "X-Cgu-Proxy-Secret"  # noqa: S105 - a header name
 
@@ -217,6 +218,7 @@ class LocalBackend(Backend):
             "--ServerApp.allow_remote_access=True",
             f"--ServerApp.identity_provider_class={IDENTITY_PROVIDER}",
             f"--ServerApp.authorizer_class={AUTHORIZER}",
+            f"--ServerApp.contents_manager_class={CONTENTS_MANAGER}",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--ServerApp.allow_root=True",
         ]
@@ -241,6 +243,7 @@ class LocalBackend(Backend):
             "CUDA_VISIBLE_DEVICES": ",".join(spec.devices),
             "CGU_CPU_LIMIT": str(spec.cpu_milli / 1000),
             "CGU_MEM_LIMIT": str(spec.memory),
+            "CGU_GPU_TYPE": spec.gpu_type or "",
         }
         env.update(spec.device_env)
         return env

@@ -185,24 +185,29 @@ class Authenticator:
         return None
 
     async def principal(self, identity: Identity) -> Principal:
-        hit = self._principals.get(identity.user_id)
+        return await self.principal_of(identity.user_id)
+
+    async def principal_of(self, user_id: int) -> Principal:
+        """A user's role and groups, for rule checks (cached for a few seconds)."""
+        hit = self._principals.get(user_id)
         if hit is not None and hit[1] > time.monotonic():
             return hit[0]
         async with self.db.session() as session:
+            user = await session.get(User, user_id)
             rows = await session.execute(
-                select(Membership.group_id, Membership.manager).where(
-                    Membership.user_id == identity.user_id
-                )
+                select(Membership.group_id, Membership.manager).where(Membership.user_id == user_id)
             )
             memberships = rows.all()
+        if user is None:
+            raise Unauthenticated("this account no longer exists")
         principal = Principal(
-            id=identity.user_id,
-            name=identity.name,
-            role=identity.role,
+            id=user.id,
+            name=user.name,
+            role=Role(user.role),
             groups=frozenset(g for g, _ in memberships),
             managed_groups=frozenset(g for g, manager in memberships if manager),
         )
-        self._principals[identity.user_id] = (principal, time.monotonic() + CACHE_SECONDS)
+        self._principals[user_id] = (principal, time.monotonic() + CACHE_SECONDS)
         return principal
 
     def forget_user(self, user_id: int) -> None:

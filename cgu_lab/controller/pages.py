@@ -17,6 +17,7 @@ from fastapi.templating import Jinja2Templates
 from .. import __version__
 from ..core.errors import DomainError, Forbidden, NotFound
 from ..core.redirects import safe_next
+from ..core.roles import may_manage_notebook
 from .accounts import get_group
 from .auth import SESSION_COOKIE, Identity
 from .proxy import origin_matches
@@ -201,7 +202,10 @@ async def auto_start_page(request: Request, owner: str, name: str, next: str = "
     platform = _platform(request)
     principal = await platform.auth.principal(identity)
     async with platform.db.session() as session:
-        nb, _ = await platform.notebooks.visible(session, principal, owner, name)
+        nb, _ = await platform.notebooks.load(session, owner, name)
+    can_start = may_manage_notebook(principal, nb.owner_id)
+    if not can_start and await platform.shares.access(principal, nb.id) is None:
+        raise NotFound(f"{owner} has no notebook '{name}'")
     lab = f"/notebook/{owner}/{name}/lab"
     target = safe_next(next, lab)
     if not target.startswith(f"/notebook/{owner}/{name}/"):
@@ -218,7 +222,8 @@ async def auto_start_page(request: Request, owner: str, name: str, next: str = "
         name=name,
         next=target,
         state=nb.state,
-        message=nb.message,
+        message=nb.message if can_start else "",
+        can_start=can_start,
     )
 
 

@@ -20,12 +20,14 @@ import asyncio
 import contextlib
 import json
 import logging
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 import aiohttp
 from yarl import URL
 
 from ..core.lifecycle import State
+from ..core.sharing import OWNER, Access
 from .auth import SESSION_COOKIE, Identity
 from .notebooks import Route
 
@@ -61,6 +63,7 @@ RESPONSE_DROP = frozenset(
     }
 )
 SMALL_BODY = 256 * 1024
+REVALIDATE_SECONDS = 5.0
 
 
 def parse_path(path: str) -> tuple[str, str, str] | None:
@@ -108,11 +111,23 @@ def _header(scope, name: bytes) -> str:
     return ""
 
 
+@dataclass(eq=False)
+class Tunnel:
+    """An open websocket through the proxy, closed when its user's access ends."""
+
+    notebook_id: int
+    identity: Identity
+    access: Access
+    revoked: asyncio.Event = field(default_factory=asyncio.Event)
+
+
 class NotebookProxy:
     def __init__(self, platform) -> None:
         self.platform = platform
         self.client: aiohttp.ClientSession | None = None
         self._csp: dict[tuple[str, str, str], bytes] = {}
+        self._tunnels: dict[int, set[Tunnel]] = {}
+        self._background: set[asyncio.Task] = set()
 
     async def open(self) -> None:
         connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60, enable_cleanup_closed=True)
@@ -123,8 +138,20 @@ class NotebookProxy:
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
             skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"),
         )
+        self.platform.shares.on_change(self._shares_changed)
+        self._spawn(self._watch_shares())
+
+    def _spawn(self, work) -> None:
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _shares_changed(self, notebook_id: int) -> None:
+        self._spawn(self.revalidate(notebook_id))
 
     async def close(self) -> None:
+        for task in list(self._background):
+            task.cancel()
         if self.client:
             await self.client.close()
 
@@ -138,16 +165,17 @@ class NotebookProxy:
         identity = await self.platform.auth.identify(session, authorization)
         return identity, kept_cookies
 
-    def _access(self, identity: Identity, route: Route) -> str | None:
-        """The access level the caller has on this notebook: owner, edit, read or None."""
-        if identity.user_id == route.owner_id and identity.via != "notebook":
-            return "owner"
-        if identity.via == "notebook" and identity.notebook_id == route.notebook_id:
-            return "owner"
-        return None
+    async def _access(self, identity: Identity, route: Route) -> Access | None:
+        """What the caller may do in this notebook: the owner's access, a share's, or none."""
+        if identity.via == "notebook":
+            return OWNER if identity.notebook_id == route.notebook_id else None
+        if identity.user_id == route.owner_id:
+            return OWNER
+        principal = await self.platform.auth.principal(identity)
+        return await self.platform.shares.access(principal, route.notebook_id)
 
     def _upstream_headers(
-        self, scope, identity: Identity, access: str, route: Route, cookies: str
+        self, scope, identity: Identity, access: Access, route: Route, cookies: str
     ) -> list[tuple[str, str]]:
         headers = []
         for key, value in scope["headers"]:
@@ -163,12 +191,14 @@ class NotebookProxy:
             ("X-Forwarded-For", client[0] if client else ""),
             ("X-Cgu-User", identity.name),
             ("X-Cgu-Display-Name", quote(identity.display_name)),
-            ("X-Cgu-Access", access),
+            ("X-Cgu-Access", access.level),
             # Bearer tokens are not sent by browsers on their own, so such
             # requests need no XSRF check in the notebook server.
             ("X-Cgu-Via", "token" if identity.via in ("token", "notebook") else "session"),
             ("X-Cgu-Proxy-Secret", route.secret),
         ]
+        if access.scope:
+            headers.append(("X-Cgu-Scope", quote(json.dumps(list(access.scope)))))
         if cookies:
             headers.append(("Cookie", cookies))
         return headers
@@ -247,7 +277,7 @@ class NotebookProxy:
                 await self._send_json(send, 401, "log in first (or send a valid API token)")
             return
         route = await self.platform.notebooks.route(owner, name)
-        access = self._access(identity, route) if route is not None else None
+        access = await self._access(identity, route) if route is not None else None
         if route is None or access is None:
             await self._send_json(send, 404, f"{owner} has no notebook '{name}' that you may open")
             return
@@ -338,7 +368,7 @@ class NotebookProxy:
         parsed = parse_path(scope["path"])
         identity, cookies = await self._who(scope)
         route = await self.platform.notebooks.route(parsed[0], parsed[1]) if parsed else None
-        access = self._access(identity, route) if identity and route else None
+        access = await self._access(identity, route) if identity and route else None
         same_origin = origin_matches(_header(scope, b"origin"), _header(scope, b"host"))
         if (
             parsed is None
@@ -369,9 +399,40 @@ class NotebookProxy:
             await send({"type": "websocket.close", "code": 1011})
             return
         await send({"type": "websocket.accept", "subprotocol": upstream.protocol})
-        await self._pump(receive, send, upstream)
+        tunnel = Tunnel(route.notebook_id, identity, access)
+        self._tunnels.setdefault(route.notebook_id, set()).add(tunnel)
+        try:
+            await self._pump(receive, send, upstream, tunnel)
+        finally:
+            self._tunnels.get(route.notebook_id, set()).discard(tunnel)
 
-    async def _pump(self, receive, send, upstream: aiohttp.ClientWebSocketResponse) -> None:
+    async def revalidate(self, notebook_id: int) -> None:
+        """Close shared users' websockets whose access was revoked, expired or narrowed."""
+        tunnels = [t for t in self._tunnels.get(notebook_id, ()) if t.access is not OWNER]
+        if not tunnels:
+            return
+        route = next(
+            (r for r in self.platform.notebooks.routes.values() if r.notebook_id == notebook_id),
+            None,
+        )
+        for tunnel in tunnels:
+            now = await self._access(tunnel.identity, route) if route is not None else None
+            if now is None or not now.at_least(tunnel.access):
+                tunnel.revoked.set()
+
+    async def _watch_shares(self) -> None:
+        """Expiry and group changes have no event: re-check open shared websockets regularly."""
+        while True:
+            await asyncio.sleep(REVALIDATE_SECONDS)
+            for notebook_id in [n for n, tunnels in self._tunnels.items() if tunnels]:
+                try:
+                    await self.revalidate(notebook_id)
+                except Exception:  # one broken check must not stop the watch
+                    log.exception("re-checking websockets of notebook %s failed", notebook_id)
+
+    async def _pump(
+        self, receive, send, upstream: aiohttp.ClientWebSocketResponse, tunnel: Tunnel
+    ) -> None:
         async def client_to_upstream() -> None:
             while True:
                 message = await receive()
@@ -399,9 +460,15 @@ class NotebookProxy:
             with contextlib.suppress(Exception):
                 await send({"type": "websocket.close", "code": upstream.close_code or 1000})
 
+        async def revoked() -> None:
+            await tunnel.revoked.wait()
+            with contextlib.suppress(Exception):
+                await send({"type": "websocket.close", "code": 1008, "reason": "access revoked"})
+
         tasks = [
             asyncio.create_task(client_to_upstream()),
             asyncio.create_task(upstream_to_client()),
+            asyncio.create_task(revoked()),
         ]
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)

@@ -22,6 +22,7 @@ from .notebooks import NotebookService
 from .progress import ProgressBroker
 from .security import hash_password, new_password
 from .settings import Settings
+from .shares import ShareService
 
 log = logging.getLogger("cgu_lab.platform")
 
@@ -36,6 +37,7 @@ class Platform:
         self.broker = ProgressBroker()
         self.auth = Authenticator(self.db, settings.session_hours)
         self.notebooks = NotebookService(self.db, self.backend, self.broker, self.auth, settings)
+        self.shares = ShareService(self.db, self.notebooks)
         self._housekeeping: asyncio.Task | None = None
 
     async def open(self) -> None:

@@ -3,7 +3,7 @@
 jupyter_server asks `is_authorized(handler, user, action, resource)` with the
 action `read`, `write` or `execute` (websockets, kernels, terminals). A
 readonly share is allowed `read` alone; a single-file share is further
-limited to that file's contents.
+limited to those files' contents.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from .identity import PlatformUser
 
 # What a single-file share may see besides the file itself: enough for
 # JupyterLab to load and render it, nothing that lists or changes other files.
-_SCOPED_RESOURCES = frozenset({"contents", "kernelspecs", "api", "events", "nbconvert"})
+_SCOPED_RESOURCES = frozenset({"contents", "kernelspecs", "api", "events", "nbconvert", "cgu_lab"})
 
 
 def _contents_path(handler) -> str | None:
@@ -34,5 +34,5 @@ class ShareAuthorizer(Authorizer):
             if resource not in _SCOPED_RESOURCES:
                 return False
             if resource == "contents":
-                return _contents_path(handler) == user.scope.strip("/")
+                return _contents_path(handler) in user.scope
         return user.access in ("owner", "edit", "read")

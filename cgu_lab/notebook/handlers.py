@@ -1,19 +1,32 @@
-"""REST routes of the server extension, all below `<base_url>/cgu-lab/`."""
+"""REST routes of the server extension, all below `<base_url>/cgu-lab/`.
+
+`info` and `resources` answer anyone with access to this notebook; the rest
+are the owner's and are forwarded to the controller with the notebook's own
+token (share, resize, quota, directory, shared-with-me).
+"""
 
 from __future__ import annotations
 
 import json
 import os
+from urllib.parse import quote
 
+from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web
 
 from .. import __version__
+from .controller_client import ControllerError, controller_client
+from .usage import Sampler
+
+AUTH_RESOURCE = "cgu_lab"
 
 
 class BaseHandler(ExtensionHandlerMixin, APIHandler):
-    """Shared policy: JSON errors with a readable `message`."""
+    """Shared policy: JSON errors with a readable `message`, owner checks, forwarding."""
+
+    auth_resource = AUTH_RESOURCE
 
     def write_error(self, status_code: int, **kwargs) -> None:
         self.set_header("Content-Type", "application/json")
@@ -23,26 +36,169 @@ class BaseHandler(ExtensionHandlerMixin, APIHandler):
             reason = exc_info[1].log_message
         self.finish(json.dumps({"message": reason}))
 
+    def require_owner(self) -> None:
+        if getattr(self.current_user, "access", None) != "owner":
+            raise web.HTTPError(403, "only the owner of this notebook can do this")
+
+    async def forward(
+        self,
+        method: str,
+        path: str,
+        body: dict | None = None,
+        query: dict | None = None,
+        status: int = 200,
+    ):
+        try:
+            result = await controller_client().call(method, path, body, query)
+        except ControllerError as error:
+            raise web.HTTPError(error.status, error.message) from None
+        self.set_status(status)
+        return result
+
+    def json_body(self) -> dict:
+        try:
+            body = json.loads(self.request.body or b"{}")
+        except ValueError:
+            raise web.HTTPError(400, "the request body is not JSON") from None
+        if not isinstance(body, dict):
+            raise web.HTTPError(400, "the request body must be a JSON object")
+        return body
+
 
 class InfoHandler(BaseHandler):
     """The handshake: version, who I am here, and where the control panel is."""
 
     @web.authenticated
+    @authorized
     def get(self) -> None:
         user = self.current_user
-        owner = os.environ.get("CGU_NOTEBOOK_OWNER")
-        name = os.environ.get("CGU_NOTEBOOK_NAME")
+        client = controller_client()
         self.finish(
             {
                 "version": __version__,
                 "user": {"name": user.username, "display_name": user.display_name},
-                "notebook": {"owner": owner, "name": name} if owner and name else None,
+                "notebook": {"owner": client.owner, "name": client.name} if client.owner else None,
                 "access": getattr(user, "access", "owner"),
+                "scope": list(getattr(user, "scope", ())),
                 "controller_url": self.extensionapp.public_url or None,
             }
         )
 
 
+class ResourcesHandler(BaseHandler):
+    """What this notebook uses now, and what it asked for."""
+
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        sampler: Sampler = self.settings.setdefault("cgu_lab_sampler", Sampler())
+        reading = sampler.reading()
+        reading["requested"] = {
+            "cpu_milli": round(float(os.environ.get("CGU_CPU_LIMIT", "0") or 0) * 1000),
+            "memory": int(os.environ.get("CGU_MEM_LIMIT", "0") or 0),
+            "gpu_type": os.environ.get("CGU_GPU_TYPE") or None,
+            "gpus": len([d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d]),
+        }
+        self.finish(reading)
+
+
+class QuotaHandler(BaseHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.require_owner()
+        client = controller_client()
+        quota = await self.forward("GET", f"/api/users/{quote(client.owner)}/quota")
+        gpu_types = await self.forward("GET", "/api/gpu-types")
+        self.finish(
+            {
+                "limits": quota["limits"],
+                "usage": quota["usage"],
+                "gpu_types": [
+                    {
+                        "name": t["name"],
+                        "display_name": t["display_name"],
+                        "capacity": t["capacity"],
+                    }
+                    for t in gpu_types
+                ],
+            }
+        )
+
+
+class ResizeHandler(BaseHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        self.require_owner()
+        body = self.json_body()
+        changes = {key: body[key] for key in ("cpu", "memory", "gpu_type", "gpus") if key in body}
+        client = controller_client()
+        result = await self.forward("PATCH", client.notebook_path(), changes)
+        where = f"{quote(client.owner)}/{quote(client.name)}"
+        lab = quote(f"/notebook/{where}/lab", safe="")
+        restart = f"/notebook/auto-start/{where}?next={lab}"
+        self.set_status(202)
+        self.finish({"state": result["state"], "restart_url": restart})
+
+
+class SharesHandler(BaseHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.require_owner()
+        self.finish(
+            json.dumps(await self.forward("GET", controller_client().notebook_path("shares")))
+        )
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        self.require_owner()
+        body = self.json_body()
+        share = await self.forward(
+            "POST", controller_client().notebook_path("shares"), body, status=201
+        )
+        self.finish(share)
+
+
+class ShareHandler(BaseHandler):
+    @web.authenticated
+    @authorized
+    async def delete(self, share_id: str) -> None:
+        self.require_owner()
+        self.finish(
+            await self.forward("DELETE", controller_client().notebook_path("shares", share_id))
+        )
+
+
+class DirectoryHandler(BaseHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.require_owner()
+        self.finish(
+            await self.forward("GET", "/api/directory", query={"q": self.get_argument("q", "")})
+        )
+
+
+class SharedWithMeHandler(BaseHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.require_owner()
+        self.finish(json.dumps(await self.forward("GET", "/api/shared-with-me")))
+
+
 def route_table() -> list[tuple[str, type]]:
     """Every route of the extension; the ExtensionApp prefixes the server's base_url."""
-    return [(r"cgu-lab/info", InfoHandler)]
+    return [
+        (r"cgu-lab/info", InfoHandler),
+        (r"cgu-lab/resources", ResourcesHandler),
+        (r"cgu-lab/quota", QuotaHandler),
+        (r"cgu-lab/resize", ResizeHandler),
+        (r"cgu-lab/shares", SharesHandler),
+        (r"cgu-lab/shares/(\d+)", ShareHandler),
+        (r"cgu-lab/directory", DirectoryHandler),
+        (r"cgu-lab/shared-with-me", SharedWithMeHandler),
+    ]

@@ -12,13 +12,18 @@ only safe behind a NetworkPolicy letting nothing but the ingress reach the pod.
 
 from __future__ import annotations
 
+import contextvars
 import hmac
+import json
 import os
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from jupyter_server.auth.identity import IdentityProvider, User
-from traitlets import Unicode, default
+from traitlets import Float, Unicode, default
+
+from .controller_client import ControllerError, controller_client
 
 USER_HEADER = "X-Cgu-User"
 DISPLAY_HEADER = "X-Cgu-Display-Name"
@@ -34,7 +39,32 @@ class PlatformUser(User):
     """A jupyter_server user with the access the platform grants them here."""
 
     access: str = "read"
-    scope: str = ""  # a single file the share is limited to; "" for the whole notebook
+    # Files a single-file share is limited to; empty for the whole notebook.
+    scope: tuple[str, ...] = field(default_factory=tuple)
+
+
+# The caller of the request being handled, for code that is not given the
+# handler (the contents manager marks files read-only for read-only callers).
+CURRENT_USER: contextvars.ContextVar[PlatformUser | None] = contextvars.ContextVar(
+    "cgu_lab_current_user", default=None
+)
+
+
+# A path no file can have: a garbled scope header grants nothing.
+NO_FILE = ("\x00",)
+
+
+def parse_scope(header: str) -> tuple[str, ...]:
+    """The X-Cgu-Scope header: a URL-encoded JSON list of paths ("" or absent: none)."""
+    if not header:
+        return ()
+    try:
+        paths = json.loads(unquote(header))
+    except ValueError:
+        return NO_FILE
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        return NO_FILE
+    return tuple(p.strip("/") for p in paths)
 
 
 class ProxyIdentityProvider(IdentityProvider):
@@ -53,6 +83,10 @@ class ProxyIdentityProvider(IdentityProvider):
     owner = Unicode(
         help="Platform name of this notebook's owner (default: $CGU_NOTEBOOK_OWNER)."
     ).tag(config=True)
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._grants: dict[str, tuple[tuple[str | None, tuple[str, ...]], float]] = {}
 
     @default("proxy_secret")
     def _default_secret(self) -> str:
@@ -73,32 +107,67 @@ class ProxyIdentityProvider(IdentityProvider):
     def login_available(self) -> bool:
         return False
 
-    def get_user(self, handler) -> PlatformUser | None:
-        headers = handler.request.headers
+    grant_seconds = Float(
+        5.0,
+        help="Trusted-header mode: how long an answer about a user's access is reused.",
+    ).tag(config=True)
+
+    def get_user(self, handler):
         if self.proxy_secret:
-            sent = headers.get(SECRET_HEADER, "")
-            if not sent or not hmac.compare_digest(sent.encode(), self.proxy_secret.encode()):
-                return None
-            name = headers.get(USER_HEADER, "")
-            access = headers.get(ACCESS_HEADER, "owner" if name == self.owner else "")
-        elif self.trusted_header:
-            name = headers.get(self.trusted_header, "")
-            access = "owner" if name and name == self.owner else headers.get(ACCESS_HEADER, "")
-        else:
+            return self._from_proxy(handler)
+        if self.trusted_header:
+            return self._from_ingress(handler)
+        return None
+
+    def _user(self, handler, name: str, access: str, scope: tuple[str, ...]) -> PlatformUser:
+        display = unquote(handler.request.headers.get(DISPLAY_HEADER, "")) or name
+        user = PlatformUser(
+            username=name, name=name, display_name=display, access=access, scope=scope
+        )
+        CURRENT_USER.set(user)
+        return user
+
+    def _from_proxy(self, handler) -> PlatformUser | None:
+        """Local backend: the proxy vouches for the user and their access with the secret."""
+        headers = handler.request.headers
+        sent = headers.get(SECRET_HEADER, "")
+        if not sent or not hmac.compare_digest(sent.encode(), self.proxy_secret.encode()):
             return None
+        name = headers.get(USER_HEADER, "")
+        access = headers.get(ACCESS_HEADER, "owner" if name == self.owner else "")
         if not name or access not in ACCESS_LEVELS:
             return None
-        display = unquote(headers.get(DISPLAY_HEADER, "")) or name
-        if self.proxy_secret and headers.get(VIA_HEADER) == "token":
+        if headers.get(VIA_HEADER) == "token":
             # Authenticated by an API token, not a browser cookie: no XSRF to fear.
             handler._token_authenticated = True
-        return PlatformUser(
-            username=name,
-            name=name,
-            display_name=display,
-            access=access,
-            scope=unquote(headers.get(SCOPE_HEADER, "")),
-        )
+        return self._user(handler, name, access, parse_scope(headers.get(SCOPE_HEADER, "")))
+
+    async def _from_ingress(self, handler) -> PlatformUser | None:
+        """Kubernetes: the ingress names the user; their access is asked of the controller."""
+        name = handler.request.headers.get(self.trusted_header, "")
+        if not name:
+            return None
+        if name == self.owner:
+            return self._user(handler, name, "owner", ())
+        access, scope = await self._grant(name)
+        if access not in ("edit", "read"):
+            return None
+        return self._user(handler, name, access, scope)
+
+    async def _grant(self, name: str) -> tuple[str | None, tuple[str, ...]]:
+        now = time.monotonic()
+        hit = self._grants.get(name)
+        if hit is not None and hit[1] > now:
+            return hit[0]
+        client = controller_client()
+        try:
+            answer = await client.call("GET", client.notebook_path("access"), query={"user": name})
+            grant = (answer.get("access"), tuple(answer.get("scope") or ()))
+        except ControllerError as error:
+            self.log.warning("cgu-lab: cannot ask the controller about %s: %s", name, error.message)
+            grant = (None, ())  # no answer, no access
+        self._grants[name] = (grant, now + self.grant_seconds)
+        return grant
 
     def validate_security(self, app, ssl_options=None) -> None:
         if not (self.proxy_secret or self.trusted_header):

@@ -174,6 +174,32 @@ class Notebook(Base):
     last_activity: Mapped[datetime | None] = mapped_column(nullable=True)
 
 
+class Share(Base):
+    """A grant of read or edit access to a notebook (or one file in it), to a user or a group."""
+
+    __tablename__ = "shares"
+    __table_args__ = (
+        Index("ix_shares_notebook", "notebook_id"),
+        Index("ix_shares_user", "user_id"),
+        Index("ix_shares_group", "group_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    notebook_id: Mapped[int] = mapped_column(ForeignKey("notebooks.id", ondelete="CASCADE"))
+    user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), nullable=True
+    )
+    group_id: Mapped[int | None] = mapped_column(
+        ForeignKey("groups.id", ondelete="CASCADE"), nullable=True
+    )
+    access: Mapped[str] = mapped_column(String(8))
+    path: Mapped[str] = mapped_column(String(1024), default="")
+    note: Mapped[str] = mapped_column(String(200), default="")
+    expires_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    created_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class Session(Base):
     """A browser login; only the token's hash is stored."""
 

@@ -10,6 +10,7 @@ change it until they do.
 from __future__ import annotations
 
 import hmac
+import re
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -23,6 +24,11 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSRF_HEADER = "X-CSRF-Token"
 # Routes an account with a one-time password may still use.
 PASSWORD_CHANGE_ROUTES = frozenset({"/api/me", "/api/me/password"})
+# What a notebook server may ask with its own token, besides its own notebook's routes.
+NOTEBOOK_TOKEN_ROUTES = frozenset(
+    {"/api/me", "/api/directory", "/api/shared-with-me", "/api/gpu-types", "/api/environments"}
+)
+NOTEBOOK_ROUTE = re.compile(r"^/api/notebooks/(?P<owner>[^/]+)/(?P<name>[^/]+)(/.*)?$")
 
 
 def platform(request: Request) -> Platform:
@@ -43,7 +49,22 @@ async def identity(request: Request) -> Identity:
             )
     if found.must_change_password and request.url.path not in PASSWORD_CHANGE_ROUTES:
         raise Forbidden("set a new password first (your account has a one-time password)")
+    if found.via == "notebook":
+        await _check_notebook_scope(request, found)
     return found
+
+
+async def _check_notebook_scope(request: Request, found: Identity) -> None:
+    """A notebook's own token acts for its owner, but only about that notebook."""
+    path = request.url.path
+    if path in NOTEBOOK_TOKEN_ROUTES or path == f"/api/users/{found.name}/quota":
+        return
+    match = NOTEBOOK_ROUTE.match(path)
+    if match:
+        route = await platform(request).notebooks.route(match["owner"], match["name"])
+        if route is not None and route.notebook_id == found.notebook_id:
+            return
+    raise Forbidden("a notebook's own token may only be used for that notebook")
 
 
 async def actor(request: Request, who: Annotated[Identity, Depends(identity)]) -> Principal:

@@ -243,6 +243,69 @@ class NotebookOut(BaseModel):
     last_activity: datetime | None
 
 
+# -- shares ------------------------------------------------------------------
+
+
+class ShareCreate(Strict):
+    grantee: str = Field(description="A user name or a group name")
+    kind: Literal["user", "group"] = "user"
+    access: Literal["read", "edit"] = Field("read", description="read-only or editable")
+    path: str = Field("", description="One file to share; empty shares the whole notebook")
+    expires_in_minutes: float | None = Field(None, description="Ends by itself after this long")
+    note: str = Field("", max_length=200)
+
+
+class Grantee(BaseModel):
+    kind: Literal["user", "group"]
+    name: str
+    display_name: str
+
+
+class ShareOut(BaseModel):
+    id: int
+    grantee: Grantee
+    access: Literal["read", "edit"]
+    path: str
+    note: str
+    expires_at: datetime | None
+    created_at: datetime
+    created_by: str
+    url: str = Field(description="Where the grantee opens it")
+
+
+class SharedWithMe(BaseModel):
+    id: int
+    owner: str
+    owner_display_name: str
+    notebook: str
+    access: Literal["read", "edit"]
+    path: str
+    expires_at: datetime | None
+    state: StateName
+    url: str
+
+
+class DirectoryUser(BaseModel):
+    name: str
+    display_name: str
+    role: RoleName
+
+
+class DirectoryGroup(BaseModel):
+    name: str
+    display_name: str
+
+
+class Directory(BaseModel):
+    users: list[DirectoryUser]
+    groups: list[DirectoryGroup]
+
+
+class AccessOut(BaseModel):
+    access: Literal["owner", "edit", "read"] | None
+    scope: list[str]
+
+
 # -- catalog and audit ---------------------------------------------------------
 
 

@@ -1,5 +1,5 @@
 import {
-  api, el, replaceRows, showStatus, showError, formatCpu, formatMemory, ask
+  api, el, replaceRows, showStatus, showError, formatCpu, formatMemory, formatDate, ask
 } from './common.js';
 
 const tbody = document.getElementById('notebooks');
@@ -97,6 +97,17 @@ function row(nb) {
   );
 }
 
+async function refreshShared() {
+  const shared = await api('GET', '/api/shared-with-me');
+  replaceRows(document.getElementById('shared'), shared.map(item => el('tr', {},
+    el('th', { scope: 'row' }, el('a', { href: item.url }, `${item.notebook}${item.path ? '/' + item.path : ''}`)),
+    el('td', {}, item.owner_display_name || item.owner),
+    el('td', {}, item.access === 'edit' ? 'can edit' : 'read-only'),
+    el('td', {}, item.expires_at ? formatDate(item.expires_at) : 'no end'),
+    el('td', {}, el('span', { class: `state state-${item.state}` }, item.state))
+  )), 'Nothing is shared with you right now.', 5);
+}
+
 let timer = null;
 async function refresh() {
   clearTimeout(timer);
@@ -122,6 +133,7 @@ async function main() {
     control?.addEventListener('input', refresh);
   }
   refresh();
+  refreshShared();
 }
 
 main();

@@ -1,0 +1,282 @@
+"""Shares: who besides the owner may open a notebook, and how.
+
+The owner grants read or edit access to a user or a group, for the whole
+notebook or one file, optionally for a limited time. The proxy asks
+`access()` on every request; answers are cached for a few seconds and
+dropped at once when a share of that notebook changes, so a revocation takes
+effect immediately for new requests and within seconds for open websockets
+(the proxy re-checks those).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from urllib.parse import quote
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..core import sharing
+from ..core.errors import Conflict, Forbidden, Invalid, NotFound
+from ..core.paths import relative_path
+from ..core.roles import Principal
+from ..store.db import Database
+from ..store.models import Group, Membership, Notebook, Share, User
+from . import audit
+from .accounts import get_group, get_user
+
+CACHE_SECONDS = 5.0
+MAX_SHARES_PER_NOTEBOOK = 200
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def share_url(owner: str, name: str, path: str) -> str:
+    base = f"/notebook/{quote(owner)}/{quote(name)}/lab"
+    return f"{base}/tree/{quote(path)}" if path else base
+
+
+class ShareService:
+    def __init__(self, db: Database, notebooks) -> None:
+        self.db = db
+        self.notebooks = notebooks
+        self._cache: dict[tuple[int, int], tuple[sharing.Access | None, float]] = {}
+        self._listeners: list[Callable[[int], None]] = []
+
+    def on_change(self, listener: Callable[[int], None]) -> None:
+        """Call `listener(notebook_id)` whenever a notebook's shares change."""
+        self._listeners.append(listener)
+
+    def _changed(self, notebook_id: int) -> None:
+        for key in [k for k in self._cache if k[1] == notebook_id]:
+            self._cache.pop(key, None)
+        for listener in self._listeners:
+            listener(notebook_id)
+
+    # -- the proxy's question ---------------------------------------------------
+
+    async def access(self, principal: Principal, notebook_id: int) -> sharing.Access | None:
+        key = (principal.id, notebook_id)
+        hit = self._cache.get(key)
+        if hit is not None and hit[1] > time.monotonic():
+            return hit[0]
+        now = _now()
+        async with self.db.session() as session:
+            rows = await session.scalars(
+                select(Share).where(
+                    Share.notebook_id == notebook_id,
+                    or_(
+                        Share.user_id == principal.id, Share.group_id.in_(principal.groups or {-1})
+                    ),
+                    or_(Share.expires_at.is_(None), Share.expires_at > now),
+                )
+            )
+            grants = [sharing.Grant(s.access, s.path, s.expires_at) for s in rows.all()]
+        access = sharing.resolve(grants, now)
+        ttl = CACHE_SECONDS
+        if access is not None and access.valid_until is not None:
+            ttl = max(0.0, min(ttl, (access.valid_until - now).total_seconds()))
+        self._cache[key] = (access, time.monotonic() + ttl)
+        return access
+
+    # -- managing shares -------------------------------------------------------
+
+    async def _owned(
+        self, session: AsyncSession, actor: Principal, owner: str, name: str
+    ) -> Notebook:
+        nb, _ = await self.notebooks.load(session, owner, name)
+        if nb.owner_id != actor.id and not actor.is_admin:
+            raise NotFound(f"{owner} has no notebook '{name}' that you may share")
+        return nb
+
+    async def describe(self, session: AsyncSession, share: Share, owner: str, name: str) -> dict:
+        if share.user_id is not None:
+            user = await session.get(User, share.user_id)
+            grantee = {"kind": "user", "name": user.name, "display_name": user.display_name}
+        else:
+            group = await session.get(Group, share.group_id)
+            grantee = {"kind": "group", "name": group.name, "display_name": group.display_name}
+        return {
+            "id": share.id,
+            "grantee": grantee,
+            "access": share.access,
+            "path": share.path,
+            "note": share.note,
+            "expires_at": share.expires_at,
+            "created_at": share.created_at,
+            "created_by": share.created_by,
+            "url": share_url(owner, name, share.path),
+        }
+
+    async def list_for(self, actor: Principal, owner: str, name: str) -> list[dict]:
+        now = _now()
+        async with self.db.session() as session:
+            nb = await self._owned(session, actor, owner, name)
+            rows = await session.scalars(
+                select(Share)
+                .where(
+                    Share.notebook_id == nb.id,
+                    or_(Share.expires_at.is_(None), Share.expires_at > now),
+                )
+                .order_by(Share.id)
+            )
+            return [await self.describe(session, s, owner, name) for s in rows.all()]
+
+    async def create(
+        self,
+        actor: Principal,
+        owner: str,
+        name: str,
+        grantee: str,
+        kind: str,
+        access: str,
+        path: str = "",
+        expires_in_minutes: float | None = None,
+        note: str = "",
+    ) -> dict:
+        sharing.check_access(access)
+        path = relative_path(path, "shared file")
+        now = _now()
+        expires_at = sharing.expiry(expires_in_minutes, now)
+        if len(note) > 200:
+            raise Invalid("a share's note may have at most 200 characters")
+        async with self.db.session() as session:
+            nb = await self._owned(session, actor, owner, name)
+            share = Share(
+                notebook_id=nb.id,
+                access=access,
+                path=path,
+                expires_at=expires_at,
+                created_by=actor.name,
+                note=note.strip(),
+            )
+            if kind == "user":
+                user = await get_user(session, grantee)
+                if user.id == nb.owner_id:
+                    raise Invalid("the owner already has full access; choose someone else")
+                if not user.active:
+                    raise Invalid(f"the account '{grantee}' is deactivated")
+                share.user_id = user.id
+            elif kind == "group":
+                group = await get_group(session, grantee)
+                member = await session.get(Membership, (group.id, nb.owner_id))
+                if member is None and not actor.is_admin:
+                    raise Forbidden(
+                        f"you can share only with groups you belong to, not '{grantee}'"
+                    )
+                share.group_id = group.id
+            else:
+                raise Invalid(f"share with a 'user' or a 'group', not a '{kind}'")
+            count = await session.scalar(
+                select(func.count()).select_from(Share).where(Share.notebook_id == nb.id)
+            )
+            if count >= MAX_SHARES_PER_NOTEBOOK:
+                limit = MAX_SHARES_PER_NOTEBOOK
+                raise Conflict(f"a notebook may have at most {limit} shares; revoke some first")
+            session.add(share)
+            await session.flush()
+            audit.record(
+                session,
+                actor.name,
+                "share.created",
+                f"notebook:{owner}/{name}",
+                grantee=f"{kind}:{grantee}",
+                access=access,
+                path=path or None,
+                expires_at=expires_at.isoformat() if expires_at else None,
+            )
+            result = await self.describe(session, share, owner, name)
+        self._changed(nb.id)
+        return result
+
+    async def revoke(self, actor: Principal, owner: str, name: str, share_id: int) -> None:
+        """The owner (or an admin) revokes a share; a grantee may also give one up."""
+        async with self.db.session() as session:
+            nb, _ = await self.notebooks.load(session, owner, name)
+            share = await session.get(Share, share_id)
+            if share is None or share.notebook_id != nb.id:
+                raise NotFound(f"notebook '{name}' has no share {share_id}")
+            mine = share.user_id == actor.id
+            if not (nb.owner_id == actor.id or actor.is_admin or mine):
+                raise NotFound(f"notebook '{name}' has no share {share_id}")
+            await session.delete(share)
+            audit.record(
+                session,
+                actor.name,
+                "share.revoked",
+                f"notebook:{owner}/{name}",
+                share=share_id,
+                by_grantee=mine and nb.owner_id != actor.id,
+            )
+        self._changed(nb.id)
+
+    async def shared_with(self, actor: Principal) -> list[dict]:
+        now = _now()
+        async with self.db.session() as session:
+            rows = await session.execute(
+                select(Share, Notebook, User)
+                .join(Notebook, Notebook.id == Share.notebook_id)
+                .join(User, User.id == Notebook.owner_id)
+                .where(
+                    or_(Share.user_id == actor.id, Share.group_id.in_(actor.groups or {-1})),
+                    or_(Share.expires_at.is_(None), Share.expires_at > now),
+                    Notebook.owner_id != actor.id,
+                )
+                .order_by(User.name, Notebook.name, Share.path)
+            )
+            return [
+                {
+                    "id": share.id,
+                    "owner": owner.name,
+                    "owner_display_name": owner.display_name,
+                    "notebook": nb.name,
+                    "access": share.access,
+                    "path": share.path,
+                    "expires_at": share.expires_at,
+                    "state": nb.state,
+                    "url": share_url(owner.name, nb.name, share.path),
+                }
+                for share, nb, owner in rows.all()
+            ]
+
+    async def directory(self, actor: Principal, query: str, limit: int = 20) -> dict:
+        """People and groups to share with: found by name, never listed wholesale."""
+        query = query.strip().lower()
+        if len(query) < 2:
+            raise Invalid("type at least 2 letters of a name")
+        like = f"%{query}%"
+        async with self.db.session() as session:
+            users = await session.scalars(
+                select(User)
+                .where(
+                    User.active,
+                    User.id != actor.id,
+                    or_(func.lower(User.name).like(like), func.lower(User.display_name).like(like)),
+                )
+                .order_by(User.name)
+                .limit(limit)
+            )
+            groups = await session.scalars(
+                select(Group)
+                .where(
+                    Group.id.in_(actor.groups | actor.managed_groups)
+                    if not actor.is_admin
+                    else True,
+                    or_(
+                        func.lower(Group.name).like(like), func.lower(Group.display_name).like(like)
+                    ),
+                )
+                .order_by(Group.name)
+                .limit(limit)
+            )
+            return {
+                "users": [
+                    {"name": u.name, "display_name": u.display_name, "role": u.role}
+                    for u in users.all()
+                ],
+                "groups": [{"name": g.name, "display_name": g.display_name} for g in groups.all()],
+            }

@@ -1,0 +1,86 @@
+"""Calls from a notebook server to the controller, with the notebook's own token.
+
+The browser never holds controller credentials: the lab extension asks this
+server, which forwards to the controller as its owner. The token is taken
+out of the environment at start, so kernels and terminals do not inherit it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass
+from urllib.parse import quote, urlencode
+
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+
+TIMEOUT = 30.0
+
+
+@dataclass
+class ControllerError(Exception):
+    status: int
+    message: str
+
+
+class ControllerClient:
+    def __init__(self, base_url: str, token: str, owner: str, name: str) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.owner = owner
+        self.name = name
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url and self.token and self.owner and self.name)
+
+    def notebook_path(self, *parts: str) -> str:
+        tail = "/".join(quote(p, safe="") for p in parts)
+        base = f"/api/notebooks/{quote(self.owner)}/{quote(self.name)}"
+        return f"{base}/{tail}" if tail else base
+
+    async def call(
+        self, method: str, path: str, body: dict | None = None, query: dict | None = None
+    ):
+        """The controller's JSON answer; ControllerError with its message on refusal."""
+        if not self.configured:
+            raise ControllerError(503, "this notebook is not connected to a cgu-lab controller")
+        url = self.base_url + path + (f"?{urlencode(query)}" if query else "")
+        request = HTTPRequest(
+            url,
+            method=method,
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+            body=json.dumps(body)
+            if body is not None
+            else (None if method in ("GET", "DELETE") else ""),
+            request_timeout=TIMEOUT,
+            allow_nonstandard_methods=True,
+        )
+        try:
+            response = await AsyncHTTPClient().fetch(request)
+        except HTTPClientError as error:
+            message = f"the controller answered {error.code}"
+            if error.response is not None and error.response.body:
+                with contextlib.suppress(ValueError):
+                    message = json.loads(error.response.body).get("message", message)
+            raise ControllerError(error.code, message) from None
+        except OSError as error:
+            raise ControllerError(502, f"the controller cannot be reached: {error}") from None
+        return json.loads(response.body) if response.body else None
+
+
+_client: ControllerClient | None = None
+
+
+def controller_client() -> ControllerClient:
+    """The one client of this server, built from (and removing) its environment."""
+    global _client
+    if _client is None:
+        _client = ControllerClient(
+            os.environ.get("CGU_CONTROLLER_URL", ""),
+            os.environ.pop("CGU_API_TOKEN", ""),
+            os.environ.get("CGU_NOTEBOOK_OWNER", ""),
+            os.environ.get("CGU_NOTEBOOK_NAME", ""),
+        )
+    return _client

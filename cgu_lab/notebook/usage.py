@@ -1,0 +1,113 @@
+"""CPU, memory and GPU use of this notebook: the server and everything it started.
+
+CPU is measured as the change of the process tree's CPU time between two
+readings, so the figure is the average over the refresh interval rather than
+a snapshot. GPUs are read with NVML for the devices this notebook was given.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import psutil
+
+from .. import gpu_probe
+
+
+def _tree() -> list[psutil.Process]:
+    me = psutil.Process(os.getpid())
+    try:
+        return [me, *me.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return [me]
+
+
+def _limit(name: str) -> float | None:
+    value = os.environ.get(name, "")
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
+
+
+@dataclass
+class Sampler:
+    """Remembers the previous reading so that CPU use is a rate."""
+
+    _cpu_seconds: dict[int, float] = field(default_factory=dict)
+    _taken: float = 0.0
+    _percent: float | None = None
+
+    def cpu_cores(self) -> float | None:
+        now = time.monotonic()
+        seconds: dict[int, float] = {}
+        for process in _tree():
+            try:
+                times = process.cpu_times()
+            except psutil.Error:
+                continue
+            seconds[process.pid] = (
+                times.user + times.system + times.children_user + times.children_system
+            )
+        used = None
+        if self._taken and now > self._taken:
+            delta = sum(
+                max(0.0, value - self._cpu_seconds.get(pid, value))
+                for pid, value in seconds.items()
+            )
+            used = delta / (now - self._taken)
+        self._cpu_seconds, self._taken = seconds, now
+        return used
+
+    def reading(self) -> dict:
+        cores = self.cpu_cores()
+        limit_cores = _limit("CGU_CPU_LIMIT")
+        memory = 0
+        for process in _tree():
+            try:
+                memory += process.memory_info().rss
+            except psutil.Error:
+                continue
+        visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d]
+        return {
+            "cpu": {
+                "used_cores": round(cores, 3) if cores is not None else 0.0,
+                "limit_cores": limit_cores,
+                "percent": round(100 * cores / limit_cores, 1)
+                if cores is not None and limit_cores
+                else None,
+            },
+            "memory": {
+                "used_bytes": memory,
+                "limit_bytes": int(_limit("CGU_MEM_LIMIT") or 0) or None,
+            },
+            "gpus": gpus(visible),
+        }
+
+
+def gpus(visible: list[str]) -> dict:
+    if not visible:
+        return {"available": False, "message": "no GPU on this notebook", "devices": []}
+    devices = gpu_probe.usage(visible)
+    if not devices:
+        return {
+            "available": False,
+            "message": "the GPU driver (NVML) is not available on this machine",
+            "devices": [],
+        }
+    return {
+        "available": True,
+        "message": f"{len(devices)} GPU{'s' if len(devices) != 1 else ''}",
+        "devices": [
+            {
+                "uuid": d.uuid,
+                "model": d.model,
+                "utilization": d.utilization,
+                "memory_used": d.memory_used,
+                "memory_total": d.memory_total,
+            }
+            for d in devices
+        ],
+    }

@@ -1,0 +1,374 @@
+"""Sharing end to end: owner, readonly and editable shares, single files, groups,
+expiry and revocation (also of open websockets), the server extension's
+forwarding with the notebook's own token, and the forbidden paths."""
+
+import asyncio
+import json
+import sqlite3
+import time
+from datetime import datetime, timedelta, timezone
+from urllib.parse import quote
+
+import httpx
+import pytest
+import websockets
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from .test_notebooks import execute, server_process, ws_url
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def lab(controller, alice, admin):
+    admin.ok("POST", "/api/groups", 201, json={"name": "tutors"})
+    admin.ok("PUT", "/api/groups/tutors/members/alice", json={"manager": False})
+    admin.ok("PUT", "/api/groups/tutors/members/bob", json={"manager": False})
+    alice.ok("POST", "/api/notebooks", 201, json={"name": "lab", "cpu": 1, "memory": "1Gi"})
+    alice.ok("POST", "/api/notebooks/alice/lab/start?wait=true", 202)
+    body = {"type": "file", "format": "text", "content": "print('hello')"}
+    token = alice.ok("POST", "/api/me/tokens", 201, json={"name": "files"})["token"]
+    bearer = {"Authorization": f"Bearer {token}"}
+    for path in ("hw.ipynb", "secret.txt"):
+        content = dict(body)
+        if path.endswith(".ipynb"):
+            content = {
+                "type": "notebook",
+                "format": "json",
+                "content": {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
+            }
+        response = httpx.put(
+            f"{controller.url}/notebook/alice/lab/api/contents/{path}", json=content, headers=bearer
+        )
+        assert response.status_code in (200, 201), response.text
+    return bearer
+
+
+def share(session, **body):
+    return session.ok("POST", "/api/notebooks/alice/lab/shares", 201, json=body)
+
+
+def kernel_for(controller, session):
+    cookie = f"cgu-lab-session={session.cookies['cgu-lab-session']}"
+    return session.post(
+        "/notebook/alice/lab/api/kernels",
+        json={"name": "python3"},
+        headers={"X-XSRFToken": "x", "Cookie": f"_xsrf=x; {cookie}"},
+    ), cookie
+
+
+def test_readonly_share_reads_but_never_writes(controller, lab, alice, bob):
+    assert bob.get("/notebook/alice/lab/api/contents").status_code == 404
+    created = share(alice, grantee="bob", access="read", note="please review")
+    assert created["url"] == "/notebook/alice/lab/lab" and created["grantee"]["kind"] == "user"
+    mine = bob.ok("GET", "/api/shared-with-me")
+    assert [(s["owner"], s["notebook"], s["access"]) for s in mine] == [("alice", "lab", "read")]
+    info = bob.ok("GET", "/notebook/alice/lab/cgu-lab/info")
+    assert info["access"] == "read" and info["user"]["name"] == "bob"
+    listing = bob.ok("GET", "/notebook/alice/lab/api/contents")
+    assert {item["name"] for item in listing["content"]} >= {"hw.ipynb", "secret.txt"}
+    assert all(item["writable"] is False for item in listing["content"])
+    assert alice.ok("GET", "/notebook/alice/lab/api/contents/hw.ipynb")["writable"] is True
+    xsrf = {
+        "X-XSRFToken": "x",
+        "Cookie": f"_xsrf=x; cgu-lab-session={bob.cookies['cgu-lab-session']}",
+    }
+    writes = [
+        ("PUT", "/api/contents/new.txt", {"type": "file", "format": "text", "content": "x"}),
+        ("DELETE", "/api/contents/secret.txt", None),
+        ("PATCH", "/api/contents/secret.txt", {"path": "moved.txt"}),
+        ("POST", "/api/kernels", {"name": "python3"}),
+        (
+            "POST",
+            "/api/sessions",
+            {"path": "hw.ipynb", "type": "notebook", "kernel": {"name": "python3"}},
+        ),
+        ("POST", "/api/terminals", None),
+    ]
+    for method, path, body in writes:
+        response = bob.request(method, f"/notebook/alice/lab{path}", json=body, headers=xsrf)
+        assert response.status_code == 403, (method, path, response.status_code, response.text)
+    assert (
+        alice.ok("GET", "/notebook/alice/lab/api/contents/secret.txt")["content"]
+        == "print('hello')"
+    )
+    # ... and cannot run code over the kernel websocket either.
+    kernel, _ = kernel_for(controller, alice)
+    cookie = f"cgu-lab-session={bob.cookies['cgu-lab-session']}"
+    url = ws_url(controller, f"/notebook/alice/lab/api/kernels/{kernel.json()['id']}/channels")
+    with pytest.raises(InvalidStatus):
+        asyncio.run(execute(url, {"Cookie": cookie}, "1+1", origin=controller.url))
+    # A grantee may not manage the owner's shares.
+    assert bob.get("/api/notebooks/alice/lab/shares").status_code == 404
+    assert (
+        bob.post(
+            "/api/notebooks/alice/lab/shares", json={"grantee": "bob", "access": "edit"}
+        ).status_code
+        == 404
+    )
+    assert bob.get("/notebook/alice/lab/cgu-lab/shares").status_code == 403
+    alice.ok("DELETE", f"/api/notebooks/alice/lab/shares/{created['id']}")
+    assert bob.get("/notebook/alice/lab/api/contents").status_code == 404
+    assert bob.ok("GET", "/api/shared-with-me") == []
+
+
+def test_editable_share_runs_code_until_revoked(controller, lab, alice, bob):
+    created = share(alice, grantee="bob", access="edit", expires_in_minutes=30)
+    assert created["expires_at"] is not None
+    kernel, cookie = kernel_for(controller, bob)
+    assert kernel.status_code == 201, kernel.text
+    url = ws_url(controller, f"/notebook/alice/lab/api/kernels/{kernel.json()['id']}/channels")
+
+    async def run_then_lose_access():
+        async with websockets.connect(
+            url, additional_headers={"Cookie": cookie, "Origin": controller.url}
+        ) as ws:
+            msg = {
+                "header": {
+                    "msg_id": "m1",
+                    "username": "bob",
+                    "session": "s",
+                    "msg_type": "kernel_info_request",
+                    "version": "5.3",
+                    "date": "",
+                },
+                "parent_header": {},
+                "metadata": {},
+                "content": {},
+                "channel": "shell",
+                "buffers": [],
+            }
+            await ws.send(json.dumps(msg))
+            await asyncio.wait_for(ws.recv(), 30)
+            started = time.monotonic()
+            await asyncio.to_thread(
+                alice.ok, "DELETE", f"/api/notebooks/alice/lab/shares/{created['id']}"
+            )
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await asyncio.wait_for(ws.recv(), 10)
+            return closed.value, time.monotonic() - started
+
+    closed, seconds = asyncio.run(run_then_lose_access())
+    assert closed.rcvd is not None and closed.rcvd.code == 1008
+    assert seconds < 3
+    assert bob.get("/notebook/alice/lab/api/status").status_code == 404
+
+
+def test_single_file_share(controller, lab, alice, bob):
+    created = share(alice, grantee="bob", access="read", path="hw.ipynb")
+    assert created["url"] == "/notebook/alice/lab/lab/tree/hw.ipynb"
+    assert bob.get("/notebook/alice/lab/api/contents/hw.ipynb").status_code == 200
+    assert bob.get("/notebook/alice/lab/api/contents/secret.txt").status_code == 403
+    assert bob.get("/notebook/alice/lab/api/contents").status_code == 403
+    assert bob.get("/notebook/alice/lab/api/terminals").status_code == 403
+    assert bob.ok("GET", "/notebook/alice/lab/cgu-lab/info")["scope"] == ["hw.ipynb"]
+    alice.ok("DELETE", f"/api/notebooks/alice/lab/shares/{created['id']}")
+
+
+def test_group_share_and_giving_a_share_up(controller, lab, alice, bob):
+    created = share(alice, grantee="tutors", kind="group", access="read")
+    assert bob.get("/notebook/alice/lab/api/contents").status_code == 200
+    # A grantee may give up a share made to them alone, not one made to their group.
+    assert bob.delete(f"/api/notebooks/alice/lab/shares/{created['id']}").status_code == 404
+    alice.ok("DELETE", f"/api/notebooks/alice/lab/shares/{created['id']}")
+    personal = share(alice, grantee="bob", access="read")
+    bob.ok("DELETE", f"/api/notebooks/alice/lab/shares/{personal['id']}")
+    assert bob.get("/notebook/alice/lab/api/contents").status_code == 404
+
+
+def test_expired_share_stops_working(controller, lab, alice, bob):
+    created = share(alice, grantee="bob", access="read", expires_in_minutes=5)
+    assert bob.get("/notebook/alice/lab/api/contents").status_code == 200
+    # Let the share's time pass (the controller's database is the clock's only witness).
+    with sqlite3.connect(controller.data_dir / "cgu-lab.sqlite") as db:
+        past = (datetime.now(timezone.utc) - timedelta(seconds=1)).isoformat(" ")
+        db.execute("UPDATE shares SET expires_at = ? WHERE id = ?", (past, created["id"]))
+    deadline = time.monotonic() + 10
+    while bob.get("/notebook/alice/lab/api/contents").status_code == 200:
+        assert time.monotonic() < deadline, "the expired share still works after 10 s"
+        time.sleep(0.5)
+    assert bob.get("/notebook/alice/lab/api/contents").status_code == 404
+    assert bob.ok("GET", "/api/shared-with-me") == []
+    assert alice.ok("GET", "/api/notebooks/alice/lab/shares") == []
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "text"),
+    [
+        ({"grantee": "nobody-here", "access": "read"}, 404, "no user 'nobody-here'"),
+        ({"grantee": "alice", "access": "read"}, 400, "owner already has full access"),
+        ({"grantee": "bob", "access": "owner"}, 400, "access"),
+        (
+            {"grantee": "bob", "access": "read", "path": "../../etc/passwd"},
+            400,
+            "must not contain '..'",
+        ),
+        ({"grantee": "bob", "access": "read", "path": "/etc/passwd"}, 400, "relative"),
+        ({"grantee": "bob", "access": "read", "expires_in_minutes": 0}, 400, "at least 1 minute"),
+        ({"grantee": "ml-2099", "kind": "group", "access": "read"}, 404, "no group"),
+        ({"grantee": "bob", "kind": "robot", "access": "read"}, 400, "kind"),
+    ],
+)
+def test_bad_shares_are_refused(lab, alice, body, status, text):
+    response = alice.post("/api/notebooks/alice/lab/shares", json=body)
+    assert response.status_code == status, response.text
+    assert text in response.json()["message"]
+
+
+def test_sharing_with_a_group_one_is_not_in_is_refused(controller, lab, admin, alice):
+    admin.ok("POST", "/api/groups", 201, json={"name": "strangers"})
+    response = alice.post(
+        "/api/notebooks/alice/lab/shares",
+        json={"grantee": "strangers", "kind": "group", "access": "read"},
+    )
+    assert response.status_code == 403 and "groups you belong to" in response.json()["message"]
+
+
+def test_directory_finds_people_but_never_lists_everyone(lab, alice):
+    found = alice.ok("GET", "/api/directory?q=bo")
+    assert [u["name"] for u in found["users"]] == ["bob"]
+    assert [g["name"] for g in alice.ok("GET", "/api/directory?q=tut")["groups"]] == ["tutors"]
+    assert alice.get("/api/directory?q=b").status_code == 400
+
+
+def test_server_extension_forwards_with_the_notebook_token(controller, lab, alice, bob):
+    created = alice.ok(
+        "POST",
+        "/notebook/alice/lab/cgu-lab/shares",
+        201,
+        json={"grantee": "bob", "access": "read", "path": "hw.ipynb"},
+        headers=lab,
+    )
+    listed = alice.ok("GET", "/notebook/alice/lab/cgu-lab/shares", headers=lab)
+    assert [s["id"] for s in listed] == [created["id"]]
+    assert (
+        alice.ok("GET", "/notebook/alice/lab/cgu-lab/directory?q=bob", headers=lab)["users"][0][
+            "name"
+        ]
+        == "bob"
+    )
+    refused = alice.post(
+        "/notebook/alice/lab/cgu-lab/shares", json={"grantee": "bob", "access": "root"}, headers=lab
+    )
+    assert refused.status_code == 400 and "access" in refused.json()["message"]
+    alice.ok("DELETE", f"/notebook/alice/lab/cgu-lab/shares/{created['id']}", headers=lab)
+    resources = alice.ok("GET", "/notebook/alice/lab/cgu-lab/resources", headers=lab)
+    assert (
+        resources["requested"]["cpu_milli"] == 1000 and resources["memory"]["limit_bytes"] == 2**30
+    )
+    assert resources["gpus"] == {
+        "available": False,
+        "message": "no GPU on this notebook",
+        "devices": [],
+    }
+    quota = alice.ok("GET", "/notebook/alice/lab/cgu-lab/quota", headers=lab)
+    assert quota["limits"]["cpu_milli"] == 4000 and quota["usage"]["notebooks"] >= 1
+
+
+def test_notebook_token_is_limited_to_its_notebook(controller, lab, alice, admin):
+    token = server_process("alice", "lab").environ()["CGU_API_TOKEN"]
+    as_notebook = {"Authorization": f"Bearer {token}"}
+    get = lambda path: httpx.get(controller.url + path, headers=as_notebook)  # noqa: E731
+    assert get("/api/notebooks/alice/lab/shares").status_code == 200
+    assert get("/api/users/alice/quota").status_code == 200
+    assert get("/api/me").json()["name"] == "alice"
+    for path in (
+        "/api/users",
+        "/api/notebooks",
+        "/api/audit",
+        "/api/users/bob/quota",
+        "/api/groups",
+        "/api/notebooks/alice/other/shares",
+        "/api/me/tokens",
+    ):
+        assert get(path).status_code == 403, path
+    # The token dies with the server.
+    alice.ok("POST", "/api/notebooks/alice/lab/stop?wait=true", 202)
+    assert get("/api/me").status_code == 401
+    alice.ok("POST", "/api/notebooks/alice/lab/start?wait=true", 202)
+
+
+def test_resize_through_the_server_extension(controller, lab, alice):
+    refused = alice.post("/notebook/alice/lab/cgu-lab/resize", json={"cpu": "64"}, headers=lab)
+    assert refused.status_code == 403 and "your quota allows 4 CPUs" in refused.json()["message"]
+    accepted = alice.ok(
+        "POST",
+        "/notebook/alice/lab/cgu-lab/resize",
+        202,
+        json={"cpu": "2", "memory": "1Gi"},
+        headers=lab,
+    )
+    assert (
+        accepted["restart_url"]
+        == f"/notebook/auto-start/alice/lab?next={quote('/notebook/alice/lab/lab', safe='')}"
+    )
+    deadline = time.monotonic() + 60
+    while (
+        alice.ok("GET", "/api/notebooks/alice/lab")["state"] != "running"
+        or alice.ok("GET", "/api/notebooks/alice/lab")["cpu_milli"] != 2000
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    assert server_process("alice", "lab").environ()["CGU_CPU_LIMIT"] == "2.0"
+
+
+@pytest.fixture
+def jp_server_config():
+    """A notebook server in Kubernetes mode: the ingress names the user in a header."""
+    from cgu_lab.notebook.authorizer import ShareAuthorizer
+    from cgu_lab.notebook.identity import ProxyIdentityProvider
+
+    return {
+        "ServerApp": {
+            "jpserver_extensions": {"cgu_lab": True},
+            "identity_provider_class": ProxyIdentityProvider,
+            "authorizer_class": ShareAuthorizer,
+        },
+        "ProxyIdentityProvider": {
+            "proxy_secret": "",
+            "trusted_header": "kubeflow-userid",
+            "owner": "alice",
+            "grant_seconds": 0.5,
+        },
+    }
+
+
+async def test_ingress_mode_asks_the_controller_for_grants(
+    controller, lab, alice, jp_fetch, monkeypatch
+):
+    from tornado.httpclient import HTTPClientError
+
+    from cgu_lab.notebook import controller_client as module
+
+    token = server_process("alice", "lab").environ()["CGU_API_TOKEN"]
+    monkeypatch.setattr(
+        module, "_client", module.ControllerClient(controller.url, token, "alice", "lab")
+    )
+
+    async def status(user: str) -> int:
+        try:
+            response = await jp_fetch(
+                "api", "contents", headers={"kubeflow-userid": user, "Authorization": ""}
+            )
+            return response.code
+        except HTTPClientError as error:
+            return error.code
+
+    assert await status("alice") == 200
+    assert await status("bob") == 403
+    created = await asyncio.to_thread(share, alice, grantee="bob", access="read")
+    await asyncio.sleep(0.6)
+    assert await status("bob") == 200
+    info = json.loads(
+        (
+            await jp_fetch(
+                "cgu-lab", "info", headers={"kubeflow-userid": "bob", "Authorization": ""}
+            )
+        ).body
+    )
+    assert info["access"] == "read"
+    await asyncio.to_thread(alice.ok, "DELETE", f"/api/notebooks/alice/lab/shares/{created['id']}")
+    await asyncio.sleep(0.6)
+    assert await status("bob") == 403
+    assert await status("") == 403
