@@ -7,12 +7,21 @@ device serves one offer at a time, so a whole-GPU user never finds a
 time-sliced neighbour. Placement is best fit: devices already partly used by
 the same offer are filled first, keeping whole devices free for whole-GPU
 requests, and a multi-GPU request stays on one node.
+
+`place` answers one question from scratch. A pass that places many requests
+(the controller's allocator loop, a reclaim search) keeps an `Allocator`
+instead: it indexes the free slots of each offer by node once and updates
+them as notebooks take and give back GPUs, so a placement costs a look at
+each node's best devices rather than a recount of every holding. `place` is
+an allocator built for one answer, so both give the same choice.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 
@@ -89,24 +98,156 @@ def place(
     """Choose `count` distinct devices on one node for a new notebook, or None."""
     if count <= 0:
         return ()
-    used = occupancy(holdings)
-    by_node: dict[str, list[tuple[int, Device]]] = {}
-    for device in devices:
-        slots = free_slots(device, offer, used)
-        if slots > 0:
-            by_node.setdefault(device.node, []).append((slots, device))
-    best: tuple[int, str, tuple[str, ...]] | None = None
-    for node, candidates in by_node.items():
-        if len(candidates) < count:
-            continue
-        # Fewest free slots first: fill partly used devices before opening new ones.
-        candidates.sort(key=lambda item: (item[0], item[1].index, item[1].id))
-        chosen = candidates[:count]
-        score = sum(slots for slots, _ in chosen)
-        key = (score, node, tuple(device.id for _, device in chosen))
-        if best is None or key < best:
-            best = key
-    return best[2] if best else None
+    return Allocator(devices, holdings).place(offer, count)
+
+
+# How an offer's index sorts the devices with a free slot: fewest free slots
+# first, so that partly used devices fill before whole ones are opened; then by
+# index and id, so that the choice is stable.
+_Slot = tuple[int, int, str]
+
+
+class _OfferIndex:
+    """The devices one offer accepts, by node, and those with a free slot, sorted."""
+
+    def __init__(self, offer: Offer) -> None:
+        self.offer = offer
+        self.accepted: dict[str, list[Device]] = {}
+        self.free: dict[str, list[_Slot]] = {}
+        self.slot_of: dict[str, _Slot] = {}
+
+    def build(self, devices: Iterable[Device], used: Mapping[str, Occupancy]) -> None:
+        for device in devices:
+            if self.offer.accepts(device):
+                self.accepted.setdefault(device.node, []).append(device)
+                free = self.free.setdefault(device.node, [])
+                slot = self._slot(device, used)
+                if slot is not None:
+                    free.append(slot)
+        for free in self.free.values():
+            free.sort()
+
+    def refresh(self, device: Device, used: Mapping[str, Occupancy]) -> None:
+        free = self.free[device.node]
+        old = self.slot_of.pop(device.id, None)
+        if old is not None:
+            del free[bisect_left(free, old)]
+        slot = self._slot(device, used)
+        if slot is not None:
+            insort(free, slot)
+
+    def _slot(self, device: Device, used: Mapping[str, Occupancy]) -> _Slot | None:
+        slots = free_slots(device, self.offer, used)
+        if slots <= 0:
+            return None
+        slot = self.slot_of[device.id] = (slots, device.index, device.id)
+        return slot
+
+
+class Allocator:
+    """The fleet's devices and who holds them, kept current across many placements.
+
+    One allocator serves one pass: build it from the inventory and the
+    holdings read at the start, then `place` requests and `hold` or `release`
+    notebooks as the pass decides. An offer's index is built the first time
+    the offer is placed and kept in step by every later change.
+    """
+
+    def __init__(self, devices: Iterable[Device], holdings: Iterable[Holding] = ()) -> None:
+        self._devices: dict[str, Device] = {device.id: device for device in devices}
+        self._holdings: dict[int, Holding] = {}
+        self._holders: dict[str, list[int]] = {}
+        self._used: dict[str, Occupancy] = {}
+        self._indexes: dict[Offer, _OfferIndex] = {}
+        self._watchers: dict[str, list[_OfferIndex]] = {}
+        for holding in holdings:
+            self._take(holding)
+        self._used = {
+            device_id: Occupancy(self._holdings[holders[-1]].offer, len(holders))
+            for device_id, holders in self._holders.items()
+        }
+
+    @property
+    def used(self) -> Mapping[str, Occupancy]:
+        """Which offer uses each device and by how many notebooks, as `occupancy` says."""
+        return self._used
+
+    def holding(self, notebook_id: int) -> Holding | None:
+        return self._holdings.get(notebook_id)
+
+    def holders(self, device_id: str) -> tuple[int, ...]:
+        """The notebooks on a device (a notebook twice if its holding names it twice)."""
+        return tuple(self._holders.get(device_id, ()))
+
+    def accepted_by_node(self, offer: Offer) -> Mapping[str, Sequence[Device]]:
+        """The devices `offer` may use, grouped by node, whether free or not."""
+        return self._index(offer).accepted
+
+    def place(self, offer: Offer, count: int) -> tuple[str, ...] | None:
+        """Choose `count` devices on one node as `place` would; nothing is held yet."""
+        if count <= 0:
+            return ()
+        best: tuple[int, str, tuple[str, ...]] | None = None
+        for node, free in self._index(offer).free.items():
+            if len(free) < count:
+                continue
+            chosen = free[:count]
+            key = (sum(slot[0] for slot in chosen), node, tuple(slot[2] for slot in chosen))
+            if best is None or key < best:
+                best = key
+        return best[2] if best else None
+
+    def hold(self, holding: Holding) -> None:
+        """Count `holding` as taken; a notebook holds one set of GPUs at a time."""
+        self._take(holding)
+        for device_id in holding.devices:
+            self._used[device_id] = Occupancy(holding.offer, len(self._holders[device_id]))
+            self._refresh(device_id)
+
+    def release(self, notebook_id: int) -> Holding:
+        """Give back what a notebook holds and return that holding."""
+        holding = self._holdings.pop(notebook_id)
+        for device_id in holding.devices:
+            holders = self._holders[device_id]
+            holders.remove(notebook_id)
+            if holders:
+                self._used[device_id] = Occupancy(self._used[device_id].offer, len(holders))
+            else:
+                del self._holders[device_id]
+                del self._used[device_id]
+            self._refresh(device_id)
+        return holding
+
+    @contextmanager
+    def without(self, notebook_ids: Iterable[int]) -> Iterator[Allocator]:
+        """Answer "what if these notebooks were stopped?" and put them back afterwards."""
+        released = [self.release(notebook_id) for notebook_id in notebook_ids]
+        try:
+            yield self
+        finally:
+            for holding in released:
+                self.hold(holding)
+
+    def _take(self, holding: Holding) -> None:
+        if holding.notebook_id in self._holdings:
+            raise ValueError(f"notebook {holding.notebook_id} already holds GPUs")
+        self._holdings[holding.notebook_id] = holding
+        for device_id in holding.devices:
+            self._holders.setdefault(device_id, []).append(holding.notebook_id)
+
+    def _index(self, offer: Offer) -> _OfferIndex:
+        index = self._indexes.get(offer)
+        if index is None:
+            index = self._indexes[offer] = _OfferIndex(offer)
+            index.build(self._devices.values(), self._used)
+            for devices in index.accepted.values():
+                for device in devices:
+                    self._watchers.setdefault(device.id, []).append(index)
+        return index
+
+    def _refresh(self, device_id: str) -> None:
+        for index in self._watchers.get(device_id, ()):
+            index.refresh(self._devices[device_id], self._used)
 
 
 def capacity(devices: Iterable[Device], offer: Offer) -> int:

@@ -1,0 +1,320 @@
+"""The idle culler's decision: keep, warn or stop a running notebook.
+
+GPUs are the scarce thing in a teaching platform, and a notebook left open in
+a closed laptop holds one for nobody. Like Colab, the platform stops notebooks
+that nobody uses, but it never takes a running computation away and it never
+surprises the owner:
+
+- A notebook is idle while no kernel executes, its GPU (when the policy
+  looks at it) works below `gpu_idle_percent`, and nobody ran code or a
+  terminal command. Its idle clock starts at the latest of its start, its
+  last activity and the owner's "keep running".
+- A working notebook (a kernel executing, or its GPU at or above
+  `gpu_idle_percent`) and a persistent one are never warned or stopped, by
+  idleness or by age, and neither is a notebook whose activity could not be
+  read: stopping on missing data would punish a user for the platform's own
+  failure (Kubeflow's culler keeps such notebooks too).
+- An idle notebook is due to stop `idle_minutes` after its idle clock
+  started; any other notebook is due `max_lifetime_hours` after it started,
+  however recently it was used, so a forgotten session cannot hold a GPU for
+  days. "Keep running" resets the idle clock but not the lifetime.
+- The warning rule: with `warn_minutes > 0`, a notebook is stopped only if it
+  was warned inside the warning window of the stop it is due for (at or after
+  `due - warn_minutes`) and at least `warn_minutes` have passed since that
+  warning. The first pass that finds a notebook in its window warns it, once,
+  and the stop is `warned_at + warn_minutes` (the due time itself when the
+  warning came as the window opened). So the owner always sees the warning
+  for the full `warn_minutes`, also when the culler was not running for a
+  while (it then warns late and stops late, never early), and a warning given
+  before later activity (or for an earlier, different due time) no longer
+  counts, so a fresh stop always gets a fresh warning.
+
+The controller records `warned_at = now` when it delivers a "warn" decision,
+`kept_at` when the owner presses "keep running", and stops what `plan` says.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Literal, NamedTuple
+
+from .errors import Invalid
+
+Action = Literal["keep", "warn", "stop"]
+Cause = Literal["idle", "lifetime"]
+
+
+@dataclass(frozen=True)
+class CullPolicy:
+    idle_minutes: float
+    warn_minutes: float = 0
+    gpu_idle_percent: float | None = None
+    max_lifetime_hours: float | None = None
+
+    def validate(self) -> CullPolicy:
+        """Refuse settings that would stop notebooks without a fair warning, or never make sense."""
+        if not _positive(self.idle_minutes):
+            raise Invalid(
+                f"the idle limit must be a number of minutes above 0; got {self.idle_minutes}"
+            )
+        if not (math.isfinite(self.warn_minutes) and self.warn_minutes >= 0):
+            raise Invalid(
+                "the warning time must be a number of minutes, 0 to stop without a warning; "
+                f"got {self.warn_minutes}"
+            )
+        if self.warn_minutes >= self.idle_minutes:
+            raise Invalid(
+                f"the warning ({_number(self.warn_minutes)} minutes) must come before the "
+                "stop, so it must be shorter than the idle limit "
+                f"({_number(self.idle_minutes)} minutes)"
+            )
+        if self.gpu_idle_percent is not None and not 0 < self.gpu_idle_percent <= 100:
+            raise Invalid(
+                "the GPU idle threshold is a percentage of GPU use above 0 and at most 100; "
+                f"got {self.gpu_idle_percent}"
+            )
+        if self.max_lifetime_hours is None:
+            return self
+        if not _positive(self.max_lifetime_hours):
+            raise Invalid(
+                "the maximum lifetime must be a number of hours above 0, or unset for no "
+                f"limit; got {self.max_lifetime_hours}"
+            )
+        if self.warn_minutes >= self.max_lifetime_hours * 60:
+            raise Invalid(
+                f"the warning ({_number(self.warn_minutes)} minutes) must be shorter than "
+                f"the maximum lifetime ({_number(self.max_lifetime_hours)} hours)"
+            )
+        return self
+
+
+@dataclass(frozen=True)
+class PolicySet:
+    """The platform's policy and the groups that have their own (a research group, a course)."""
+
+    default: CullPolicy
+    groups: Mapping[str, CullPolicy] = field(default_factory=dict)
+
+    def for_group(self, group: str | None) -> CullPolicy:
+        """A notebook charged to a group with an override follows it; any other the default."""
+        if group is None:
+            return self.default
+        return self.groups.get(group, self.default)
+
+    def validate(self) -> PolicySet:
+        self.default.validate()
+        for group, policy in self.groups.items():
+            try:
+                policy.validate()
+            except Invalid as error:
+                raise Invalid(f"group '{group}': {error.message}") from None
+        return self
+
+
+@dataclass(frozen=True)
+class Activity:
+    """What the controller knows of one running notebook at the start of a pass.
+
+    `last_activity` is the latest kernel or terminal activity the notebook's
+    server reports, None when the server could not be read. GPU use is a
+    sample, not a memory: a controller that wants GPU work to restart the idle
+    clock folds the times it saw the GPU busy into `last_activity`.
+    """
+
+    notebook_id: int
+    started_at: datetime
+    last_activity: datetime | None
+    busy: bool = False
+    gpu_utilization: float | None = None
+    persistent: bool = False
+    group: str | None = None
+    warned_at: datetime | None = None
+    kept_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do with one notebook now.
+
+    `reason` names the cause ("idle for 62 minutes (limit 60)"); `message` is
+    the sentence for the owner (empty when there is nothing to tell);
+    `stop_at` is when the notebook stops if nothing changes, for the countdown
+    in JupyterLab (None when no stop is ahead); `idle_seconds` is how long it
+    has been idle (None when it is not idle or nobody knows).
+    """
+
+    notebook_id: int
+    action: Action
+    reason: str
+    stop_at: datetime | None = None
+    cause: Cause | None = None
+    idle_seconds: float | None = None
+    message: str = ""
+
+
+def gpu_busy(policy: CullPolicy, activity: Activity) -> bool:
+    """The GPU counts as work only when the policy looks at it and its use is known."""
+    return (
+        policy.gpu_idle_percent is not None
+        and activity.gpu_utilization is not None
+        and activity.gpu_utilization >= policy.gpu_idle_percent
+    )
+
+
+def idle_since(policy: CullPolicy, activity: Activity) -> datetime | None:
+    """When the idle clock started, or None when the notebook is working or unreadable."""
+    if activity.last_activity is None or activity.busy or gpu_busy(policy, activity):
+        return None
+    moments = [activity.started_at, activity.last_activity]
+    if activity.kept_at is not None:
+        moments.append(activity.kept_at)
+    return max(moments)
+
+
+def idle_seconds(policy: CullPolicy, activity: Activity, now: datetime) -> float | None:
+    """How long the notebook has been idle at `now` (what reclaim ranks by)."""
+    since = idle_since(policy, activity)
+    if since is None:
+        return None
+    return max(0.0, (now - since).total_seconds())
+
+
+def decide(policy: CullPolicy, activity: Activity, now: datetime) -> Decision:
+    """Keep, warn or stop one notebook under `policy` at `now` (rules in the module doc)."""
+    since = idle_since(policy, activity)
+    idle = None if since is None else max(0.0, (now - since).total_seconds())
+
+    def keep(reason: str, stop_at: datetime | None = None, cause: Cause | None = None):
+        return Decision(activity.notebook_id, "keep", reason, stop_at, cause, idle)
+
+    if activity.persistent:
+        return keep("persistent notebooks are never stopped")
+    if since is None or idle is None:
+        return keep(_working(policy, activity))
+    spans = _spans(policy)
+    due, cause, reason = _earliest_due(spans, activity, since, idle, now)
+    warn = spans.warn
+    warned_at = activity.warned_at
+    if not warn:
+        stop_at, pending = due, reason
+    elif warned_at is not None and warned_at >= due - warn:
+        stop_at, pending = warned_at + warn, f"{reason}; the owner was warned"
+    elif now >= due - warn:
+        stop_at = now + warn
+        message = _warning(cause, reason, warn)
+        return Decision(activity.notebook_id, "warn", reason, stop_at, cause, idle, message)
+    else:
+        return keep(reason, due, cause)
+    if now < stop_at:
+        return keep(pending, stop_at, cause)
+    message = f"This notebook was stopped because it was {reason}. Start it again when you need it."
+    return Decision(activity.notebook_id, "stop", reason, stop_at, cause, idle, message)
+
+
+def plan(
+    policies: PolicySet,
+    activities: Iterable[Activity],
+    now: datetime,
+    max_stops: int | None = None,
+) -> list[Decision]:
+    """Decide for every notebook of a pass, in the order given, stopping at most `max_stops`.
+
+    Stopping a notebook is slow work for the backend; like JupyterHub's culler
+    a pass limits how many it starts. The longest idle go first; the rest stay
+    due and are stopped by a later pass (their decision says so).
+    """
+    if max_stops is not None and max_stops < 0:
+        raise Invalid(f"the culler's stops per pass cannot be negative; got {max_stops}")
+    decisions = [decide(policies.for_group(a.group), a, now) for a in activities]
+    if max_stops is None:
+        return decisions
+    stops = [i for i, decision in enumerate(decisions) if decision.action == "stop"]
+    stops.sort(key=lambda i: (-(decisions[i].idle_seconds or 0.0), decisions[i].notebook_id))
+    for i in stops[max_stops:]:
+        decisions[i] = replace(
+            decisions[i],
+            action="keep",
+            reason=f"{decisions[i].reason}; due to stop, deferred to the next pass "
+            f"(at most {max_stops} stops per pass)",
+            message="",
+        )
+    return decisions
+
+
+class _Spans(NamedTuple):
+    """A policy's limits as the clock arithmetic and the messages need them."""
+
+    idle: timedelta
+    warn: timedelta
+    lifetime: timedelta | None
+    idle_text: str
+    lifetime_text: str
+
+
+@functools.lru_cache(maxsize=256)
+def _spans(policy: CullPolicy) -> _Spans:
+    # A pass decides for thousands of notebooks under a handful of policies.
+    lifetime = policy.max_lifetime_hours
+    return _Spans(
+        timedelta(minutes=policy.idle_minutes),
+        timedelta(minutes=policy.warn_minutes),
+        None if lifetime is None else timedelta(hours=lifetime),
+        _number(policy.idle_minutes),
+        "" if lifetime is None else _number(lifetime),
+    )
+
+
+def _earliest_due(
+    spans: _Spans, activity: Activity, since: datetime, idle: float, now: datetime
+) -> tuple[datetime, Cause, str]:
+    due = since + spans.idle
+    if spans.lifetime is not None:
+        end = activity.started_at + spans.lifetime
+        if end < due:
+            hours = math.floor((now - activity.started_at).total_seconds() / 360) / 10
+            return (
+                end,
+                "lifetime",
+                f"running for {_number(hours)} hours (limit {spans.lifetime_text})",
+            )
+    return due, "idle", f"idle for {math.floor(idle / 60)} minutes (limit {spans.idle_text})"
+
+
+def _working(policy: CullPolicy, activity: Activity) -> str:
+    """Why a notebook without an idle clock is kept."""
+    if activity.last_activity is None:
+        return "activity unknown: the notebook's server did not answer"
+    if activity.busy:
+        return "a kernel is running"
+    return (
+        f"GPU busy ({_number(activity.gpu_utilization or 0.0)}% used; idle below "
+        f"{_number(policy.gpu_idle_percent or 0.0)}%)"
+    )
+
+
+def _warning(cause: Cause, reason: str, left: timedelta) -> str:
+    minutes = max(1, math.ceil(left.total_seconds() / 60))
+    when = f"in {minutes} minute{'s' if minutes != 1 else ''}"
+    if cause == "idle":
+        return (
+            f"This notebook has been {reason} and will be stopped {when}. "
+            "Run something or press 'Keep running' to keep it."
+        )
+    return (
+        f"This notebook has been {reason} and will be stopped {when}. "
+        "Save your work now; you can start it again afterwards."
+    )
+
+
+def _positive(value: float) -> bool:
+    return math.isfinite(value) and value > 0
+
+
+def _number(value: float) -> str:
+    """12 -> "12", 1.5 -> "1.5": limits read as people typed them."""
+    text = f"{value:.1f}"
+    return text.removesuffix(".0")
