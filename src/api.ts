@@ -6,6 +6,17 @@
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
+import {
+  IDirectory,
+  IQuota,
+  IResizeRequest,
+  IResizeResponse,
+  IResources,
+  IServerInfo,
+  IShare,
+  IShareRequest,
+  ISharedWithMe
+} from './tokens';
 
 /** The namespace of every route of the server extension. */
 export const API_NAMESPACE = 'cgu-lab';
@@ -58,4 +69,60 @@ export async function requestAPI<T>(
     );
   }
   return data as T;
+}
+
+/** Send a JSON body with a method. */
+function jsonInit(method: string, body?: unknown): RequestInit {
+  return body === undefined
+    ? { method }
+    : {
+        method,
+        body: JSON.stringify(body),
+        headers: { 'Content-Type': 'application/json' }
+      };
+}
+
+/**
+ * The endpoints of the server extension, typed. Each one goes through
+ * `requestAPI`, so failures are `ResponseError`s carrying the server's message.
+ */
+export namespace CguAPI {
+  export const info = (): Promise<IServerInfo> =>
+    requestAPI<IServerInfo>('info');
+
+  export const resources = (): Promise<IResources> =>
+    requestAPI<IResources>('resources');
+
+  export const quota = (): Promise<IQuota> => requestAPI<IQuota>('quota');
+
+  export const resize = (body: IResizeRequest): Promise<IResizeResponse> =>
+    requestAPI<IResizeResponse>('resize', jsonInit('POST', body));
+
+  export const shares = (): Promise<IShare[]> => requestAPI<IShare[]>('shares');
+
+  export const createShare = (body: IShareRequest): Promise<IShare> =>
+    requestAPI<IShare>('shares', jsonInit('POST', body));
+
+  export const deleteShare = (id: number): Promise<{ message: string }> =>
+    requestAPI<{ message: string }>(
+      `shares/${encodeURIComponent(String(id))}`,
+      jsonInit('DELETE')
+    );
+
+  export const directory = (query: string): Promise<IDirectory> =>
+    requestAPI<IDirectory>(`directory?q=${encodeURIComponent(query)}`);
+
+  export const sharedWithMe = (): Promise<ISharedWithMe[]> =>
+    requestAPI<ISharedWithMe[]>('shared-with-me');
+}
+
+/** A readable sentence out of anything thrown by a request. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error && error.message) {
+    return error.message;
+  }
+  if (typeof error === 'string' && error) {
+    return error;
+  }
+  return 'Something went wrong; please try again.';
 }

@@ -4,7 +4,7 @@
  */
 import { ServerConnection } from '@jupyterlab/services';
 import { requestAPI } from './api';
-import { IServerInfo } from './tokens';
+import { ICguLabSession, IServerInfo } from './tokens';
 
 export type HandshakeResult =
   { ok: true; info: IServerInfo } | { ok: false; message: string };
@@ -28,4 +28,22 @@ export async function handshake(
     }
     return { ok: false, message: (error as Error).message };
   }
+}
+
+/** The session the other plugins see, from the handshake's result. */
+export function sessionFromHandshake(result: HandshakeResult): ICguLabSession {
+  if (!result.ok) {
+    return {
+      info: null,
+      access: null,
+      isOwner: false,
+      problem: result.message
+    };
+  }
+  return {
+    info: result.info,
+    access: result.info.access,
+    isOwner: result.info.access === 'owner',
+    problem: null
+  };
 }

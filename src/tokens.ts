@@ -1,14 +1,208 @@
-/** Command ids and shared shapes of the cgu-lab lab extension. */
+/**
+ * Public tokens, command ids and the shapes of the server extension's REST
+ * API (`<baseUrl>/cgu-lab/...`) as the lab extension sees them.
+ */
+import { Token } from '@lumino/coreutils';
+import { ISignal } from '@lumino/signaling';
 
+/** Every command of the lab extension, in one table. */
 export namespace CommandIDs {
   export const openControlPanel = 'cgu-lab:open-control-panel';
+  export const share = 'cgu-lab:share';
+  export const shareFile = 'cgu-lab:share-file';
+  export const openResources = 'cgu-lab:open-resources';
+  export const resize = 'cgu-lab:resize';
+  export const openSharedWithMe = 'cgu-lab:open-shared-with-me';
+  export const refreshSharedWithMe = 'cgu-lab:refresh-shared-with-me';
+  export const showAccessNotice = 'cgu-lab:show-access-notice';
 }
+
+/** The command palette category of every cgu-lab command. */
+export const PALETTE_CATEGORY = 'cgu-lab';
+
+/** How the current user may use this notebook server. */
+export type Access = 'owner' | 'edit' | 'read';
+
+/** What a share grants. */
+export type ShareAccess = 'read' | 'edit';
 
 /** What `GET cgu-lab/info` answers: who is looking at which notebook. */
 export interface IServerInfo {
   version: string;
   user: { name: string; display_name: string };
   notebook: { owner: string; name: string } | null;
-  access: 'owner' | 'edit' | 'read';
+  access: Access;
+  /**
+   * The paths of a single-file share; an empty list (or a missing field, from
+   * an older server) means the whole notebook.
+   */
+  scope?: string[];
   controller_url: string | null;
 }
+
+/** One GPU as `GET cgu-lab/resources` reports it. */
+export interface IGpuDevice {
+  uuid: string;
+  model: string;
+  /** Percent busy, 0-100; null when the driver does not say. */
+  utilization: number | null;
+  memory_used: number;
+  memory_total: number;
+}
+
+/** What `GET cgu-lab/resources` answers. */
+export interface IResources {
+  cpu: {
+    used_cores: number;
+    limit_cores: number | null;
+    percent: number | null;
+  };
+  memory: { used_bytes: number; limit_bytes: number | null };
+  gpus: { available: boolean; message: string; devices: IGpuDevice[] };
+  requested: {
+    cpu_milli: number;
+    memory: number;
+    gpu_type: string | null;
+    gpus: number;
+  };
+}
+
+/** A GPU type the platform offers. */
+export interface IGpuType {
+  name: string;
+  display_name: string;
+  capacity: number;
+}
+
+/** What `GET cgu-lab/quota` answers (owner only). */
+export interface IQuota {
+  limits: {
+    cpu_milli: number | null;
+    memory: number | null;
+    /** null: any type, no limit; an object: only the types it names. */
+    gpus: { [type: string]: number } | null;
+    notebooks: number | null;
+  };
+  usage: {
+    cpu_milli: number;
+    memory: number;
+    gpus: { [type: string]: number };
+    notebooks: number;
+  };
+  gpu_types: IGpuType[];
+}
+
+/** The body of `POST cgu-lab/resize`. */
+export interface IResizeRequest {
+  cpu: string;
+  memory: string;
+  gpu_type: string | null;
+  gpus: number;
+}
+
+/** What `POST cgu-lab/resize` answers (202). */
+export interface IResizeResponse {
+  state: string;
+  restart_url: string;
+}
+
+/** Someone a share is granted to. */
+export interface IGrantee {
+  kind: 'user' | 'group';
+  name: string;
+  display_name: string;
+}
+
+/** A share of this notebook, as `GET cgu-lab/shares` lists it. */
+export interface IShare {
+  id: number;
+  grantee: IGrantee;
+  access: ShareAccess;
+  /** '' = the whole notebook. */
+  path: string;
+  expires_at: string | null;
+  created_at: string;
+  /** Absolute path (no origin) the grantee opens. */
+  url: string;
+}
+
+/** The body of `POST cgu-lab/shares`. */
+export interface IShareRequest {
+  grantee: string;
+  kind: 'user' | 'group';
+  access: ShareAccess;
+  path?: string;
+  expires_in_minutes?: number | null;
+}
+
+/** A person in `GET cgu-lab/directory`. */
+export interface IDirectoryUser {
+  name: string;
+  display_name: string;
+  role: string;
+}
+
+/** A group in `GET cgu-lab/directory`. */
+export interface IDirectoryGroup {
+  name: string;
+  display_name: string;
+}
+
+/** What `GET cgu-lab/directory?q=` answers. */
+export interface IDirectory {
+  users: IDirectoryUser[];
+  groups: IDirectoryGroup[];
+}
+
+/** A notebook (or file) someone shared with me, from `GET cgu-lab/shared-with-me`. */
+export interface ISharedWithMe {
+  id: number;
+  owner: string;
+  owner_display_name: string;
+  notebook: string;
+  access: ShareAccess;
+  path: string;
+  expires_at: string | null;
+  state: 'running' | 'stopped' | 'starting' | 'stopping';
+  url: string;
+}
+
+/**
+ * Who is looking at this notebook server, known once the handshake answered.
+ */
+export interface ICguLabSession {
+  /** The server's answer, or null when the server extension did not answer. */
+  readonly info: IServerInfo | null;
+  /** The user's access; null when unknown. */
+  readonly access: Access | null;
+  /** True when the user owns this notebook server (owner-only features). */
+  readonly isOwner: boolean;
+  /** Why `info` is null, as a sentence; null when the handshake worked. */
+  readonly problem: string | null;
+}
+
+/** The cgu-lab session, provided by `cgu-lab:core`. */
+export const ICguLabSession = new Token<ICguLabSession>(
+  'cgu-lab:ICguLabSession',
+  'Who is looking at this notebook server and with what access.'
+);
+
+/** Live resource figures of this notebook server. */
+export interface IResourcesModel {
+  /** The latest figures; null before the first answer. */
+  readonly resources: IResources | null;
+  /** The latest error as a sentence; null after a good answer. */
+  readonly error: string | null;
+  /** When the latest answer (good or bad) arrived. */
+  readonly updatedAt: Date | null;
+  /** Emitted after every refresh. */
+  readonly changed: ISignal<IResourcesModel, void>;
+  /** Fetch the figures now. */
+  refresh(): Promise<void>;
+}
+
+/** The resources model, provided by `cgu-lab:resources`. */
+export const IResourcesModel = new Token<IResourcesModel>(
+  'cgu-lab:IResourcesModel',
+  'Live CPU, memory and GPU figures of this notebook server.'
+);

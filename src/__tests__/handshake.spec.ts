@@ -1,5 +1,9 @@
 import { ServerConnection } from '@jupyterlab/services';
-import { handshake, MISSING_EXTENSION_MESSAGE } from '../handshake';
+import {
+  handshake,
+  MISSING_EXTENSION_MESSAGE,
+  sessionFromHandshake
+} from '../handshake';
 import { messageFromBody } from '../api';
 import { IServerInfo } from '../tokens';
 
@@ -50,5 +54,39 @@ describe('messageFromBody', () => {
   it('falls back for other bodies', () => {
     expect(messageFromBody('oops', '500 Internal')).toBe('500 Internal');
     expect(messageFromBody({ message: '' }, 'fallback')).toBe('fallback');
+  });
+});
+
+describe('sessionFromHandshake', () => {
+  it('marks the owner', () => {
+    expect(sessionFromHandshake({ ok: true, info })).toEqual({
+      info,
+      access: 'owner',
+      isOwner: true,
+      problem: null
+    });
+  });
+
+  it('keeps a shared user from owner-only features', () => {
+    const shared: IServerInfo = {
+      ...info,
+      access: 'read',
+      scope: ['hw1.ipynb']
+    };
+    expect(sessionFromHandshake({ ok: true, info: shared })).toMatchObject({
+      access: 'read',
+      isOwner: false
+    });
+  });
+
+  it('carries the problem when the server extension did not answer', () => {
+    expect(
+      sessionFromHandshake({ ok: false, message: MISSING_EXTENSION_MESSAGE })
+    ).toEqual({
+      info: null,
+      access: null,
+      isOwner: false,
+      problem: MISSING_EXTENSION_MESSAGE
+    });
   });
 });
