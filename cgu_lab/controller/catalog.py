@@ -12,7 +12,7 @@ from ..core.errors import Conflict, Invalid, NotFound
 from ..core.gpus import Offer
 from ..core.lifecycle import HOLDING
 from ..core.names import check_label
-from ..store.models import Environment, GpuType, Notebook, User
+from ..store.models import Environment, GpuDevice, GpuType, Notebook, User
 from . import audit
 
 DEFAULT_ENVIRONMENT = "default"
@@ -143,13 +143,118 @@ async def users_of_gpu_type(session: AsyncSession, name: str) -> list[str]:
     )
 
 
-async def holding_gpu_notebooks(session: AsyncSession) -> list[Notebook]:
-    return list(
-        (
-            await session.scalars(
-                select(Notebook).where(
-                    Notebook.state.in_([s.value for s in HOLDING]), Notebook.devices.is_not(None)
-                )
-            )
-        ).all()
+async def save_gpu_type(
+    session: AsyncSession,
+    actor: roles.Principal,
+    name: str,
+    display_name: str = "",
+    description: str = "",
+    resource_name: str = "nvidia.com/gpu",
+    share: int = 1,
+    fraction: float = 1.0,
+    mig_profile: str = "",
+    models: list[str] | None = None,
+    node_selector: dict[str, str] | None = None,
+) -> GpuType:
+    """Define or change a GPU offer: `share` notebooks per device, each given `fraction` of it."""
+    roles.require_admin(actor, "define GPU types")
+    name = check_label(name, "GPU type")
+    if share < 1 or share > 64:
+        raise Invalid("a GPU may be shared by 1 to 64 notebooks")
+    if not 0 < fraction <= 1:
+        raise Invalid("a notebook's fraction of a GPU must be above 0 and at most 1")
+    if fraction < 1 and share == 1:
+        raise Invalid(
+            "a fractional GPU type (MPS) must let several notebooks share a GPU (share > 1)"
+        )
+    if not resource_name or "/" not in resource_name:
+        raise Invalid(
+            "the Kubernetes resource name looks like nvidia.com/gpu or nvidia.com/mig-1g.10gb"
+        )
+    gpu_type = await session.scalar(select(GpuType).where(GpuType.name == name))
+    action = "gpu_type.updated"
+    if gpu_type is None:
+        gpu_type = GpuType(name=name)
+        session.add(gpu_type)
+        action = "gpu_type.created"
+    gpu_type.display_name = display_name or name
+    gpu_type.description = description
+    gpu_type.resource_name = resource_name
+    gpu_type.share = share
+    gpu_type.fraction = fraction
+    gpu_type.mig_profile = mig_profile.strip().lower()
+    gpu_type.models = {"include": [m.strip() for m in models or [] if m.strip()]}
+    gpu_type.node_selector = dict(node_selector or {})
+    audit.record(
+        session,
+        actor.name,
+        action,
+        f"gpu_type:{name}",
+        resource_name=resource_name,
+        share=share,
+        fraction=fraction,
+        mig_profile=mig_profile or None,
     )
+    return gpu_type
+
+
+async def delete_gpu_type(session: AsyncSession, actor: roles.Principal, name: str) -> None:
+    roles.require_admin(actor, "delete GPU types")
+    gpu_type = await get_gpu_type(session, name)
+    users = await users_of_gpu_type(session, name)
+    if users:
+        raise Conflict(
+            f"GPU type '{name}' is used by notebooks of {', '.join(users)}; "
+            "resize or delete those notebooks first",
+            users=users,
+        )
+    await session.delete(gpu_type)
+    audit.record(session, actor.name, "gpu_type.deleted", f"gpu_type:{name}")
+
+
+async def declare_device(
+    session: AsyncSession,
+    actor: roles.Principal,
+    device_id: str,
+    node: str = "local",
+    model: str = "",
+    memory: int = 0,
+    mig_profile: str = "",
+    index: int = 0,
+) -> GpuDevice:
+    roles.require_admin(actor, "declare GPUs")
+    device_id = device_id.strip()
+    if not device_id or len(device_id) > 100:
+        raise Invalid(
+            "a GPU needs an id (its UUID, or a name of your choice) of at most 100 characters"
+        )
+    if await session.scalar(select(GpuDevice.id).where(GpuDevice.device_id == device_id)):
+        raise Conflict(f"GPU '{device_id}' is already declared")
+    device = GpuDevice(
+        device_id=device_id,
+        node=node or "local",
+        model=model,
+        memory=memory,
+        mig_profile=mig_profile.strip().lower(),
+        index=index,
+    )
+    session.add(device)
+    audit.record(session, actor.name, "gpu.declared", f"gpu:{device_id}", node=node, model=model)
+    return device
+
+
+async def remove_device(session: AsyncSession, actor: roles.Principal, device_id: str) -> None:
+    roles.require_admin(actor, "remove declared GPUs")
+    device = await session.scalar(select(GpuDevice).where(GpuDevice.device_id == device_id))
+    if device is None:
+        raise NotFound(f"no GPU '{device_id}' was declared")
+    holding = await session.scalars(
+        select(Notebook).where(
+            Notebook.state.in_([s.value for s in HOLDING]), Notebook.devices.is_not(None)
+        )
+    )
+    in_use = sorted(nb.name for nb in holding.all() if device_id in (nb.devices or []))
+    if in_use:
+        raise Conflict(f"GPU '{device_id}' is in use by notebook(s) {', '.join(in_use)}")
+    await session.delete(device)
+    audit.record(session, actor.name, "gpu.removed", f"gpu:{device_id}")

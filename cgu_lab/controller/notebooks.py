@@ -18,25 +18,30 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..backends.base import Backend, BackendError, EnvironmentSpec, NotebookSpec
+from ..core import culling, roles
 from ..core import gpus as gpu_rules
-from ..core import roles
-from ..core.errors import Conflict, Forbidden, Invalid, NotFound, Unavailable
+from ..core import reclaim as reclaim_rules
+from ..core.errors import Conflict, DomainError, Forbidden, Invalid, NotFound, Unavailable
 from ..core.lifecycle import HOLDING, State, require_move
 from ..core.names import check_label
 from ..core.resources import Resources, parse_cpu, parse_memory
 from ..store.db import Database
-from ..store.models import Group, Membership, Notebook, User
+from ..store.models import Group, Membership, Notebook, StopRecord, User
 from . import audit, catalog, quotas
 from .accounts import get_user
+from .gpu_pool import GpuPool
 from .progress import ProgressBroker, ProgressEvent
 
 log = logging.getLogger("cgu_lab.notebooks")
 
 MAX_GPUS_PER_NOTEBOOK = 8
+RECLAIM_NOTE = (
+    "Stopped: the platform needed this GPU for a waiting notebook, and this one had been idle."
+)
 SYSTEM = "system"
 
 
@@ -61,6 +66,16 @@ class Route:
     secret: str
 
 
+@dataclass(frozen=True)
+class Admission:
+    """The outcome of asking for GPUs: devices now, or victims to stop first, or a queue place."""
+
+    devices: tuple[str, ...] | None = None
+    victims: tuple[int, ...] = ()
+    position: int = 0
+    message: str = ""
+
+
 @dataclass
 class Changes:
     """Requested resource changes of a resize; None leaves a value as it is."""
@@ -82,7 +97,12 @@ class NotebookService:
         self.settings = settings
         self.routes: dict[tuple[str, str], Route] = {}
         self._tasks: dict[int, asyncio.Task] = {}
-        self._devices: list[gpu_rules.Device] = []
+        self.gpus = GpuPool(backend)
+        # The culler's latest reading of each running notebook (reclaim picks from it).
+        self.activity: dict[int, culling.Activity] = {}
+        self._draining = asyncio.Lock()
+        self._drain_again = False
+        self._background: set[asyncio.Task] = set()
 
     # -- reading -------------------------------------------------------------
 
@@ -132,6 +152,17 @@ class NotebookService:
             )
         statement = statement.order_by(User.name, Notebook.name).limit(limit)
         return [(nb, owner_name) for nb, owner_name in (await session.execute(statement)).all()]
+
+    async def names(self, session: AsyncSession, ids: list[int]) -> dict[int, str]:
+        """'owner/name' of notebooks by id."""
+        if not ids:
+            return {}
+        rows = await session.execute(
+            select(Notebook.id, User.name, Notebook.name)
+            .join(User, User.id == Notebook.owner_id)
+            .where(Notebook.id.in_(ids))
+        )
+        return {nb_id: f"{owner}/{name}" for nb_id, owner, name in rows.all()}
 
     # -- creating, changing, deleting ------------------------------------------
 
@@ -262,32 +293,122 @@ class NotebookService:
         self.routes.pop((owner, name), None)
         await self.backend.remove_storage(owner, name)
 
-    # -- GPU placement ---------------------------------------------------------
+    # -- GPU placement, reclaim and the queue --------------------------------------
 
-    def set_inventory(self, devices: list[gpu_rules.Device]) -> None:
-        self._devices = devices
-
-    @property
-    def devices(self) -> list[gpu_rules.Device]:
-        return self._devices
-
-    async def _place_gpus(self, session: AsyncSession, nb: Notebook) -> list[str] | None:
+    async def _admit(self, session: AsyncSession, nb: Notebook, reclaim: bool = True) -> Admission:
+        """Where a start can go now: devices, idle notebooks to stop first, or a queue place."""
         if not nb.gpus or not nb.gpu_type:
-            return None
+            return Admission(devices=())
         gpu_type = await catalog.get_gpu_type(session, nb.gpu_type)
-        holdings = [
-            gpu_rules.Holding(other.id, other.gpu_type or "", tuple(other.devices or ()))
-            for other in await catalog.holding_gpu_notebooks(session)
-            if other.id != nb.id
-        ]
-        placed = gpu_rules.place(self._devices, holdings, catalog.offer_of(gpu_type), nb.gpus)
-        if placed is None:
-            plural = "s" if nb.gpus != 1 else ""
-            raise Unavailable(
-                f"no {nb.gpus} GPU{plural} of type '{nb.gpu_type}' are free right now; "
-                "try again later or choose another GPU type"
+        offer = catalog.offer_of(gpu_type)
+        ahead = await session.scalar(
+            select(func.count())
+            .select_from(Notebook)
+            .where(
+                Notebook.state == State.QUEUED.value,
+                Notebook.gpu_type == nb.gpu_type,
+                Notebook.id != nb.id,
+                Notebook.queued_at < (nb.queued_at or _now()),
             )
-        return list(placed)
+        )
+        if not ahead:
+            allocator = await self.gpus.allocator(session, exclude=nb.id)
+            placed = allocator.place(offer, nb.gpus)
+            if placed is not None:
+                return Admission(devices=placed)
+            if reclaim:
+                victims = reclaim_rules.choose_victims(
+                    allocator,
+                    offer,
+                    nb.gpus,
+                    await self._candidates(session),
+                    self.settings.reclaim_idle_minutes * 60,
+                )
+                if victims:
+                    plural = "s" if len(victims) != 1 else ""
+                    return Admission(
+                        victims=victims,
+                        message=(
+                            f"Freeing a '{nb.gpu_type}' GPU: stopping {len(victims)} idle "
+                            f"notebook{plural}; your notebook starts right after."
+                        ),
+                    )
+            if not gpu_rules.capacity(self.gpus.devices, offer):
+                raise Unavailable(
+                    f"this platform has no GPU of type '{nb.gpu_type}'; choose another type"
+                )
+        if not reclaim:
+            raise Unavailable(f"no GPU of type '{nb.gpu_type}' is free right now; try again later")
+        position = ahead + 1
+        return Admission(
+            position=position, message=reclaim_rules.queue_message(position, nb.gpu_type)
+        )
+
+    async def _candidates(self, session: AsyncSession) -> list[reclaim_rules.Candidate]:
+        """Running GPU notebooks as reclaim sees them, idle time from the culler's last pass."""
+        now = _now()
+        rows = await session.scalars(
+            select(Notebook).where(
+                Notebook.state == State.RUNNING.value, Notebook.devices.is_not(None)
+            )
+        )
+        candidates = []
+        for nb in rows.all():
+            seen = self.activity.get(nb.id)
+            idle = None
+            if seen is not None and seen.last_activity is not None and not seen.busy:
+                since = max(
+                    t for t in (seen.last_activity, nb.kept_at, nb.started_at) if t is not None
+                )
+                idle = (now - since).total_seconds()
+            candidates.append(
+                reclaim_rules.Candidate(nb.id, idle, nb.persistent, seen is not None and seen.busy)
+            )
+        return candidates
+
+    def queue_drain(self) -> None:
+        """Give queued notebooks their turn (after a stop freed something)."""
+        if self._draining.locked():
+            self._drain_again = True
+            return
+        task = asyncio.create_task(self.drain_queue())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def drain_queue(self) -> None:
+        async with self._draining:
+            while True:
+                self._drain_again = False
+                async with self.db.session() as session:
+                    waiting = (
+                        await session.execute(
+                            select(Notebook.id, User.name, Notebook.name)
+                            .join(User, User.id == Notebook.owner_id)
+                            .where(Notebook.state == State.QUEUED.value)
+                            .order_by(Notebook.queued_at, Notebook.id)
+                        )
+                    ).all()
+                for _, owner, name in waiting:
+                    try:
+                        await self.start(None, owner, name, from_queue=True)
+                    except DomainError as error:
+                        await self._leave_queue(owner, name, error.message)
+                if not self._drain_again:
+                    return
+
+    async def _leave_queue(self, owner: str, name: str, message: str) -> None:
+        async with self.db.session() as session:
+            nb, _ = await self.load(session, owner, name, lock=True)
+            if nb.state != State.QUEUED.value:
+                return
+            nb.state = State.STOPPED.value
+            nb.queued_at = None
+            nb.message = message
+            audit.record(
+                session, SYSTEM, "notebook.dequeued", f"notebook:{owner}/{name}", reason=message
+            )
+        self._after_change(nb, owner)
+        self._publish(nb.id, "start", 100, message, State.STOPPED, done=True, ok=False)
 
     # -- start -------------------------------------------------------------
 
@@ -306,8 +427,16 @@ class NotebookService:
         event = ProgressEvent(operation, percent, message, state.value, done, ok, url)
         (self.broker.begin if begin else self.broker.publish)(nb_id, event)
 
-    async def start(self, actor: roles.Principal | None, owner: str, name: str) -> Notebook:
-        """Decide the start (quota, GPUs) and hand it to a background task."""
+    async def start(
+        self, actor: roles.Principal | None, owner: str, name: str, from_queue: bool = False
+    ) -> Notebook:
+        """Decide the start (quota, GPUs) and hand it to a background task.
+
+        Without a free GPU the notebook joins the queue for its GPU type (after
+        idle notebooks are stopped to make room, when some can be); the queue
+        is served first come, first served whenever something stops.
+        """
+        victims: list[tuple[int, str, str]] = []
         async with self.db.session() as session:
             nb, owner_user = await self.load(session, owner, name, lock=True)
             if actor is not None and not roles.may_manage_notebook(actor, nb.owner_id):
@@ -315,24 +444,67 @@ class NotebookService:
             if not owner_user.active:
                 raise Forbidden(f"the account '{owner}' is deactivated")
             state = State(nb.state)
-            if state in (State.STARTING, State.RUNNING):
+            if state in (State.STARTING, State.RUNNING) or (
+                state is State.QUEUED and not from_queue
+            ):
+                return nb
+            if from_queue and state is not State.QUEUED:
                 return nb
             require_move(state, State.STARTING, name)
             await quotas.enforce_start(session, nb, owner_user)
-            nb.devices = await self._place_gpus(session, nb)
-            nb.state = State.STARTING.value
-            nb.message = ""
-            nb.proxy_secret = secrets.token_urlsafe(32)
-            audit.record(
-                session,
-                actor.name if actor else SYSTEM,
-                "notebook.started",
-                f"notebook:{owner}/{name}",
-                devices=nb.devices,
-            )
+            admission = await self._admit(session, nb)
+            who = actor.name if actor else SYSTEM
+            if admission.devices is not None:
+                nb.devices = list(admission.devices) or None
+                nb.state = State.STARTING.value
+                nb.queued_at = None
+                nb.message = ""
+                nb.warned_at = None
+                nb.kept_at = None
+                nb.proxy_secret = secrets.token_urlsafe(32)
+                await session.execute(
+                    update(StopRecord)
+                    .where(StopRecord.notebook_id == nb.id, StopRecord.restarted_at.is_(None))
+                    .values(restarted_at=_now())
+                )
+                audit.record(
+                    session, who, "notebook.started", f"notebook:{owner}/{name}", devices=nb.devices
+                )
+            else:
+                if state is not State.QUEUED:
+                    nb.state = State.QUEUED.value
+                    nb.queued_at = _now()
+                    audit.record(
+                        session,
+                        who,
+                        "notebook.queued",
+                        f"notebook:{owner}/{name}",
+                        gpu_type=nb.gpu_type,
+                        position=admission.position,
+                    )
+                nb.message = admission.message
+                for victim_id in admission.victims:
+                    victim = await session.get(Notebook, victim_id)
+                    victim_owner = (await session.get(User, victim.owner_id)).name
+                    await self._mark_stopping(
+                        session,
+                        victim,
+                        victim_owner,
+                        "reclaim",
+                        f"reclaimed for a waiting '{nb.gpu_type}' request",
+                        SYSTEM,
+                    )
+                    victims.append((victim.id, victim_owner, victim.name))
         self._after_change(nb, owner)
-        self._publish(nb.id, "start", 5, "Start requested", State.STARTING, begin=True)
-        self._spawn(nb.id, self._run_start(nb.id))
+        if nb.state == State.STARTING.value:
+            self._publish(nb.id, "start", 5, "Start requested", State.STARTING, begin=True)
+            self._spawn(nb.id, self._run_start(nb.id))
+        else:
+            self._publish(
+                nb.id, "start", 3, nb.message, State.QUEUED, begin=state is not State.QUEUED
+            )
+        for victim_id, victim_owner, victim_name in victims:
+            self._begin_stop(victim_id, victim_owner, victim_name, RECLAIM_NOTE)
         return nb
 
     def _spawn(self, nb_id: int, work) -> None:
@@ -355,7 +527,7 @@ class NotebookService:
                 )
                 limits = []
                 for index, device_id in enumerate(nb.devices):
-                    device = next((d for d in self._devices if d.id == device_id), None)
+                    device = self.gpus.device(device_id)
                     if device is not None and device.memory:
                         limits.append(f"{index}={int(device.memory * gpu_type.fraction) // 2**20}M")
                 if limits:
@@ -455,6 +627,7 @@ class NotebookService:
             nb.backend_state = None
             nb.devices = None
             nb.stopped_at = _now()
+            # Failures and stops the owner did not ask for (ok None) stay explained.
             nb.message = "" if ok else message
             if ok is False:
                 audit.record(
@@ -466,12 +639,19 @@ class NotebookService:
                 )
         self._after_change(nb, owner)
         self._publish(nb_id, operation, 100, message, State.STOPPED, done=True, ok=ok)
+        self.queue_drain()
 
     # -- stop --------------------------------------------------------------
 
     async def stop(
-        self, actor: roles.Principal | None, owner: str, name: str, reason: str = "requested"
+        self,
+        actor: roles.Principal | None,
+        owner: str,
+        name: str,
+        reason: str = "requested",
+        cause: str | None = None,
     ) -> Notebook:
+        """Stop a notebook; `cause` (user, admin, idle, lifetime, reclaim) feeds the records."""
         async with self.db.session() as session:
             nb, _ = await self.load(session, owner, name, lock=True)
             if actor is not None and not roles.may_manage_notebook(actor, nb.owner_id):
@@ -479,24 +659,73 @@ class NotebookService:
             state = State(nb.state)
             if state in (State.STOPPED, State.STOPPING):
                 return nb
-            nb.state = State.STOPPING.value
-            audit.record(
-                session,
-                actor.name if actor else SYSTEM,
-                "notebook.stopped",
-                f"notebook:{owner}/{name}",
-                reason=reason,
-            )
+            if cause is None:
+                cause = "user" if actor is not None and actor.id == nb.owner_id else "admin"
+            if state is State.QUEUED:
+                nb.state = State.STOPPED.value
+                nb.queued_at = None
+                nb.message = ""
+                audit.record(
+                    session,
+                    actor.name if actor else SYSTEM,
+                    "notebook.dequeued",
+                    f"notebook:{owner}/{name}",
+                    reason=reason,
+                )
+            else:
+                await self._mark_stopping(
+                    session, nb, owner, cause, reason, actor.name if actor else SYSTEM
+                )
         self._after_change(nb, owner)
-        self._publish(nb.id, "stop", 10, "Stopping", State.STOPPING, begin=True)
+        if state is State.QUEUED:
+            self._publish(
+                nb.id, "stop", 100, "Left the queue", State.STOPPED, begin=True, done=True, ok=True
+            )
+            return nb
         starting = self._tasks.get(nb.id)
         if state is State.STARTING and starting is not None:
+            self._publish(nb.id, "stop", 10, "Stopping", State.STOPPING, begin=True)
             starting.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await starting
             return nb
-        self._spawn(nb.id, self._run_stop(nb.id, owner, nb.name))
+        note = f"Stopped by the idle culler: {reason}." if cause in ("idle", "lifetime") else ""
+        self._begin_stop(nb.id, owner, nb.name, note)
         return nb
+
+    async def _mark_stopping(
+        self, session: AsyncSession, nb: Notebook, owner: str, cause: str, reason: str, who: str
+    ) -> None:
+        """The part of a stop that happens in the caller's transaction: state, audit, record."""
+        weight = 0.0
+        if nb.devices and nb.gpu_type:
+            gpu_type = await catalog.get_gpu_type(session, nb.gpu_type)
+            weight = nb.gpus / max(1, gpu_type.share)
+        nb.state = State.STOPPING.value
+        nb.message = ""
+        session.add(
+            StopRecord(
+                notebook_id=nb.id,
+                owner=owner,
+                notebook=nb.name,
+                cause=cause,
+                reason=reason,
+                gpus=weight,
+            )
+        )
+        audit.record(
+            session,
+            who,
+            "notebook.stopped",
+            f"notebook:{owner}/{nb.name}",
+            reason=reason,
+            cause=cause,
+        )
+
+    def _begin_stop(self, nb_id: int, owner: str, name: str, note: str = "") -> None:
+        """Stop in the background; a `note` explains a stop the owner did not ask for."""
+        self._publish(nb_id, "stop", 10, "Stopping", State.STOPPING, begin=True)
+        self._spawn(nb_id, self._run_stop(nb_id, owner, name, note))
 
     async def _backend_stop(self, nb_id: int, owner: str) -> None:
         async with self.db.session() as session:
@@ -506,7 +735,7 @@ class NotebookService:
         if state:
             await self.backend.stop(spec, state)
 
-    async def _run_stop(self, nb_id: int, owner: str, name: str) -> None:
+    async def _run_stop(self, nb_id: int, owner: str, name: str, note: str = "") -> None:
         try:
             await self._backend_stop(nb_id, owner)
         except Exception as error:
@@ -515,7 +744,9 @@ class NotebookService:
                 nb_id, "stop", 100, f"stopping failed: {error}", State.STOPPING, done=True, ok=False
             )
             return
-        await self._finish_stopped(nb_id, owner, name, "stop", "Stopped")
+        await self._finish_stopped(
+            nb_id, owner, name, "stop", note or "Stopped", ok=None if note else True
+        )
 
     async def wait(self, nb_id: int) -> None:
         """Wait for the notebook's current operation (for API clients that ask to)."""
@@ -606,10 +837,11 @@ class NotebookService:
                 nb = await session.get(Notebook, nb_id)
                 nb.backend_state = None
                 nb.devices = None
-                nb.devices = await self._place_gpus(session, nb)
+                admission = await self._admit(session, nb, reclaim=False)
+                nb.devices = list(admission.devices) or None
                 nb.state = State.STARTING.value
                 nb.proxy_secret = secrets.token_urlsafe(32)
-        except Unavailable as error:
+        except DomainError as error:
             await self._finish_stopped(nb_id, owner, name, "resize", error.message, ok=False)
             return
         self._after_change(nb, owner)

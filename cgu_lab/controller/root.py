@@ -15,11 +15,14 @@ from sqlalchemy import func, select
 from ..backends import create_backend
 from ..core.roles import Role
 from ..store.db import Database
-from ..store.models import Quota, User
+from ..store.models import CullPolicyRow, Quota, User
 from . import audit, catalog, quotas
 from .auth import Authenticator
+from .culler import DEFAULT_POLICY, Culler
+from .monitoring import Monitor
 from .notebooks import NotebookService
 from .progress import ProgressBroker
+from .reader import NotebookReader
 from .security import hash_password, new_password
 from .settings import Settings
 from .shares import ShareService
@@ -38,7 +41,10 @@ class Platform:
         self.auth = Authenticator(self.db, settings.session_hours)
         self.notebooks = NotebookService(self.db, self.backend, self.broker, self.auth, settings)
         self.shares = ShareService(self.db, self.notebooks)
-        self._housekeeping: asyncio.Task | None = None
+        self.reader = NotebookReader()
+        self.culler = Culler(self.db, self.notebooks, self.reader, settings.cull_interval)
+        self.monitor = Monitor(self.db, self.notebooks, self.reader, settings)
+        self._loops: list[asyncio.Task] = []
 
     async def open(self) -> None:
         """Migrate, seed a new installation, and find running notebooks again."""
@@ -61,18 +67,41 @@ class Platform:
                         updated_by="system",
                     )
                 )
-        self.notebooks.set_inventory(await self.backend.inventory())
+        async with self.db.session() as session:
+            await self.notebooks.gpus.refresh(session)
+            if not await session.scalar(
+                select(func.count())
+                .select_from(CullPolicyRow)
+                .where(CullPolicyRow.group_id.is_(None))
+            ):
+                policy = DEFAULT_POLICY
+                session.add(
+                    CullPolicyRow(
+                        idle_minutes=policy.idle_minutes,
+                        warn_minutes=policy.warn_minutes,
+                        max_lifetime_hours=policy.max_lifetime_hours,
+                        updated_by="system",
+                    )
+                )
         result = await self.notebooks.reconcile()
         if result["adopted"] or result["stopped"]:
             log.info("notebooks adopted: %s; stopped: %s", result["adopted"], result["stopped"])
-        self._housekeeping = asyncio.create_task(self._housekeep())
+        await self.reader.open()
+        await self.notebooks.drain_queue()
+        self._loops = [
+            asyncio.create_task(self._housekeep()),
+            asyncio.create_task(self.culler.run()),
+            asyncio.create_task(self.monitor.run()),
+        ]
 
     async def close(self) -> None:
-        if self._housekeeping:
-            self._housekeeping.cancel()
+        for loop in self._loops:
+            loop.cancel()
+        for loop in self._loops:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._housekeeping
+                await loop
         await self.notebooks.shutdown()
+        await self.reader.close()
         await self.backend.close()
         await self.db.close()
 

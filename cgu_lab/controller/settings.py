@@ -30,6 +30,18 @@ class Settings:
     # local backend: "auto" runs notebooks as per-user accounts when root, else as ourselves
     run_as: str = field(default_factory=lambda: _env("run_as", "auto"))
     use_cgroups: bool = field(default_factory=lambda: _env("use_cgroups", "1") == "1")
+    # GPUs: how long a notebook must have been idle before a waiting start may reclaim its GPU
+    reclaim_idle_minutes: float = field(
+        default_factory=lambda: float(_env("reclaim_idle_minutes", "10"))
+    )
+    # the idle culler and the monitor: seconds between passes
+    cull_interval: float = field(default_factory=lambda: float(_env("cull_interval", "60")))
+    monitor_interval: float = field(default_factory=lambda: float(_env("monitor_interval", "10")))
+    # energy estimate: power of a GPU held by an idle notebook vs a free, parked GPU (watts)
+    gpu_held_idle_watts: float = field(
+        default_factory=lambda: float(_env("gpu_held_idle_watts", "60"))
+    )
+    gpu_parked_watts: float = field(default_factory=lambda: float(_env("gpu_parked_watts", "15")))
     # default resources of a new notebook
     default_cpu: str = field(default_factory=lambda: _env("default_cpu", "1"))
     default_memory: str = field(default_factory=lambda: _env("default_memory", "2Gi"))

@@ -210,7 +210,9 @@ def decide(policy: CullPolicy, activity: Activity, now: datetime) -> Decision:
     else:
         return keep(reason, due, cause)
     if now < stop_at:
-        return keep(pending, stop_at, cause)
+        # Still counting down after a warning: the owner keeps seeing it.
+        notice = _warning(cause, reason, stop_at - now) if warn else ""
+        return Decision(activity.notebook_id, "keep", pending, stop_at, cause, idle, notice)
     message = f"This notebook was stopped because it was {reason}. Start it again when you need it."
     return Decision(activity.notebook_id, "stop", reason, stop_at, cause, idle, message)
 

@@ -1,9 +1,10 @@
 """The states of a notebook and the moves between them.
 
-A notebook is `stopped`, `starting`, `running` or `stopping`. Starting and
-running notebooks hold their resources (quota and GPUs); a stopping one still
-holds them until its server is really gone, so a quick restart can never
-count the same GPU twice.
+A notebook is `stopped`, `queued` (waiting for a GPU), `starting`, `running`
+or `stopping`. Starting and running notebooks hold their resources (quota and
+GPUs); a stopping one still holds them until its server is really gone, so a
+quick restart can never count the same GPU twice. A queued one holds nothing:
+its quota is checked again when its turn comes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .errors import Conflict
 
 class State(str, enum.Enum):
     STOPPED = "stopped"
+    QUEUED = "queued"
     STARTING = "starting"
     RUNNING = "running"
     STOPPING = "stopping"
@@ -23,7 +25,8 @@ class State(str, enum.Enum):
 HOLDING = frozenset({State.STARTING, State.RUNNING, State.STOPPING})
 
 _MOVES = {
-    State.STOPPED: {State.STARTING},
+    State.STOPPED: {State.STARTING, State.QUEUED},
+    State.QUEUED: {State.STARTING, State.STOPPED},
     State.STARTING: {State.RUNNING, State.STOPPING, State.STOPPED},
     State.RUNNING: {State.STOPPING, State.STOPPED},
     State.STOPPING: {State.STOPPED},

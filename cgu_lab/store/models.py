@@ -172,6 +172,11 @@ class Notebook(Base):
     started_at: Mapped[datetime | None] = mapped_column(nullable=True)
     stopped_at: Mapped[datetime | None] = mapped_column(nullable=True)
     last_activity: Mapped[datetime | None] = mapped_column(nullable=True)
+    # The culler's bookkeeping: when the owner was warned, when they said "keep running".
+    warned_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    kept_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    # Waiting for a GPU: since when (FIFO per GPU type).
+    queued_at: Mapped[datetime | None] = mapped_column(nullable=True)
 
 
 class Share(Base):
@@ -198,6 +203,59 @@ class Share(Base):
     expires_at: Mapped[datetime | None] = mapped_column(nullable=True)
     created_by: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class GpuDevice(Base):
+    """A GPU an administrator declared by hand (to plan a layout, or where NVML cannot see it)."""
+
+    __tablename__ = "gpu_devices"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    device_id: Mapped[str] = mapped_column(String(100), unique=True)
+    node: Mapped[str] = mapped_column(String(253), default="local")
+    model: Mapped[str] = mapped_column(String(200), default="")
+    memory: Mapped[int] = mapped_column(BigInteger, default=0)
+    mig_profile: Mapped[str] = mapped_column(String(32), default="")
+    index: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CullPolicyRow(Base):
+    """The idle culler's policy: the platform default (group_id null) or a group's override."""
+
+    __tablename__ = "cull_policies"
+    __table_args__ = (UniqueConstraint("group_id", name="uq_cull_policy_group"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    group_id: Mapped[int | None] = mapped_column(
+        ForeignKey("groups.id", ondelete="CASCADE"), nullable=True
+    )
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    idle_minutes: Mapped[float] = mapped_column(default=60.0)
+    warn_minutes: Mapped[float] = mapped_column(default=10.0)
+    gpu_idle_percent: Mapped[float | None] = mapped_column(nullable=True)
+    max_lifetime_hours: Mapped[float | None] = mapped_column(nullable=True)
+    updated_by: Mapped[str] = mapped_column(String(64), default="")
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class StopRecord(Base):
+    """Each stop of a notebook and why; culler and reclaim stops feed the savings figures."""
+
+    __tablename__ = "stop_records"
+    __table_args__ = (Index("ix_stop_records_at", "stopped_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    notebook_id: Mapped[int | None] = mapped_column(
+        ForeignKey("notebooks.id", ondelete="SET NULL"), nullable=True
+    )
+    owner: Mapped[str] = mapped_column(String(64))
+    notebook: Mapped[str] = mapped_column(String(63))
+    cause: Mapped[str] = mapped_column(String(16))  # user, admin, idle, lifetime, reclaim
+    reason: Mapped[str] = mapped_column(Text, default="")
+    gpus: Mapped[float] = mapped_column(default=0.0)  # GPUs held, a shared one counted as 1/share
+    stopped_at: Mapped[datetime] = mapped_column(default=utcnow)
+    restarted_at: Mapped[datetime | None] = mapped_column(nullable=True)
 
 
 class Session(Base):

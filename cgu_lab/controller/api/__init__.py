@@ -7,11 +7,22 @@ written API and the code cannot drift apart.
 
 from fastapi import APIRouter
 
-from . import accounts, audit, catalog, notebooks, quotas, shares, system
+from . import accounts, audit, catalog, culling, gpus, monitoring, notebooks, quotas, shares, system
 
 
 def router() -> APIRouter:
     api = APIRouter(prefix="/api")
-    for module in (system, accounts, quotas, notebooks, shares, catalog, audit):
+    for module in (
+        system,
+        accounts,
+        quotas,
+        notebooks,
+        shares,
+        catalog,
+        gpus,
+        culling,
+        monitoring,
+        audit,
+    ):
         api.include_router(module.router)
     return api

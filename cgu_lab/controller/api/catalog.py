@@ -1,13 +1,12 @@
-"""Environments and GPU types users choose from when creating notebooks."""
+"""Environments users choose from when creating notebooks."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from ...core.gpus import capacity
 from .. import catalog as service
 from .deps import ActorDep, PlatformDep
-from .schemas import EnvironmentIn, EnvironmentOut, GpuTypeOut, Message
+from .schemas import EnvironmentIn, EnvironmentOut, Message
 
 router = APIRouter(tags=["catalog"])
 
@@ -49,24 +48,3 @@ async def delete_environment(name: str, platform: PlatformDep, actor: ActorDep) 
     async with platform.db.session() as session:
         await service.delete_environment(session, actor, name)
     return Message(message=f"environment '{name}' was deleted")
-
-
-@router.get("/gpu-types", response_model=list[GpuTypeOut], summary="GPU types on offer")
-async def list_gpu_types(platform: PlatformDep, actor: ActorDep) -> list[GpuTypeOut]:
-    devices = platform.notebooks.devices
-    async with platform.db.session() as session:
-        return [
-            GpuTypeOut(
-                name=t.name,
-                display_name=t.display_name,
-                description=t.description,
-                resource_name=t.resource_name,
-                share=t.share,
-                fraction=t.fraction,
-                mig_profile=t.mig_profile,
-                models=list((t.models or {}).get("include", [])),
-                node_selector=dict(t.node_selector or {}),
-                capacity=capacity(devices, service.offer_of(t)),
-            )
-            for t in await service.list_gpu_types(session)
-        ]

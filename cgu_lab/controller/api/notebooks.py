@@ -59,7 +59,7 @@ async def list_notebooks(
     platform: PlatformDep,
     actor: ActorDep,
     owner: str | None = None,
-    state: str | None = Query(None, pattern="^(stopped|starting|running|stopping)$"),
+    state: str | None = Query(None, pattern="^(stopped|queued|starting|running|stopping)$"),
     q: str = "",
 ) -> list[NotebookOut]:
     async with platform.db.session() as session:

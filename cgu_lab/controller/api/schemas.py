@@ -194,7 +194,7 @@ class QuotaOut(BaseModel):
 
 # -- notebooks ---------------------------------------------------------------
 
-StateName = Literal["stopped", "starting", "running", "stopping"]
+StateName = Literal["stopped", "queued", "starting", "running", "stopping"]
 
 
 class NotebookCreate(Strict):
@@ -337,6 +337,76 @@ class GpuTypeOut(BaseModel):
     models: list[str]
     node_selector: dict[str, str]
     capacity: int = Field(description="Notebooks of this type the known devices can hold")
+
+
+class GpuTypeIn(Strict):
+    display_name: str = ""
+    description: str = ""
+    resource_name: str = Field(
+        "nvidia.com/gpu", description="Kubernetes resource, e.g. nvidia.com/gpu.shared"
+    )
+    share: int = Field(1, ge=1, le=64, description="Notebooks sharing one device (1 = whole GPU)")
+    fraction: float = Field(1.0, gt=0, le=1, description="MPS share of the GPU each notebook gets")
+    mig_profile: str = Field("", description="Only MIG instances of this profile, e.g. 3g.20gb")
+    models: list[str] = Field([], description="Only these GPU models (substring match), e.g. A5000")
+    node_selector: dict[str, str] = {}
+
+
+class GpuDeviceIn(Strict):
+    device_id: str = Field(description="The GPU's UUID, or a name of your choice")
+    node: str = "local"
+    model: str = ""
+    memory: Amount = 0
+    mig_profile: str = ""
+    index: int = Field(0, ge=0)
+
+
+class GpuDeviceOut(BaseModel):
+    device_id: str
+    node: str
+    model: str
+    memory: int
+    mig_profile: str
+    index: int
+    declared: bool
+    holders: list[str] = Field(description="Notebooks using it now (owner/name)")
+
+
+class CullPolicyIn(Strict):
+    enabled: bool = True
+    idle_minutes: float = Field(
+        60, description="Stop after this long without kernel or terminal activity"
+    )
+    warn_minutes: float = Field(10, description="Warn the owner this long before the stop")
+    gpu_idle_percent: float | None = Field(
+        None, description="Also idle only while GPU use is below this"
+    )
+    max_lifetime_hours: float | None = Field(
+        None, description="Stop any notebook running this long"
+    )
+
+
+class CullPolicyOut(BaseModel):
+    scope: str
+    enabled: bool
+    idle_minutes: float
+    warn_minutes: float
+    gpu_idle_percent: float | None
+    max_lifetime_hours: float | None
+    inherited: bool
+
+
+class CullingStatus(BaseModel):
+    enabled: bool
+    persistent: bool
+    idle_minutes: float
+    warn_minutes: float
+    max_lifetime_hours: float | None
+    last_activity: datetime | None
+    action: Literal["keep", "warn", "stop"]
+    reason: str
+    message: str
+    stop_at: datetime | None
 
 
 class AuditOut(BaseModel):

@@ -1,0 +1,343 @@
+"""Live monitoring: what each node, user and notebook uses, kept for charts and Prometheus.
+
+A loop samples every `monitor_interval` seconds: this machine's CPU, memory
+and GPUs, and each running notebook's own figures (its server extension's
+`cgu-lab/resources`). The last hour is kept in memory for the monitoring
+page; `/metrics` exposes the latest sample in Prometheus' format through a
+collector that reads the snapshot (no global gauges to clean up when a
+notebook goes away). Savings from culling come from the stop records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+import psutil
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import CollectorRegistry
+from sqlalchemy import func, select
+
+from .. import gpu_probe
+from ..core.gpus import capacity
+from ..core.lifecycle import State
+from ..store.db import Database
+from ..store.models import GpuType, Notebook, StopRecord, User
+from .catalog import offer_of
+from .notebooks import NotebookService
+from .reader import NotebookReader
+
+log = logging.getLogger("cgu_lab.monitoring")
+
+HISTORY = 360  # samples kept for the charts (an hour at 10 s)
+RECLAIM_CAP = timedelta(hours=24)  # a culled GPU counts as reclaimed for at most a day
+
+
+@dataclass
+class Snapshot:
+    at: float = 0.0
+    node: dict = field(default_factory=dict)
+    gpus: list[dict] = field(default_factory=list)
+    notebooks: list[dict] = field(default_factory=list)
+    states: dict[str, int] = field(default_factory=dict)
+    allocation: list[dict] = field(default_factory=list)
+    stops: dict[str, int] = field(default_factory=dict)
+    reclaimed_gpu_hours: float = 0.0
+    energy_saved_kwh: float = 0.0
+
+    def users(self) -> list[dict]:
+        totals: dict[str, dict] = {}
+        for nb in self.notebooks:
+            user = totals.setdefault(
+                nb["owner"],
+                {
+                    "user": nb["owner"],
+                    "notebooks": 0,
+                    "cpu_cores": 0.0,
+                    "memory_bytes": 0,
+                    "gpus": 0,
+                },
+            )
+            user["notebooks"] += 1
+            user["cpu_cores"] += nb["cpu_cores"]
+            user["memory_bytes"] += nb["memory_bytes"]
+            user["gpus"] += nb["gpus"]
+        return sorted(totals.values(), key=lambda u: (-u["gpus"], -u["cpu_cores"], u["user"]))
+
+
+class Monitor:
+    def __init__(
+        self, db: Database, notebooks: NotebookService, reader: NotebookReader, settings
+    ) -> None:
+        self.db = db
+        self.notebooks = notebooks
+        self.reader = reader
+        self.settings = settings
+        self.node = socket.gethostname()
+        self.latest = Snapshot()
+        self.history: deque[dict] = deque(maxlen=HISTORY)
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.registry.register(_Collector(self))
+        psutil.cpu_percent(None)  # the first reading only starts the measurement
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self.sample()
+            except Exception:  # the next sample tries again
+                log.exception("monitoring sample failed")
+            await asyncio.sleep(self.settings.monitor_interval)
+
+    async def sample(self) -> Snapshot:
+        memory = psutil.virtual_memory()
+        node = {
+            "node": self.node,
+            "cpu_percent": psutil.cpu_percent(None),
+            "cpus": psutil.cpu_count(),
+            "memory_used": memory.total - memory.available,
+            "memory_total": memory.total,
+        }
+        gpus = [
+            {
+                "node": self.node,
+                "uuid": g.uuid,
+                "model": g.model,
+                "utilization": g.utilization,
+                "memory_used": g.memory_used,
+                "memory_total": g.memory_total,
+            }
+            for g in await asyncio.to_thread(gpu_probe.usage)
+        ]
+        async with self.db.session() as session:
+            running = (
+                await session.execute(
+                    select(Notebook, User.name)
+                    .join(User, User.id == Notebook.owner_id)
+                    .where(Notebook.state == State.RUNNING.value)
+                )
+            ).all()
+            states = dict(
+                (
+                    await session.execute(
+                        select(Notebook.state, func.count()).group_by(Notebook.state)
+                    )
+                ).all()
+            )
+            gpu_types = (await session.scalars(select(GpuType))).all()
+            stops = dict(
+                (
+                    await session.execute(
+                        select(StopRecord.cause, func.count()).group_by(StopRecord.cause)
+                    )
+                ).all()
+            )
+            reclaimed = await self._reclaimed(session)
+        notebooks = await asyncio.gather(*(self._notebook(nb, owner) for nb, owner in running))
+        allocated: dict[str, float] = {}
+        for nb, _ in running:
+            if nb.gpu_type and nb.devices:
+                allocated[nb.gpu_type] = allocated.get(nb.gpu_type, 0) + nb.gpus
+        allocation = [
+            {
+                "gpu_type": gpu_type.name,
+                "allocated": allocated.get(gpu_type.name, 0),
+                "capacity": capacity(self.notebooks.gpus.devices, offer_of(gpu_type)),
+            }
+            for gpu_type in gpu_types
+        ]
+        watts = self.settings.gpu_held_idle_watts - self.settings.gpu_parked_watts
+        snapshot = Snapshot(
+            time.time(),
+            node,
+            gpus,
+            list(notebooks),
+            {s: int(n) for s, n in states.items()},
+            allocation,
+            {c: int(n) for c, n in stops.items()},
+            reclaimed,
+            reclaimed * max(0.0, watts) / 1000,
+        )
+        self.latest = snapshot
+        self.history.append(
+            {
+                "at": snapshot.at,
+                "cpu_percent": node["cpu_percent"],
+                "memory_used": node["memory_used"],
+                "gpu_utilization": _mean([g["utilization"] for g in gpus]),
+                "notebooks": states.get(State.RUNNING.value, 0),
+                "users": {
+                    u["user"]: {"cpu_cores": u["cpu_cores"], "memory_bytes": u["memory_bytes"]}
+                    for u in snapshot.users()
+                },
+            }
+        )
+        return snapshot
+
+    async def _notebook(self, nb: Notebook, owner: str) -> dict:
+        route = await self.notebooks.route(owner, nb.name)
+        reading = await self.reader.get(route, "cgu-lab/resources") if route else None
+        cpu = (reading or {}).get("cpu", {})
+        memory = (reading or {}).get("memory", {})
+        devices = (reading or {}).get("gpus", {}).get("devices", [])
+        return {
+            "owner": owner,
+            "notebook": nb.name,
+            "cpu_cores": cpu.get("used_cores") or 0.0,
+            "cpu_limit": nb.cpu_milli / 1000,
+            "memory_bytes": memory.get("used_bytes") or 0,
+            "memory_limit": nb.memory,
+            "gpu_type": nb.gpu_type,
+            "gpus": nb.gpus if nb.devices else 0,
+            "gpu_utilization": _mean([d.get("utilization") for d in devices]),
+            "gpu_memory_bytes": sum(d.get("memory_used") or 0 for d in devices),
+            "persistent": nb.persistent,
+            "readable": reading is not None,
+        }
+
+    async def _reclaimed(self, session) -> float:
+        """GPU-hours not held by idle notebooks thanks to the culler and reclaim.
+
+        Each such stop counts the GPUs it freed (a shared GPU as its share)
+        for the time until the notebook started again, at most a day.
+        """
+        now = datetime.now(timezone.utc)
+        rows = (
+            await session.scalars(
+                select(StopRecord).where(
+                    StopRecord.cause.in_(["idle", "lifetime", "reclaim"]), StopRecord.gpus > 0
+                )
+            )
+        ).all()
+        hours = 0.0
+        for row in rows:
+            span = min((row.restarted_at or now) - row.stopped_at, RECLAIM_CAP)
+            hours += row.gpus * max(0.0, span.total_seconds()) / 3600
+        return hours
+
+
+def _mean(values) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+class _Collector:
+    """Prometheus families built from the monitor's latest snapshot at scrape time."""
+
+    def __init__(self, monitor: Monitor) -> None:
+        self.monitor = monitor
+
+    def describe(self):
+        return []
+
+    def collect(self):
+        snap = self.monitor.latest
+        node = snap.node.get("node", self.monitor.node)
+        cpu = GaugeMetricFamily(
+            "cgu_lab_node_cpu_percent", "CPU use of the node, percent", labels=["node"]
+        )
+        memory = GaugeMetricFamily(
+            "cgu_lab_node_memory_used_bytes", "Memory in use on the node", labels=["node"]
+        )
+        memory_total = GaugeMetricFamily(
+            "cgu_lab_node_memory_total_bytes", "Memory of the node", labels=["node"]
+        )
+        if snap.node:
+            cpu.add_metric([node], snap.node["cpu_percent"])
+            memory.add_metric([node], snap.node["memory_used"])
+            memory_total.add_metric([node], snap.node["memory_total"])
+        yield from (cpu, memory, memory_total)
+        gpu_util = GaugeMetricFamily(
+            "cgu_lab_gpu_utilization_percent", "GPU utilisation", labels=["node", "gpu", "model"]
+        )
+        gpu_mem = GaugeMetricFamily(
+            "cgu_lab_gpu_memory_used_bytes", "GPU memory in use", labels=["node", "gpu"]
+        )
+        gpu_total = GaugeMetricFamily(
+            "cgu_lab_gpu_memory_total_bytes", "GPU memory", labels=["node", "gpu"]
+        )
+        for gpu in snap.gpus:
+            if gpu["utilization"] is not None:
+                gpu_util.add_metric([gpu["node"], gpu["uuid"], gpu["model"]], gpu["utilization"])
+            gpu_mem.add_metric([gpu["node"], gpu["uuid"]], gpu["memory_used"])
+            gpu_total.add_metric([gpu["node"], gpu["uuid"]], gpu["memory_total"])
+        yield from (gpu_util, gpu_mem, gpu_total)
+        labels = ["owner", "notebook"]
+        nb_cpu = GaugeMetricFamily(
+            "cgu_lab_notebook_cpu_cores", "CPU cores a notebook uses", labels=labels
+        )
+        nb_cpu_limit = GaugeMetricFamily(
+            "cgu_lab_notebook_cpu_limit_cores", "CPU cores a notebook may use", labels=labels
+        )
+        nb_mem = GaugeMetricFamily(
+            "cgu_lab_notebook_memory_bytes", "Memory a notebook uses", labels=labels
+        )
+        nb_mem_limit = GaugeMetricFamily(
+            "cgu_lab_notebook_memory_limit_bytes", "Memory a notebook may use", labels=labels
+        )
+        nb_gpu = GaugeMetricFamily(
+            "cgu_lab_notebook_gpu_utilization_percent", "GPU use of a notebook", labels=labels
+        )
+        nb_gpu_mem = GaugeMetricFamily(
+            "cgu_lab_notebook_gpu_memory_bytes", "GPU memory of a notebook", labels=labels
+        )
+        for nb in snap.notebooks:
+            key = [nb["owner"], nb["notebook"]]
+            nb_cpu.add_metric(key, nb["cpu_cores"])
+            nb_cpu_limit.add_metric(key, nb["cpu_limit"])
+            nb_mem.add_metric(key, nb["memory_bytes"])
+            nb_mem_limit.add_metric(key, nb["memory_limit"])
+            nb_gpu_mem.add_metric(key, nb["gpu_memory_bytes"])
+            if nb["gpu_utilization"] is not None:
+                nb_gpu.add_metric(key, nb["gpu_utilization"])
+        yield from (nb_cpu, nb_cpu_limit, nb_mem, nb_mem_limit, nb_gpu, nb_gpu_mem)
+        user_cpu = GaugeMetricFamily(
+            "cgu_lab_user_cpu_cores", "CPU cores a user's notebooks use", labels=["user"]
+        )
+        user_mem = GaugeMetricFamily(
+            "cgu_lab_user_memory_bytes", "Memory a user's notebooks use", labels=["user"]
+        )
+        user_gpus = GaugeMetricFamily(
+            "cgu_lab_user_gpus", "GPUs a user's notebooks hold", labels=["user"]
+        )
+        for user in snap.users():
+            user_cpu.add_metric([user["user"]], user["cpu_cores"])
+            user_mem.add_metric([user["user"]], user["memory_bytes"])
+            user_gpus.add_metric([user["user"]], user["gpus"])
+        yield from (user_cpu, user_mem, user_gpus)
+        states = GaugeMetricFamily("cgu_lab_notebooks", "Notebooks by state", labels=["state"])
+        for state in State:
+            states.add_metric([state.value], snap.states.get(state.value, 0))
+        yield states
+        allocated = GaugeMetricFamily(
+            "cgu_lab_gpus_allocated", "GPUs held, by GPU type", labels=["gpu_type"]
+        )
+        capacity = GaugeMetricFamily(
+            "cgu_lab_gpu_type_capacity", "Notebooks a GPU type can serve", labels=["gpu_type"]
+        )
+        for row in snap.allocation:
+            allocated.add_metric([row["gpu_type"]], row["allocated"])
+            capacity.add_metric([row["gpu_type"]], row["capacity"])
+        yield from (allocated, capacity)
+        stops = CounterMetricFamily(
+            "cgu_lab_notebook_stops",
+            "Notebook stops by cause (user, admin, idle, lifetime, reclaim)",
+            labels=["cause"],
+        )
+        for cause, count in sorted(snap.stops.items()):
+            stops.add_metric([cause], count)
+        yield stops
+        yield CounterMetricFamily(
+            "cgu_lab_reclaimed_gpu_hours",
+            "GPU-hours freed from idle notebooks by culling and reclaim",
+            value=snap.reclaimed_gpu_hours,
+        )
+        yield CounterMetricFamily(
+            "cgu_lab_energy_saved_kwh",
+            "Estimated energy saved by culling and reclaim (kWh)",
+            value=snap.energy_saved_kwh,
+        )

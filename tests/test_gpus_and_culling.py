@@ -1,0 +1,297 @@
+"""GPU types, placement, the queue and reclaim, the idle culler and monitoring,
+against a real controller with real notebook servers and shortened timings.
+
+No GPU is on this machine, so an admin declares one (as the API allows for
+planning a layout); notebooks given it start with CUDA_VISIBLE_DEVICES set.
+"""
+
+import asyncio
+import shutil
+import time
+
+import pytest
+
+from .harness import Controller, reachable_dir
+from .test_notebooks import server_process, ws_url
+
+pytestmark = pytest.mark.integration
+
+
+def wait_until(check, timeout=60, interval=0.3, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture(scope="module")
+def fast():
+    """A controller whose culler and monitor run every second; reclaim takes notebooks idle 30 s."""
+    base = reachable_dir()
+    ctl = Controller(
+        base / "data",
+        env={
+            "CGU_LAB_CULL_INTERVAL": "1",
+            "CGU_LAB_MONITOR_INTERVAL": "1",
+            "CGU_LAB_RECLAIM_IDLE_MINUTES": "0.5",
+        },
+    )
+    ctl.create_user("ops", "admin")
+    for name in ("ann", "ben", "cat"):
+        ctl.create_user(name)
+    ctl.start()
+    with ctl.client("ops") as ops:
+        ops.ok(
+            "PUT",
+            "/api/quotas/default",
+            json={"cpu": 4, "memory": "8Gi", "notebooks": 3, "gpus": {"standard": 1, "premium": 1}},
+        )
+    yield ctl
+    ctl.stop()
+    ctl.kill_notebooks()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ops(fast):
+    with fast.client("ops") as session:
+        yield session
+
+
+@pytest.fixture(scope="module")
+def users(fast):
+    sessions = {name: fast.client(name) for name in ("ann", "ben", "cat")}
+    yield sessions
+    for session in sessions.values():
+        session.close()
+
+
+def state(session, owner, name):
+    return session.ok("GET", f"/api/notebooks/{owner}/{name}")
+
+
+def test_gpu_types_are_admin_defined_and_validated(ops, users):
+    assert users["ann"].put("/api/gpu-types/standard", json={}).status_code == 403
+    bad = ops.put("/api/gpu-types/half", json={"share": 1, "fraction": 0.5})
+    assert bad.status_code == 400 and "share > 1" in bad.json()["message"]
+    assert ops.put("/api/gpu-types/x", json={"resource_name": "gpu"}).status_code == 400
+    standard = ops.ok(
+        "PUT",
+        "/api/gpu-types/standard",
+        json={"display_name": "Shared GPU", "resource_name": "nvidia.com/gpu.shared", "share": 2},
+    )
+    assert standard["capacity"] == 0
+    ops.ok("PUT", "/api/gpu-types/premium", json={"display_name": "Whole GPU"})
+    ops.ok(
+        "POST",
+        "/api/gpus",
+        201,
+        json={"device_id": "GPU-test-0", "model": "NVIDIA RTX A5000", "memory": "24Gi"},
+    )
+    assert ops.post("/api/gpus", json={"device_id": "GPU-test-0"}).status_code == 409
+    types = {t["name"]: t for t in users["ann"].ok("GET", "/api/gpu-types")}
+    assert types["standard"]["capacity"] == 2 and types["premium"]["capacity"] == 1
+    inventory = ops.ok("GET", "/api/gpus")
+    assert [(g["device_id"], g["declared"], g["memory"]) for g in inventory] == [
+        ("GPU-test-0", True, 24 * 2**30)
+    ]
+
+
+def test_shared_gpu_placement_queue_and_drain(fast, ops, users):
+    ann, ben, cat = users["ann"], users["ben"], users["cat"]
+    for session in (ann, ben, cat):
+        session.ok(
+            "POST",
+            "/api/notebooks",
+            201,
+            json={"name": "gpu", "cpu": 0.5, "memory": "512Mi", "gpu_type": "standard", "gpus": 1},
+        )
+    assert ann.ok("POST", "/api/notebooks/ann/gpu/start?wait=true", 202)["devices"] == [
+        "GPU-test-0"
+    ]
+    assert ben.ok("POST", "/api/notebooks/ben/gpu/start?wait=true", 202)["state"] == "running"
+    assert server_process("ann", "gpu").environ()["CUDA_VISIBLE_DEVICES"] == "GPU-test-0"
+    # Two notebooks share the one GPU; the third waits, and is told where it stands.
+    queued = cat.ok("POST", "/api/notebooks/cat/gpu/start", 202)
+    assert queued["state"] == "queued"
+    assert queued["message"].startswith("You are next in the queue for a 'standard' GPU")
+    # GPU types and devices in use cannot be removed; the refusal names who uses them.
+    refused = ops.delete("/api/gpu-types/standard")
+    assert (
+        refused.status_code == 409
+        and "ann" in refused.json()["message"]
+        and "ben" in refused.json()["message"]
+    )
+    assert ops.delete("/api/gpus/GPU-test-0").status_code == 409
+    holders = ops.ok("GET", "/api/gpus")[0]["holders"]
+    assert holders == ["ann/gpu", "ben/gpu"]
+    # When ann stops, cat's turn comes by itself.
+    ann.ok("POST", "/api/notebooks/ann/gpu/stop?wait=true", 202)
+    wait_until(
+        lambda: state(cat, "cat", "gpu")["state"] == "running",
+        what="cat's queued notebook to start",
+    )
+    assert state(cat, "cat", "gpu")["devices"] == ["GPU-test-0"]
+
+
+def test_reclaim_stops_idle_notebooks_for_a_waiting_start(fast, ops, users):
+    ann, ben, cat = users["ann"], users["ben"], users["cat"]
+    ann.ok(
+        "POST",
+        "/api/notebooks",
+        201,
+        json={"name": "big", "cpu": 0.5, "memory": "512Mi", "gpu_type": "premium", "gpus": 1},
+    )
+    # ben and cat hold the GPU (shared); once idle for 30 s a whole-GPU start reclaims it.
+    assert ann.ok("POST", "/api/notebooks/ann/big/start", 202)["state"] == "queued"
+    ann.ok("POST", "/api/notebooks/ann/big/stop", 202)
+    time.sleep(31)
+    started = ann.ok("POST", "/api/notebooks/ann/big/start", 202)
+    assert started["state"] == "queued" and "stopping 2 idle notebooks" in started["message"]
+    wait_until(lambda: state(ann, "ann", "big")["state"] == "running", what="the reclaimed start")
+    for session in (ben, cat):
+        stopped = state(session, session.name, "gpu")
+        assert stopped["state"] == "stopped"
+        assert "needed this GPU for a waiting notebook" in stopped["message"]
+    stops = ops.ok("GET", "/api/audit?action=notebook.stopped&limit=50")
+    assert {e["target"] for e in stops if (e["details"] or {}).get("cause") == "reclaim"} == {
+        "notebook:ben/gpu",
+        "notebook:cat/gpu",
+    }
+    ann.ok("POST", "/api/notebooks/ann/big/stop?wait=true", 202)
+
+
+def test_idle_culler_warns_then_stops_and_spares_the_busy_the_persistent_and_the_kept(
+    fast, ops, users
+):
+    ann, ben, cat = users["ann"], users["ben"], users["cat"]
+    # Idle after 24 s, warned 12 s before.
+    ops.ok("PUT", "/api/culling/policy", json={"idle_minutes": 0.4, "warn_minutes": 0.2})
+    assert ann.put("/api/culling/policy", json={"idle_minutes": 1}).status_code == 403
+    bad = ops.put("/api/culling/policy", json={"idle_minutes": 1, "warn_minutes": 2})
+    assert bad.status_code == 400 and "shorter than the idle limit" in bad.json()["message"]
+    for session in (ann, ben, cat):
+        session.ok(
+            "POST", "/api/notebooks", 201, json={"name": "cull", "cpu": 0.5, "memory": "512Mi"}
+        )
+    ops.ok("PATCH", "/api/notebooks/cat/cull", json={"persistent": True})
+    for session in (ann, ben, cat):
+        session.ok("POST", f"/api/notebooks/{session.name}/cull/start?wait=true", 202)
+    # ben keeps a kernel busy for a minute.
+    cookie = f"cgu-lab-session={ben.cookies['cgu-lab-session']}"
+    kernel = ben.ok(
+        "POST",
+        "/notebook/ben/cull/api/kernels",
+        201,
+        json={"name": "python3"},
+        headers={"X-XSRFToken": "x", "Cookie": f"_xsrf=x; {cookie}"},
+    )
+    url = ws_url(fast, f"/notebook/ben/cull/api/kernels/{kernel['id']}/channels")
+
+    async def start_long_cell():
+        import json
+        import uuid
+
+        import websockets
+
+        async with websockets.connect(
+            url, additional_headers={"Cookie": cookie, "Origin": fast.url}
+        ) as ws:
+            await ws.send(
+                json.dumps(
+                    {
+                        "header": {
+                            "msg_id": uuid.uuid4().hex,
+                            "username": "ben",
+                            "session": "s",
+                            "date": "",
+                            "msg_type": "execute_request",
+                            "version": "5.3",
+                        },
+                        "parent_header": {},
+                        "metadata": {},
+                        "channel": "shell",
+                        "buffers": [],
+                        "content": {
+                            "code": "import time; time.sleep(90)",
+                            "silent": False,
+                            "store_history": False,
+                            "user_expressions": {},
+                            "allow_stdin": False,
+                            "stop_on_error": True,
+                        },
+                    }
+                )
+            )
+            await asyncio.sleep(1)
+
+    asyncio.run(start_long_cell())
+    # ann is warned first, with a countdown, and presses "keep running" once.
+    warned = wait_until(
+        lambda: (s := ann.ok("GET", "/api/notebooks/ann/cull/culling"))["action"] == "warn" and s,
+        timeout=30,
+        what="ann's warning",
+    )
+    assert warned["stop_at"] and "will be stopped" in warned["message"]
+    ann.ok("POST", "/api/notebooks/ann/cull/keep-running")
+    assert ann.ok("GET", "/api/notebooks/ann/cull/culling")["action"] == "keep"
+    kept_at = time.monotonic()
+    # ... and is stopped only a full idle period after that, with the reason recorded.
+    wait_until(
+        lambda: state(ann, "ann", "cull")["state"] == "stopped", timeout=45, what="ann's idle stop"
+    )
+    assert time.monotonic() - kept_at >= 20
+    stopped = state(ann, "ann", "cull")
+    assert stopped["message"].startswith("Stopped by the idle culler: idle for")
+    assert state(ben, "ben", "cull")["state"] == "running"
+    assert state(cat, "cat", "cull")["state"] == "running"
+    assert ben.ok("GET", "/api/notebooks/ben/cull/culling")["action"] == "keep"
+    cat_status = cat.ok("GET", "/api/notebooks/cat/cull/culling")
+    assert cat_status["persistent"] and not cat_status["enabled"]
+    events = ops.ok("GET", "/api/audit?target=notebook:ann/cull&limit=20")
+    actions = [e["action"] for e in events]
+    assert {"notebook.warned", "notebook.kept_running", "notebook.stopped"} <= set(actions)
+    stop = next(e for e in events if e["action"] == "notebook.stopped")
+    assert stop["actor"] == "system" and stop["details"]["cause"] == "idle"
+    # The culler's own reading never counted as activity: ann's server saw no API use from it.
+    ops.ok("PUT", "/api/culling/policy", json={"idle_minutes": 600, "warn_minutes": 10})
+    for session in (ben, cat):
+        session.ok("POST", f"/api/notebooks/{session.name}/cull/stop?wait=true", 202)
+
+
+def test_monitoring_and_metrics(fast, ops, users):
+    ann = users["ann"]
+    ann.ok("POST", "/api/notebooks/ann/gpu/start?wait=true", 202)
+    snapshot = wait_until(
+        lambda: (m := ops.ok("GET", "/api/monitoring"))["notebooks"] and m,
+        what="a monitoring sample with the notebook",
+    )
+    assert snapshot["node"]["memory_total"] > 0 and 0 <= snapshot["node"]["cpu_percent"] <= 100
+    row = next(
+        nb for nb in snapshot["notebooks"] if nb["owner"] == "ann" and nb["notebook"] == "gpu"
+    )
+    assert row["readable"] and row["memory_bytes"] > 10 * 2**20 and row["gpus"] == 1
+    assert any(u["user"] == "ann" and u["gpus"] == 1 for u in snapshot["users"])
+    allocation = {a["gpu_type"]: a for a in snapshot["allocation"]}
+    assert allocation["standard"] == {"gpu_type": "standard", "allocated": 1, "capacity": 2}
+    assert snapshot["stops"]["reclaim"] == 2 and snapshot["stops"]["idle"] >= 1
+    assert snapshot["reclaimed_gpu_hours"] > 0 and snapshot["energy_saved_kwh"] > 0
+    assert len(snapshot["history"]) >= 2
+    metrics = ops.get("/api/metrics")
+    assert metrics.status_code == 200 and metrics.headers["content-type"].startswith("text/plain")
+    text = metrics.text
+    for name in (
+        "cgu_lab_node_cpu_percent",
+        'cgu_lab_notebook_memory_bytes{notebook="gpu",owner="ann"}',
+        'cgu_lab_gpus_allocated{gpu_type="standard"} 1.0',
+        'cgu_lab_notebook_stops_total{cause="reclaim"} 2.0',
+        "cgu_lab_reclaimed_gpu_hours_total",
+        'cgu_lab_user_gpus{user="ann"} 1.0',
+    ):
+        assert name in text, name
+    assert ann.get("/api/metrics").status_code == 403
+    assert ann.get("/api/monitoring").status_code == 403
+    ann.ok("POST", "/api/notebooks/ann/gpu/stop?wait=true", 202)
