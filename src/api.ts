@@ -7,6 +7,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 import {
+  ICullingStatus,
   IDirectory,
   IQuota,
   IResizeRequest,
@@ -114,6 +115,12 @@ export namespace CguAPI {
 
   export const sharedWithMe = (): Promise<ISharedWithMe[]> =>
     requestAPI<ISharedWithMe[]>('shared-with-me');
+
+  export const culling = (): Promise<ICullingStatus> =>
+    requestAPI<ICullingStatus>('culling');
+
+  export const keepRunning = (): Promise<{ message: string }> =>
+    requestAPI<{ message: string }>('keep-running', jsonInit('POST'));
 }
 
 /** A readable sentence out of anything thrown by a request. */

@@ -9,6 +9,7 @@
  * - `cgu-lab:resources` — status-bar figures, the Resources panel, Resize.
  * - `cgu-lab:share` — the Share dialog (toolbar button, palette, file browser).
  * - `cgu-lab:shared-with-me` — the left-sidebar list of what others shared.
+ * - `cgu-lab:culling` — the idle countdown with "Keep running".
  */
 import {
   ILayoutRestorer,
@@ -35,6 +36,7 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 import { shareIcon, ToolbarButton } from '@jupyterlab/ui-components';
 import { Signal } from '@lumino/signaling';
 import { CguAPI, errorMessage } from './api';
+import { CullingStatusItem, CullingWatch } from './culling';
 import { blockedCommandMessage, noticeText } from './format';
 import { handshake, sessionFromHandshake } from './handshake';
 import { gaugeIcon, sharedWithMeIcon } from './icons';
@@ -524,10 +526,51 @@ const sharedWithMePlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
+/**
+ * The idle countdown: a warning with "Keep running" before the platform stops
+ * an idle notebook, for those who may use it (owner and editors).
+ */
+const cullingPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'cgu-lab:culling',
+  description:
+    'Warns before an idle notebook is stopped and offers to keep it running.',
+  autoStart: true,
+  requires: [ICguLabSession],
+  optional: [IStatusBar, ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    session: ICguLabSession,
+    statusBar: IStatusBar | null,
+    palette: ICommandPalette | null
+  ) => {
+    if (!session.info || session.access === 'read') {
+      return;
+    }
+    const item = new CullingStatusItem(() => void watch.keepRunning());
+    const watch = new CullingWatch(item);
+    statusBar?.registerStatusItem('cgu-lab:culling', {
+      item,
+      align: 'left',
+      rank: 0
+    });
+    app.commands.addCommand(CommandIDs.keepRunning, {
+      label: 'Keep This Notebook Running',
+      caption: 'Count now as activity so the idle culler does not stop it',
+      execute: () => watch.keepRunning()
+    });
+    palette?.addItem({
+      command: CommandIDs.keepRunning,
+      category: PALETTE_CATEGORY
+    });
+    watch.start();
+  }
+};
+
 export default [
   corePlugin,
   readonlyPlugin,
   resourcesPlugin,
   sharePlugin,
-  sharedWithMePlugin
+  sharedWithMePlugin,
+  cullingPlugin
 ];

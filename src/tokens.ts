@@ -15,6 +15,7 @@ export namespace CommandIDs {
   export const openSharedWithMe = 'cgu-lab:open-shared-with-me';
   export const refreshSharedWithMe = 'cgu-lab:refresh-shared-with-me';
   export const showAccessNotice = 'cgu-lab:show-access-notice';
+  export const keepRunning = 'cgu-lab:keep-running';
 }
 
 /** The command palette category of every cgu-lab command. */
@@ -65,6 +66,22 @@ export interface IResources {
     gpu_type: string | null;
     gpus: number;
   };
+}
+
+/** What `GET cgu-lab/culling` answers: whether and when the idle culler stops the notebook. */
+export interface ICullingStatus {
+  enabled: boolean;
+  persistent: boolean;
+  idle_minutes: number;
+  warn_minutes: number;
+  max_lifetime_hours: number | null;
+  last_activity: string | null;
+  /** "warn" while a stop is announced and counting down. */
+  action: 'keep' | 'warn' | 'stop';
+  reason: string;
+  message: string;
+  /** ISO time of the announced stop; null when none is ahead. */
+  stop_at: string | null;
 }
 
 /** A GPU type the platform offers. */

@@ -1,8 +1,9 @@
 """REST routes of the server extension, all below `<base_url>/cgu-lab/`.
 
-`info` and `resources` answer anyone with access to this notebook; the rest
-are the owner's and are forwarded to the controller with the notebook's own
-token (share, resize, quota, directory, shared-with-me).
+`info` and `resources` answer anyone with access to this notebook, `culling`
+and `keep-running` anyone who may edit it; the rest are the owner's. All but
+`info` and `resources` are forwarded to the controller with the notebook's
+own token (share, resize, quota, directory, shared-with-me, culling).
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ class BaseHandler(ExtensionHandlerMixin, APIHandler):
         if getattr(self.current_user, "access", None) != "owner":
             raise web.HTTPError(403, "only the owner of this notebook can do this")
 
+    def require_editor(self) -> None:
+        if getattr(self.current_user, "access", None) not in ("owner", "edit"):
+            raise web.HTTPError(403, "your access to this notebook is read-only")
+
     async def forward(
         self,
         method: str,
@@ -68,6 +73,8 @@ class BaseHandler(ExtensionHandlerMixin, APIHandler):
 class InfoHandler(BaseHandler):
     """The handshake: version, who I am here, and where the control panel is."""
 
+    _track_activity = False  # polled by the page: looking is not using
+
     @web.authenticated
     @authorized
     def get(self) -> None:
@@ -87,6 +94,8 @@ class InfoHandler(BaseHandler):
 
 class ResourcesHandler(BaseHandler):
     """What this notebook uses now, and what it asked for."""
+
+    _track_activity = False  # polled by the status bar: looking is not using
 
     @web.authenticated
     @authorized
@@ -190,6 +199,26 @@ class SharedWithMeHandler(BaseHandler):
         self.finish(json.dumps(await self.forward("GET", "/api/shared-with-me")))
 
 
+class CullingHandler(BaseHandler):
+    """Whether and when the idle culler stops this notebook (the countdown in JupyterLab)."""
+
+    _track_activity = False
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.require_editor()
+        self.finish(await self.forward("GET", controller_client().notebook_path("culling")))
+
+
+class KeepRunningHandler(BaseHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        self.require_editor()
+        self.finish(await self.forward("POST", controller_client().notebook_path("keep-running")))
+
+
 def route_table() -> list[tuple[str, type]]:
     """Every route of the extension; the ExtensionApp prefixes the server's base_url."""
     return [
@@ -201,4 +230,6 @@ def route_table() -> list[tuple[str, type]]:
         (r"cgu-lab/shares/(\d+)", ShareHandler),
         (r"cgu-lab/directory", DirectoryHandler),
         (r"cgu-lab/shared-with-me", SharedWithMeHandler),
+        (r"cgu-lab/culling", CullingHandler),
+        (r"cgu-lab/keep-running", KeepRunningHandler),
     ]

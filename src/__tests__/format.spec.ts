@@ -6,6 +6,8 @@ import {
   blockedCommandMessage,
   countdownText,
   cpuQuantity,
+  cullingLabel,
+  cullingPollSeconds,
   EXPIRY_CHOICES,
   expiryMinutes,
   formatBytePair,
@@ -37,6 +39,7 @@ import {
   shouldSearch,
   statusBarText,
   statusBarTooltip,
+  timeLeft,
   validateResize
 } from '../format';
 import { IDirectory, IQuota, IResources, IServerInfo } from '../tokens';
@@ -632,5 +635,44 @@ describe('shared with me', () => {
     expect(notebookStateLabel('running')).toBe('running');
     expect(notebookStateLabel('starting')).toBe('starting…');
     expect(notebookStateLabel('weird')).toBe('weird');
+  });
+});
+
+describe('idle countdown', () => {
+  const base = {
+    enabled: true,
+    persistent: false,
+    idle_minutes: 60,
+    warn_minutes: 10,
+    max_lifetime_hours: 12,
+    last_activity: null,
+    reason: 'idle for 52 minutes (limit 60)',
+    message: 'This notebook will be stopped in 8 minutes…'
+  };
+  const now = Date.parse('2026-12-01T10:00:00Z');
+
+  it('counts down to the stop while warned', () => {
+    const status = {
+      ...base,
+      action: 'warn' as const,
+      stop_at: '2026-12-01T10:04:07Z'
+    };
+    expect(cullingLabel(status, now)).toBe('Idle: stops in 4:07');
+    expect(timeLeft('2026-12-01T09:59:00Z', now)).toBe('0:00');
+    expect(cullingPollSeconds(status)).toBe(5);
+  });
+
+  it('shows nothing when no stop is announced', () => {
+    const status = {
+      ...base,
+      action: 'keep' as const,
+      stop_at: '2026-12-01T11:00:00Z'
+    };
+    expect(cullingLabel(status, now)).toBeNull();
+    expect(
+      cullingLabel({ ...status, action: 'warn', enabled: false }, now)
+    ).toBeNull();
+    expect(cullingPollSeconds(status)).toBe(30);
+    expect(cullingPollSeconds(null)).toBe(30);
   });
 });
