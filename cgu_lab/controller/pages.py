@@ -26,13 +26,13 @@ templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 router = APIRouter(include_in_schema=False)
 
 
-def _platform(request: Request):
+def platform_of(request: Request):
     return request.app.state.platform
 
 
 async def _identity(request: Request) -> Identity | None:
     token = request.cookies.get(SESSION_COOKIE)
-    return await _platform(request).auth.from_session(token) if token else None
+    return await platform_of(request).auth.from_session(token) if token else None
 
 
 async def render(
@@ -46,7 +46,7 @@ async def render(
 ) -> HTMLResponse:
     me = None
     if identity is not None:
-        principal = await _platform(request).auth.principal(identity)
+        principal = await platform_of(request).auth.principal(identity)
         me = {
             "name": identity.name,
             "display_name": identity.display_name,
@@ -85,7 +85,7 @@ async def page(request: Request, admin: bool = False, manager: bool = False) -> 
         raise Redirect("/login?next=" + quote(here, safe=""))
     if identity.must_change_password and request.url.path != "/account":
         raise Redirect("/account?next=" + quote(here, safe=""))
-    principal = await _platform(request).auth.principal(identity)
+    principal = await platform_of(request).auth.principal(identity)
     if admin and not principal.is_admin:
         raise Forbidden("this page is for administrators")
     if manager and not (principal.is_admin or principal.managed_groups):
@@ -125,7 +125,7 @@ async def login(
         raise Forbidden("log in from this site's own login page")
     client = request.client.host if request.client else "?"
     try:
-        token, identity = await _platform(request).auth.login(name, password, client)
+        token, identity = await platform_of(request).auth.login(name, password, client)
     except DomainError as error:
         return await render(
             request,
@@ -141,7 +141,7 @@ async def login(
     if identity.must_change_password:
         target = "/account?next=" + quote(target, safe="")
     response = RedirectResponse(target, status_code=303)
-    settings = _platform(request).settings
+    settings = platform_of(request).settings
     response.set_cookie(
         SESSION_COOKIE,
         token,
@@ -161,7 +161,7 @@ async def logout(request: Request, csrf: str = Form("")) -> Response:
     if identity is not None and token:
         if not hmac.compare_digest(csrf, identity.csrf):
             raise Forbidden("reload the page and log out again")
-        await _platform(request).auth.logout(token)
+        await platform_of(request).auth.logout(token)
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
@@ -184,7 +184,7 @@ async def notebooks_page(request: Request) -> Response:
 @router.get("/notebooks/new")
 async def new_notebook_page(request: Request) -> Response:
     identity = await page(request)
-    settings = _platform(request).settings
+    settings = platform_of(request).settings
     return await render(
         request,
         "new_notebook.html",
@@ -199,7 +199,7 @@ async def new_notebook_page(request: Request) -> Response:
 @router.get("/notebook/auto-start/{owner}/{name}")
 async def auto_start_page(request: Request, owner: str, name: str, next: str = "") -> Response:
     identity = await page(request)
-    platform = _platform(request)
+    platform = platform_of(request)
     principal = await platform.auth.principal(identity)
     async with platform.db.session() as session:
         nb, _ = await platform.notebooks.load(session, owner, name)
@@ -248,7 +248,7 @@ async def groups_page(request: Request) -> Response:
 @router.get("/admin/groups/{name}")
 async def group_page(request: Request, name: str) -> Response:
     identity = await page(request, manager=True)
-    platform = _platform(request)
+    platform = platform_of(request)
     principal = await platform.auth.principal(identity)
     async with platform.db.session() as session:
         group = await get_group(session, name)
@@ -273,3 +273,21 @@ async def audit_page(request: Request) -> Response:
 async def system_page(request: Request) -> Response:
     identity = await page(request, admin=True)
     return await render(request, "system.html", "System", identity, "system")
+
+
+@router.get("/admin/gpus")
+async def gpus_page(request: Request) -> Response:
+    identity = await page(request, admin=True)
+    return await render(request, "gpus.html", "GPUs", identity, "gpus")
+
+
+@router.get("/admin/culling")
+async def culling_page(request: Request) -> Response:
+    identity = await page(request, admin=True)
+    return await render(request, "culling.html", "Idle culler", identity, "culling")
+
+
+@router.get("/admin/monitoring")
+async def monitoring_page(request: Request) -> Response:
+    identity = await page(request, admin=True)
+    return await render(request, "monitoring.html", "Monitoring", identity, "monitoring")

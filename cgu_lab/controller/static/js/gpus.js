@@ -1,0 +1,168 @@
+// GPUs (admins): the GPU types on offer, and the devices they are placed on.
+import { api, el, replaceRows, showStatus, showError, formatMemory, ask } from './common.js';
+
+const typesBody = document.getElementById('gpu-types');
+const devicesBody = document.getElementById('devices');
+const typeDialog = document.getElementById('type-dialog');
+const typeForm = document.getElementById('type-form');
+const deviceForm = document.getElementById('device-form');
+
+function selectorText(selector) {
+  return Object.entries(selector || {}).map(([key, value]) => `${key}=${value}`).join(', ');
+}
+
+function parseSelector(text) {
+  const result = {};
+  for (const part of text.split(',').map(s => s.trim()).filter(Boolean)) {
+    const at = part.indexOf('=');
+    const key = at > 0 ? part.slice(0, at).trim() : '';
+    if (!key) throw new Error(`write the node selector as key=value, separated by commas (not "${part}")`);
+    result[key] = part.slice(at + 1).trim();
+  }
+  return result;
+}
+
+function kindOf(type) {
+  if (type.mig_profile) return `MIG ${type.mig_profile}`;
+  if (type.fraction < 1) return `MPS, ${+(type.fraction * 100).toFixed(1)}% each`;
+  if (type.share > 1) return `time-sliced by ${type.share}`;
+  return 'whole GPU';
+}
+
+function fillTypeForm(type) {
+  const f = typeForm.elements;
+  f.name.value = type?.name ?? '';
+  f.name.readOnly = Boolean(type);
+  // Focus the first field that can change: the name of a new type, the title of an existing one.
+  f.name.autofocus = !type;
+  f.display_name.autofocus = Boolean(type);
+  f.display_name.value = type?.display_name ?? '';
+  f.description.value = type?.description ?? '';
+  f.resource_name.value = type?.resource_name ?? 'nvidia.com/gpu';
+  f.share.value = type?.share ?? 1;
+  f.fraction.value = type?.fraction ?? 1;
+  f.mig_profile.value = type?.mig_profile ?? '';
+  f.models.value = (type?.models ?? []).join(', ');
+  f.node_selector.value = selectorText(type?.node_selector);
+}
+
+function typeFromForm() {
+  const f = typeForm.elements;
+  return {
+    display_name: f.display_name.value.trim(),
+    description: f.description.value.trim(),
+    resource_name: f.resource_name.value.trim(),
+    share: Number(f.share.value),
+    fraction: Number(f.fraction.value),
+    mig_profile: f.mig_profile.value.trim(),
+    models: f.models.value.split(',').map(s => s.trim()).filter(Boolean),
+    node_selector: parseSelector(f.node_selector.value)
+  };
+}
+
+async function editType(type) {
+  fillTypeForm(type);
+  document.getElementById('type-title').textContent = type ? `Edit GPU type ${type.name}` : 'New GPU type';
+  showError('type-error', null);
+  while ((await ask(typeDialog)) === 'save') {
+    const name = typeForm.elements.name.value.trim();
+    try {
+      await api('PUT', `/api/gpu-types/${encodeURIComponent(name)}`, typeFromForm());
+      showStatus(`GPU type ${name} was saved.`);
+      break;
+    } catch (error) {
+      showError('type-error', error);
+    }
+  }
+  load();
+}
+
+async function deleteType(type) {
+  if (!confirm(`Delete the GPU type "${type.name}"? Quotas that name it allow nothing of it any more.`)) return;
+  try {
+    const result = await api('DELETE', `/api/gpu-types/${encodeURIComponent(type.name)}`);
+    showStatus(result.message);
+  } catch (error) {
+    // A 409 names the users whose notebooks still use the type.
+    showStatus(error.message, 'error');
+  }
+  load();
+}
+
+async function removeDevice(device) {
+  if (!confirm(`Remove the declared GPU "${device.device_id}"?`)) return;
+  try {
+    const result = await api('DELETE', `/api/gpus/${encodeURIComponent(device.device_id)}`);
+    showStatus(result.message);
+  } catch (error) {
+    showStatus(error.message, 'error');
+  }
+  load();
+}
+
+function typeRow(type) {
+  return el('tr', { dataset: { type: type.name } },
+    el('th', { scope: 'row' }, type.name,
+      el('div', { class: 'hint' }, type.display_name !== type.name ? type.display_name : null),
+      el('div', { class: 'hint' }, type.description || null),
+      el('span', { class: 'badge' }, kindOf(type))),
+    el('td', {}, el('code', {}, type.resource_name)),
+    el('td', { class: 'num' }, type.share),
+    el('td', { class: 'num' }, type.fraction),
+    el('td', {}, type.mig_profile || '—'),
+    el('td', {}, type.models.join(', ') || 'any'),
+    el('td', {}, selectorText(type.node_selector) || '—'),
+    el('td', { class: 'num' }, type.capacity),
+    el('td', {}, el('div', { class: 'row-actions' },
+      el('button', { type: 'button', onclick: () => editType(type), 'aria-label': `Edit ${type.name}` }, 'Edit'),
+      el('button', { type: 'button', class: 'danger', onclick: () => deleteType(type), 'aria-label': `Delete ${type.name}` }, 'Delete'))));
+}
+
+function deviceRow(device) {
+  return el('tr', { dataset: { device: device.device_id } },
+    el('th', { scope: 'row' }, el('code', {}, device.device_id), el('div', { class: 'hint' }, `index ${device.index}`)),
+    el('td', {}, device.node),
+    el('td', {}, device.model || '—'),
+    el('td', { class: 'nowrap' }, device.memory ? formatMemory(device.memory) : '—'),
+    el('td', {}, device.mig_profile || '—'),
+    el('td', {}, device.declared ? el('span', { class: 'badge' }, 'declared') : 'found'),
+    el('td', {}, device.holders.length ? device.holders.join(', ') : el('span', { class: 'hint' }, 'free')),
+    el('td', {}, device.declared
+      ? el('button', { type: 'button', class: 'danger', onclick: () => removeDevice(device), 'aria-label': `Remove ${device.device_id}` }, 'Remove')
+      : null));
+}
+
+async function load() {
+  try {
+    const [types, devices] = await Promise.all([api('GET', '/api/gpu-types'), api('GET', '/api/gpus')]);
+    replaceRows(typesBody, types.map(typeRow), 'No GPU types yet: add one so students can ask for GPUs.', 9);
+    replaceRows(devicesBody, devices.map(deviceRow), 'No GPU found and none declared.', 8);
+  } catch (error) {
+    showStatus(error.message, 'error');
+  }
+}
+
+document.getElementById('add-type').addEventListener('click', () => editType(null));
+
+deviceForm.addEventListener('submit', async event => {
+  event.preventDefault();
+  const f = deviceForm.elements;
+  showError('device-error', null);
+  try {
+    const result = await api('POST', '/api/gpus', {
+      device_id: f.device_id.value.trim(),
+      node: f.node.value.trim() || 'local',
+      model: f.model.value.trim(),
+      memory: f.memory.value.trim() || 0,
+      mig_profile: f.mig_profile.value.trim(),
+      index: Number(f.index.value || 0)
+    });
+    showStatus(result.message);
+    deviceForm.reset();
+    load();
+  } catch (error) {
+    showError('device-error', error);
+  }
+});
+
+load();
