@@ -2,6 +2,8 @@
 
 Layout below the data directory:
     homes/<user>/<notebook>/   the notebook's home and root directory
+    coursework/<user>/<group>/ material deployed to a course's members; every
+                               home links to it as `courses`
     logs/<user>/<notebook>.log the server's output (for the owner and admins)
     trash/                     homes of deleted notebooks, moved aside
     instance-id                tags every process we start, so a restarted
@@ -46,6 +48,16 @@ USER_HEADER = "X-Cgu-User"
 SECRET_HEADER = "X-Cgu-Proxy-Secret"  # noqa: S105 - a header name
 
 
+def _tool_result(code: int, lines: list[dict], key: str) -> dict:
+    """The file tool's answer, or its refusal as a BackendError the user can read."""
+    for line in reversed(lines):
+        if "error" in line:
+            raise BackendError(line["error"])
+        if key in line and code == 0:
+            return line[key]
+    raise BackendError(f"copying files failed (exit code {code})")
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -59,6 +71,7 @@ class LocalBackend(Backend):
         self.settings = settings
         self.root = Path(settings.data_dir)
         self.homes = self.root / "homes"
+        self.coursework = self.root / "coursework"
         self.logs = self.root / "logs"
         self.trash = self.root / "trash"
         self.accounts = Accounts(settings.run_as)
@@ -74,6 +87,7 @@ class LocalBackend(Backend):
         for directory, mode in (
             (self.root, 0o711),
             (self.homes, 0o711),
+            (self.coursework, 0o711),
             (self.logs, 0o700),
             (self.trash, 0o700),
         ):
@@ -146,6 +160,7 @@ class LocalBackend(Backend):
         account = await self.accounts.account(spec.owner)
         home = self.home(spec.owner, spec.name)
         await asyncio.to_thread(self._prepare_home, home, account.uid, account.gid)
+        await asyncio.to_thread(self._link_courses, spec.owner, home, account.uid, account.gid)
         prefix = Path(spec.environment.local_prefix or sys.prefix)
         jupyter = prefix / "bin" / "jupyter-lab"
         if not jupyter.exists():
@@ -206,6 +221,130 @@ class LocalBackend(Backend):
         if uid is not None and home.stat().st_uid != uid:
             for path in [home, *home.rglob("*")]:
                 os.lchown(path, uid, gid)
+
+    def _own_dir(self, path: Path, uid: int | None, gid: int | None) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        path.chmod(0o700)
+        if uid is not None and path.stat().st_uid != uid:
+            os.lchown(path, uid, gid)
+
+    def _link_courses(self, owner: str, home: Path, uid: int | None, gid: int | None) -> None:
+        """Every notebook of a user sees their course folders at ~/courses."""
+        target = self.coursework / owner
+        self._own_dir(target, uid, gid)
+        link = home / "courses"
+        if not os.path.lexists(link):
+            link.symlink_to(target, target_is_directory=True)
+            if uid is not None:
+                os.lchown(link, uid, gid)
+
+    def _area(self, owner: str, area: str) -> Path:
+        """A place of a user's files: a notebook's home, or their course folders ("courses")."""
+        return self.coursework / owner if area == "courses" else self.home(owner, area)
+
+    async def _file_tool(
+        self,
+        owner: str,
+        area: str,
+        command: str,
+        plan: dict,
+        stdin=None,
+        stdout=None,
+        on_progress=None,
+    ) -> tuple[int, bytes, list[dict]]:
+        """Run `local_files` as the files' owner; returns its exit code, stdout and stderr lines."""
+        account = await self.accounts.account(owner)
+        root = self._area(owner, area)
+        if area == "courses":
+            await asyncio.to_thread(self._own_dir, root, account.uid, account.gid)
+        elif command == "unpack":  # a new notebook's home is made for its first files
+            await asyncio.to_thread(self._prepare_home, root, account.uid, account.gid)
+        elif not root.is_dir():
+            raise BackendError(f"{owner} has no files for notebook '{area}' yet")
+        tool = {"root": str(root), **plan}
+        launch = {
+            "argv": [
+                sys.executable,
+                "-m",
+                "cgu_lab.backends.local_files",
+                command,
+                json.dumps(tool),
+            ],
+            "env": {
+                "PATH": "/usr/bin:/bin",
+                "LANG": os.environ.get("LANG", "C.UTF-8"),
+                "HOME": str(root),
+            },
+            "cwd": str(root),
+            "uid": account.uid,
+            "gid": account.gid,
+            "keep_stdin": True,
+        }
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "cgu_lab.backends.local_launch",
+            stdin=stdin if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=stdout if stdout is not None else asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={"CGU_LAUNCH_PLAN": json.dumps(launch), "PATH": "/usr/bin:/bin"},
+        )
+        lines: list[dict] = []
+
+        async def read_stderr() -> None:
+            assert process.stderr is not None
+            async for raw in process.stderr:
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    continue
+                lines.append(line)
+                if on_progress and "done" in line:
+                    await on_progress(line["done"])
+
+        output, _ = await asyncio.gather(
+            process.stdout.read() if process.stdout is not None else asyncio.sleep(0, b""),
+            read_stderr(),
+        )
+        await process.wait()
+        return process.returncode, output or b"", lines
+
+    async def pack(
+        self,
+        owner: str,
+        area: str,
+        paths: list[str],
+        excluded: list[str],
+        max_bytes: int,
+        max_files: int,
+        into: Path,
+        base: str = "",
+    ) -> dict:
+        """Archive `paths` of a home (relative to its folder `base`) into `into`, as its owner."""
+        plan = {
+            "paths": paths,
+            "excluded": excluded,
+            "max_bytes": max_bytes,
+            "max_files": max_files,
+            "base": base,
+        }
+        archive = await asyncio.to_thread(open, into, "wb")
+        with archive:
+            code, _, lines = await self._file_tool(owner, area, "pack", plan, stdout=archive)
+        return _tool_result(code, lines, "manifest")
+
+    async def unpack(
+        self, owner: str, area: str, source: Path, destination: str, label: str, on_progress=None
+    ) -> dict:
+        plan = {"destination": destination, "label": label}
+        archive = await asyncio.to_thread(open, source, "rb")
+        with archive:
+            code, output, lines = await self._file_tool(
+                owner, area, "unpack", plan, stdin=archive, on_progress=on_progress
+            )
+        if code != 0:
+            _tool_result(code, lines, "report")
+        return json.loads(output)
 
     def _argv(self, jupyter: Path, spec: NotebookSpec, port: int) -> list[str]:
         return [

@@ -1,10 +1,12 @@
-"""Launcher for one local notebook server: apply limits, drop privileges, exec.
+"""Launcher for local programs run as a user: apply limits, drop privileges, exec.
 
 The controller starts `python -m cgu_lab.backends.local_launch` in a new
 session and writes a JSON plan to its stdin (so secrets never appear in the
-process list). This module then, in order: joins the notebook's cgroups, sets
-resource limits and CPU affinity, becomes the notebook's own account, changes
-to its home and replaces itself with JupyterLab. Doing this in the child
+process list); a plan without secrets may come in `$CGU_LAUNCH_PLAN` instead,
+leaving stdin to the program (the file tools read a tar from it). This module
+then, in order: joins the notebook's cgroups, sets resource limits and CPU
+affinity, becomes the notebook's own account, changes to its home and
+replaces itself with the program (JupyterLab, or a file tool). Doing this in the child
 before exec leaves no window in which the server runs without its limits.
 It imports only the standard library so that it starts in milliseconds.
 """
@@ -36,13 +38,15 @@ def apply(plan: dict) -> None:
         os.setuid(uid)
     os.umask(0o077)
     os.chdir(plan["cwd"])
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
+    if not plan.get("keep_stdin"):
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
 
 
 def main() -> None:
-    plan = json.loads(sys.stdin.read())
+    given = os.environ.get("CGU_LAUNCH_PLAN")
+    plan = json.loads(given if given is not None else sys.stdin.read())
     apply(plan)
     argv = plan["argv"]
     os.execve(argv[0], argv, plan["env"])  # noqa: S606 - no shell; a fixed argv

@@ -18,7 +18,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..core.errors import DomainError
-from . import api, pages
+from . import api, pages, teaching_pages
 from .proxy import AUTO_START, PREFIX, NotebookProxy
 from .root import Platform
 from .settings import Settings
@@ -83,6 +83,7 @@ def build_api(platform: Platform, proxy: NotebookProxy) -> FastAPI:
     app.state.platform = platform
     app.include_router(api.router(), responses=ERROR_RESPONSES)
     app.include_router(pages.router)
+    app.include_router(teaching_pages.router)
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
 
     @app.exception_handler(DomainError)

@@ -16,6 +16,7 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -33,6 +34,7 @@ from ..store.db import Database
 from ..store.models import Group, Membership, Notebook, StopRecord, User
 from . import audit, catalog, quotas
 from .accounts import get_user
+from .archives import seed_archive
 from .gpu_pool import GpuPool
 from .progress import ProgressBroker, ProgressEvent
 
@@ -88,13 +90,14 @@ class Changes:
 
 class NotebookService:
     def __init__(
-        self, db: Database, backend: Backend, broker: ProgressBroker, auth, settings
+        self, db: Database, backend: Backend, broker: ProgressBroker, auth, settings, templates
     ) -> None:
         self.db = db
         self.backend = backend
         self.broker = broker
         self.auth = auth
         self.settings = settings
+        self.templates = templates
         self.routes: dict[tuple[str, str], Route] = {}
         self._tasks: dict[int, asyncio.Task] = {}
         self.gpus = GpuPool(backend)
@@ -194,14 +197,34 @@ class NotebookService:
         gpus: int = 0,
         group: str | None = None,
         persistent: bool = False,
+        template: str | None = None,
+        template_version: int | None = None,
+        seed: dict | None = None,
     ) -> tuple[Notebook, str]:
-        name = check_label(name.strip().lower(), "notebook")
+        """Create a stopped notebook; from a template, its resources and files come with it.
+
+        `seed` names files to copy into the home before the first start (a
+        template version or a submission); the copy happens as the start's
+        first step, so its progress shows on the start page.
+        """
         async with self.db.session() as session:
             owner_user = await get_user(session, owner or actor.name)
             if owner_user.id != actor.id:
                 roles.require_admin(actor, "create notebooks for other users")
             if persistent:
                 roles.require_admin(actor, "mark notebooks persistent")
+            if template:
+                chosen, version = await self.templates.version(
+                    session, actor, template, template_version
+                )
+                environment = environment or version.environment
+                cpu = cpu if cpu is not None else f"{version.cpu_milli}m"
+                memory = memory if memory is not None else version.memory
+                if gpu_type is None and not gpus:
+                    gpu_type, gpus = version.gpu_type, version.gpus
+                seed = {"kind": "template", "id": version.id} if version.files else None
+                name = name or await self.free_name(session, owner_user.id, chosen.name)
+            name = check_label((name or "").strip().lower(), "notebook")
             env = await catalog.get_environment(session, environment)
             cpu_milli, memory_bytes, gpu_type, gpus = await self._validated_resources(
                 session,
@@ -241,6 +264,7 @@ class NotebookService:
                 group_id=group_id,
                 persistent=persistent,
                 state=State.STOPPED.value,
+                seed=seed,
             )
             session.add(nb)
             await session.flush()
@@ -256,8 +280,22 @@ class NotebookService:
                 gpus=gpus,
                 group=group,
                 persistent=persistent,
+                seed=seed,
             )
         return nb, owner_user.name
+
+    async def free_name(self, session: AsyncSession, owner_id: int, base: str) -> str:
+        """`base`, or `base-2`, `base-3`... whichever the owner does not use yet."""
+        taken = set(
+            (
+                await session.scalars(select(Notebook.name).where(Notebook.owner_id == owner_id))
+            ).all()
+        )
+        name, number = base[:60], 2
+        while name in taken:
+            name = f"{base[:56]}-{number}"
+            number += 1
+        return name
 
     async def update(
         self,
@@ -564,6 +602,8 @@ class NotebookService:
 
         backend_state: dict | None = None
         try:
+            if nb.seed:
+                await self._copy_seed(nb, owner, progress)
             backend_state = await self.backend.start(spec, progress)
             async with self.db.session() as session:
                 current = await session.get(Notebook, nb_id)
@@ -601,6 +641,32 @@ class NotebookService:
             ok=True,
             url=spec.base_path + "lab",
         )
+
+    async def _copy_seed(self, nb: Notebook, owner: str, progress) -> None:
+        """Copy a template's (or a submission's) files into the new home, never overwriting."""
+        async with self.db.session() as session:
+            source, label, count = await seed_archive(session, Path(self.settings.store), nb.seed)
+        await progress(8, f"Copying {count} file{'s' if count != 1 else ''} into your home")
+
+        async def copied(done: int) -> None:
+            await progress(
+                8 + min(14, 14 * done // max(1, count)), f"Copied {done} of {count} files"
+            )
+
+        report = await self.backend.unpack(owner, nb.name, source, "", label, copied)
+        notice = ""
+        if report["conflicts"]:
+            count = len(report["conflicts"])
+            notice = (
+                f"{count} file{'s' if count != 1 else ''} already existed; the new copies were "
+                f"saved beside them with '({label})' in their names."
+            )
+        async with self.db.session() as session:
+            current = await session.get(Notebook, nb.id)
+            current.seed = None
+            current.message = notice
+        nb.seed = None
+        await progress(22, f"Copied {report['copied']} files" + (f"; {notice}" if notice else ""))
 
     async def _abandon_start(
         self, spec: NotebookSpec, backend_state: dict | None, owner: str, message: str, ok: bool

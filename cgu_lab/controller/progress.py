@@ -1,14 +1,15 @@
-"""Progress of long operations (start, stop, resize), streamed to pages as events.
+"""Progress of long operations (start, stop, resize, deployments), streamed to pages.
 
-Each notebook has one channel holding the events of its current operation; a
-page that subscribes late first receives what it missed, then waits for more.
+Each subject (a notebook id, or a key such as ("deployment", 7)) has one
+channel holding the events of its current operation; a page that subscribes
+late first receives what it missed, then waits for more.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Hashable
 from dataclasses import asdict, dataclass, field
 
 
@@ -40,26 +41,26 @@ class _Channel:
 
 class ProgressBroker:
     def __init__(self) -> None:
-        self._channels: dict[int, _Channel] = {}
+        self._channels: dict[Hashable, _Channel] = {}
 
-    def begin(self, notebook_id: int, event: ProgressEvent) -> None:
+    def begin(self, key: Hashable, event: ProgressEvent) -> None:
         """Start a new operation: earlier events are dropped, subscribers see the new one."""
-        channel = self._channels.setdefault(notebook_id, _Channel())
+        channel = self._channels.setdefault(key, _Channel())
         channel.events = []
         channel.publish(event)
 
-    def publish(self, notebook_id: int, event: ProgressEvent) -> None:
-        self._channels.setdefault(notebook_id, _Channel()).publish(event)
+    def publish(self, key: Hashable, event: ProgressEvent) -> None:
+        self._channels.setdefault(key, _Channel()).publish(event)
 
-    def last(self, notebook_id: int) -> ProgressEvent | None:
-        channel = self._channels.get(notebook_id)
+    def last(self, key: Hashable) -> ProgressEvent | None:
+        channel = self._channels.get(key)
         return channel.events[-1] if channel and channel.events else None
 
     async def follow(
-        self, notebook_id: int, heartbeat: float = 15.0
+        self, key: Hashable, heartbeat: float = 15.0
     ) -> AsyncIterator[ProgressEvent | None]:
         """Yield the current operation's events until it is done; None is a keep-alive."""
-        channel = self._channels.setdefault(notebook_id, _Channel())
+        channel = self._channels.setdefault(key, _Channel())
         sent = 0
         events = channel.events
         while True:

@@ -17,7 +17,9 @@ from ..core.roles import Role
 from ..store.db import Database
 from ..store.models import CullPolicyRow, Quota, User
 from . import audit, catalog, quotas
+from .assignments import AssignmentService
 from .auth import Authenticator
+from .coursework import CourseworkService
 from .culler import DEFAULT_POLICY, Culler
 from .monitoring import Monitor
 from .notebooks import NotebookService
@@ -26,6 +28,7 @@ from .reader import NotebookReader
 from .security import hash_password, new_password
 from .settings import Settings
 from .shares import ShareService
+from .templates import TemplateService
 
 log = logging.getLogger("cgu_lab.platform")
 
@@ -39,8 +42,20 @@ class Platform:
         self.backend = create_backend(settings.backend, settings)
         self.broker = ProgressBroker()
         self.auth = Authenticator(self.db, settings.session_hours)
-        self.notebooks = NotebookService(self.db, self.backend, self.broker, self.auth, settings)
+        self.templates = TemplateService(self.db, self.backend, settings)
+        self.notebooks = NotebookService(
+            self.db, self.backend, self.broker, self.auth, settings, self.templates
+        )
         self.shares = ShareService(self.db, self.notebooks)
+        self.assignments = AssignmentService(self.db, self.backend, self.notebooks, settings)
+        self.coursework = CourseworkService(
+            self.db,
+            self.backend,
+            self.broker,
+            self.templates,
+            self.notebooks,
+            settings,
+        )
         self.reader = NotebookReader()
         self.culler = Culler(self.db, self.notebooks, self.reader, settings.cull_interval)
         self.monitor = Monitor(self.db, self.notebooks, self.reader, settings)

@@ -42,6 +42,13 @@ class Settings:
         default_factory=lambda: float(_env("gpu_held_idle_watts", "60"))
     )
     gpu_parked_watts: float = field(default_factory=lambda: float(_env("gpu_parked_watts", "15")))
+    # teaching: size limits of a template's files and of the files of one deployment
+    template_max_bytes: int = field(
+        default_factory=lambda: int(_env("template_max_bytes", str(2 * 2**30)))
+    )
+    template_max_files: int = field(
+        default_factory=lambda: int(_env("template_max_files", "20000"))
+    )
     # default resources of a new notebook
     default_cpu: str = field(default_factory=lambda: _env("default_cpu", "1"))
     default_memory: str = field(default_factory=lambda: _env("default_memory", "2Gi"))
@@ -50,6 +57,11 @@ class Settings:
         self.data_dir = Path(self.data_dir).resolve()
         if not self.db_url:
             self.db_url = f"sqlite:///{self.data_dir / 'cgu-lab.sqlite'}"
+
+    @property
+    def store(self) -> Path:
+        """Where the controller keeps template, deployment and submission archives."""
+        return self.data_dir / "store"
 
     @property
     def base_url(self) -> str:

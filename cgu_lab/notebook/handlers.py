@@ -8,6 +8,7 @@ own token (share, resize, quota, directory, shared-with-me, culling).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from urllib.parse import quote
@@ -18,6 +19,8 @@ from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web
 
 from .. import __version__
+from ..core.errors import Invalid
+from . import files
 from .controller_client import ControllerError, controller_client
 from .usage import Sampler
 
@@ -219,6 +222,135 @@ class KeepRunningHandler(BaseHandler):
         self.finish(await self.forward("POST", controller_client().notebook_path("keep-running")))
 
 
+class FilesHandler(BaseHandler):
+    """The home, listed for the file pickers of "Save as template" and "Submit"."""
+
+    _track_activity = False
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.require_owner()
+        root, path = self.settings["server_root_dir"], self.get_argument("path", "")
+        try:
+            answer = await asyncio.to_thread(files.listing, root, path)
+        except (Invalid, NotADirectoryError, FileNotFoundError) as error:
+            message = (
+                getattr(error, "message", None)
+                or f"'{self.get_argument('path', '')}' is not a folder"
+            )
+            raise web.HTTPError(400, message) from None
+        self.finish(answer)
+
+
+class TemplateOptionsHandler(BaseHandler):
+    """What the "Save as template" dialog offers: environments, groups, my templates, defaults."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.require_owner()
+        client = controller_client()
+        me = await self.forward("GET", "/api/me")
+        version = await self.forward("GET", "/api/version")
+        environments = await self.forward("GET", "/api/environments")
+        groups = await self.forward("GET", "/api/groups")
+        templates = await self.forward("GET", "/api/templates", query={"retired": "true"})
+        notebook = await self.forward("GET", client.notebook_path())
+        self.finish(
+            {
+                "can_publish": me["role"] in ("admin", "teacher", "ta"),
+                "environments": [
+                    {"name": e["name"], "display_name": e["display_name"]} for e in environments
+                ],
+                "groups": [{"name": g["name"], "display_name": g["display_name"]} for g in groups],
+                "templates": [
+                    {
+                        "name": t["name"],
+                        "display_name": t["display_name"],
+                        "versions": t["latest"]["version"] if t["latest"] else 0,
+                    }
+                    for t in templates
+                    if t["mine"]
+                ],
+                "defaults": {
+                    "environment": notebook["environment"],
+                    "cpu_milli": notebook["cpu_milli"],
+                    "memory": notebook["memory"],
+                    "gpu_type": notebook["gpu_type"],
+                    "gpus": notebook["gpus"],
+                },
+                "max_bytes": version["limits"]["template_max_bytes"],
+            }
+        )
+
+
+class TemplatesHandler(BaseHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        self.require_owner()
+        body = {**self.json_body(), "notebook": controller_client().name}
+        template = await self.forward("POST", "/api/templates", body, status=201)
+        latest = template["latest"] or {}
+        self.finish(
+            {
+                "name": template["name"],
+                "version": latest.get("version", 0),
+                "files": latest.get("files", 0),
+                "bytes": latest.get("bytes", 0),
+                "url": f"/templates/{template['name']}",
+            }
+        )
+
+
+class AssignmentsHandler(BaseHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.require_owner()
+        self.finish(json.dumps(await self.forward("GET", "/api/assignments")))
+
+
+class SubmitHandler(BaseHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        self.require_owner()
+        body = self.json_body()
+        assignment = body.get("assignment_id")
+        if not isinstance(assignment, int):
+            raise web.HTTPError(400, "choose the assignment to submit to")
+        payload = {
+            "notebook": controller_client().name,
+            "paths": body.get("paths") or [],
+            "note": body.get("note") or "",
+        }
+        self.finish(
+            await self.forward(
+                "POST", f"/api/assignments/{assignment}/submissions", payload, status=201
+            )
+        )
+
+
+class CoursesHandler(BaseHandler):
+    _track_activity = False  # polled by the Course panel
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.require_owner()
+        self.finish({"groups": await self.forward("GET", "/api/courses")})
+
+
+class CoursesSeenHandler(BaseHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        self.require_owner()
+        self.finish(await self.forward("POST", "/api/courses/seen"))
+
+
 def route_table() -> list[tuple[str, type]]:
     """Every route of the extension; the ExtensionApp prefixes the server's base_url."""
     return [
@@ -232,4 +364,11 @@ def route_table() -> list[tuple[str, type]]:
         (r"cgu-lab/shared-with-me", SharedWithMeHandler),
         (r"cgu-lab/culling", CullingHandler),
         (r"cgu-lab/keep-running", KeepRunningHandler),
+        (r"cgu-lab/files", FilesHandler),
+        (r"cgu-lab/templates/options", TemplateOptionsHandler),
+        (r"cgu-lab/templates", TemplatesHandler),
+        (r"cgu-lab/assignments", AssignmentsHandler),
+        (r"cgu-lab/submit", SubmitHandler),
+        (r"cgu-lab/courses", CoursesHandler),
+        (r"cgu-lab/courses/seen", CoursesSeenHandler),
     ]

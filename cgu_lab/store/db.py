@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -30,6 +31,10 @@ from sqlalchemy.ext.asyncio import (
 )
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+# The transaction open in the current task, which nested `session()` blocks join.
+_current: contextvars.ContextVar[tuple[AsyncSession, asyncio.Task | None] | None] = (
+    contextvars.ContextVar("cgu_lab_session", default=None)
+)
 
 
 def normalise_url(url: str) -> URL:
@@ -103,9 +108,23 @@ class Database:
 
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
-        """A transaction that commits when the block ends without an exception."""
+        """A transaction that commits when the block ends without an exception.
+
+        Inside another `session()` block of the same task this joins the outer
+        transaction instead of opening a second one: on SQLite a second
+        transaction would wait for the write lock the first one holds.
+        """
+        task = asyncio.current_task()
+        outer = _current.get()
+        if outer is not None and outer[1] is task:
+            yield outer[0]
+            return
         async with self._sessions() as session, session.begin():
-            yield session
+            token = _current.set((session, task))
+            try:
+                yield session
+            finally:
+                _current.reset(token)
 
     async def close(self) -> None:
         await self.engine.dispose()

@@ -59,6 +59,8 @@ class User(Base):
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_login: Mapped[datetime | None] = mapped_column(nullable=True)
+    # When the user last looked at their courses' new material (the "new" badges).
+    courses_seen_at: Mapped[datetime | None] = mapped_column(nullable=True)
 
 
 class Group(Base):
@@ -177,6 +179,9 @@ class Notebook(Base):
     kept_at: Mapped[datetime | None] = mapped_column(nullable=True)
     # Waiting for a GPU: since when (FIFO per GPU type).
     queued_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    # Files to copy into the home before its first start:
+    # {"kind": "template" or "submission", "id": <version or submission id>}.
+    seed: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
 
 
 class Share(Base):
@@ -256,6 +261,106 @@ class StopRecord(Base):
     gpus: Mapped[float] = mapped_column(default=0.0)  # GPUs held, a shared one counted as 1/share
     stopped_at: Mapped[datetime] = mapped_column(default=utcnow)
     restarted_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class Template(Base):
+    """A teacher's published starting point: environment, resources and files, in versions."""
+
+    __tablename__ = "templates"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), unique=True)
+    display_name: Mapped[str] = mapped_column(String(200), default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    owner_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    )
+    visibility: Mapped[str] = mapped_column(String(8), default="private")  # public|group|private
+    group_id: Mapped[int | None] = mapped_column(
+        ForeignKey("groups.id", ondelete="SET NULL"), nullable=True
+    )
+    retired: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class TemplateVersion(Base):
+    __tablename__ = "template_versions"
+    __table_args__ = (UniqueConstraint("template_id", "version", name="uq_template_version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    template_id: Mapped[int] = mapped_column(ForeignKey("templates.id", ondelete="CASCADE"))
+    version: Mapped[int] = mapped_column(Integer)
+    label: Mapped[str] = mapped_column(String(100), default="")
+    environment: Mapped[str] = mapped_column(String(63))
+    image: Mapped[str] = mapped_column(String(500), default="")
+    cpu_milli: Mapped[int] = mapped_column(Integer)
+    memory: Mapped[int] = mapped_column(BigInteger)
+    gpu_type: Mapped[str | None] = mapped_column(String(63), nullable=True)
+    gpus: Mapped[int] = mapped_column(Integer, default=0)
+    files: Mapped[int] = mapped_column(Integer, default=0)
+    bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    content_hash: Mapped[str] = mapped_column(String(64), default="")
+    source: Mapped[str] = mapped_column(String(200), default="")
+    created_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Deployment(Base):
+    """Lab files a teacher copied into the course folders of a group's members."""
+
+    __tablename__ = "deployments"
+    __table_args__ = (Index("ix_deployments_group", "group_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    group_id: Mapped[int] = mapped_column(ForeignKey("groups.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(String(200))
+    destination: Mapped[str] = mapped_column(String(1024))
+    source: Mapped[str] = mapped_column(String(300))
+    state: Mapped[str] = mapped_column(String(16), default="running")  # running|done|failed
+    report: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+    created_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Assignment(Base):
+    __tablename__ = "assignments"
+    __table_args__ = (UniqueConstraint("group_id", "name", name="uq_assignment_group_name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    group_id: Mapped[int] = mapped_column(ForeignKey("groups.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(63))
+    title: Mapped[str] = mapped_column(String(200), default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    deadline: Mapped[datetime | None] = mapped_column(nullable=True)
+    allow_late: Mapped[bool] = mapped_column(Boolean, default=True)
+    max_bytes: Mapped[int] = mapped_column(BigInteger, default=100 * 2**20)
+    created_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Submission(Base):
+    """A frozen, runnable copy of a student's files for an assignment; resubmissions add rows."""
+
+    __tablename__ = "submissions"
+    __table_args__ = (
+        UniqueConstraint("assignment_id", "user_id", "number", name="uq_submission_number"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    note: Mapped[str] = mapped_column(Text, default="")
+    files: Mapped[int] = mapped_column(Integer, default=0)
+    bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    manifest: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+    late: Mapped[bool] = mapped_column(Boolean, default=False)
+    environment: Mapped[str] = mapped_column(String(63), default="")
+    image: Mapped[str] = mapped_column(String(500), default="")
+    notebook: Mapped[str] = mapped_column(String(130), default="")
+    submitted_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class Session(Base):

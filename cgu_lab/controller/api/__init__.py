@@ -7,7 +7,19 @@ written API and the code cannot drift apart.
 
 from fastapi import APIRouter
 
-from . import accounts, audit, catalog, culling, gpus, monitoring, notebooks, quotas, shares, system
+from . import (
+    accounts,
+    audit,
+    catalog,
+    culling,
+    gpus,
+    monitoring,
+    notebooks,
+    quotas,
+    shares,
+    system,
+    teaching,
+)
 
 
 def router() -> APIRouter:
@@ -22,6 +34,7 @@ def router() -> APIRouter:
         gpus,
         culling,
         monitoring,
+        teaching,
         audit,
     ):
         api.include_router(module.router)

@@ -83,6 +83,8 @@ async def create_notebook(
         body.gpus,
         body.group,
         body.persistent,
+        template=body.template,
+        template_version=body.template_version,
     )
     if body.start:
         await platform.notebooks.start(actor, owner, nb.name)

@@ -198,7 +198,17 @@ StateName = Literal["stopped", "queued", "starting", "running", "stopping"]
 
 
 class NotebookCreate(Strict):
-    name: str = Field(description="Lower-case letters, digits and '-'; part of the notebook's URL")
+    name: str = Field(
+        "",
+        description="Lower-case letters, digits and '-'; part of the notebook's URL "
+        "(from a template: its name when empty)",
+    )
+    template: str | None = Field(
+        None, description="Start from this template (its resources and files)"
+    )
+    template_version: int | None = Field(
+        None, description="A template version; the newest when empty"
+    )
     owner: str | None = Field(None, description="Admins only: create for another user")
     display_name: str = ""
     environment: str | None = Field(None, description="Default environment when empty")
@@ -409,6 +419,171 @@ class CullingStatus(BaseModel):
     stop_at: datetime | None
 
 
+# -- teaching ------------------------------------------------------------------
+
+
+class TemplateVersionOut(BaseModel):
+    version: int
+    label: str
+    environment: str
+    image: str
+    cpu_milli: int
+    memory: int
+    gpu_type: str | None
+    gpus: int
+    files: int
+    bytes: int
+    content_hash: str
+    created_by: str
+    created_at: datetime
+
+
+class TemplateOut(BaseModel):
+    name: str
+    display_name: str
+    description: str
+    author: str
+    visibility: Literal["public", "group", "private"]
+    group: str | None
+    retired: bool
+    mine: bool
+    latest: TemplateVersionOut | None
+    versions: list[TemplateVersionOut] = []
+
+
+class TemplatePublish(Strict):
+    notebook: str = Field(description="Your notebook whose files and environment are published")
+    name: str
+    display_name: str = ""
+    description: str = ""
+    version_label: str = Field("", max_length=100)
+    visibility: Literal["public", "group", "private"] = "private"
+    group: str | None = None
+    environment: str | None = Field(None, description="The notebook's environment when empty")
+    cpu: Amount | None = None
+    memory: Amount | None = None
+    gpu_type: str | None = None
+    gpus: int = Field(0, ge=0, le=8)
+    paths: list[str] = Field([], description="Files and folders of the home, relative")
+    excluded: list[str] = Field([], description="Glob patterns left out, e.g. .ipynb_checkpoints")
+
+
+class TemplatePatch(Strict):
+    display_name: str | None = None
+    description: str | None = None
+    visibility: Literal["public", "group", "private"] | None = None
+    group: str | None = None
+    retired: bool | None = None
+
+
+class DeploymentCreate(Strict):
+    title: str = ""
+    destination: str = Field(description="Folder below each member's courses/<group>/")
+    notebook: str | None = Field(None, description="One of your notebooks holding the files")
+    path: str = Field("", description="The folder of that notebook to copy (empty: its whole home)")
+    template: str | None = Field(None, description="Or: copy this template's files")
+
+
+class DeploymentOut(BaseModel):
+    id: int
+    group: str
+    title: str
+    destination: str
+    source: str
+    state: Literal["running", "done", "failed"]
+    summary: str
+    report: dict[str, Any] | None
+    created_by: str
+    created_at: datetime
+
+
+class BroadcastCreate(Strict):
+    group: str
+    minutes: float = Field(gt=0, description="The live view ends by itself after this long")
+    path: str = Field("", description="One file to show; empty shows the whole notebook")
+
+
+class AssignmentCreate(Strict):
+    name: str
+    title: str = ""
+    description: str = ""
+    deadline: datetime | None = None
+    allow_late: bool = True
+    max_bytes: Amount | None = Field(None, description="Size limit of one submission, e.g. 100Mi")
+
+
+class AssignmentOut(BaseModel):
+    id: int
+    group: str
+    name: str
+    title: str
+    description: str
+    deadline: datetime | None
+    allow_late: bool
+    open: bool
+    max_bytes: int
+    submissions: int = 0
+    last_submitted_at: datetime | None = None
+    students_submitted: int | None = None
+
+
+class SubmissionCreate(Strict):
+    notebook: str = Field(description="Your notebook holding the files")
+    paths: list[str]
+    note: str = Field("", max_length=2000)
+
+
+class SubmissionOut(BaseModel):
+    id: int
+    number: int
+    student: str
+    display_name: str = ""
+    assignment: str
+    assignment_id: int
+    content_hash: str
+    submitted_at: datetime
+    late: bool
+    files: int
+    bytes: int
+    note: str
+    environment: str
+    url: str
+    manifest: list[dict[str, Any]] | None = None
+
+
+class AssignmentSubmissions(BaseModel):
+    assignment: AssignmentOut
+    submissions: list[SubmissionOut]
+
+
+class CourseDeployment(BaseModel):
+    id: int
+    title: str
+    path: str
+    by: str
+    at: datetime
+    new: bool
+
+
+class CourseBroadcast(BaseModel):
+    owner: str
+    owner_display_name: str
+    notebook: str
+    url: str
+    expires_at: datetime | None
+    by: str
+    running: bool
+
+
+class CourseOut(BaseModel):
+    name: str
+    display_name: str
+    folder: str
+    deployments: list[CourseDeployment]
+    broadcasts: list[CourseBroadcast]
+    assignments: list[AssignmentOut]
+
+
 class AuditOut(BaseModel):
     id: int
     at: datetime
@@ -421,3 +596,4 @@ class AuditOut(BaseModel):
 class VersionOut(BaseModel):
     version: str
     backend: dict[str, Any]
+    limits: dict[str, int] = Field(description="Size limits of templates and deployments")

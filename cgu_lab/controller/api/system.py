@@ -18,4 +18,12 @@ async def health() -> Message:
 
 @router.get("/version", response_model=VersionOut, summary="Version and backend facts")
 async def version(platform: PlatformDep, actor: ActorDep) -> VersionOut:
-    return VersionOut(version=__version__, backend=platform.backend.describe())
+    settings = platform.settings
+    return VersionOut(
+        version=__version__,
+        backend=platform.backend.describe(),
+        limits={
+            "template_max_bytes": settings.template_max_bytes,
+            "template_max_files": settings.template_max_files,
+        },
+    )

@@ -1,0 +1,324 @@
+"""Lab files for a class, live broadcasts, and what a student sees of their courses.
+
+A deployment packs a folder of the teacher's notebook (or a template's
+files) once, then unpacks it into the course folder of every member of the
+group (`~/courses/<group>/...` in each of their notebooks), running or
+stopped, each copy as that member. Existing files are never overwritten: an
+identical file is skipped, a different one gets the new copy beside it with
+a suffix; the per-student report is kept with the deployment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sqlalchemy import select
+
+from ..backends.base import BackendError
+from ..core import roles
+from ..core.errors import Invalid, NotFound
+from ..core.lifecycle import State
+from ..core.paths import relative_path
+from ..core.roles import Principal
+from ..core.selection import DEFAULT_EXCLUDED
+from ..store.db import Database
+from ..store.models import Deployment, Group, Membership, Share, User
+from . import audit
+from .accounts import get_group
+from .archives import deployment_archive, template_archive
+from .progress import ProgressBroker, ProgressEvent
+
+PARALLEL_COPIES = 4
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class CourseworkService:
+    def __init__(
+        self, db: Database, backend, broker: ProgressBroker, templates, notebooks, settings
+    ) -> None:
+        self.db = db
+        self.backend = backend
+        self.broker = broker
+        self.templates = templates
+        self.notebooks = notebooks
+        self.settings = settings
+        self._tasks: set[asyncio.Task] = set()
+
+    # -- deployments -----------------------------------------------------------
+
+    async def deploy(
+        self,
+        actor: Principal,
+        group: str,
+        title: str,
+        destination: str,
+        notebook: str | None = None,
+        path: str = "",
+        template: str | None = None,
+    ) -> Deployment:
+        """Start copying a folder of the actor's notebook, or a template's files, to a class."""
+        destination = relative_path(destination or "", "destination folder")
+        if not destination:
+            raise Invalid("name the folder the files go to, e.g. week1")
+        if bool(notebook) == bool(template):
+            raise Invalid("deploy either a folder of one of your notebooks or a template")
+        async with self.db.session() as session:
+            target = await get_group(session, group)
+            roles.require_group_manager(actor, target.id, target.name)
+            archive = None
+            if template:
+                chosen, version = await self.templates.version(session, actor, template)
+                archive = template_archive(Path(self.settings.store), chosen.id, version.version)
+                source = f"template:{chosen.name} v{version.version}"
+            else:
+                await self.notebooks.load(session, actor.name, notebook)
+                source = f"notebook:{actor.name}/{notebook}/{relative_path(path, 'folder')}"
+            deployment = Deployment(
+                group_id=target.id,
+                title=title.strip() or destination,
+                destination=destination,
+                source=source,
+                created_by=actor.name,
+            )
+            session.add(deployment)
+            await session.flush()
+            audit.record(
+                session,
+                actor.name,
+                "deployment.started",
+                f"group:{target.name}",
+                deployment=deployment.id,
+                source=source,
+                destination=destination,
+            )
+        self.broker.begin(
+            ("deployment", deployment.id),
+            ProgressEvent("deploy", 2, "Preparing the files", "running"),
+        )
+        task = asyncio.create_task(
+            self._run(
+                deployment.id,
+                actor.name,
+                target.id,
+                target.name,
+                destination,
+                archive,
+                notebook,
+                path,
+            )
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return deployment
+
+    async def _run(
+        self,
+        deployment_id: int,
+        teacher: str,
+        group_id: int,
+        group: str,
+        destination: str,
+        archive: Path | None,
+        notebook: str | None,
+        path: str,
+    ) -> None:
+        key = ("deployment", deployment_id)
+        report: dict[str, dict] = {}
+        state = "done"
+        try:
+            if archive is None:
+                archive = deployment_archive(Path(self.settings.store), deployment_id)
+                await asyncio.to_thread(archive.parent.mkdir, parents=True, exist_ok=True)
+                await self.backend.pack(
+                    teacher,
+                    notebook,
+                    [""],
+                    list(DEFAULT_EXCLUDED),
+                    self.settings.template_max_bytes,
+                    self.settings.template_max_files,
+                    archive,
+                    base=path,
+                )
+            async with self.db.session() as session:
+                members = (
+                    await session.scalars(
+                        select(User.name)
+                        .join(Membership, Membership.user_id == User.id)
+                        .where(Membership.group_id == group_id, User.name != teacher, User.active)
+                        .order_by(User.name)
+                    )
+                ).all()
+            slots = asyncio.Semaphore(PARALLEL_COPIES)
+            done = 0
+
+            async def copy(member: str) -> None:
+                nonlocal done
+                async with slots:
+                    try:
+                        result = await self.backend.unpack(
+                            member, "courses", archive, f"{group}/{destination}", f"from {teacher}"
+                        )
+                        report[member] = {
+                            "copied": result["copied"],
+                            "skipped": result["skipped"],
+                            "conflicts": result["conflicts"],
+                        }
+                    except BackendError as error:
+                        report[member] = {"error": str(error)}
+                done += 1
+                self.broker.publish(
+                    key,
+                    ProgressEvent(
+                        "deploy",
+                        5 + 90 * done // max(1, len(members)),
+                        f"Copied to {done} of {len(members)} members",
+                        "running",
+                    ),
+                )
+
+            await asyncio.gather(*(copy(member) for member in members))
+            if any("error" in item for item in report.values()):
+                state = "failed" if all("error" in item for item in report.values()) else "done"
+        except BackendError as error:
+            state = "failed"
+            report["*"] = {"error": str(error)}
+        async with self.db.session() as session:
+            deployment = await session.get(Deployment, deployment_id)
+            deployment.state = state
+            deployment.report = report
+            audit.record(
+                session,
+                teacher,
+                "deployment.finished",
+                f"group:{group}",
+                deployment=deployment_id,
+                state=state,
+                members=len([m for m in report if m != "*"]),
+                conflicts=sum(len(r.get("conflicts", [])) for r in report.values()),
+                errors=sum(1 for r in report.values() if "error" in r),
+            )
+        summary = self.summary(report)
+        self.broker.publish(
+            key, ProgressEvent("deploy", 100, summary, state, done=True, ok=state == "done")
+        )
+
+    @staticmethod
+    def summary(report: dict[str, dict]) -> str:
+        members = [r for name, r in report.items() if name != "*"]
+        if "*" in report:
+            return f"Nothing was copied: {report['*']['error']}"
+        conflicts = sum(len(r.get("conflicts", [])) for r in members)
+        errors = sum(1 for r in members if "error" in r)
+        text = f"Copied to {len(members) - errors} member(s)"
+        if conflicts:
+            text += (
+                f"; {conflicts} file(s) already existed and were kept, new copies saved beside them"
+            )
+        if errors:
+            text += f"; {errors} member(s) failed"
+        return text + "."
+
+    async def deployments(self, actor: Principal, group: str) -> list[Deployment]:
+        async with self.db.session() as session:
+            target = await get_group(session, group)
+            roles.require_group_manager(actor, target.id, target.name)
+            rows = await session.scalars(
+                select(Deployment)
+                .where(Deployment.group_id == target.id)
+                .order_by(Deployment.id.desc())
+            )
+            return list(rows.all())
+
+    async def deployment(self, actor: Principal, deployment_id: int) -> Deployment:
+        async with self.db.session() as session:
+            deployment = await session.get(Deployment, deployment_id)
+            if deployment is None or not roles.can_manage_group(actor, deployment.group_id):
+                raise NotFound(f"there is no deployment {deployment_id} of a group you manage")
+            return deployment
+
+    # -- what a member sees -------------------------------------------------------
+
+    async def overview(self, actor: Principal, assignments) -> list[dict]:
+        """Per group: new material, live broadcasts, and assignments with my submissions."""
+        now = _now()
+        async with self.db.session() as session:
+            me = await session.get(User, actor.id)
+            seen = me.courses_seen_at
+            groups = (
+                await session.scalars(
+                    select(Group)
+                    .join(Membership, Membership.group_id == Group.id)
+                    .where(Membership.user_id == actor.id)
+                    .order_by(Group.name)
+                )
+            ).all()
+            result = []
+            for group in groups:
+                deployments = (
+                    await session.scalars(
+                        select(Deployment)
+                        .where(Deployment.group_id == group.id, Deployment.state != "running")
+                        .order_by(Deployment.id.desc())
+                        .limit(20)
+                    )
+                ).all()
+                broadcasts = (
+                    await session.execute(
+                        select(Share, User)
+                        .join(User, User.name == Share.created_by)
+                        .where(Share.group_id == group.id)
+                        .where((Share.expires_at.is_(None)) | (Share.expires_at > now))
+                    )
+                ).all()
+                names = await self.notebooks.names(
+                    session, [share.notebook_id for share, _ in broadcasts]
+                )
+                live = []
+                for share, author in broadcasts:
+                    nb_owner, _, nb_name = names.get(share.notebook_id, "").partition("/")
+                    if not nb_name or nb_owner == actor.name:
+                        continue
+                    route = await self.notebooks.route(nb_owner, nb_name)
+                    live.append(
+                        {
+                            "owner": nb_owner,
+                            "owner_display_name": author.display_name,
+                            "notebook": nb_name,
+                            "url": f"/notebook/{nb_owner}/{nb_name}/lab"
+                            + (f"/tree/{share.path}" if share.path else ""),
+                            "expires_at": share.expires_at,
+                            "by": share.created_by,
+                            "running": route is not None and route.state is State.RUNNING,
+                        }
+                    )
+                result.append(
+                    {
+                        "name": group.name,
+                        "display_name": group.display_name,
+                        "folder": f"courses/{group.name}",
+                        "deployments": [
+                            {
+                                "id": d.id,
+                                "title": d.title,
+                                "path": f"courses/{group.name}/{d.destination}",
+                                "by": d.created_by,
+                                "at": d.created_at,
+                                "new": seen is None or d.created_at > seen,
+                            }
+                            for d in deployments
+                        ],
+                        "broadcasts": live,
+                        "assignments": await assignments.for_member(session, actor, group),
+                    }
+                )
+        return result
+
+    async def mark_seen(self, actor: Principal) -> None:
+        async with self.db.session() as session:
+            me = await session.get(User, actor.id)
+            me.courses_seen_at = _now()

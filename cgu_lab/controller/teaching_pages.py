@@ -1,0 +1,81 @@
+"""The teaching pages: the template gallery, courses, assignments and submissions.
+
+Kept apart from `pages.py` (accounts and administration) because it is a
+different audience: students browse templates and their courses, teachers
+and TAs run their courses from here.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from ..core import roles
+from ..core.errors import NotFound
+from .accounts import get_group
+from .pages import page, platform_of, render
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/templates")
+async def templates_page(request: Request) -> Response:
+    identity = await page(request)
+    return await render(request, "templates.html", "Templates", identity, "templates")
+
+
+@router.get("/templates/{name}")
+async def template_page(request: Request, name: str) -> Response:
+    identity = await page(request)
+    platform = platform_of(request)
+    principal = await platform.auth.principal(identity)
+    async with platform.db.session() as session:
+        await platform.templates.get(session, principal, name)
+    return await render(
+        request, "template.html", f"Template {name}", identity, "templates", template=name
+    )
+
+
+@router.get("/courses")
+async def courses_page(request: Request) -> Response:
+    identity = await page(request)
+    return await render(request, "courses.html", "My courses", identity, "courses")
+
+
+@router.get("/courses/{group}")
+async def course_page(request: Request, group: str) -> Response:
+    identity = await page(request)
+    platform = platform_of(request)
+    principal = await platform.auth.principal(identity)
+    async with platform.db.session() as session:
+        target = await get_group(session, group)
+    if not roles.can_manage_group(principal, target.id):
+        raise NotFound(f"there is no course '{group}' that you teach")
+    return await render(request, "course.html", f"Course {group}", identity, "courses", group=group)
+
+
+@router.get("/assignments/{assignment_id}")
+async def assignment_page(request: Request, assignment_id: int) -> Response:
+    identity = await page(request)
+    principal = await platform_of(request).auth.principal(identity)
+    await platform_of(request).assignments.submissions(principal, assignment_id)
+    return await render(
+        request, "assignment.html", "Assignment", identity, "courses", assignment_id=assignment_id
+    )
+
+
+@router.get("/submissions/{submission_id}")
+async def submission_page(request: Request, submission_id: int) -> Response:
+    """A submission's page: the link TAs paste into a chat works for that course's TAs only."""
+    identity = await page(request)
+    principal = await platform_of(request).auth.principal(identity)
+    _, _, group, _ = await platform_of(request).assignments.submission(principal, submission_id)
+    return await render(
+        request,
+        "submission.html",
+        "Submission",
+        identity,
+        "courses",
+        submission_id=submission_id,
+        can_open=roles.can_manage_group(principal, group.id),
+    )

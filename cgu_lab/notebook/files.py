@@ -1,0 +1,77 @@
+"""A listing of the home for the file pickers (templates, submissions), with sizes.
+
+Directories report the total size and number of the files they would
+contribute, excluded ones left out, so the picker can warn before a copy is
+refused for its size. Symbolic links are listed as excluded: copies never
+follow them.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from ..core.paths import relative_path
+from ..core.selection import DEFAULT_EXCLUDED, excluded
+
+MAX_WALK = 200_000  # entries counted below one directory before giving up on exact totals
+
+
+def _totals(directory: Path, relative: str, patterns: list[str]) -> tuple[int, int]:
+    size = files = seen = 0
+    stack = [(directory, relative)]
+    while stack and seen < MAX_WALK:
+        path, rel = stack.pop()
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            if excluded(child, patterns) or entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((Path(entry.path), child))
+            elif entry.is_file(follow_symlinks=False):
+                size += entry.stat(follow_symlinks=False).st_size
+                files += 1
+    return size, files
+
+
+def listing(root: str | Path, path: str, patterns: list[str] | None = None) -> dict:
+    root = Path(root).expanduser()
+    patterns = list(DEFAULT_EXCLUDED) if patterns is None else patterns
+    relative = relative_path(path, "folder")
+    directory = root / relative if relative else root
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode):
+        raise NotADirectoryError(relative)
+    entries = []
+    for entry in sorted(
+        os.scandir(directory), key=lambda e: (not e.is_dir(follow_symlinks=False), e.name)
+    ):
+        child = f"{relative}/{entry.name}" if relative else entry.name
+        rule = excluded(child, patterns)
+        is_link = entry.is_symlink()
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if is_dir and not rule:
+            size, files = _totals(Path(entry.path), child, patterns)
+        else:
+            size = 0 if is_dir or is_link else entry.stat(follow_symlinks=False).st_size
+            files = 0 if is_dir or is_link else 1
+        entries.append(
+            {
+                "name": entry.name,
+                "path": child,
+                "type": "directory" if is_dir else "file",
+                "size": size,
+                "files": files,
+                "excluded": bool(rule) or is_link,
+                "reason": f"excluded by '{rule}'"
+                if rule
+                else ("symbolic links are not copied" if is_link else ""),
+            }
+        )
+    return {"path": relative, "entries": entries, "excluded_patterns": patterns}
