@@ -16,4 +16,9 @@ def create_backend(name: str, settings) -> Backend:
         from .local import LocalBackend
 
         return LocalBackend(settings)
+    if name == "kubernetes":
+        from .kube_settings import KubeSettings
+        from .kubernetes import KubernetesBackend
+
+        return KubernetesBackend(KubeSettings.from_env())
     raise ValueError(f"unknown backend '{name}'; choose 'local' or 'kubernetes'")

@@ -5,9 +5,13 @@ from __future__ import annotations
 import abc
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+from ..core.errors import NotSupported
 from ..core.gpus import Device
+from ..core.quota import Limits
 
 
 @dataclass(frozen=True)
@@ -15,6 +19,19 @@ class EnvironmentSpec:
     name: str
     image: str = ""
     local_prefix: str = ""
+
+
+@dataclass(frozen=True)
+class QuotaSpec:
+    """A user's or group's platform limits, for backends that mirror them (ResourceQuota).
+
+    Limits count GPUs per GPU type; `gpu_resources` names each type's
+    Kubernetes resource ("premium" -> "nvidia.com/gpu"), so that types sharing
+    a resource add up in the mirror.
+    """
+
+    limits: Limits
+    gpu_resources: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -37,6 +54,45 @@ class NotebookSpec:
     devices: tuple[str, ...] = ()
     device_env: Mapping[str, str] = field(default_factory=dict)
     api_token: str = ""
+    # Kubernetes backend (the local one ignores these): "jupyter" (a JupyterLab
+    # pod) or "vm" (a KubeVirt VM, started with `start_vm`); the GPU type's
+    # resource name and node labels; the owner's quota, mirrored at each start.
+    kind: str = "jupyter"
+    gpu_resource: str = "nvidia.com/gpu"
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    quota: QuotaSpec | None = None
+
+
+@dataclass(frozen=True)
+class TrainingSpec:
+    """A multi-node training job (a Kubeflow PyTorchJob on Kubernetes).
+
+    Resources are per replica: one master plus `workers` workers.
+    """
+
+    owner: str
+    name: str
+    image: str
+    command: tuple[str, ...]
+    workers: int = 0
+    cpu_milli: int = 1000
+    memory: int = 2 * 2**30
+    gpus: int = 0
+    gpu_resource: str = "nvidia.com/gpu"
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    group: str | None = None  # run in the group's namespace, against its quota
+    clean_pod_policy: str = "Running"  # Kubeflow's runPolicy: None, Running or All
+
+
+@dataclass(frozen=True)
+class TrainingStatus:
+    """Where a training job stands: Created, Running, Restarting, Succeeded or Failed."""
+
+    phase: str
+    message: str = ""
+    # replica type -> {"active": n, "succeeded": n, "failed": n}
+    replicas: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -104,3 +160,102 @@ class Backend(abc.ABC):
     def describe(self) -> dict[str, Any]:
         """Facts for the admin page: how limits are enforced, what is supported."""
         return {"name": self.name}
+
+    # -- files in homes (templates, submissions, lab files for a class) -------
+
+    async def pack(
+        self,
+        owner: str,
+        area: str,
+        paths: list[str],
+        excluded: list[str],
+        max_bytes: int,
+        max_files: int,
+        into: Path,
+        base: str = "",
+    ) -> dict[str, Any]:
+        """Archive files of a home as its owner; `area` is a notebook name or "courses".
+
+        Returns the manifest: every file with its SHA-256, the total size, a
+        hash of the whole selection, and what was left out and why.
+        """
+        raise self._no_file_copies()
+
+    async def unpack(
+        self,
+        owner: str,
+        area: str,
+        source: Path,
+        destination: str,
+        label: str,
+        on_progress: Callable[[int], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
+        """Copy an archive below `destination` of a home as its owner, never overwriting:
+        returns how many files were copied, skipped (identical) and kept with a suffix."""
+        raise self._no_file_copies()
+
+    def _no_file_copies(self) -> NotSupported:
+        return NotSupported(
+            "copying files of notebooks (templates, submissions, lab files) is not available "
+            f"on the {self.name} backend yet"
+        )
+
+    # -- features only some backends offer -----------------------------------
+    # Each default refuses with a sentence naming this backend, so that a
+    # feature missing here is never silently nothing.
+
+    def unsupported(self, feature: str) -> NotSupported:
+        return NotSupported(
+            f"{feature} need the kubernetes backend; this platform runs the {self.name} backend"
+        )
+
+    async def start_vm(self, spec: NotebookSpec, progress: ProgressCallback) -> dict[str, Any]:
+        """Start a VM notebook (spec.kind "vm"); `stop`, `observe` and `endpoint` then serve it."""
+        raise self.unsupported("VM notebooks")
+
+    async def pending_reason(self, spec: NotebookSpec, state: Mapping[str, Any]) -> str:
+        """Why a notebook is not running yet ("Waiting for a node: ..."); "" when it is."""
+        raise self.unsupported("Scheduling reasons")
+
+    async def sync_quota(self, owner: str, quota: QuotaSpec, group: bool = False) -> None:
+        """Mirror a user's (or, with group=True, a group's) platform quota into the cluster."""
+        raise self.unsupported("Cluster quotas")
+
+    async def images(self, owner: str) -> list[str]:
+        """Every image the owner's notebooks use, for the custom-image choice."""
+        raise self.unsupported("Image lists")
+
+    async def last_activity(self, spec: NotebookSpec, state: Mapping[str, Any]) -> datetime | None:
+        """The notebook's recorded last activity (Kubeflow's annotation), if any."""
+        raise self.unsupported("Activity annotations")
+
+    async def record_activity(
+        self, spec: NotebookSpec, state: Mapping[str, Any], when: datetime
+    ) -> None:
+        """Record the notebook's last activity where other tools (Kubeflow's culler) read it."""
+        raise self.unsupported("Activity annotations")
+
+    async def submit_training(self, job: TrainingSpec) -> dict[str, Any]:
+        """Submit a multi-node training job; return where it runs."""
+        raise self.unsupported("Training jobs")
+
+    async def training_status(
+        self, owner: str, name: str, group: str | None = None
+    ) -> TrainingStatus:
+        raise self.unsupported("Training jobs")
+
+    async def training_logs(
+        self,
+        owner: str,
+        name: str,
+        group: str | None = None,
+        replica: str = "master",
+        index: int = 0,
+        tail_lines: int = 200,
+    ) -> str:
+        """The last lines one replica of a training job printed."""
+        raise self.unsupported("Training jobs")
+
+    async def delete_training(self, owner: str, name: str, group: str | None = None) -> None:
+        """Delete a training job and its pods; a job already gone is not an error."""
+        raise self.unsupported("Training jobs")

@@ -46,6 +46,8 @@ AUTHORIZER = "cgu_lab.notebook.authorizer.ShareAuthorizer"
 CONTENTS_MANAGER = "cgu_lab.notebook.contents.ShareAwareContentsManager"
 USER_HEADER = "X-Cgu-User"
 SECRET_HEADER = "X-Cgu-Proxy-Secret"  # noqa: S105 - a header name
+# A pack's manifest (every file with its hash) arrives as one JSON line.
+MANIFEST_LIMIT = 64 * 2**20
 
 
 def _tool_result(code: int, lines: list[dict], key: str) -> dict:
@@ -288,6 +290,7 @@ class LocalBackend(Backend):
             stdout=stdout if stdout is not None else asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env={"CGU_LAUNCH_PLAN": json.dumps(launch), "PATH": "/usr/bin:/bin"},
+            limit=MANIFEST_LIMIT,
         )
         lines: list[dict] = []
 

@@ -1,0 +1,367 @@
+"""The slice of the Kubernetes API the backend uses, and the permissions it needs.
+
+Every call goes through `KubeApi`, which checks it against `PERMISSIONS`
+before sending it. That table is therefore the complete list of what the
+backend does, and deploy/kubernetes/base/rbac.yaml grants exactly it (a test
+compares the two): reads and namespace creation cluster-wide, through the
+ClusterRole `cgu-lab-controller`; writes only inside the platform's own
+namespaces, through the ClusterRole `cgu-lab-namespace-manager` that the
+controller binds in each namespace it creates. A call missing from the table
+fails loudly in tests instead of with a 403 in a school's cluster.
+
+Requests use the official client's dynamic client with the resources named
+here, so there is one code path for built-in kinds and CRDs alike, and no
+discovery round-trips. Failures become `KubeError`, a BackendError whose
+message says what was refused and why.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import urllib3
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic import DynamicClient
+from kubernetes.dynamic.resource import Resource
+from kubernetes.watch import Watch
+
+from .base import BackendError
+
+Obj = dict[str, Any]
+FIELD_MANAGER = "cgu-lab"
+
+
+@dataclass(frozen=True)
+class Kind:
+    kind: str
+    api_version: str
+    plural: str
+    namespaced: bool = True
+    provider: str = ""  # what installs this API where a cluster lacks it
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+
+KINDS: dict[str, Kind] = {
+    kind.kind: kind
+    for kind in (
+        Kind("Namespace", "v1", "namespaces", namespaced=False),
+        Kind("Node", "v1", "nodes", namespaced=False),
+        Kind("Pod", "v1", "pods"),
+        Kind("Event", "v1", "events"),
+        Kind("Secret", "v1", "secrets"),
+        Kind("ServiceAccount", "v1", "serviceaccounts"),
+        Kind("Service", "v1", "services"),
+        Kind("PersistentVolumeClaim", "v1", "persistentvolumeclaims"),
+        Kind("ResourceQuota", "v1", "resourcequotas"),
+        Kind("StatefulSet", "apps/v1", "statefulsets"),
+        Kind("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies"),
+        Kind("RoleBinding", "rbac.authorization.k8s.io/v1", "rolebindings"),
+        Kind(
+            "Notebook",
+            "kubeflow.org/v1",
+            "notebooks",
+            provider="Kubeflow, or the Notebook CRD in deploy/kubernetes/base/crds",
+        ),
+        Kind("VirtualMachine", "kubevirt.io/v1", "virtualmachines", provider="KubeVirt"),
+        Kind(
+            "PyTorchJob",
+            "kubeflow.org/v1",
+            "pytorchjobs",
+            provider="the Kubeflow training operator",
+        ),
+    )
+}
+
+CLUSTER = "cluster"  # ClusterRole cgu-lab-controller, bound cluster-wide
+MANAGED = "managed"  # ClusterRole cgu-lab-namespace-manager, bound per managed namespace
+
+# (kind, subresource) -> verbs, per scope. Server-side apply needs create and patch.
+PERMISSIONS: dict[str, dict[tuple[str, str], frozenset[str]]] = {
+    CLUSTER: {
+        ("Namespace", ""): frozenset({"get", "create"}),
+        ("Node", ""): frozenset({"list"}),
+        ("Pod", ""): frozenset({"list", "watch"}),
+        ("Event", ""): frozenset({"list", "watch"}),
+        ("Notebook", ""): frozenset({"list", "watch"}),
+        ("VirtualMachine", ""): frozenset({"list", "watch"}),
+        ("RoleBinding", ""): frozenset({"create"}),
+    },
+    MANAGED: {
+        ("ServiceAccount", ""): frozenset({"create", "patch"}),
+        ("NetworkPolicy", ""): frozenset({"create", "patch"}),
+        ("ResourceQuota", ""): frozenset({"create", "patch"}),
+        ("Secret", ""): frozenset({"create", "patch", "delete"}),
+        ("PersistentVolumeClaim", ""): frozenset({"create", "delete"}),
+        ("Notebook", ""): frozenset({"create", "patch", "delete"}),
+        ("StatefulSet", ""): frozenset({"create", "patch"}),
+        ("Service", ""): frozenset({"create", "patch"}),
+        ("VirtualMachine", ""): frozenset({"create", "patch", "delete"}),
+        ("PyTorchJob", ""): frozenset({"create", "get", "delete"}),
+        ("Pod", "log"): frozenset({"get"}),
+    },
+}
+# Never called, yet needed: the API server lets the controller create the
+# RoleBinding to cgu-lab-namespace-manager only if it may `bind` that role.
+BIND_ROLE = "cgu-lab-namespace-manager"
+
+
+class KubeError(BackendError):
+    """A refused or failed API call; `status` is the HTTP status (0: no answer)."""
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def load_client(kubeconfig: str = "") -> client.ApiClient:
+    """An API client from a kubeconfig file, else the pod's service account, else
+    the user's default kubeconfig. The global default configuration is untouched."""
+    configuration = client.Configuration()
+    if kubeconfig:
+        config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+    else:
+        try:
+            config.load_incluster_config(client_configuration=configuration)
+        except config.ConfigException:
+            config.load_kube_config(client_configuration=configuration)
+    # Watches hold connections for minutes; leave room for the calls beside them.
+    configuration.connection_pool_maxsize = 32
+    return client.ApiClient(configuration)
+
+
+class _NoDiscovery:
+    """Every resource is named in KINDS, so the dynamic client needs no discovery."""
+
+    def __init__(self, dynamic_client: DynamicClient, cache_file: str | None) -> None:
+        del dynamic_client, cache_file
+
+
+def _status_message(error: ApiException) -> str:
+    try:
+        return json.loads(error.body)["message"]
+    except (TypeError, ValueError, KeyError):
+        return ""
+
+
+class KubeApi:
+    """Typed-by-table access to the API; every method is blocking (run it in a thread)."""
+
+    def __init__(self, api_client: client.ApiClient, managed: Callable[[str], bool]) -> None:
+        self.api_client = api_client
+        self.managed = managed
+        self.dynamic = DynamicClient(api_client, discoverer=_NoDiscovery)
+        self._core = client.CoreV1Api(api_client)
+        self._resources = {
+            name: Resource(
+                prefix="api" if not kind.group else "apis",
+                group=kind.group,
+                api_version=kind.api_version.rpartition("/")[2],
+                kind=kind.kind,
+                namespaced=kind.namespaced,
+                name=kind.plural,
+                client=self.dynamic,
+            )
+            for name, kind in KINDS.items()
+        }
+
+    def close(self) -> None:
+        self.api_client.close()
+
+    # -- the permission check -------------------------------------------------
+
+    def require(self, kind: str, verb: str, namespace: str | None, subresource: str = "") -> None:
+        """Refuse a call missing from PERMISSIONS (or a write outside our namespaces)."""
+        key = (kind, subresource)
+        if verb in PERMISSIONS[CLUSTER].get(key, ()):
+            return
+        if namespace and self.managed(namespace) and verb in PERMISSIONS[MANAGED].get(key, ()):
+            return
+        where = f"in namespace {namespace}" if namespace else "cluster-wide"
+        raise RuntimeError(
+            f"kube_api: '{verb}' on {kind}{'/' + subresource if subresource else ''} {where} is "
+            "not in PERMISSIONS; add it there and to deploy/kubernetes/base/rbac.yaml"
+        )
+
+    def _fail(
+        self, error: Exception, verb: str, kind: Kind, name: str, namespace: str | None
+    ) -> KubeError:
+        target = f"{kind.kind} {namespace + '/' if namespace else ''}{name}".rstrip()
+        if isinstance(error, ApiException):
+            message = _status_message(error)
+            if error.status == 404 and not message:
+                return KubeError(
+                    f"the cluster has no {kind.plural}.{kind.group or 'core'} API; "
+                    f"install {kind.provider or 'it'}",
+                    404,
+                )
+            if error.status == 403:
+                return KubeError(f"the controller may not {verb} {target}: {message}", 403)
+            return KubeError(
+                f"Kubernetes refused to {verb} {target}: {message or error.reason}", error.status
+            )
+        return KubeError(f"cannot reach the Kubernetes API server ({verb} {target}): {error}")
+
+    def _call(
+        self,
+        verb: str,
+        kind_name: str,
+        name: str,
+        namespace: str | None,
+        send: Callable[[Resource], Any],
+        missing_ok: bool = False,
+    ) -> Any:
+        kind = KINDS[kind_name]
+        if verb == "apply":
+            for needed in ("create", "patch"):
+                self.require(kind_name, needed, namespace)
+        else:
+            self.require(kind_name, verb, namespace)
+        try:
+            result = send(self._resources[kind_name])
+        except ApiException as error:
+            if missing_ok and error.status == 404 and _status_message(error):
+                return None
+            raise self._fail(error, verb, kind, name, namespace) from error
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            raise self._fail(error, verb, kind, name, namespace) from error
+        return result.to_dict() if hasattr(result, "to_dict") else result
+
+    # -- verbs ------------------------------------------------------------------
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
+        """The object, or None when there is none."""
+        return self._call(
+            "get",
+            kind,
+            name,
+            namespace,
+            lambda res: self.dynamic.get(res, name=name, namespace=namespace),
+            missing_ok=True,
+        )
+
+    def list(
+        self, kind: str, namespace: str | None = None, label_selector: str | None = None
+    ) -> tuple[list[Obj], str]:
+        """The objects (all namespaces when `namespace` is None) and the list's resourceVersion."""
+        listed = self._call(
+            "list",
+            kind,
+            "",
+            namespace,
+            lambda res: self.dynamic.get(res, namespace=namespace, label_selector=label_selector),
+        )
+        return listed.get("items") or [], listed["metadata"].get("resourceVersion", "")
+
+    def watch(
+        self,
+        watcher: Watch,
+        kind: str,
+        resource_version: str,
+        timeout: int,
+        label_selector: str | None = None,
+    ) -> Iterator[Obj]:
+        """Change events from `resource_version` on, in all namespaces, for `timeout` s.
+
+        An expired resourceVersion surfaces as ApiException 410, for the caller to relist.
+        """
+        self.require(kind, "watch", None)
+        yield from watcher.stream(
+            self._resources[kind].get,
+            label_selector=label_selector,
+            resource_version=resource_version,
+            timeout_seconds=timeout,
+            allow_watch_bookmarks=True,
+            serialize=False,
+        )
+
+    def create(self, obj: Obj, exist_ok: bool = False) -> Obj | None:
+        """Create `obj`; with exist_ok, None when it already exists."""
+        meta = obj["metadata"]
+        try:
+            return self._call(
+                "create",
+                obj["kind"],
+                meta["name"],
+                meta.get("namespace"),
+                lambda res: self.dynamic.create(res, body=obj, namespace=meta.get("namespace")),
+            )
+        except KubeError as error:
+            if exist_ok and error.status == 409:
+                return None
+            raise
+
+    def apply(self, obj: Obj) -> Obj:
+        """Server-side apply: create or update to exactly the fields we set; fields we
+        set before and no longer send are removed, others' fields are left alone."""
+        meta = obj["metadata"]
+        return self._call(
+            "apply",
+            obj["kind"],
+            meta["name"],
+            meta.get("namespace"),
+            lambda res: self.dynamic.server_side_apply(
+                res,
+                body=obj,
+                namespace=meta.get("namespace"),
+                field_manager=FIELD_MANAGER,
+                force_conflicts=True,
+            ),
+        )
+
+    def patch(self, kind: str, name: str, namespace: str, patch: Obj) -> Obj | None:
+        """JSON merge patch; None when the object does not exist."""
+        return self._call(
+            "patch",
+            kind,
+            name,
+            namespace,
+            lambda res: self.dynamic.patch(
+                res,
+                body=patch,
+                name=name,
+                namespace=namespace,
+                content_type="application/merge-patch+json",
+                field_manager=FIELD_MANAGER,
+            ),
+            missing_ok=True,
+        )
+
+    def delete(self, kind: str, name: str, namespace: str) -> bool:
+        """Delete (in the background); False when it was already gone."""
+        return (
+            self._call(
+                "delete",
+                kind,
+                name,
+                namespace,
+                lambda res: self.dynamic.delete(
+                    res,
+                    name=name,
+                    namespace=namespace,
+                    body={"propagationPolicy": "Background"},
+                ),
+                missing_ok=True,
+            )
+            is not None
+        )
+
+    def pod_log(self, namespace: str, name: str, container: str, tail_lines: int) -> str:
+        self.require("Pod", "get", namespace, subresource="log")
+        try:
+            text = self._core.read_namespaced_pod_log(
+                name=name, namespace=namespace, container=container, tail_lines=tail_lines
+            )
+        except ApiException as error:
+            raise KubeError(
+                f"cannot read the log of pod {namespace}/{name}: "
+                f"{_status_message(error) or error.reason}",
+                error.status,
+            ) from error
+        return text or ""  # a pod that has not run yet has an empty log

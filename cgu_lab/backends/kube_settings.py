@@ -1,0 +1,125 @@
+"""Settings of the kubernetes backend, from `CGU_LAB_KUBE_*` environment variables.
+
+They live apart from the controller's `Settings` because only this backend
+reads them, and in the environment because the controller runs as a container
+configured by its Deployment (see deploy/kubernetes/base/deployment.yaml).
+Every value is checked here, once, so that a typo stops the controller at
+start with a sentence instead of producing objects the API server refuses.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+
+from .base import BackendError
+
+NOTEBOOK_CONTROLLERS = ("builtin", "kubeflow")
+ENDPOINTS = ("service", "pod-ip")
+PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+_PREFIX = re.compile(r"^[a-z][a-z0-9-]{0,18}-$")
+_LABEL_VALUE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$")
+
+
+def _labels(text: str) -> dict[str, str]:
+    """'k=v,k2=v2' -> {'k': 'v', 'k2': 'v2'}."""
+    pairs = [item.split("=", 1) for item in text.split(",") if item.strip()]
+    if any(len(pair) != 2 for pair in pairs):
+        raise BackendError(f"'{text}' is not a list of labels; write key=value,key2=value2")
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+@dataclass(frozen=True)
+class KubeSettings:
+    # Where the API server is: a kubeconfig file, or empty for the in-cluster
+    # service account (then ~/.kube/config when not in a cluster).
+    kubeconfig: str = ""
+    # Namespaces ("profiles"): cgu-u-<user>, cgu-g-<group>.
+    user_prefix: str = "cgu-u-"
+    group_prefix: str = "cgu-g-"
+    # Tells this platform's objects from another one's in the same cluster.
+    installation: str = "default"
+    # "kubeflow": Kubeflow's notebook-controller turns Notebooks into pods;
+    # "builtin": we create the StatefulSet and Service it would have created.
+    notebook_controller: str = "builtin"
+    storage_class: str = ""  # of home volumes; empty for the cluster's default
+    home_size: str = "10Gi"
+    # How notebook pods reach the controller's API (its Service), e.g.
+    # http://cgu-lab-controller.cgu-lab.svc.cluster.local:8000
+    controller_url: str = ""
+    controller_namespace: str = "cgu-lab"
+    controller_service_account: str = "cgu-lab-controller"
+    controller_pod_labels: Mapping[str, str] = field(
+        default_factory=lambda: {"app.kubernetes.io/name": "cgu-lab-controller"}
+    )
+    image_pull_policy: str = "IfNotPresent"
+    # Kubeflow/Istio mode: notebooks trust this header (e.g. kubeflow-userid)
+    # from the ingress gateway instead of the controller's proxy secret. Only
+    # safe because the NetworkPolicy lets nothing else reach port 8888.
+    ingress_header: str = ""
+    ingress_namespace: str = "istio-system"
+    ingress_pod_labels: Mapping[str, str] = field(
+        default_factory=lambda: {"app": "istio-ingressgateway"}
+    )
+    # How the controller's proxy reaches a notebook: its Service's DNS name, or
+    # the pod's IP (when the controller runs outside the cluster's DNS).
+    endpoint: str = "service"
+    cluster_domain: str = "cluster.local"
+    start_timeout: float = 600.0  # image pulls of multi-GB CUDA images take minutes
+    stop_timeout: float = 30.0
+    watch_timeout: int = 300  # seconds one watch request lasts before it is renewed
+    notebook_uid: int = 1000  # jovyan in Jupyter's images
+    notebook_gid: int = 100
+
+    def __post_init__(self) -> None:
+        for name in ("user_prefix", "group_prefix"):
+            if not _PREFIX.match(getattr(self, name)):
+                raise BackendError(
+                    f"the namespace prefix '{getattr(self, name)}' must be 2-20 lower-case "
+                    "letters, digits or '-', start with a letter and end with '-'"
+                )
+        if self.user_prefix.startswith(self.group_prefix) or self.group_prefix.startswith(
+            self.user_prefix
+        ):
+            raise BackendError("user and group namespace prefixes must not overlap")
+        if not _LABEL_VALUE.match(self.installation):
+            raise BackendError(f"installation '{self.installation}' is not a valid label value")
+        for name, allowed in (
+            ("notebook_controller", NOTEBOOK_CONTROLLERS),
+            ("endpoint", ENDPOINTS),
+            ("image_pull_policy", PULL_POLICIES),
+        ):
+            if getattr(self, name) not in allowed:
+                raise BackendError(
+                    f"{name} must be one of {', '.join(allowed)}; got '{getattr(self, name)}'"
+                )
+
+    @property
+    def builtin(self) -> bool:
+        """Whether we create StatefulSets and Services ourselves."""
+        return self.notebook_controller == "builtin"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> KubeSettings:
+        """Read CGU_LAB_KUBE_<FIELD> for every field that is set."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, object] = {}
+        for spec in fields(cls):
+            raw = environ.get(f"CGU_LAB_KUBE_{spec.name.upper()}")
+            if raw is None:
+                continue
+            default = getattr(cls(), spec.name)
+            if isinstance(default, Mapping):
+                values[spec.name] = _labels(raw)
+            elif isinstance(default, (int, float)):
+                try:
+                    values[spec.name] = type(default)(raw)
+                except ValueError:
+                    raise BackendError(
+                        f"CGU_LAB_KUBE_{spec.name.upper()} must be a number; got '{raw}'"
+                    ) from None
+            else:
+                values[spec.name] = raw
+        return cls(**values)

@@ -1,0 +1,582 @@
+"""The kubernetes backend: notebooks as Kubeflow Notebooks in per-user namespaces.
+
+The controller keeps its role: it authenticates users and reverse-proxies
+`/notebook/<owner>/<name>/` to the notebook's Service, exactly as locally; the
+cluster supplies what one machine could not (nodes, GPUs by resource name,
+storage). What the objects are is decided in kube_objects; this module decides
+when to send them, and learns what happened from watches (kube_watch), never
+from polling loops. Every API call runs in a thread (the official client
+blocks) and goes through kube_api, whose permission table is the RBAC the
+deployment grants.
+
+A start creates, in the owner's namespace: the Notebook held stopped, its
+Secret (owned by it) and home volume, then lets it run (and, without Kubeflow's
+notebook-controller, applies the StatefulSet and Service that controller would
+make). It then follows the pod: "Waiting for a node: ...", "Pulling image
+...", until the pod is Ready, or fails with the reason, leaving the Notebook
+stopped and its Secret deleted. Stopping is Kubeflow's annotation (and zero
+replicas), never a deletion: the home volume stays until `remove_storage`.
+A VM notebook is the same story told with a KubeVirt VirtualMachine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from ..core.errors import Conflict, NotFound
+from ..core.gpus import Device
+from . import kube_names as names
+from . import kube_objects as objects
+from . import kube_status as status
+from .base import (
+    Backend,
+    BackendError,
+    NotebookSpec,
+    Observation,
+    ProgressCallback,
+    QuotaSpec,
+    TrainingSpec,
+    TrainingStatus,
+)
+from .kube_api import KubeApi, KubeError, load_client
+from .kube_nodes import gpu_devices
+from .kube_settings import KubeSettings
+from .kube_watch import Source, WatchCache
+
+log = logging.getLogger("cgu_lab.kubernetes")
+
+Obj = dict[str, Any]
+# What a start reads events about. Events carry no labels, so they are watched
+# cluster-wide and only those about these kinds in our namespaces are kept.
+EVENT_KINDS = frozenset(
+    {"Pod", "StatefulSet", "Notebook", "VirtualMachine", "VirtualMachineInstance"}
+)
+# Watches without which the backend cannot follow notebooks at all.
+REQUIRED_WATCHES = ("Pod", "Event", "Notebook")
+RBAC_SETTLE_SECONDS = 10.0
+
+
+def _now() -> str:
+    return status.format_time(datetime.now(timezone.utc))
+
+
+class _Workload:
+    """One kind of notebook server: how it is built, followed and stopped.
+
+    `name` is the spec's kind ("jupyter", "vm"), `component` the label its pods
+    carry, `resource` the object that holds it.
+    """
+
+    name = ""
+    component = ""
+    resource = ""
+
+    def __init__(self, backend: KubernetesBackend) -> None:
+        self.backend = backend
+
+    @property
+    def cache(self) -> WatchCache:
+        return self.backend._cache
+
+    def _events(self, ref: names.ObjectRef, since: float, pod: Obj | None) -> list[Obj]:
+        """Events of this start: about the object (or what it makes), and about its pod."""
+        pod_uid = (pod or {}).get("metadata", {}).get("uid")
+        found = []
+        for event in self.cache.objects("Event", ref.namespace, since):
+            involved = event.get("involvedObject", {})
+            if involved.get("kind") == "Pod":
+                if pod_uid and involved.get("uid") == pod_uid:
+                    found.append(event)
+            elif involved.get("name") == ref.name:
+                found.append(event)
+        return found
+
+    def _pod(self, ref: names.ObjectRef) -> Obj | None:
+        """The server's pod; a live one before one that is shutting down."""
+        pods = list(
+            self.cache.find(
+                "Pod",
+                ref.namespace,
+                {names.NOTEBOOK_NAME: ref.name, names.COMPONENT: self.component},
+            )
+        )
+        pods.sort(key=lambda pod: ("deletionTimestamp" in pod["metadata"],))
+        return pods[0] if pods else None
+
+    def build(self, ref: names.ObjectRef, spec: NotebookSpec, running: bool) -> Obj:
+        raise NotImplementedError
+
+    def resume_patch(self) -> Obj | None:
+        """Merge patch completing a start, for what applying the running form cannot do."""
+        return None
+
+    def companions(self, running: Obj) -> list[Obj]:
+        raise NotImplementedError
+
+    def halt_patches(self) -> list[tuple[str, Obj]]:
+        raise NotImplementedError
+
+    def progress(self, ref: names.ObjectRef, since: float) -> status.Progress:
+        raise NotImplementedError
+
+    def gone(self, ref: names.ObjectRef) -> bool:
+        raise NotImplementedError
+
+
+class _Jupyter(_Workload):
+    name = "jupyter"
+    component = "notebook"
+    resource = "Notebook"
+
+    def build(self, ref: names.ObjectRef, spec: NotebookSpec, running: bool) -> Obj:
+        stopped_at = None if running else _now()
+        return objects.notebook(ref, spec, self.backend.kube, stopped_at=stopped_at)
+
+    def resume_patch(self) -> Obj | None:
+        # The stop annotation was also written by a merge patch (our stop, or Kubeflow's
+        # culler); server-side apply leaves a field another writer shares, so remove it.
+        return objects.resume_patch()
+
+    def companions(self, running: Obj) -> list[Obj]:
+        if not self.backend.kube.builtin:
+            return []  # Kubeflow's notebook-controller makes them
+        return [objects.service(running), objects.statefulset(running)]
+
+    def halt_patches(self) -> list[tuple[str, Obj]]:
+        patches = [("Notebook", objects.stop_patch(_now()))]
+        if self.backend.kube.builtin:
+            patches.append(("StatefulSet", objects.scale_patch(0)))
+        return patches
+
+    def progress(self, ref: names.ObjectRef, since: float) -> status.Progress:
+        pod = self._pod(ref)
+        return status.notebook_progress(pod, self._events(ref, since, pod))
+
+    def gone(self, ref: names.ObjectRef) -> bool:
+        return self._pod(ref) is None
+
+
+class _Vm(_Workload):
+    name = "vm"
+    component = "vm"
+    resource = "VirtualMachine"
+
+    def build(self, ref: names.ObjectRef, spec: NotebookSpec, running: bool) -> Obj:
+        return objects.virtual_machine(ref, spec, self.backend.kube, running=running)
+
+    def companions(self, running: Obj) -> list[Obj]:
+        return [objects.service(running)]
+
+    def halt_patches(self) -> list[tuple[str, Obj]]:
+        return [("VirtualMachine", objects.run_strategy_patch("Halted"))]
+
+    def progress(self, ref: names.ObjectRef, since: float) -> status.Progress:
+        vm = self.cache.get("VirtualMachine", ref.namespace, ref.name)
+        return status.vm_progress(vm, self._events(ref, since, self._pod(ref)))
+
+    def gone(self, ref: names.ObjectRef) -> bool:
+        return status.vm_halted(self.cache.get("VirtualMachine", ref.namespace, ref.name))
+
+
+class KubernetesBackend(Backend):
+    name = "kubernetes"
+
+    def __init__(self, kube: KubeSettings | None = None) -> None:
+        self.kube = kube or KubeSettings.from_env()
+        self.naming = names.Naming(self.kube.user_prefix, self.kube.group_prefix)
+        self.api: KubeApi | None = None
+        self.cache: WatchCache | None = None
+        self._workloads: dict[str, _Workload] = {
+            workload.name: workload for workload in (_Jupyter(self), _Vm(self))
+        }
+        self._namespaces: set[str] = set()  # prepared since this controller started
+        self._starting: dict[names.ObjectRef, float] = {}  # ref -> when its start began
+
+    # -- lifecycle of the backend itself ---------------------------------------------
+
+    async def open(self) -> None:
+        api_client = await asyncio.to_thread(load_client, self.kube.kubeconfig)
+        self.api = KubeApi(api_client, self.naming.managed)
+        self.cache = WatchCache(self._sources(), self.kube.watch_timeout)
+        try:
+            await self.cache.start()
+            for source in REQUIRED_WATCHES:
+                if self.cache.error(source):
+                    raise BackendError(
+                        f"the controller cannot watch {source} objects "
+                        f"({self.cache.error(source)}); check its RBAC "
+                        "(deploy/kubernetes/base/rbac.yaml) and that the Notebook CRD is installed"
+                    )
+        except (BackendError, TimeoutError) as error:
+            await self.close()
+            raise BackendError(f"cannot follow the cluster: {error}") from error
+
+    async def close(self) -> None:
+        if self.cache is not None:
+            await asyncio.to_thread(self.cache.stop)
+        if self.api is not None:
+            self.api.close()
+
+    def _sources(self) -> list[Source]:
+        api = self._api
+        selector = names.selector(objects.platform_labels(self.kube))
+
+        def labelled(kind: str) -> Source:
+            return Source(
+                kind,
+                list=lambda: api.list(kind, label_selector=selector),
+                watch=lambda watch, version, timeout: api.watch(
+                    watch, kind, version, timeout, selector
+                ),
+            )
+
+        def event_matters(event: Obj) -> bool:
+            involved = event.get("involvedObject", {})
+            return (
+                self.naming.managed(event.get("metadata", {}).get("namespace", ""))
+                and involved.get("kind") in EVENT_KINDS
+            )
+
+        events = Source(
+            "Event",
+            list=lambda: api.list("Event"),
+            watch=lambda watch, version, timeout: api.watch(watch, "Event", version, timeout),
+            keep=event_matters,
+        )
+        return [labelled("Pod"), events, labelled("Notebook"), labelled("VirtualMachine")]
+
+    @property
+    def _api(self) -> KubeApi:
+        assert self.api is not None, "open() the backend first"
+        return self.api
+
+    @property
+    def _cache(self) -> WatchCache:
+        assert self.cache is not None, "open() the backend first"
+        return self.cache
+
+    async def _run(self, method, *args):
+        return await asyncio.to_thread(method, *args)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "notebook_controller": self.kube.notebook_controller,
+            "namespaces": f"{self.kube.user_prefix}<user>, {self.kube.group_prefix}<group>",
+            "cpu_limit": "Kubernetes CPU limit (requests = limits)",
+            "memory_limit": "Kubernetes memory limit (the pod's cgroup)",
+            "identity": (
+                f"ingress header {self.kube.ingress_header}"
+                if self.kube.ingress_header
+                else "controller proxy secret"
+            ),
+            "vm_notebooks": self.cache is not None and self.cache.error("VirtualMachine") is None,
+            "custom_images": True,
+            "training_jobs": "Kubeflow PyTorchJob (needs the training operator)",
+        }
+
+    async def inventory(self) -> list[Device]:
+        nodes, _ = await self._run(self._api.list, "Node")
+        return gpu_devices(nodes)
+
+    # -- namespaces ----------------------------------------------------------------
+
+    async def _ensure_namespace(
+        self, namespace: str, subject: str, group: bool = False, quota: QuotaSpec | None = None
+    ) -> None:
+        """Make the namespace ours and usable once per controller run; mirror `quota`."""
+        if namespace not in self._namespaces:
+            built = objects.namespace(namespace, subject, self.kube, group)
+            if await self._run(self._api.create, built, True) is None:
+                existing = await self._run(self._api.get, "Namespace", namespace) or {}
+                if not objects.is_ours(existing, self.kube):
+                    raise BackendError(
+                        f"the namespace {namespace} exists but does not belong to this platform "
+                        f"(installation '{self.kube.installation}'); rename it or change the prefix"
+                    )
+                if existing.get("status", {}).get("phase") == "Terminating":
+                    raise BackendError(f"the namespace {namespace} is being deleted; try later")
+            await self._run(
+                self._api.create, objects.controller_role_binding(namespace, self.kube), True
+            )
+            await self._apply_when_permitted(objects.notebook_service_account(namespace, self.kube))
+            await self._run(self._api.apply, objects.network_policy(namespace, self.kube))
+            self._namespaces.add(namespace)
+        if quota is not None:
+            await self._run(self._api.apply, objects.resource_quota(namespace, quota, self.kube))
+
+    async def _apply_when_permitted(self, obj: Obj) -> None:
+        """The first write after binding our role waits for RBAC to see the binding."""
+        deadline = time.monotonic() + RBAC_SETTLE_SECONDS
+        while True:
+            try:
+                await self._run(self._api.apply, obj)
+                return
+            except KubeError as error:
+                if error.status != 403 or time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(0.1)
+
+    # -- start ---------------------------------------------------------------------
+
+    async def start(self, spec: NotebookSpec, progress: ProgressCallback) -> dict[str, Any]:
+        if spec.kind == "vm":
+            return await self.start_vm(spec, progress)
+        return await self._start(self._workloads["jupyter"], spec, progress)
+
+    async def start_vm(self, spec: NotebookSpec, progress: ProgressCallback) -> dict[str, Any]:
+        return await self._start(
+            self._workloads["vm"], dataclasses.replace(spec, kind="vm"), progress
+        )
+
+    async def _start(
+        self, workload: _Workload, spec: NotebookSpec, progress: ProgressCallback
+    ) -> dict[str, Any]:
+        if not spec.environment.image:
+            raise BackendError(
+                f"environment '{spec.environment.name}' has no container image; ask an "
+                "administrator to give it one (the kubernetes backend runs images, not folders)"
+            )
+        ref = self.naming.notebook(spec.owner, spec.name)
+        began = self._starting[ref] = time.monotonic()
+        try:
+            await progress(5, f"Preparing the namespace {ref.namespace}")
+            await self._ensure_namespace(ref.namespace, spec.owner, quota=spec.quota)
+            await progress(10, "Creating the notebook's objects")
+            held = await self._run(self._api.apply, workload.build(ref, spec, running=False))
+            await self._run(
+                self._api.apply, objects.notebook_secret(ref, spec, self.kube, owner=held)
+            )
+            await self._run(self._api.create, objects.home_claim(ref, spec, self.kube), True)
+            running = await self._run(self._api.apply, workload.build(ref, spec, running=True))
+            resume = workload.resume_patch()
+            if resume is not None:
+                running = await self._run(
+                    self._api.patch, workload.resource, ref.name, ref.namespace, resume
+                )
+            for companion in workload.companions(running):
+                await self._run(self._api.apply, companion)
+            view = await self._wait_ready(workload, ref, began, progress)
+        except (Exception, asyncio.CancelledError):
+            await asyncio.shield(self._clean_up(workload, ref))
+            raise
+        finally:
+            self._starting.pop(ref, None)
+        return {
+            "kind": workload.name,
+            "namespace": ref.namespace,
+            "name": ref.name,
+            "url": self._url(ref, view),
+        }
+
+    async def _wait_ready(
+        self,
+        workload: _Workload,
+        ref: names.ObjectRef,
+        began: float,
+        progress: ProgressCallback,
+    ) -> status.Progress:
+        deadline = began + self.kube.start_timeout
+        reported = ""
+        while True:
+            version = self._cache.version
+            view = workload.progress(ref, began)
+            if view.failed:
+                raise BackendError(view.message)
+            if view.message != reported:
+                reported = view.message
+                await progress(view.percent, view.message)
+            if view.ready:
+                return view
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise BackendError(
+                    f"the notebook did not start within {self.kube.start_timeout:.0f} s: "
+                    f"{view.message}"
+                )
+            await self._cache.changed(version, remaining)
+
+    def _url(self, ref: names.ObjectRef, view: status.Progress) -> str:
+        if self.kube.endpoint == "pod-ip" and view.address:
+            return f"http://{view.address}:{objects.NOTEBOOK_PORT}"
+        domain = self.kube.cluster_domain
+        return f"http://{ref.name}.{ref.namespace}.svc.{domain}:{objects.SERVICE_PORT}"
+
+    async def _clean_up(self, workload: _Workload, ref: names.ObjectRef) -> None:
+        """After a failed start: hold the server stopped, drop its secrets; keep the home."""
+        try:
+            await self._halt(workload, ref)
+        except BackendError as error:
+            log.warning(
+                "cleaning up %s/%s after a failed start: %s", ref.namespace, ref.name, error
+            )
+
+    # -- stop, observe, sweep ----------------------------------------------------------
+
+    def _workload(self, spec: NotebookSpec, state: Mapping[str, Any]) -> _Workload:
+        return self._workloads[state.get("kind") or spec.kind]
+
+    def _ref(self, spec: NotebookSpec, state: Mapping[str, Any]) -> names.ObjectRef:
+        if state.get("namespace") and state.get("name"):
+            return names.ObjectRef(state["namespace"], state["name"])
+        return self.naming.notebook(spec.owner, spec.name)
+
+    async def _halt(self, workload: _Workload, ref: names.ObjectRef) -> None:
+        for kind, patch in workload.halt_patches():
+            await self._run(self._api.patch, kind, ref.name, ref.namespace, patch)
+        await self._run(self._api.delete, "Secret", ref.secret, ref.namespace)
+
+    async def stop(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:
+        """Scale to zero and wait (up to stop_timeout) for the server to be gone."""
+        workload, ref = self._workload(spec, state), self._ref(spec, state)
+        await self._halt(workload, ref)
+        deadline = time.monotonic() + self.kube.stop_timeout
+        while True:
+            version = self._cache.version
+            if workload.gone(ref):
+                return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            await self._cache.changed(version, remaining)
+        log.warning(
+            "%s/%s still shuts down after %.0f s", ref.namespace, ref.name, self.kube.stop_timeout
+        )
+
+    async def observe(self, spec: NotebookSpec, state: Mapping[str, Any]) -> Observation:
+        workload, ref = self._workload(spec, state), self._ref(spec, state)
+        obj = self._cache.get(workload.resource, ref.namespace, ref.name)
+        if obj is None:
+            return Observation(alive=False, detail=f"its {workload.resource} is gone")
+        if objects.is_stopped(obj):
+            return Observation(alive=False, detail="it was stopped in the cluster")
+        view = workload.progress(ref, 0.0)
+        return Observation(alive=True, ready=view.ready, detail="" if view.ready else view.message)
+
+    def endpoint(self, state: Mapping[str, Any]) -> str:
+        return state["url"]
+
+    async def pending_reason(self, spec: NotebookSpec, state: Mapping[str, Any]) -> str:
+        workload, ref = self._workload(spec, state), self._ref(spec, state)
+        obj = self._cache.get(workload.resource, ref.namespace, ref.name)
+        if obj is None or (objects.is_stopped(obj) and ref not in self._starting):
+            return ""  # nothing is on its way
+        view = workload.progress(ref, self._starting.get(ref, 0.0))
+        return "" if view.ready else view.message
+
+    async def sweep(self, keep: set[int]) -> list[int]:
+        """Stop running servers labelled as this installation's that the controller
+        does not know (a crash between creating and recording them)."""
+        stopped = []
+        for workload in self._workloads.values():
+            if self._cache.error(workload.resource):
+                continue
+            for obj in self._cache.objects(workload.resource):
+                meta = obj["metadata"]
+                if not self.naming.managed(meta["namespace"]):
+                    continue  # another configuration's namespaces
+                notebook_id = int(meta.get("labels", {}).get(names.NOTEBOOK_ID, "0") or 0)
+                if notebook_id in keep or objects.is_stopped(obj):
+                    continue
+                await self._halt(workload, names.ObjectRef(meta["namespace"], meta["name"]))
+                stopped.append(notebook_id)
+        return sorted(stopped)
+
+    async def remove_storage(self, owner: str, name: str) -> None:
+        """Delete the notebook's objects and its home volume (what it owns goes with it)."""
+        ref = self.naming.notebook(owner, name)
+        doomed = [
+            ("Notebook", ref.name),
+            ("Secret", ref.secret),
+            ("PersistentVolumeClaim", ref.home),
+        ]
+        if self._cache.error("VirtualMachine") is None:
+            doomed.append(("VirtualMachine", ref.name))
+        for kind, object_name in doomed:
+            await self._run(self._api.delete, kind, object_name, ref.namespace)
+
+    # -- culling annotations, images, quotas ----------------------------------------------
+
+    async def last_activity(self, spec: NotebookSpec, state: Mapping[str, Any]) -> datetime | None:
+        workload, ref = self._workload(spec, state), self._ref(spec, state)
+        obj = self._cache.get(workload.resource, ref.namespace, ref.name) or {}
+        annotations = obj.get("metadata", {}).get("annotations") or {}
+        return status.parse_time(annotations.get(names.LAST_ACTIVITY))
+
+    async def record_activity(
+        self, spec: NotebookSpec, state: Mapping[str, Any], when: datetime
+    ) -> None:
+        workload, ref = self._workload(spec, state), self._ref(spec, state)
+        patch = objects.activity_patch(status.format_time(when))
+        if (
+            await self._run(self._api.patch, workload.resource, ref.name, ref.namespace, patch)
+            is None
+        ):
+            raise NotFound(f"{spec.owner} has no notebook '{spec.name}' in the cluster")
+
+    async def images(self, owner: str) -> list[str]:
+        """Images of every Notebook in the owner's namespace, ours or not."""
+        notebooks, _ = await self._run(
+            self._api.list, "Notebook", self.naming.user_namespace(owner)
+        )
+        return status.images(notebooks)
+
+    async def sync_quota(self, owner: str, quota: QuotaSpec, group: bool = False) -> None:
+        namespace = (
+            self.naming.group_namespace(owner) if group else self.naming.user_namespace(owner)
+        )
+        await self._ensure_namespace(namespace, owner, group=group, quota=quota)
+
+    # -- training jobs -------------------------------------------------------------------
+
+    async def submit_training(self, job: TrainingSpec) -> dict[str, Any]:
+        ref = self.naming.training(job.owner, job.name, job.group)
+        await self._ensure_namespace(ref.namespace, job.group or job.owner, group=bool(job.group))
+        built = objects.pytorch_job(ref, job, self.kube)
+        if await self._run(self._api.create, built, True) is None:
+            raise Conflict(
+                f"a training job named '{job.name}' already exists; "
+                "delete it or choose another name"
+            )
+        return {"namespace": ref.namespace, "name": ref.name}
+
+    async def training_status(
+        self, owner: str, name: str, group: str | None = None
+    ) -> TrainingStatus:
+        ref = self.naming.training(owner, name, group)
+        job = await self._run(self._api.get, "PyTorchJob", ref.name, ref.namespace)
+        if job is None:
+            raise NotFound(f"there is no training job '{name}'")
+        return status.training_status(job)
+
+    async def training_logs(
+        self,
+        owner: str,
+        name: str,
+        group: str | None = None,
+        replica: str = "master",
+        index: int = 0,
+        tail_lines: int = 200,
+    ) -> str:
+        ref = self.naming.training(owner, name, group)
+        labels = {
+            names.JOB_NAME: ref.name,
+            names.REPLICA_TYPE: replica.lower(),
+            names.REPLICA_INDEX: str(index),
+        }
+        pod = next(self._cache.find("Pod", ref.namespace, labels), None)
+        if pod is None:
+            raise BackendError(f"{replica} {index} of training job '{name}' has no pod yet")
+        return await self._run(
+            self._api.pod_log, ref.namespace, pod["metadata"]["name"], "pytorch", tail_lines
+        )
+
+    async def delete_training(self, owner: str, name: str, group: str | None = None) -> None:
+        ref = self.naming.training(owner, name, group)
+        await self._run(self._api.delete, "PyTorchJob", ref.name, ref.namespace)
