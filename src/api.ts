@@ -7,8 +7,11 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 import {
+  IAssignment,
+  ICourses,
   ICullingStatus,
   IDirectory,
+  IFileListing,
   IQuota,
   IResizeRequest,
   IResizeResponse,
@@ -16,7 +19,12 @@ import {
   IServerInfo,
   IShare,
   IShareRequest,
-  ISharedWithMe
+  ISharedWithMe,
+  ISubmission,
+  ISubmitRequest,
+  ITemplateCreated,
+  ITemplateOptions,
+  ITemplateRequest
 } from './tokens';
 
 /** The namespace of every route of the server extension. */
@@ -121,6 +129,30 @@ export namespace CguAPI {
 
   export const keepRunning = (): Promise<{ message: string }> =>
     requestAPI<{ message: string }>('keep-running', jsonInit('POST'));
+
+  /** A folder of the home ('' = the home itself), for the file picker. */
+  export const files = (path: string): Promise<IFileListing> =>
+    requestAPI<IFileListing>(`files?path=${encodeURIComponent(path)}`);
+
+  export const templateOptions = (): Promise<ITemplateOptions> =>
+    requestAPI<ITemplateOptions>('templates/options');
+
+  export const createTemplate = (
+    body: ITemplateRequest
+  ): Promise<ITemplateCreated> =>
+    requestAPI<ITemplateCreated>('templates', jsonInit('POST', body));
+
+  export const assignments = (): Promise<IAssignment[]> =>
+    requestAPI<IAssignment[]>('assignments');
+
+  export const submit = (body: ISubmitRequest): Promise<ISubmission> =>
+    requestAPI<ISubmission>('submit', jsonInit('POST', body));
+
+  export const courses = (): Promise<ICourses> =>
+    requestAPI<ICourses>('courses');
+
+  export const coursesSeen = (): Promise<{ message: string }> =>
+    requestAPI<{ message: string }>('courses/seen', jsonInit('POST'));
 }
 
 /** A readable sentence out of anything thrown by a request. */

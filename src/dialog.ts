@@ -78,6 +78,13 @@ export class CguDialog<T> extends Dialog<T> {
         this._busy = false;
         if (!this.isDisposed) {
           this._setButtonsDisabled(false);
+          // A disabled button loses the focus: bring it back into the dialog
+          // so Escape, Tab and Enter keep working.
+          if (!this.node.contains(document.activeElement)) {
+            this.node
+              .querySelectorAll<HTMLButtonElement>('.jp-Dialog-footer button')
+              [i]?.focus();
+          }
         }
       });
   }
@@ -107,5 +114,15 @@ export namespace CguDialog {
      * the dialog, false to keep it open (the body shows why).
      */
     onAccept?: () => Promise<boolean>;
+  }
+}
+
+/** Give a dialog's accept button a `data-cgu` landmark for UI tests. */
+export function markAcceptButton(dialog: Dialog<unknown>, name: string): void {
+  const button = dialog.node.querySelector<HTMLButtonElement>(
+    '.jp-Dialog-footer button.jp-mod-accept'
+  );
+  if (button) {
+    button.dataset.cgu = name;
   }
 }

@@ -10,6 +10,13 @@
  * - `cgu-lab:share` — the Share dialog (toolbar button, palette, file browser).
  * - `cgu-lab:shared-with-me` — the left-sidebar list of what others shared.
  * - `cgu-lab:culling` — the idle countdown with "Keep running".
+ * - `cgu-lab:templates` — "Save as template" for teachers (toolbar, palette,
+ *   File menu).
+ * - `cgu-lab:submit` — "Submit" an assignment, with its receipt.
+ * - `cgu-lab:course` — the left-sidebar Course panel: material, live
+ *   broadcasts, assignments.
+ * - `cgu-lab:live-view` — for read-only viewers (a broadcast), open documents
+ *   reload when the owner saves them.
  */
 import {
   ILayoutRestorer,
@@ -23,7 +30,8 @@ import {
   showErrorMessage,
   WidgetTracker
 } from '@jupyterlab/apputils';
-import { DocumentRegistry } from '@jupyterlab/docregistry';
+import { PathExt } from '@jupyterlab/coreutils';
+import { DocumentRegistry, DocumentWidget } from '@jupyterlab/docregistry';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { IMainMenu } from '@jupyterlab/mainmenu';
 import {
@@ -33,13 +41,27 @@ import {
 } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
-import { shareIcon, ToolbarButton } from '@jupyterlab/ui-components';
+import { LabIcon, shareIcon, ToolbarButton } from '@jupyterlab/ui-components';
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { Signal } from '@lumino/signaling';
 import { CguAPI, errorMessage } from './api';
+import { CoursePanel } from './course';
 import { CullingStatusItem, CullingWatch } from './culling';
-import { blockedCommandMessage, noticeText } from './format';
+import {
+  absoluteShareUrl,
+  blockedCommandMessage,
+  formatBytes,
+  noticeText
+} from './format';
 import { handshake, sessionFromHandshake } from './handshake';
-import { gaugeIcon, sharedWithMeIcon } from './icons';
+import {
+  courseIcon,
+  gaugeIcon,
+  sharedWithMeIcon,
+  submitIcon,
+  templateIcon
+} from './icons';
+import { LiveView, LiveViewStatus, openDocuments } from './liveView';
 import { AccessStatus, preventKernelStart } from './readonly';
 import {
   openResizeDialog,
@@ -49,6 +71,14 @@ import {
 } from './resources';
 import { openShareDialog } from './share';
 import { SharedWithMePanel } from './sharedWithMe';
+import { openSubmitDialog, showReceiptDialog } from './submit';
+import {
+  filesText,
+  intervalSeconds,
+  normalizePath,
+  receiptSummary
+} from './teaching';
+import { openTemplateDialog } from './templates';
 import {
   CommandIDs,
   ICguLabSession,
@@ -566,11 +596,456 @@ const cullingPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
+/** A toolbar button on every notebook that runs a command with its path. */
+class CommandButtonExtension implements DocumentRegistry.IWidgetExtension<
+  NotebookPanel,
+  INotebookModel
+> {
+  constructor(
+    private _app: JupyterFrontEnd,
+    private _options: {
+      id: string;
+      command: string;
+      label: string;
+      tooltip: string;
+      icon: LabIcon;
+      dataCgu: string;
+      /** Resolves whether the button is for this user; shown once true. */
+      visible?: Promise<boolean>;
+    }
+  ) {}
+
+  createNew(
+    panel: NotebookPanel,
+    context: DocumentRegistry.IContext<INotebookModel>
+  ): ToolbarButton {
+    const o = this._options;
+    const button = new ToolbarButton({
+      icon: o.icon,
+      label: o.label,
+      tooltip: o.tooltip,
+      dataset: { cgu: o.dataCgu },
+      onClick: () => {
+        void this._app.commands.execute(o.command, { path: context.path });
+      }
+    });
+    button.addClass('cgu-ToolbarButton');
+    if (o.visible) {
+      button.hide();
+      void o.visible.then(show => {
+        if (!button.isDisposed) {
+          button.setHidden(!show);
+        }
+      });
+    }
+    if (
+      !panel.toolbar.insertAfter('cgu-share', o.id, button) &&
+      !panel.toolbar.insertAfter('spacer', o.id, button)
+    ) {
+      panel.toolbar.addItem(o.id, button);
+    }
+    return button;
+  }
+}
+
+/**
+ * The file a command is about, relative to the home: the `path` argument, or
+ * the document in front, or the current notebook.
+ */
+function currentPath(
+  app: JupyterFrontEnd,
+  notebooks: INotebookTracker | null,
+  args: ReadonlyPartialJSONObject
+): string | null {
+  const contents = app.serviceManager.contents;
+  if (typeof args.path === 'string' && args.path) {
+    return normalizePath(contents.localPath(args.path)) || null;
+  }
+  const widget = app.shell.currentWidget;
+  const context =
+    widget instanceof DocumentWidget
+      ? widget.context
+      : (notebooks?.currentWidget?.context ?? null);
+  return context
+    ? normalizePath(contents.localPath(context.path)) || null
+    : null;
+}
+
+/**
+ * Save as template (teachers, TAs and admins): the toolbar button, the palette
+ * command and the File menu item, shown once the server says the user may
+ * publish.
+ */
+const templatesPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'cgu-lab:templates',
+  description:
+    'Saves files of this home, an environment and resources as a template.',
+  autoStart: true,
+  requires: [ICguLabSession],
+  optional: [INotebookTracker, ICommandPalette, IMainMenu],
+  activate: (
+    app: JupyterFrontEnd,
+    session: ICguLabSession,
+    notebooks: INotebookTracker | null,
+    palette: ICommandPalette | null,
+    mainMenu: IMainMenu | null
+  ) => {
+    if (!session.info || !session.isOwner) {
+      return;
+    }
+    let canPublish = false;
+    const allowed = CguAPI.templateOptions()
+      .then(options => {
+        canPublish = options.can_publish;
+        app.commands.notifyCommandChanged(CommandIDs.saveTemplate);
+        return canPublish;
+      })
+      .catch(reason => {
+        console.warn(
+          'cgu-lab: cannot ask whether templates may be saved',
+          reason
+        );
+        return false;
+      });
+
+    app.commands.addCommand(CommandIDs.saveTemplate, {
+      label: 'Save as Template…',
+      caption:
+        'Publish files of this home, an environment and default resources as a template',
+      icon: templateIcon,
+      isVisible: () => canPublish,
+      execute: async args => {
+        let options, quota;
+        try {
+          [options, quota] = await Promise.all([
+            CguAPI.templateOptions(),
+            CguAPI.quota().catch(() => null)
+          ]);
+        } catch (error) {
+          await showErrorMessage('Cannot save a template', errorMessage(error));
+          return;
+        }
+        if (!options.can_publish) {
+          await showErrorMessage(
+            'Cannot save a template',
+            'Only teachers, teaching assistants and administrators can publish templates.'
+          );
+          return;
+        }
+        const path = currentPath(app, notebooks, args);
+        const baseName = path
+          ? PathExt.basename(path, PathExt.extname(path))
+          : '';
+        await openTemplateDialog({
+          options,
+          gpuTypes: quota?.gpu_types ?? [],
+          initialPaths: path ? [path] : [],
+          displayName: baseName,
+          onCreated: created => {
+            const url = absoluteShareUrl(created.url, window.location.origin);
+            Notification.success(
+              `Saved template "${created.name}" version ${created.version}: ` +
+                `${filesText(created.files)}, ${formatBytes(created.bytes)}.`,
+              {
+                autoClose: false,
+                actions: created.url
+                  ? [
+                      {
+                        label: 'Open template page',
+                        caption: url,
+                        displayType: 'link',
+                        callback: () => {
+                          window.open(url, '_blank', 'noopener');
+                        }
+                      }
+                    ]
+                  : []
+              }
+            );
+          }
+        });
+      }
+    });
+    palette?.addItem({
+      command: CommandIDs.saveTemplate,
+      category: PALETTE_CATEGORY
+    });
+    mainMenu?.fileMenu.addGroup([{ command: CommandIDs.saveTemplate }], 98);
+    app.docRegistry.addWidgetExtension(
+      'Notebook',
+      new CommandButtonExtension(app, {
+        id: 'cgu-save-template',
+        command: CommandIDs.saveTemplate,
+        label: 'Save as template',
+        tooltip:
+          'Publish this notebook and other files of your home as a template',
+        icon: templateIcon,
+        dataCgu: 'save-template-button',
+        visible: allowed
+      })
+    );
+  }
+};
+
+/** Submit (owner): the toolbar button, the palette command and the File menu item. */
+const submitPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'cgu-lab:submit',
+  description: 'Submits files of this home for an assignment.',
+  autoStart: true,
+  requires: [ICguLabSession],
+  optional: [INotebookTracker, ICommandPalette, IMainMenu],
+  activate: (
+    app: JupyterFrontEnd,
+    session: ICguLabSession,
+    notebooks: INotebookTracker | null,
+    palette: ICommandPalette | null,
+    mainMenu: IMainMenu | null
+  ) => {
+    if (!session.info || !session.isOwner) {
+      return;
+    }
+    app.commands.addCommand(CommandIDs.submit, {
+      label: 'Submit Assignment…',
+      caption: 'Hand in files of this home for an assignment of your course',
+      icon: submitIcon,
+      execute: async args => {
+        let assignments;
+        try {
+          assignments = await CguAPI.assignments();
+        } catch (error) {
+          await showErrorMessage('Cannot submit', errorMessage(error));
+          return;
+        }
+        const path = currentPath(app, notebooks, args);
+        const requested = Number(args.assignmentId);
+        const receipt = await openSubmitDialog({
+          assignments,
+          assignmentId: Number.isInteger(requested) ? requested : null,
+          initialPaths: path ? [path] : [],
+          onSubmitted: submitted => {
+            const url = absoluteShareUrl(submitted.url, window.location.origin);
+            Notification.success(receiptSummary(submitted), {
+              autoClose: 10000,
+              actions: submitted.url
+                ? [
+                    {
+                      label: 'Open receipt',
+                      caption: url,
+                      displayType: 'link',
+                      callback: () => {
+                        window.open(url, '_blank', 'noopener');
+                      }
+                    }
+                  ]
+                : []
+            });
+          }
+        });
+        if (receipt) {
+          await showReceiptDialog(receipt);
+          void app.commands.execute(CommandIDs.refreshCourse).catch(() => {
+            /* no Course panel */
+          });
+        }
+      }
+    });
+    palette?.addItem({
+      command: CommandIDs.submit,
+      category: PALETTE_CATEGORY
+    });
+    mainMenu?.fileMenu.addGroup([{ command: CommandIDs.submit }], 98);
+    app.docRegistry.addWidgetExtension(
+      'Notebook',
+      new CommandButtonExtension(app, {
+        id: 'cgu-submit',
+        command: CommandIDs.submit,
+        label: 'Submit',
+        tooltip: 'Submit this notebook (and other files) for an assignment',
+        icon: submitIcon,
+        dataCgu: 'submit-button'
+      })
+    );
+  }
+};
+
+/** The Course panel (owner): material, live broadcasts, assignments. */
+const coursePlugin: JupyterFrontEndPlugin<void> = {
+  id: 'cgu-lab:course',
+  description:
+    'Lists the material, live notebooks and assignments of my course groups.',
+  autoStart: true,
+  requires: [ICguLabSession],
+  optional: [ICommandPalette, ILayoutRestorer, ISettingRegistry],
+  activate: (
+    app: JupyterFrontEnd,
+    session: ICguLabSession,
+    palette: ICommandPalette | null,
+    restorer: ILayoutRestorer | null,
+    settingRegistry: ISettingRegistry | null
+  ) => {
+    if (!session.info || !session.isOwner) {
+      return;
+    }
+    const { commands, shell } = app;
+    let notify = true;
+    let hintId = '';
+    const panel = new CoursePanel({
+      openPath: path => {
+        const command = commands.hasCommand('filebrowser:open-path')
+          ? 'filebrowser:open-path'
+          : 'docmanager:open';
+        void commands.execute(command, { path });
+      },
+      submit: assignmentId =>
+        void commands.execute(CommandIDs.submit, { assignmentId }),
+      onNewMaterial: hint => {
+        if (!notify) {
+          return;
+        }
+        if (hintId) {
+          Notification.dismiss(hintId);
+        }
+        hintId = Notification.info(hint, {
+          autoClose: 8000,
+          actions: [
+            {
+              label: 'Open Course',
+              caption: 'Show the Course panel',
+              callback: () => shell.activateById(panel.id)
+            }
+          ]
+        });
+      },
+      onShow: () => {
+        if (hintId) {
+          Notification.dismiss(hintId);
+          hintId = '';
+        }
+      }
+    });
+    panel.id = 'cgu-lab-course';
+    panel.title.icon = courseIcon;
+    panel.title.caption = 'Course';
+    panel.node.setAttribute('aria-label', 'Course');
+    shell.add(panel, 'left', { rank: 850 });
+    restorer?.add(panel, 'cgu-lab-course');
+
+    commands.addCommand(CommandIDs.openCourse, {
+      label: 'Open Course Panel',
+      caption:
+        'Show the material, live notebooks and assignments of your courses',
+      icon: courseIcon,
+      execute: () => shell.activateById(panel.id)
+    });
+    commands.addCommand(CommandIDs.refreshCourse, {
+      label: 'Refresh Course Panel',
+      caption: 'Load the material and assignments of your courses again',
+      execute: () => panel.refresh()
+    });
+    for (const command of [CommandIDs.openCourse, CommandIDs.refreshCourse]) {
+      palette?.addItem({ command, category: PALETTE_CATEGORY });
+    }
+
+    if (settingRegistry) {
+      void settingRegistry
+        .load(coursePlugin.id)
+        .then(settings => {
+          const apply = () => {
+            panel.interval = intervalSeconds(
+              settings.get('pollInterval').composite,
+              60,
+              10
+            );
+            notify = settings.get('notifyNewMaterial').composite !== false;
+          };
+          apply();
+          settings.changed.connect(apply);
+        })
+        .catch(reason =>
+          console.error('cgu-lab: cannot load the course settings', reason)
+        );
+    }
+    void app.restored.then(() => panel.start());
+  }
+};
+
+/**
+ * The live view (read-only viewers, e.g. a broadcast to a class): open
+ * documents reload when the owner saves them; "Live view" in the status bar.
+ */
+const liveViewPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'cgu-lab:live-view',
+  description:
+    'Reloads the documents a read-only viewer has open when the owner saves them.',
+  autoStart: true,
+  requires: [ICguLabSession],
+  optional: [ISettingRegistry, IStatusBar, ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    session: ICguLabSession,
+    settingRegistry: ISettingRegistry | null,
+    statusBar: IStatusBar | null,
+    palette: ICommandPalette | null
+  ) => {
+    const info = session.info;
+    if (!info || info.access !== 'read') {
+      return;
+    }
+    const status = new LiveViewStatus(() => void live.check());
+    const live = new LiveView({
+      documents: () => openDocuments(app.shell),
+      contents: app.serviceManager.contents,
+      interval: 5,
+      owner: info.notebook?.owner || 'the owner',
+      status
+    });
+    // A landmark for styles and UI tests: <body data-cgu-live-view="on">.
+    document.body.dataset.cguLiveView = 'on';
+    statusBar?.registerStatusItem(liveViewPlugin.id, {
+      item: status,
+      align: 'left',
+      rank: 1
+    });
+    app.commands.addCommand(CommandIDs.checkLiveView, {
+      label: 'Check Live View Now',
+      caption: 'Reload the open documents that changed on the server now',
+      execute: () => live.check()
+    });
+    palette?.addItem({
+      command: CommandIDs.checkLiveView,
+      category: PALETTE_CATEGORY
+    });
+    if (settingRegistry) {
+      void settingRegistry
+        .load(liveViewPlugin.id)
+        .then(settings => {
+          const apply = () => {
+            live.interval = intervalSeconds(
+              settings.get('interval').composite,
+              5,
+              1
+            );
+          };
+          apply();
+          settings.changed.connect(apply);
+        })
+        .catch(reason =>
+          console.error('cgu-lab: cannot load the live-view settings', reason)
+        );
+    }
+    void app.restored.then(() => live.start());
+  }
+};
+
 export default [
   corePlugin,
   readonlyPlugin,
   resourcesPlugin,
   sharePlugin,
   sharedWithMePlugin,
-  cullingPlugin
+  cullingPlugin,
+  templatesPlugin,
+  submitPlugin,
+  coursePlugin,
+  liveViewPlugin
 ];

@@ -16,6 +16,11 @@ export namespace CommandIDs {
   export const refreshSharedWithMe = 'cgu-lab:refresh-shared-with-me';
   export const showAccessNotice = 'cgu-lab:show-access-notice';
   export const keepRunning = 'cgu-lab:keep-running';
+  export const saveTemplate = 'cgu-lab:save-template';
+  export const submit = 'cgu-lab:submit';
+  export const openCourse = 'cgu-lab:open-course';
+  export const refreshCourse = 'cgu-lab:refresh-course';
+  export const checkLiveView = 'cgu-lab:check-live-view';
 }
 
 /** The command palette category of every cgu-lab command. */
@@ -182,6 +187,183 @@ export interface ISharedWithMe {
   expires_at: string | null;
   state: 'running' | 'stopped' | 'starting' | 'stopping';
   url: string;
+}
+
+/* ------------------------------------------------------- teaching workflow */
+
+/** One file or folder of the home, as `GET cgu-lab/files?path=` lists it. */
+export interface IFileEntry {
+  name: string;
+  /** Relative to the home, e.g. "week1/hw.ipynb". */
+  path: string;
+  type: 'file' | 'directory';
+  /** Bytes; for a folder the total of what it contains, excluded files not counted. */
+  size: number;
+  /** 1 for a file; for a folder how many files it contains. */
+  files: number;
+  /** True when it matches one of the platform's excluded patterns. */
+  excluded: boolean;
+}
+
+/** What `GET cgu-lab/files?path=` answers (owner only). */
+export interface IFileListing {
+  /** The folder listed; '' is the home. */
+  path: string;
+  entries: IFileEntry[];
+  /** The patterns the platform leaves out by default (checkpoints, caches, ...). */
+  excluded_patterns: string[];
+}
+
+/** Something with a name and a name to show (an environment, a group). */
+export interface INamed {
+  name: string;
+  display_name: string;
+}
+
+/** One of my templates in `GET cgu-lab/templates/options`. */
+export interface ITemplateSummary {
+  name: string;
+  display_name: string;
+  /** How many versions it has so far. */
+  versions: number;
+}
+
+/** What `GET cgu-lab/templates/options` answers (owner only). */
+export interface ITemplateOptions {
+  /** True for teachers, TAs and admins. */
+  can_publish: boolean;
+  environments: INamed[];
+  /** The groups I belong to. */
+  groups: INamed[];
+  /** My templates; a new version of one of them keeps its name. */
+  templates: ITemplateSummary[];
+  defaults: {
+    environment: string;
+    cpu_milli: number;
+    memory: number;
+    gpu_type: string | null;
+    gpus: number;
+  };
+  /** The size limit of a template's files, in bytes. */
+  max_bytes: number;
+}
+
+/** Who may start a template. */
+export type TemplateVisibility = 'public' | 'group' | 'private';
+
+/** The body of `POST cgu-lab/templates`. */
+export interface ITemplateRequest {
+  /** Lower-case letters, digits and '-'. */
+  name: string;
+  display_name: string;
+  description: string;
+  /** e.g. "2027 spring". */
+  version_label: string;
+  visibility: TemplateVisibility;
+  /** The group, for 'group' visibility. */
+  group: string | null;
+  environment: string;
+  /** e.g. "2" or "500m". */
+  cpu: string;
+  /** e.g. "4Gi". */
+  memory: string;
+  gpu_type: string | null;
+  gpus: number;
+  /** Files and folders of the home to include, relative. */
+  paths: string[];
+  /** Glob patterns to leave out, e.g. ".ipynb_checkpoints", "*.pyc". */
+  excluded: string[];
+}
+
+/** What `POST cgu-lab/templates` answers (201). */
+export interface ITemplateCreated {
+  name: string;
+  version: number;
+  files: number;
+  bytes: number;
+  /** The template's page in the controller. */
+  url: string;
+}
+
+/** An assignment of one of my groups, from `GET cgu-lab/assignments`. */
+export interface IAssignment {
+  id: number;
+  group: string;
+  name: string;
+  title: string;
+  description: string;
+  /** ISO time; null when there is none. */
+  deadline: string | null;
+  allow_late: boolean;
+  /** True while I may still submit. */
+  open: boolean;
+  /** The size limit of a submission, in bytes. */
+  max_bytes: number;
+  /** How many times I submitted so far. */
+  submissions: number;
+  last_submitted_at: string | null;
+}
+
+/** The body of `POST cgu-lab/submit`. */
+export interface ISubmitRequest {
+  assignment_id: number;
+  paths: string[];
+  note: string;
+}
+
+/** What `POST cgu-lab/submit` answers (201): the receipt. */
+export interface ISubmission {
+  id: number;
+  /** 1 for the first submission, 2 for the second... */
+  number: number;
+  assignment: string;
+  content_hash: string;
+  submitted_at: string;
+  late: boolean;
+  files: number;
+  bytes: number;
+  /** The receipt page in the controller. */
+  url: string;
+}
+
+/** Course material a teacher put into my home. */
+export interface IDeployment {
+  id: number;
+  title: string;
+  /** Relative to the home, e.g. "courses/ml-2026/week1". */
+  path: string;
+  by: string;
+  /** ISO time. */
+  at: string;
+  /** True when it arrived since I last looked. */
+  new: boolean;
+}
+
+/** A teacher's notebook shown live, read-only, to a course. */
+export interface IBroadcast {
+  owner: string;
+  owner_display_name: string;
+  notebook: string;
+  /** Opens in a new tab. */
+  url: string;
+  expires_at: string | null;
+  by: string;
+}
+
+/** One group of `GET cgu-lab/courses`. */
+export interface ICourseGroup {
+  name: string;
+  display_name: string;
+  /** The course folder, relative to the home, e.g. "courses/ml-2026". */
+  folder: string;
+  deployments: IDeployment[];
+  broadcasts: IBroadcast[];
+  assignments: IAssignment[];
+}
+
+/** What `GET cgu-lab/courses` answers (owner only). */
+export interface ICourses {
+  groups: ICourseGroup[];
 }
 
 /**
