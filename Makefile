@@ -41,6 +41,8 @@ test-js: install
 	jlpm test
 
 test-python: install
+	@# A real Kubernetes API server, built from source once (cached in .build/kube).
+	scripts/kube-apiserver.sh build
 	@url=$$(scripts/postgres.sh start) && trap 'scripts/postgres.sh stop' EXIT && \
 	  CGU_TEST_POSTGRES_URL=$$url $(BIN)/pytest -q -p no:cacheprovider tests; rc=$$?; \
 	  [ $$rc -eq 5 ] && rc=0; exit $$rc

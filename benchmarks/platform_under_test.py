@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import statistics
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import psutil
@@ -16,9 +14,10 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.harness import Controller, reachable_dir  # noqa: E402
+from tests.harness import Controller, execute_request, reachable_dir  # noqa: E402
 
 median = statistics.median
+__all__ = ["Controller", "execute_request", "median", "now", "percentile", "platform", "server_of"]
 
 
 @contextlib.contextmanager
@@ -61,34 +60,6 @@ def server_of(owner: str, name: str) -> tuple[int, str]:
 
 def percentile(values: list[float], fraction: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[round(fraction * 100) - 1]
-
-
-def execute_request(code: str) -> tuple[str, str]:
-    msg_id = uuid.uuid4().hex
-    return msg_id, json.dumps(
-        {
-            "header": {
-                "msg_id": msg_id,
-                "username": "bench",
-                "session": "bench",
-                "date": "",
-                "msg_type": "execute_request",
-                "version": "5.3",
-            },
-            "parent_header": {},
-            "metadata": {},
-            "channel": "shell",
-            "buffers": [],
-            "content": {
-                "code": code,
-                "silent": False,
-                "store_history": False,
-                "user_expressions": {},
-                "allow_stdin": False,
-                "stop_on_error": True,
-            },
-        }
-    )
 
 
 def now() -> float:

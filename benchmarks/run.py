@@ -5,7 +5,13 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["start_time.py", "proxy_overhead.py", "culler_pass.py", "semester.py"]
+BENCHMARKS = [
+    "start_time.py",
+    "proxy_overhead.py",
+    "culler_pass.py",
+    "semester.py",
+    "deploy_copy.py",
+]
 
 if __name__ == "__main__":
     selected = sys.argv[1:] or BENCHMARKS

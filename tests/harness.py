@@ -7,6 +7,7 @@ form and talk to it over loopback.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -33,11 +35,18 @@ def free_port() -> int:
 class Controller:
     """A controller process with its data directory; restartable."""
 
-    def __init__(self, data_dir: Path, db_url: str | None = None, env: dict | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        db_url: str | None = None,
+        env: dict | None = None,
+        backend: str = "local",
+    ) -> None:
         self.data_dir = data_dir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.db_url = db_url
+        self.backend = backend
         self.env = {**os.environ, "CGU_LAB_START_TIMEOUT": "60", **(env or {})}
         self.process: subprocess.Popen | None = None
         LOGS.mkdir(parents=True, exist_ok=True)
@@ -71,6 +80,7 @@ class Controller:
         ]
         if self.db_url:
             command += ["--db-url", self.db_url]
+        command += ["--backend", self.backend]
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 command, env=self.env, stdout=log, stderr=subprocess.STDOUT
@@ -145,6 +155,35 @@ class Session(httpx.Client):
             f"{method} {url}: {response.status_code} {response.text}"
         )
         return response.json() if response.content else None
+
+
+def execute_request(code: str, username: str = "tester") -> tuple[str, str]:
+    """A kernel `execute_request` message for the channels websocket, and its id."""
+    msg_id = uuid.uuid4().hex
+    return msg_id, json.dumps(
+        {
+            "header": {
+                "msg_id": msg_id,
+                "username": username,
+                "session": uuid.uuid4().hex,
+                "date": "",
+                "msg_type": "execute_request",
+                "version": "5.3",
+            },
+            "parent_header": {},
+            "metadata": {},
+            "channel": "shell",
+            "buffers": [],
+            "content": {
+                "code": code,
+                "silent": False,
+                "store_history": False,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            },
+        }
+    )
 
 
 def reachable_dir() -> Path:

@@ -10,8 +10,9 @@ import shutil
 import time
 
 import pytest
+import websockets
 
-from .harness import Controller, reachable_dir
+from .harness import Controller, execute_request, reachable_dir
 from .test_notebooks import server_process, ws_url
 
 pytestmark = pytest.mark.integration
@@ -192,40 +193,11 @@ def test_idle_culler_warns_then_stops_and_spares_the_busy_the_persistent_and_the
     url = ws_url(fast, f"/notebook/ben/cull/api/kernels/{kernel['id']}/channels")
 
     async def start_long_cell():
-        import json
-        import uuid
-
-        import websockets
-
+        _, message = execute_request("import time; time.sleep(90)", "ben")
         async with websockets.connect(
             url, additional_headers={"Cookie": cookie, "Origin": fast.url}
         ) as ws:
-            await ws.send(
-                json.dumps(
-                    {
-                        "header": {
-                            "msg_id": uuid.uuid4().hex,
-                            "username": "ben",
-                            "session": "s",
-                            "date": "",
-                            "msg_type": "execute_request",
-                            "version": "5.3",
-                        },
-                        "parent_header": {},
-                        "metadata": {},
-                        "channel": "shell",
-                        "buffers": [],
-                        "content": {
-                            "code": "import time; time.sleep(90)",
-                            "silent": False,
-                            "store_history": False,
-                            "user_expressions": {},
-                            "allow_stdin": False,
-                            "stop_on_error": True,
-                        },
-                    }
-                )
-            )
+            await ws.send(message)
             await asyncio.sleep(1)
 
     asyncio.run(start_long_cell())

@@ -9,7 +9,6 @@ cross-site websockets, quotas (also under concurrent starts) and bad input.
 import asyncio
 import concurrent.futures
 import json
-import uuid
 from pathlib import Path
 
 import httpx
@@ -17,6 +16,8 @@ import psutil
 import pytest
 import websockets
 from websockets.exceptions import InvalidStatus
+
+from .harness import execute_request
 
 pytestmark = pytest.mark.integration
 
@@ -46,33 +47,8 @@ async def execute(url: str, headers: dict, code: str, origin: str | None = None)
     if origin:
         extra["Origin"] = origin
     async with websockets.connect(url, additional_headers=extra) as ws:
-        msg_id = uuid.uuid4().hex
-        await ws.send(
-            json.dumps(
-                {
-                    "header": {
-                        "msg_id": msg_id,
-                        "username": "t",
-                        "session": uuid.uuid4().hex,
-                        "msg_type": "execute_request",
-                        "version": "5.3",
-                        "date": "",
-                    },
-                    "parent_header": {},
-                    "metadata": {},
-                    "channel": "shell",
-                    "buffers": [],
-                    "content": {
-                        "code": code,
-                        "silent": False,
-                        "store_history": False,
-                        "user_expressions": {},
-                        "allow_stdin": False,
-                        "stop_on_error": True,
-                    },
-                }
-            )
-        )
+        msg_id, message = execute_request(code)
+        await ws.send(message)
         result = None
         while True:
             message = json.loads(await ws.recv())

@@ -11,6 +11,7 @@ a suffix; the per-student report is kept with the deployment.
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from .archives import deployment_archive, template_archive
 from .progress import ProgressBroker, ProgressEvent
 
 PARALLEL_COPIES = 4
+log = logging.getLogger("cgu_lab.coursework")
 
 
 def _now() -> datetime:
@@ -187,6 +189,10 @@ class CourseworkService:
         except BackendError as error:
             state = "failed"
             report["*"] = {"error": str(error)}
+        except Exception as error:  # the deployment must end as failed, never stay "running"
+            log.exception("deployment %s failed", deployment_id)
+            state = "failed"
+            report["*"] = {"error": f"an internal error stopped the copy: {error}"}
         async with self.db.session() as session:
             deployment = await session.get(Deployment, deployment_id)
             deployment.state = state

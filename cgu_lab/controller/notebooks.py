@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..backends.base import Backend, BackendError, EnvironmentSpec, NotebookSpec
+from ..backends.base import Backend, BackendError, EnvironmentSpec, NotebookSpec, QuotaSpec
 from ..core import culling, roles
 from ..core import gpus as gpu_rules
 from ..core import reclaim as reclaim_rules
@@ -200,6 +200,8 @@ class NotebookService:
         template: str | None = None,
         template_version: int | None = None,
         seed: dict | None = None,
+        kind: str = "jupyter",
+        image: str = "",
     ) -> tuple[Notebook, str]:
         """Create a stopped notebook; from a template, its resources and files come with it.
 
@@ -225,6 +227,7 @@ class NotebookService:
                 seed = {"kind": "template", "id": version.id} if version.files else None
                 name = name or await self.free_name(session, owner_user.id, chosen.name)
             name = check_label((name or "").strip().lower(), "notebook")
+            self._check_kind(kind, image)
             env = await catalog.get_environment(session, environment)
             cpu_milli, memory_bytes, gpu_type, gpus = await self._validated_resources(
                 session,
@@ -265,6 +268,8 @@ class NotebookService:
                 persistent=persistent,
                 state=State.STOPPED.value,
                 seed=seed,
+                kind=kind,
+                image=image.strip(),
             )
             session.add(nb)
             await session.flush()
@@ -283,6 +288,20 @@ class NotebookService:
                 seed=seed,
             )
         return nb, owner_user.name
+
+    def _check_kind(self, kind: str, image: str) -> None:
+        """VM notebooks and custom images exist only where the backend offers them."""
+        offers = self.backend.describe()
+        if kind not in ("jupyter", "vm"):
+            raise Invalid(
+                f"a notebook is 'jupyter' (JupyterLab) or 'vm' (a virtual machine), not '{kind}'"
+            )
+        if kind == "vm" and not offers.get("vm_notebooks"):
+            raise self.backend.unsupported("VM notebooks")
+        if image.strip() and not offers.get("custom_images"):
+            raise self.backend.unsupported("Custom images")
+        if len(image) > 500 or any(c.isspace() for c in image.strip()):
+            raise Invalid("an image looks like registry.example.edu/course/notebook:2027")
 
     async def free_name(self, session: AsyncSession, owner_id: int, base: str) -> str:
         """`base`, or `base-2`, `base-3`... whichever the owner does not use yet."""
@@ -570,12 +589,18 @@ class NotebookService:
                         limits.append(f"{index}={int(device.memory * gpu_type.fraction) // 2**20}M")
                 if limits:
                     device_env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = ",".join(limits)
+        gpu_resource, node_selector = "nvidia.com/gpu", {}
+        if nb.gpu_type:
+            gpu_type = await catalog.get_gpu_type(session, nb.gpu_type)
+            gpu_resource, node_selector = gpu_type.resource_name, dict(gpu_type.node_selector or {})
+        limits, _ = await quotas.user_limits(session, nb.owner_id)
+        resources = {t.name: t.resource_name for t in await catalog.list_gpu_types(session)}
         return NotebookSpec(
             id=nb.id,
             owner=owner,
             name=nb.name,
             base_path=base_path(owner, nb.name),
-            environment=EnvironmentSpec(env.name, env.image, env.local_prefix),
+            environment=EnvironmentSpec(env.name, nb.image or env.image, env.local_prefix),
             cpu_milli=nb.cpu_milli,
             memory=nb.memory,
             gpu_type=nb.gpu_type,
@@ -585,6 +610,10 @@ class NotebookService:
             devices=tuple(nb.devices or ()),
             device_env=device_env,
             api_token=api_token,
+            kind=nb.kind,
+            gpu_resource=gpu_resource,
+            node_selector=node_selector,
+            quota=QuotaSpec(limits, resources),
         )
 
     async def _run_start(self, nb_id: int) -> None:
@@ -604,7 +633,8 @@ class NotebookService:
         try:
             if nb.seed:
                 await self._copy_seed(nb, owner, progress)
-            backend_state = await self.backend.start(spec, progress)
+            launch = self.backend.start_vm if nb.kind == "vm" else self.backend.start
+            backend_state = await launch(spec, progress)
             async with self.db.session() as session:
                 current = await session.get(Notebook, nb_id)
                 abandoned = current.state != State.STARTING.value

@@ -29,6 +29,7 @@ from .security import hash_password, new_password
 from .settings import Settings
 from .shares import ShareService
 from .templates import TemplateService
+from .training import TrainingService
 
 log = logging.getLogger("cgu_lab.platform")
 
@@ -56,6 +57,7 @@ class Platform:
             self.notebooks,
             settings,
         )
+        self.training = TrainingService(self.db, self.backend, self.notebooks.gpus)
         self.reader = NotebookReader()
         self.culler = Culler(self.db, self.notebooks, self.reader, settings.cull_interval)
         self.monitor = Monitor(self.db, self.notebooks, self.reader, settings)
@@ -107,6 +109,7 @@ class Platform:
             asyncio.create_task(self._housekeep()),
             asyncio.create_task(self.culler.run()),
             asyncio.create_task(self.monitor.run()),
+            asyncio.create_task(self._dispatch_training()),
         ]
 
     async def close(self) -> None:
@@ -127,6 +130,17 @@ class Platform:
                 await self.auth.purge_expired()
             except Exception:  # keep the loop alive; the next hour tries again
                 log.exception("housekeeping failed")
+
+    async def _dispatch_training(self) -> None:
+        """Queued training jobs start when their GPUs are free; look as often as the culler."""
+        if not self.backend.describe().get("training_jobs"):
+            return
+        while True:
+            await asyncio.sleep(self.settings.cull_interval)
+            try:
+                await self.training.dispatch()
+            except Exception:  # the next round tries again
+                log.exception("dispatching training jobs failed")
 
     async def ensure_first_admin(self) -> str | None:
         """Create the first administrator on an empty installation; return its one-time password."""

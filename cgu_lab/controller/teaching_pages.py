@@ -1,4 +1,4 @@
-"""The teaching pages: the template gallery, courses, assignments and submissions.
+"""The teaching pages: the template gallery, courses, assignments, submissions and training.
 
 Kept apart from `pages.py` (accounts and administration) because it is a
 different audience: students browse templates and their courses, teachers
@@ -34,6 +34,12 @@ async def template_page(request: Request, name: str) -> Response:
     return await render(
         request, "template.html", f"Template {name}", identity, "templates", template=name
     )
+
+
+@router.get("/training")
+async def training_page(request: Request) -> Response:
+    identity = await page(request)
+    return await render(request, "training.html", "Training jobs", identity, "training")
 
 
 @router.get("/courses")

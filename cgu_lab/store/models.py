@@ -156,6 +156,10 @@ class Notebook(Base):
     name: Mapped[str] = mapped_column(String(63))
     display_name: Mapped[str] = mapped_column(String(200), default="")
     environment: Mapped[str] = mapped_column(String(63))
+    # "jupyter" (a JupyterLab server) or "vm" (a virtual machine, Kubernetes only)
+    kind: Mapped[str] = mapped_column(String(16), default="jupyter")
+    # A custom image replacing the environment's (Kubernetes only); "" uses the environment's.
+    image: Mapped[str] = mapped_column(String(500), default="")
     cpu_milli: Mapped[int] = mapped_column(Integer)
     memory: Mapped[int] = mapped_column(BigInteger)
     gpu_type: Mapped[str | None] = mapped_column(String(63), nullable=True)
@@ -361,6 +365,32 @@ class Submission(Base):
     image: Mapped[str] = mapped_column(String(500), default="")
     notebook: Mapped[str] = mapped_column(String(130), default="")
     submitted_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class TrainingJob(Base):
+    """A multi-node training run (a Kubeflow PyTorchJob): queued until its GPUs fit."""
+
+    __tablename__ = "training_jobs"
+    __table_args__ = (UniqueConstraint("owner_id", "name", name="uq_training_owner_name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(63))
+    image: Mapped[str] = mapped_column(String(500))
+    command: Mapped[list[str]] = mapped_column(JSON)
+    workers: Mapped[int] = mapped_column(Integer, default=0)
+    cpu_milli: Mapped[int] = mapped_column(Integer)
+    memory: Mapped[int] = mapped_column(BigInteger)
+    gpu_type: Mapped[str | None] = mapped_column(String(63), nullable=True)
+    gpus: Mapped[int] = mapped_column(Integer, default=0)  # per replica
+    group_id: Mapped[int | None] = mapped_column(
+        ForeignKey("groups.id", ondelete="SET NULL"), nullable=True
+    )
+    # queued -> submitted -> (Running, Succeeded, Failed as the backend reports) | deleted
+    state: Mapped[str] = mapped_column(String(16), default="queued")
+    message: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    submitted_at: Mapped[datetime | None] = mapped_column(nullable=True)
 
 
 class Session(Base):

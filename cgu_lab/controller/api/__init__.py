@@ -19,6 +19,7 @@ from . import (
     shares,
     system,
     teaching,
+    training,
 )
 
 
@@ -35,6 +36,7 @@ def router() -> APIRouter:
         culling,
         monitoring,
         teaching,
+        training,
         audit,
     ):
         api.include_router(module.router)

@@ -29,6 +29,8 @@ async def notebook_out(session, nb: Notebook, owner: str) -> NotebookOut:
         name=nb.name,
         display_name=nb.display_name,
         environment=nb.environment,
+        kind=nb.kind,
+        image=nb.image,
         cpu_milli=nb.cpu_milli,
         memory=nb.memory,
         gpu_type=nb.gpu_type,
@@ -85,6 +87,8 @@ async def create_notebook(
         body.persistent,
         template=body.template,
         template_version=body.template_version,
+        kind=body.kind,
+        image=body.image,
     )
     if body.start:
         await platform.notebooks.start(actor, owner, nb.name)

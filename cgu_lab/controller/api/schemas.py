@@ -219,6 +219,10 @@ class NotebookCreate(Strict):
     group: str | None = Field(None, description="Charge the notebook to this group's budget")
     persistent: bool = Field(False, description="Admins only: never stopped for idleness")
     start: bool = Field(False, description="Start it right away")
+    kind: Literal["jupyter", "vm"] = Field(
+        "jupyter", description="vm: a virtual machine (Kubernetes)"
+    )
+    image: str = Field("", description="A custom image instead of the environment's (Kubernetes)")
 
 
 class NotebookPatch(Strict):
@@ -237,6 +241,8 @@ class NotebookOut(BaseModel):
     name: str
     display_name: str
     environment: str
+    kind: Literal["jupyter", "vm"] = "jupyter"
+    image: str = ""
     cpu_milli: int
     memory: int
     gpu_type: str | None
@@ -582,6 +588,43 @@ class CourseOut(BaseModel):
     deployments: list[CourseDeployment]
     broadcasts: list[CourseBroadcast]
     assignments: list[AssignmentOut]
+
+
+class TrainingCreate(Strict):
+    name: str
+    image: str = Field(description="The container image every replica runs")
+    command: str | list[str] = Field(description="e.g. python train.py --epochs 10")
+    workers: int = Field(0, ge=0, le=64, description="Workers besides the master")
+    cpu: Amount = 1
+    memory: Amount = "2Gi"
+    gpu_type: str | None = None
+    gpus: int = Field(0, ge=0, le=8, description="GPUs per replica")
+    group: str | None = Field(None, description="Run in this group's namespace, on its budget")
+
+
+class TrainingOut(BaseModel):
+    owner: str
+    name: str
+    image: str
+    command: list[str]
+    workers: int
+    cpu_milli: int
+    memory: int
+    gpu_type: str | None
+    gpus: int
+    state: Literal["queued", "submitted", "failed"]
+    phase: str = Field(
+        description="Where the job stands: queued, Created, Running, Succeeded, Failed"
+    )
+    message: str
+    replicas: dict[str, dict[str, int]] = {}
+    created_at: datetime
+    submitted_at: datetime | None
+
+
+class ImagesOut(BaseModel):
+    environments: list[str] = Field(description="Images of the platform's environments")
+    used: list[str] = Field(description="Every image your notebooks use (Kubernetes)")
 
 
 class AuditOut(BaseModel):

@@ -18,6 +18,16 @@ async function main() {
     ...gpuTypes.map(t => el('option', { value: t.name }, `${t.display_name || t.name} (${t.capacity} on the platform)`))
   );
   form.elements.group.append(...groups.map(g => el('option', { value: g.name }, g.display_name || g.name)));
+  const version = await api('GET', '/api/version');
+  if (version.backend.custom_images) {
+    const images = await api('GET', '/api/images');
+    document.getElementById('nb-images').append(
+      ...[...images.environments, ...images.used].map(image => el('option', { value: image }))
+    );
+    for (const node of document.querySelectorAll('.kube-only')) node.hidden = false;
+    const vm = form.elements.kind.querySelector('option[value="vm"]');
+    vm.disabled = !version.backend.vm_notebooks;
+  }
   const quota = await api('GET', `/api/users/${encodeURIComponent(me.name)}/quota`);
   document.getElementById('quota-hint').textContent =
     `Your quota: ${describeLimits(quota.limits)}. In use now: ${describeUsage(quota.usage)}.`;
@@ -38,6 +48,10 @@ form.addEventListener('submit', async event => {
     start: event.submitter?.value === 'start'
   };
   if (form.elements.persistent) body.persistent = form.elements.persistent.checked;
+  if (!form.elements.kind.hidden) {
+    body.kind = form.elements.kind.value;
+    body.image = form.elements.image.value.trim();
+  }
   showError('create-error', null);
   try {
     const nb = await api('POST', '/api/notebooks', body);

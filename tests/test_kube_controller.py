@@ -1,0 +1,145 @@
+"""The controller itself with `--backend kubernetes`, against the real API server.
+
+The controller runs as the shipped ServiceAccount (only the shipped RBAC), and
+the test plays scheduler, kubelet and KubeVirt through the API (nothing can
+really run here). Over the REST API: a notebook starts and stops as a
+Kubeflow Notebook, a VM notebook as a KubeVirt VirtualMachine, a custom image
+is listed for the dropdown, the quota is mirrored, a training job becomes a
+PyTorchJob, and what the kubernetes backend does not offer says so.
+"""
+
+import shutil
+import time
+
+import pytest
+
+from .harness import Controller, reachable_dir
+from .test_kubernetes_backend import (  # noqa: F401 - fixtures shared with the backend's tests
+    BUILT,
+    GROUP_PREFIX,
+    USER_PREFIX,
+    cluster,
+    controller_kubeconfig,
+    nodes,
+)
+
+NAMESPACE = f"{USER_PREFIX}kim"
+
+pytestmark = [pytest.mark.integration, BUILT]
+
+
+@pytest.fixture(scope="module")
+def kube_controller(cluster, controller_kubeconfig, nodes):  # noqa: F811
+    base = reachable_dir()
+    ctl = Controller(
+        base / "data",
+        backend="kubernetes",
+        env={
+            "CGU_LAB_KUBE_KUBECONFIG": controller_kubeconfig,
+            "CGU_LAB_KUBE_START_TIMEOUT": "60",
+            # the namespaces the test's stand-in nodes serve
+            "CGU_LAB_KUBE_USER_PREFIX": USER_PREFIX,
+            "CGU_LAB_KUBE_GROUP_PREFIX": GROUP_PREFIX,
+        },
+    )
+    ctl.env["CGU_LAB_KUBE_CONTROLLER_URL"] = ctl.url
+    ctl.create_user("kadmin", "admin")
+    ctl.create_user("kim")
+    ctl.start()
+    yield ctl
+    ctl.stop()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def wait_state(session, path, wanted, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = session.ok("GET", path)["state"]
+        if state == wanted:
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"{path} did not become {wanted}")
+
+
+def test_notebooks_vms_images_quota_and_training_on_kubernetes(kube_controller, cluster):  # noqa: F811
+    _, admin_api = cluster
+    with kube_controller.client("kim") as kim, kube_controller.client("kadmin") as kadmin:
+        assert kadmin.ok("GET", "/api/version")["backend"]["name"] == "kubernetes"
+        kim.ok("POST", "/api/notebooks", 201, json={"name": "lab", "cpu": 0.5, "memory": "1Gi"})
+        started = kim.ok("POST", "/api/notebooks/kim/lab/start?wait=true", 202)
+        assert started["state"] == "running", started["message"]
+        notebook = admin_api.get("kubeflow.org/v1", "Notebook", "lab", NAMESPACE)
+        assert notebook["metadata"]["annotations"]["notebooks.kubeflow.org/creator"] == "kim"
+        quota = admin_api.get("v1", "ResourceQuota", "kf-resource-quota", NAMESPACE)
+        assert quota["spec"]["hard"]["requests.cpu"] in ("4", "4000m")
+        kim.ok("POST", "/api/notebooks/kim/lab/stop?wait=true", 202)
+        stopped = admin_api.get("kubeflow.org/v1", "Notebook", "lab", NAMESPACE)
+        assert "kubeflow-resource-stopped" in stopped["metadata"]["annotations"]
+
+        custom = kim.ok(
+            "POST",
+            "/api/notebooks",
+            201,
+            json={"name": "custom", "image": "registry.example.edu/ml/torch:2027", "memory": "1Gi"},
+        )
+        assert custom["image"] == "registry.example.edu/ml/torch:2027"
+        kim.ok("POST", "/api/notebooks/kim/custom/start?wait=true", 202)
+        assert "registry.example.edu/ml/torch:2027" in kim.ok("GET", "/api/images")["used"]
+        kim.ok("POST", "/api/notebooks/kim/custom/stop?wait=true", 202)
+
+        vm = kim.ok(
+            "POST", "/api/notebooks", 201, json={"name": "desktop", "kind": "vm", "memory": "2Gi"}
+        )
+        assert vm["kind"] == "vm"
+        kim.ok("POST", "/api/notebooks/kim/desktop/start", 202)
+        wait_state(kim, "/api/notebooks/kim/desktop", "running")
+        machine = admin_api.get("kubevirt.io/v1", "VirtualMachine", "desktop", NAMESPACE)
+        assert machine["spec"]["runStrategy"] == "Always"
+        kim.ok("POST", "/api/notebooks/kim/desktop/stop?wait=true", 202)
+        assert (
+            admin_api.get("kubevirt.io/v1", "VirtualMachine", "desktop", NAMESPACE)["spec"][
+                "runStrategy"
+            ]
+            == "Halted"
+        )
+
+        job = kim.ok(
+            "POST",
+            "/api/training",
+            201,
+            json={
+                "name": "resnet",
+                "image": "registry.example.edu/ml/torch:2027",
+                "command": "python train.py --epochs 2",
+                "workers": 2,
+                "cpu": 1,
+                "memory": "1Gi",
+            },
+        )
+        assert job["state"] == "submitted"
+        pytorchjob = admin_api.get("kubeflow.org/v1", "PyTorchJob", "resnet", NAMESPACE)
+        assert pytorchjob["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 2
+        assert kim.ok("GET", "/api/training/kim/resnet")["name"] == "resnet"
+        over = kim.post(
+            "/api/training",
+            json={
+                "name": "huge",
+                "image": "x/y:1",
+                "command": "python t.py",
+                "workers": 10,
+                "cpu": 2,
+                "memory": "1Gi",
+            },
+        )
+        assert over.status_code == 403 and "your quota allows 4 CPUs" in over.json()["message"]
+        kim.ok("DELETE", "/api/training/kim/resnet")
+
+        # What this backend does not offer is refused with a sentence, not silently nothing.
+        kadmin.ok("POST", "/api/groups", 201, json={"name": "k8s-course"})
+        kadmin.ok("PUT", "/api/groups/k8s-course/members/kim", json={"manager": False})
+        task = kadmin.ok("POST", "/api/groups/k8s-course/assignments", 201, json={"name": "hw"})
+        refused = kim.post(
+            f"/api/assignments/{task['id']}/submissions", json={"notebook": "lab", "paths": ["x"]}
+        )
+        assert refused.status_code == 501
+        assert "not available on the kubernetes backend" in refused.json()["message"]
