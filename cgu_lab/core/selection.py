@@ -20,6 +20,7 @@ DEFAULT_EXCLUDED = (
     "node_modules",
     ".Trash-*",
     ".virtual_documents",
+    ".npm",
     "courses",
 )
 

@@ -45,3 +45,19 @@ test('another user cannot open the notebook', async ({ page }) => {
   const response = await page.goto('/notebook/ui-student/demo/lab');
   expect(response?.status()).toBe(404);
 });
+
+test('an admin watches live load on the monitoring page', async ({ page }, testInfo) => {
+  await login(page, 'ui-admin');
+  await page.goto('/admin/monitoring');
+  await expect(page.locator('#summary dt').first()).toBeVisible({ timeout: 30_000 });
+  await expect(page.locator('#chart-cpu')).toBeVisible();
+  // The charts are drawn by Chart.js on canvases once a few samples exist.
+  await expect
+    .poll(async () => page.locator('#chart-cpu').evaluate((c: HTMLCanvasElement) => c.width), { timeout: 30_000 })
+    .toBeGreaterThan(0);
+  await expect(page.locator('#notebooks-table')).toContainText('ui-student');
+  await snapshot(page, testInfo, '30-monitoring');
+  await page.goto('/admin/gpus');
+  await expect(page.getByRole('heading', { name: 'GPUs' }).first()).toBeVisible();
+  await snapshot(page, testInfo, '31-gpu-types');
+});
