@@ -11,15 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from cgu_lab.backends.local_files import (
-    DEFAULT_EXCLUDED,
-    Refused,
-    excluded,
-    pack,
-    selection,
-    unpack,
-)
+from cgu_lab.backends.local_files import Refused, pack, selection, unpack
 from cgu_lab.core.errors import Invalid
+from cgu_lab.core.selection import DEFAULT_EXCLUDED, excluded
 
 
 @pytest.fixture

@@ -81,6 +81,8 @@ class Monitor:
         self.node = socket.gethostname()
         self.latest = Snapshot()
         self.history: deque[dict] = deque(maxlen=HISTORY)
+        self._settled_hours = 0.0  # reclaimed GPU-hours of stops older than a day
+        self._settled_id = 0
         self.registry = CollectorRegistry(auto_describe=True)
         self.registry.register(_Collector(self))
         psutil.cpu_percent(None)  # the first reading only starts the measurement
@@ -203,21 +205,34 @@ class Monitor:
         """GPU-hours not held by idle notebooks thanks to the culler and reclaim.
 
         Each such stop counts the GPUs it freed (a shared GPU as its share)
-        for the time until the notebook started again, at most a day.
+        for the time until the notebook started again, at most a day. A stop
+        older than a day can no longer change, so its share is added once to
+        a running total and never read again: each sample reads a day's stops.
         """
         now = datetime.now(timezone.utc)
-        rows = (
+        settled = now - RECLAIM_CAP
+        relevant = (StopRecord.cause.in_(["idle", "lifetime", "reclaim"]), StopRecord.gpus > 0)
+        newly_settled = (
             await session.scalars(
                 select(StopRecord).where(
-                    StopRecord.cause.in_(["idle", "lifetime", "reclaim"]), StopRecord.gpus > 0
+                    *relevant, StopRecord.stopped_at < settled, StopRecord.id > self._settled_id
                 )
             )
         ).all()
-        hours = 0.0
-        for row in rows:
-            span = min((row.restarted_at or now) - row.stopped_at, RECLAIM_CAP)
-            hours += row.gpus * max(0.0, span.total_seconds()) / 3600
-        return hours
+        for row in newly_settled:
+            self._settled_hours += _gpu_hours(row, now)
+            self._settled_id = max(self._settled_id, row.id)
+        recent = (
+            await session.scalars(
+                select(StopRecord).where(*relevant, StopRecord.stopped_at >= settled)
+            )
+        ).all()
+        return self._settled_hours + sum(_gpu_hours(row, now) for row in recent)
+
+
+def _gpu_hours(row: StopRecord, now: datetime) -> float:
+    span = min((row.restarted_at or now) - row.stopped_at, RECLAIM_CAP)
+    return row.gpus * max(0.0, span.total_seconds()) / 3600
 
 
 def _mean(values) -> float | None:
