@@ -273,16 +273,26 @@ def test_notebook_token_is_limited_to_its_notebook(controller, lab, alice, admin
     assert get("/api/notebooks/alice/lab/shares").status_code == 200
     assert get("/api/users/alice/quota").status_code == 200
     assert get("/api/me").json()["name"] == "alice"
+    assert get("/api/groups").status_code == 200  # the share dialog lists them
     for path in (
         "/api/users",
         "/api/notebooks",
         "/api/audit",
         "/api/users/bob/quota",
-        "/api/groups",
         "/api/notebooks/alice/other/shares",
         "/api/me/tokens",
     ):
         assert get(path).status_code == 403, path
+    for path, body in (
+        ("/api/groups", {"name": "from-a-notebook"}),
+        ("/api/me/tokens", {"name": "escape"}),
+        ("/api/notebooks", {"name": "another"}),
+    ):
+        refused = httpx.post(controller.url + path, headers=as_notebook, json=body)
+        assert refused.status_code == 403, path
+        assert "only be used for that notebook" in refused.json()["message"]
+    seen = httpx.post(controller.url + "/api/courses/seen", headers=as_notebook)
+    assert seen.status_code == 200
     # The token dies with the server.
     alice.ok("POST", "/api/notebooks/alice/lab/stop?wait=true", 202)
     assert get("/api/me").status_code == 401

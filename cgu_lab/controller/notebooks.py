@@ -45,6 +45,11 @@ RECLAIM_NOTE = (
     "Stopped: the platform needed this GPU for a waiting notebook, and this one had been idle."
 )
 SYSTEM = "system"
+# A resize usually comes from the notebook's own server (the lab's Resize
+# dialog); its answer must leave the server before the server is stopped.
+# New requests already see the notebook as stopping, so this only lets the
+# ones in flight finish.
+RESTART_GRACE_SECONDS = 1.0
 
 
 def _now() -> datetime:
@@ -913,6 +918,7 @@ class NotebookService:
         return nb
 
     async def _run_restart(self, nb_id: int, owner: str, name: str) -> None:
+        await asyncio.sleep(RESTART_GRACE_SECONDS)
         try:
             await self._backend_stop(nb_id, owner)
         except Exception as error:

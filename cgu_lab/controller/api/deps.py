@@ -24,8 +24,8 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSRF_HEADER = "X-CSRF-Token"
 # Routes an account with a one-time password may still use.
 PASSWORD_CHANGE_ROUTES = frozenset({"/api/me", "/api/me/password"})
-# What a notebook server may ask with its own token, besides its own notebook's routes.
-NOTEBOOK_TOKEN_ROUTES = frozenset(
+# What a notebook server may read with its own token, besides its own notebook's routes.
+NOTEBOOK_TOKEN_READS = frozenset(
     {
         "/api/me",
         "/api/version",
@@ -37,10 +37,10 @@ NOTEBOOK_TOKEN_ROUTES = frozenset(
         "/api/templates",
         "/api/assignments",
         "/api/courses",
-        "/api/courses/seen",
     }
 )
-NOTEBOOK_TOKEN_SUBMIT = re.compile(r"^/api/assignments/\d+/submissions$")
+# What it may change: hand in an assignment, mark course material as seen.
+NOTEBOOK_TOKEN_WRITES = re.compile(r"^/api/(assignments/\d+/submissions|courses/seen)$")
 NOTEBOOK_ROUTE = re.compile(r"^/api/notebooks/(?P<owner>[^/]+)/(?P<name>[^/]+)(/.*)?$")
 
 
@@ -70,9 +70,11 @@ async def identity(request: Request) -> Identity:
 async def _check_notebook_scope(request: Request, found: Identity) -> None:
     """A notebook's own token acts for its owner, but only about that notebook."""
     path = request.url.path
-    if path in NOTEBOOK_TOKEN_ROUTES or path == f"/api/users/{found.name}/quota":
+    if request.method in SAFE_METHODS and (
+        path in NOTEBOOK_TOKEN_READS or path == f"/api/users/{found.name}/quota"
+    ):
         return
-    if NOTEBOOK_TOKEN_SUBMIT.match(path) and request.method == "POST":
+    if request.method == "POST" and NOTEBOOK_TOKEN_WRITES.match(path):
         return
     match = NOTEBOOK_ROUTE.match(path)
     if match:
