@@ -162,7 +162,9 @@ def install(kubeconfig: str) -> Admin:
     for doc in crds:
         while True:
             crd = admin.get("apiextensions.k8s.io/v1", doc["kind"], doc["metadata"]["name"])
-            conditions = {c["type"]: c["status"] for c in crd["status"].get("conditions", [])}
+            # A CRD just made may not have its conditions yet.
+            status = crd.get("status") or {}
+            conditions = {c["type"]: c["status"] for c in status.get("conditions") or []}
             if conditions.get("Established") == "True":
                 break
             assert time.monotonic() < deadline, f"{doc['metadata']['name']} not established"

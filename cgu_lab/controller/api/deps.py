@@ -39,8 +39,9 @@ NOTEBOOK_TOKEN_READS = frozenset(
         "/api/courses",
     }
 )
-# What it may change: hand in an assignment, mark course material as seen.
-NOTEBOOK_TOKEN_WRITES = re.compile(r"^/api/(assignments/\d+/submissions|courses/seen)$")
+# What it may change: save its files as a template, hand in an assignment,
+# mark course material as seen.
+NOTEBOOK_TOKEN_WRITES = re.compile(r"^/api/(templates|assignments/\d+/submissions|courses/seen)$")
 NOTEBOOK_ROUTE = re.compile(r"^/api/notebooks/(?P<owner>[^/]+)/(?P<name>[^/]+)(/.*)?$")
 
 
