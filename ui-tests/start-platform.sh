@@ -8,7 +8,7 @@ port="${1:-8765}"
 data="$(mktemp -d /tmp/cgu-lab-ui-XXXXXX)"
 chmod 711 "$data"
 trap 'pkill -f "CGU_UI_DATA=$data" 2>/dev/null || true' EXIT
-for spec in "ui-admin admin" "ui-student student" "ui-ta ta" "ui-teacher teacher"; do
+for spec in "ui-admin admin" "ui-student student" "ui-pupil student" "ui-ta ta" "ui-teacher teacher"; do
   set -- $spec
   echo "ui-test-password" | "$bin/cgu-lab" admin create-user "$1" --role "$2" --password-stdin --data-dir "$data/state" >/dev/null
 done

@@ -36,7 +36,7 @@ test('a teacher publishes a template, a student starts from it and submits, a TA
   await login(adminPage, 'ui-admin');
   const admin = await apiAs(adminPage, baseURL!);
   expect((await admin.post('/api/groups', { data: { name: 'ui-course', display_name: 'UI Course' } })).status()).toBe(201);
-  for (const [user, manager] of [['ui-student', false], ['ui-ta', true], ['ui-teacher', true]] as const) {
+  for (const [user, manager] of [['ui-pupil', false], ['ui-ta', true], ['ui-teacher', true]] as const) {
     expect((await admin.put(`/api/groups/ui-course/members/${user}`, { data: { manager } })).status()).toBe(200);
   }
 
@@ -65,13 +65,13 @@ test('a teacher publishes a template, a student starts from it and submits, a TA
 
   // The student starts from it in one click and finds the files.
   const student = await (await browser.newContext()).newPage();
-  await login(student, 'ui-student');
+  await login(student, 'ui-pupil');
   await student.getByRole('link', { name: 'Templates' }).click();
   const card = student.locator('[data-template="ui-lab"]');
   await expect(card).toContainText('UI Lab');
   await snapshot(student, testInfo, '21-template-gallery');
   await card.getByRole('button', { name: /Start a notebook from UI Lab/ }).click();
-  await student.waitForURL(/\/notebook\/ui-student\/ui-lab\/lab/, { timeout: 120_000 });
+  await student.waitForURL(/\/notebook\/ui-pupil\/ui-lab\/lab/, { timeout: 120_000 });
   await expect(student.locator('.jp-DirListing-item[title*="hw1"]')).toBeVisible({ timeout: 60_000 });
 
   // The teacher sets an assignment; the student submits from JupyterLab and gets a receipt.
@@ -79,7 +79,7 @@ test('a teacher publishes a template, a student starts from it and submits, a TA
   const assignment = await (await teacherApi.post('/api/groups/ui-course/assignments', {
     data: { name: 'hw1', title: 'Homework 1', deadline, allow_late: false }
   })).json();
-  await student.goto('/notebook/ui-student/ui-lab/lab/tree/hw1/task.ipynb');
+  await student.goto('/notebook/ui-pupil/ui-lab/lab/tree/hw1/task.ipynb');
   await expect(student.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
   await student.locator('[data-cgu="submit-button"]').first().click();
   await expect(student.locator('[data-cgu="submit-dialog"]')).toBeVisible();
@@ -98,7 +98,7 @@ test('a teacher publishes a template, a student starts from it and submits, a TA
   await expect(ta.locator('#submissions tr[data-submission]')).toHaveCount(1);
   await snapshot(ta, testInfo, '24-ta-submissions');
   await ta.getByRole('button', { name: 'Open as notebook' }).click();
-  await ta.waitForURL(/\/notebook\/ui-ta\/hw1-ui-student-1\/lab/, { timeout: 120_000 });
+  await ta.waitForURL(/\/notebook\/ui-ta\/hw1-ui-pupil-1\/lab/, { timeout: 120_000 });
   await expect(ta.locator('.jp-DirListing-item[title*="hw1"]')).toBeVisible({ timeout: 60_000 });
   await snapshot(ta, testInfo, '25-ta-opened-submission');
   await admin.dispose();
