@@ -143,3 +143,14 @@ def test_notebooks_vms_images_quota_and_training_on_kubernetes(kube_controller, 
         )
         assert refused.status_code == 501
         assert "not available on the kubernetes backend" in refused.json()["message"]
+
+        # A changed quota reaches the namespace at once, not at the owner's next start;
+        # a group's budget goes to the group's namespace.
+        kadmin.ok("PUT", "/api/users/kim/quota", json={"cpu": 2, "notebooks": 1})
+        hard = admin_api.get("v1", "ResourceQuota", "kf-resource-quota", NAMESPACE)["spec"]["hard"]
+        assert hard == {"requests.cpu": "2", "pods": "1"}
+        kadmin.ok("PUT", "/api/groups/k8s-course/quota", json={"memory": "16Gi"})
+        course = admin_api.get(
+            "v1", "ResourceQuota", "kf-resource-quota", f"{GROUP_PREFIX}k8s-course"
+        )
+        assert course["spec"]["hard"] == {"requests.memory": "16Gi"}

@@ -122,6 +122,11 @@ async def list_gpu_types(session: AsyncSession) -> list[GpuType]:
     return list((await session.scalars(select(GpuType).order_by(GpuType.name))).all())
 
 
+async def gpu_resources(session: AsyncSession) -> dict[str, str]:
+    """Each GPU type's Kubernetes resource name, for quotas mirrored into a cluster."""
+    return {t.name: t.resource_name for t in await list_gpu_types(session)}
+
+
 async def get_gpu_type(session: AsyncSession, name: str) -> GpuType:
     gpu_type = await session.scalar(select(GpuType).where(GpuType.name == name))
     if gpu_type is None:

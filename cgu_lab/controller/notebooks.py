@@ -599,7 +599,6 @@ class NotebookService:
             gpu_type = await catalog.get_gpu_type(session, nb.gpu_type)
             gpu_resource, node_selector = gpu_type.resource_name, dict(gpu_type.node_selector or {})
         limits, _ = await quotas.user_limits(session, nb.owner_id)
-        resources = {t.name: t.resource_name for t in await catalog.list_gpu_types(session)}
         return NotebookSpec(
             id=nb.id,
             owner=owner,
@@ -618,7 +617,7 @@ class NotebookService:
             kind=nb.kind,
             gpu_resource=gpu_resource,
             node_selector=node_selector,
-            quota=QuotaSpec(limits, resources),
+            quota=QuotaSpec(limits, await catalog.gpu_resources(session)),
         )
 
     async def _run_start(self, nb_id: int) -> None:
