@@ -11,6 +11,8 @@
  * Everything else (focus trap, Escape to cancel, the buttons) is JupyterLab's.
  */
 import { Dialog } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+import { errorMessage } from './api';
 
 /** A dialog body that may take some key presses for itself. */
 export interface IKeyAwareBody {
@@ -125,4 +127,79 @@ export function markAcceptButton(dialog: Dialog<unknown>, name: string): void {
   if (button) {
     button.dataset.cgu = name;
   }
+}
+
+/** A form in a dialog: its values, a place for a problem, optionally a busy state. */
+export interface IFormBody<V> extends Widget {
+  getValue(): V;
+  showError(message: string | null): void;
+  setBusy?(busy: boolean): void;
+}
+
+export interface IFormDialogOptions<V, R> {
+  title: string;
+  body: IFormBody<V>;
+  acceptLabel: string;
+  focusNodeSelector: string;
+  className: string;
+  /** The accept button's `data-cgu` landmark, if UI tests look for it. */
+  acceptLandmark?: string;
+  /** Why the values cannot be sent, or null when they can. */
+  validate: (value: V) => string | null;
+  send: (value: V) => Promise<R>;
+  /** Called with what `send` returned, just before the dialog closes. */
+  onDone: (result: R) => void;
+}
+
+/**
+ * Open a form whose accept button validates and sends it. A problem, or the
+ * server's refusal, shows in the form and the dialog stays open, so nothing
+ * typed is lost. Resolves with what was sent back, or null when cancelled.
+ */
+export async function openFormDialog<V, R>(
+  options: IFormDialogOptions<V, R>
+): Promise<R | null> {
+  const { body } = options;
+  let result: R | null = null;
+  const dialog = new CguDialog<V>({
+    title: options.title,
+    body,
+    buttons: [
+      Dialog.cancelButton(),
+      Dialog.okButton({ label: options.acceptLabel })
+    ],
+    focusNodeSelector: options.focusNodeSelector,
+    onAccept: async () => {
+      const value = body.getValue();
+      const problem = options.validate(value);
+      if (problem) {
+        body.showError(problem);
+        return false;
+      }
+      body.showError(null);
+      body.setBusy?.(true);
+      let sent: R;
+      try {
+        sent = await options.send(value);
+      } catch (error) {
+        body.showError(errorMessage(error));
+        return false;
+      } finally {
+        body.setBusy?.(false);
+      }
+      result = sent;
+      options.onDone(sent);
+      return true;
+    }
+  });
+  dialog.addClass(options.className);
+  if (options.acceptLandmark) {
+    markAcceptButton(dialog, options.acceptLandmark);
+  }
+  try {
+    await dialog.launch();
+  } finally {
+    dialog.dispose();
+  }
+  return result;
 }

@@ -6,7 +6,7 @@ import { Dialog } from '@jupyterlab/apputils';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 import { CguAPI, errorMessage } from './api';
-import { CguDialog } from './dialog';
+import { openFormDialog } from './dialog';
 import { h, replaceChildren, uniqueId } from './dom';
 import {
   cpuPercent,
@@ -589,44 +589,20 @@ export interface IResizeDialogOptions {
 export async function openResizeDialog(
   options: IResizeDialogOptions
 ): Promise<boolean> {
-  const body = new ResizeBody(options.quota, options.resources);
   const resize = options.resize ?? CguAPI.resize;
-  let accepted = false;
-  const dialog = new CguDialog<IResizeForm>({
+  const response = await openFormDialog({
     title: 'Resize this notebook',
-    body,
-    buttons: [
-      Dialog.cancelButton(),
-      Dialog.okButton({ label: 'Resize and restart' })
-    ],
+    body: new ResizeBody(options.quota, options.resources),
+    acceptLabel: 'Resize and restart',
     focusNodeSelector: '[data-cgu="resize-cpus"]',
-    onAccept: async () => {
-      const form = body.getValue();
-      const problem = validateResize(form);
-      if (problem) {
-        body.showError(problem);
-        return false;
-      }
-      body.showError(null);
-      try {
-        const response = await resize(resizeRequest(form));
-        accepted = true;
-        options.onAccepted(
-          response,
-          restartTarget(response.restart_url, window.location.href)
-        );
-        return true;
-      } catch (error) {
-        body.showError(errorMessage(error));
-        return false;
-      }
-    }
+    className: 'cgu-ResizeDialog',
+    validate: validateResize,
+    send: form => resize(resizeRequest(form)),
+    onDone: accepted =>
+      options.onAccepted(
+        accepted,
+        restartTarget(accepted.restart_url, window.location.href)
+      )
   });
-  dialog.addClass('cgu-ResizeDialog');
-  try {
-    await dialog.launch();
-  } finally {
-    dialog.dispose();
-  }
-  return accepted;
+  return response !== null;
 }

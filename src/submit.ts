@@ -7,8 +7,8 @@
  */
 import { Dialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
-import { CguAPI, errorMessage } from './api';
-import { CguDialog, IKeyAwareBody, markAcceptButton } from './dialog';
+import { CguAPI } from './api';
+import { IKeyAwareBody, openFormDialog } from './dialog';
 import { h, replaceChildren, uniqueId } from './dom';
 import { FilePicker } from './filePicker';
 import { absoluteShareUrl, formatBytes } from './format';
@@ -289,47 +289,23 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
 export async function openSubmitDialog(
   options: ISubmitDialogOptions
 ): Promise<ISubmission | null> {
-  const body = new SubmitBody(options);
   const submit = options.submit ?? CguAPI.submit;
-  let receipt: ISubmission | null = null;
-  const dialog = new CguDialog<void>({
+  return openFormDialog({
     title: 'Submit an assignment',
-    body,
-    buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Submit' })],
+    body: new SubmitBody(options),
+    acceptLabel: 'Submit',
     focusNodeSelector: '[data-cgu="submit-assignment-radio"]:checked',
-    onAccept: async () => {
-      const value = body.getValue();
-      const problem = validateSubmission(value.assignment, value.paths);
-      if (problem) {
-        body.showError(problem);
-        return false;
-      }
-      body.showError(null);
-      body.setBusy(true);
-      try {
-        receipt = await submit({
-          assignment_id: (value.assignment as IAssignment).id,
-          paths: value.paths,
-          note: value.note
-        });
-      } catch (error) {
-        body.showError(errorMessage(error));
-        return false;
-      } finally {
-        body.setBusy(false);
-      }
-      options.onSubmitted(receipt);
-      return true;
-    }
+    className: 'cgu-SubmitDialog',
+    acceptLandmark: 'submit-send',
+    validate: value => validateSubmission(value.assignment, value.paths),
+    send: value =>
+      submit({
+        assignment_id: (value.assignment as IAssignment).id,
+        paths: value.paths,
+        note: value.note
+      }),
+    onDone: options.onSubmitted
   });
-  dialog.addClass('cgu-SubmitDialog');
-  markAcceptButton(dialog, 'submit-send');
-  try {
-    await dialog.launch();
-  } finally {
-    dialog.dispose();
-  }
-  return receipt;
 }
 
 /** The receipt's body: a list of facts and the link to the receipt page. */

@@ -5,10 +5,9 @@
  * resources, and a file picker; the snapshot is taken while the dialog shows
  * an indeterminate progress bar.
  */
-import { Dialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
-import { CguAPI, errorMessage } from './api';
-import { CguDialog, IKeyAwareBody, markAcceptButton } from './dialog';
+import { CguAPI } from './api';
+import { IKeyAwareBody, openFormDialog } from './dialog';
 import { h, replaceChildren, uniqueId } from './dom';
 import { FilePicker } from './filePicker';
 import { formatBytes, formatNumber } from './format';
@@ -477,41 +476,16 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
 export async function openTemplateDialog(
   options: ITemplateDialogOptions
 ): Promise<ITemplateCreated | null> {
-  const body = new TemplateBody(options);
   const create = options.create ?? CguAPI.createTemplate;
-  let created: ITemplateCreated | null = null;
-  const dialog = new CguDialog<ITemplateForm>({
+  return openFormDialog({
     title: 'Save as template',
-    body,
-    buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Save' })],
+    body: new TemplateBody(options),
+    acceptLabel: 'Save',
     focusNodeSelector: '[data-cgu="template-display-name"]',
-    onAccept: async () => {
-      const form = body.getValue();
-      const problem = validateTemplateForm(form);
-      if (problem) {
-        body.showError(problem);
-        return false;
-      }
-      body.showError(null);
-      body.setBusy(true);
-      try {
-        created = await create(templateRequest(form));
-      } catch (error) {
-        body.showError(errorMessage(error));
-        return false;
-      } finally {
-        body.setBusy(false);
-      }
-      options.onCreated(created);
-      return true;
-    }
+    className: 'cgu-TemplateDialog',
+    acceptLandmark: 'template-save',
+    validate: validateTemplateForm,
+    send: form => create(templateRequest(form)),
+    onDone: options.onCreated
   });
-  dialog.addClass('cgu-TemplateDialog');
-  markAcceptButton(dialog, 'template-save');
-  try {
-    await dialog.launch();
-  } finally {
-    dialog.dispose();
-  }
-  return created;
 }
