@@ -109,6 +109,34 @@ def test_admin_pages_are_refused_to_students_and_need_a_login(controller, alice,
     assert anonymous.headers["location"].startswith("/login?next=")
 
 
+# Every page, by who may see it: "" anyone logged in, "manager" group managers, "admin".
+WHO_SEES = {
+    "/notebooks": "",
+    "/account": "",
+    "/templates": "",
+    "/training": "",
+    "/courses": "",
+    "/admin/users": "manager",
+    "/admin/groups": "manager",
+    "/admin/quotas": "admin",
+    "/admin/audit": "admin",
+    "/admin/system": "admin",
+    **dict.fromkeys(PAGES, "admin"),
+}
+
+
+@pytest.mark.parametrize("path", WHO_SEES)
+def test_each_page_shows_to_whom_it_should(admin, alice, path):
+    assert admin.get(path).status_code == 200
+    seen = alice.get(path)
+    if WHO_SEES[path]:
+        assert seen.status_code == 403
+        assert "for administrators" in seen.text
+    else:
+        assert seen.status_code == 200
+        assert 'aria-current="page"' in seen.text
+
+
 # -- the Grafana dashboard -------------------------------------------------------------------
 
 

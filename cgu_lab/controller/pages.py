@@ -7,6 +7,7 @@ password is sent to its account page until it chooses its own.
 from __future__ import annotations
 
 import hmac
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -167,6 +168,23 @@ async def logout(request: Request, csrf: str = Form("")) -> Response:
     return response
 
 
+def shell_pages(router: APIRouter, *pages: tuple[str, str, str, str]) -> None:
+    """Add pages that are only a frame around API calls, so all they differ in is
+    a path, the template and navigation section they show, a title, and who may
+    see them ("" anyone logged in, "manager" group managers, "admin")."""
+    for path, section, title, who in pages:
+        router.add_api_route(path, _shell_page(section, title, who), methods=["GET"])
+
+
+def _shell_page(section: str, title: str, who: str) -> Callable[[Request], Awaitable[Response]]:
+    async def show(request: Request) -> Response:
+        identity = await page(request, admin=who == "admin", manager=who == "manager")
+        return await render(request, f"{section}.html", title, identity, section)
+
+    show.__name__ = f"{section}_page"
+    return show
+
+
 # -- pages ---------------------------------------------------------------------
 
 
@@ -175,10 +193,19 @@ async def home(request: Request) -> Response:
     return RedirectResponse("/notebooks" if await _identity(request) else "/login", status_code=303)
 
 
-@router.get("/notebooks")
-async def notebooks_page(request: Request) -> Response:
-    identity = await page(request)
-    return await render(request, "notebooks.html", "My notebooks", identity, "notebooks")
+shell_pages(
+    router,
+    ("/notebooks", "notebooks", "My notebooks", ""),
+    ("/account", "account", "My account", ""),
+    ("/admin/users", "users", "Users", "manager"),
+    ("/admin/groups", "groups", "Groups", "manager"),
+    ("/admin/quotas", "quotas", "Quotas", "admin"),
+    ("/admin/audit", "audit", "Audit log", "admin"),
+    ("/admin/system", "system", "System", "admin"),
+    ("/admin/gpus", "gpus", "GPUs", "admin"),
+    ("/admin/culling", "culling", "Idle culler", "admin"),
+    ("/admin/monitoring", "monitoring", "Monitoring", "admin"),
+)
 
 
 @router.get("/notebooks/new")
@@ -227,24 +254,6 @@ async def auto_start_page(request: Request, owner: str, name: str, next: str = "
     )
 
 
-@router.get("/account")
-async def account_page(request: Request) -> Response:
-    identity = await page(request)
-    return await render(request, "account.html", "My account", identity, "account")
-
-
-@router.get("/admin/users")
-async def users_page(request: Request) -> Response:
-    identity = await page(request, manager=True)
-    return await render(request, "users.html", "Users", identity, "users")
-
-
-@router.get("/admin/groups")
-async def groups_page(request: Request) -> Response:
-    identity = await page(request, manager=True)
-    return await render(request, "groups.html", "Groups", identity, "groups")
-
-
 @router.get("/admin/groups/{name}")
 async def group_page(request: Request, name: str) -> Response:
     identity = await page(request, manager=True)
@@ -255,39 +264,3 @@ async def group_page(request: Request, name: str) -> Response:
     if not (principal.is_admin or group.id in principal.managed_groups):
         raise NotFound(f"there is no group '{name}' that you manage")
     return await render(request, "group.html", f"Group {name}", identity, "groups", group=name)
-
-
-@router.get("/admin/quotas")
-async def quotas_page(request: Request) -> Response:
-    identity = await page(request, admin=True)
-    return await render(request, "quotas.html", "Quotas", identity, "quotas")
-
-
-@router.get("/admin/audit")
-async def audit_page(request: Request) -> Response:
-    identity = await page(request, admin=True)
-    return await render(request, "audit.html", "Audit log", identity, "audit")
-
-
-@router.get("/admin/system")
-async def system_page(request: Request) -> Response:
-    identity = await page(request, admin=True)
-    return await render(request, "system.html", "System", identity, "system")
-
-
-@router.get("/admin/gpus")
-async def gpus_page(request: Request) -> Response:
-    identity = await page(request, admin=True)
-    return await render(request, "gpus.html", "GPUs", identity, "gpus")
-
-
-@router.get("/admin/culling")
-async def culling_page(request: Request) -> Response:
-    identity = await page(request, admin=True)
-    return await render(request, "culling.html", "Idle culler", identity, "culling")
-
-
-@router.get("/admin/monitoring")
-async def monitoring_page(request: Request) -> Response:
-    identity = await page(request, admin=True)
-    return await render(request, "monitoring.html", "Monitoring", identity, "monitoring")

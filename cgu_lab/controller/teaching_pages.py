@@ -13,15 +13,15 @@ from fastapi.responses import Response
 from ..core import roles
 from ..core.errors import NotFound
 from .accounts import get_group
-from .pages import page, platform_of, render
+from .pages import page, platform_of, render, shell_pages
 
 router = APIRouter(include_in_schema=False)
-
-
-@router.get("/templates")
-async def templates_page(request: Request) -> Response:
-    identity = await page(request)
-    return await render(request, "templates.html", "Templates", identity, "templates")
+shell_pages(
+    router,
+    ("/templates", "templates", "Templates", ""),
+    ("/training", "training", "Training jobs", ""),
+    ("/courses", "courses", "My courses", ""),
+)
 
 
 @router.get("/templates/{name}")
@@ -34,18 +34,6 @@ async def template_page(request: Request, name: str) -> Response:
     return await render(
         request, "template.html", f"Template {name}", identity, "templates", template=name
     )
-
-
-@router.get("/training")
-async def training_page(request: Request) -> Response:
-    identity = await page(request)
-    return await render(request, "training.html", "Training jobs", identity, "training")
-
-
-@router.get("/courses")
-async def courses_page(request: Request) -> Response:
-    identity = await page(request)
-    return await render(request, "courses.html", "My courses", identity, "courses")
 
 
 @router.get("/courses/{group}")
