@@ -123,3 +123,131 @@ def test_the_tool_reports_refusals_as_json(home):
     assert result.returncode == 3
     assert "at most" in json.loads(result.stderr.decode().strip().splitlines()[-1])["error"]
     assert Path(home / "notes.txt").exists()
+
+
+# -- links in the middle of a path: never followed ------------------------------
+
+
+@pytest.fixture
+def outside(tmp_path):
+    """A folder outside the home with a file a copy must never read or change."""
+    place = tmp_path / "outside"
+    place.mkdir()
+    (place / "secret.txt").write_text("not yours")
+    return place
+
+
+def test_selection_never_walks_through_a_linked_folder(home, outside):
+    (home / "hw1" / "etclink").symlink_to(outside, target_is_directory=True)
+    files, skipped = selection(home, ["hw1/etclink/secret.txt", "hw1"], [])
+    assert "hw1/etclink/secret.txt" not in [path for path, _ in files]
+    reasons = {item["path"]: item["reason"] for item in skipped}
+    assert "'hw1/etclink' is a symbolic link" in reasons["hw1/etclink/secret.txt"]
+    assert reasons["hw1/etclink"] == "symbolic links are not copied"
+    archive = io.BytesIO()
+    manifest = pack(home, ["hw1/etclink/secret.txt", "hw1/etclink"], [], 10**6, 100, archive)
+    assert manifest["files"] == [] and b"not yours" not in archive.getvalue()
+
+
+def test_pack_refuses_a_base_folder_behind_a_link(home, outside):
+    (home / "course").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(Refused, match="'course' is a symbolic link"):
+        pack(home, [""], [], 10**6, 100, io.BytesIO(), base="course/")
+    (home / "real").mkdir()
+    (home / "real" / "inner").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(Refused, match="'real/inner' is a symbolic link"):
+        pack(home, [""], [], 10**6, 100, io.BytesIO(), base="real/inner")
+    with pytest.raises(Refused, match="has no folder 'nothing'"):
+        pack(home, [""], [], 10**6, 100, io.BytesIO(), base="nothing")
+
+
+def test_a_file_swapped_for_a_link_after_selection_is_not_read(home, outside):
+    from cgu_lab.backends.local_files import _open_chosen, open_root
+
+    files, _ = selection(home, ["notes.txt"], [])
+    (home / "notes.txt").unlink()
+    (home / "notes.txt").symlink_to(outside / "secret.txt")
+    root = open_root(home)
+    try:
+        with pytest.raises(Refused, match="changed while it was being copied"):
+            _open_chosen(root, "notes.txt", files[0][1])
+    finally:
+        os.close(root)
+
+
+def one_file(name: str, data: bytes = b"teacher's copy") -> io.BytesIO:
+    member = tarfile.TarInfo(name)
+    member.size = len(data)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        archive.addfile(member, io.BytesIO(data))
+    buffer.seek(0)
+    return buffer
+
+
+def test_unpack_refuses_a_destination_behind_a_planted_link(tmp_path, outside):
+    home = tmp_path / "courses"
+    home.mkdir()
+    (home / "cs101").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(Refused, match="'cs101' is a symbolic link"):
+        unpack(home, "cs101/week1", "from teacher", one_file("secret.txt"))
+    with pytest.raises(Refused, match="'cs101' is a symbolic link"):
+        unpack(home, "cs101", "from teacher", one_file("new.txt"))
+    assert sorted(os.listdir(outside)) == ["secret.txt"]
+    assert (outside / "secret.txt").read_text() == "not yours"
+
+
+def test_unpack_skips_members_below_a_planted_link_and_goes_on(tmp_path, outside):
+    home = tmp_path / "home"
+    (home / "lab").mkdir(parents=True)
+    (home / "lab" / "data").symlink_to(outside, target_is_directory=True)
+    (home / "lab" / "notes.txt").symlink_to(outside / "secret.txt")
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        for name in ("data/secret.txt", "data/new.txt", "notes.txt", "ok.txt"):
+            member = tarfile.TarInfo(name)
+            member.size = 5
+            tar.addfile(member, io.BytesIO(b"owned"))
+    archive.seek(0)
+    report = unpack(home, "lab", "from teacher", archive)
+    assert report["copied"] == 1 and (home / "lab" / "ok.txt").read_text() == "owned"
+    assert [item["path"] for item in report["refused"]] == [
+        "lab/data/secret.txt",
+        "lab/data/new.txt",
+    ]
+    assert "'lab/data' is a symbolic link" in report["refused"][0]["reason"]
+    # the planted link stays, the copy lands beside it, the link's target is untouched
+    assert report["conflicts"] == [
+        {"path": "lab/notes.txt", "saved_as": "lab/notes (from teacher).txt"}
+    ]
+    assert os.path.islink(home / "lab" / "notes.txt")
+    assert sorted(os.listdir(outside)) == ["secret.txt"]
+    assert (outside / "secret.txt").read_text() == "not yours"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="changing owners needs root")
+def test_chown_tree_changes_links_not_their_targets(tmp_path, outside):
+    from cgu_lab.backends.local_files import chown_tree
+
+    home = tmp_path / "home"
+    (home / "sub").mkdir(parents=True)
+    (home / "sub" / "file").write_text("x")
+    (home / "link").symlink_to(outside, target_is_directory=True)
+    (home / "sub" / "filelink").symlink_to(outside / "secret.txt")
+    before = (outside.stat().st_uid, (outside / "secret.txt").stat().st_uid)
+    chown_tree(home, 54321, 54321)
+    assert (home / "sub" / "file").stat().st_uid == 54321
+    assert os.lstat(home / "link").st_uid == 54321
+    assert (outside.stat().st_uid, (outside / "secret.txt").stat().st_uid) == before
+
+
+def test_own_folder_refuses_a_link_in_the_folders_place(tmp_path, outside):
+    from cgu_lab.backends.local_files import own_folder
+
+    outside.chmod(0o755)
+    (tmp_path / "home").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(Refused, match="not a real folder"):
+        own_folder(tmp_path / "home", 0o700)
+    assert outside.stat().st_mode & 0o777 == 0o755
+    made = tmp_path / "homes" / "alice"
+    assert own_folder(made, 0o711) is False and made.stat().st_mode & 0o777 == 0o711

@@ -49,6 +49,8 @@ class NotebookSpec:
     gpus: int
     proxy_secret: str  # the notebook server accepts identity only with this secret
     controller_url: str
+    # Where browsers reach the controller's pages (the lab's "Control Panel" link).
+    public_url: str = ""
     # Device placement made by the controller (local backend): GPU UUIDs or
     # indices, plus type-specific settings such as MPS limits.
     devices: tuple[str, ...] = ()

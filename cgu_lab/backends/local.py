@@ -6,13 +6,24 @@ Layout below the data directory:
                                home links to it as `courses`
     logs/<user>/<notebook>.log the server's output (for the owner and admins)
     trash/                     homes of deleted notebooks, moved aside
-    instance-id                tags every process we start, so a restarted
-                               controller finds (or cleans up) its servers
+    instance-id                this installation's identity: tags every process
+                               we start and names its cgroups, so a restarted
+                               controller finds (or cleans up) its own servers
 
 Processes run in their own session and survive a controller restart; the
 controller then adopts them (`observe`) and kills any it no longer knows
 (`sweep`). Each server is told its proxy secret, so a request that reaches its
 port without passing through the controller's proxy is refused.
+
+Several installations on one host: notebook ids collide between their
+databases, so every host-wide name carries the instance id. Cgroups are
+`cgu-lab/<instance>/nb-<id>`; a process is signalled only when it is this
+installation's and that notebook's (`local_limits.Processes`). A port is any
+port free at start, bound without retries: of two installations racing for it
+the loser fails and tries another, and a server is adopted only when it is our
+process, holds the recorded port and answers with the notebook's random proxy
+secret. Runtime and kernel files live in the home, below this installation's
+data directory; nothing is made under /tmp or /run.
 """
 
 from __future__ import annotations
@@ -27,7 +38,6 @@ import socket
 import stat
 import sys
 import time
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,7 +49,8 @@ from .. import gpu_probe
 from ..core.gpus import Device
 from .base import Backend, BackendError, NotebookSpec, Observation, ProgressCallback
 from .local_accounts import Accounts
-from .local_limits import Limiter
+from .local_files import Refused, chown_tree, own_folder
+from .local_limits import Limiter, Processes, instance_id
 
 IDENTITY_PROVIDER = "cgu_lab.notebook.identity.ProxyIdentityProvider"
 AUTHORIZER = "cgu_lab.notebook.authorizer.ShareAuthorizer"
@@ -61,6 +72,7 @@ def _tool_result(code: int, lines: list[dict], key: str) -> dict:
 
 
 def free_port() -> int:
+    """A port free right now; a race for it is lost by a failed bind (see the module's notes)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -76,9 +88,12 @@ class LocalBackend(Backend):
         self.coursework = self.root / "coursework"
         self.logs = self.root / "logs"
         self.trash = self.root / "trash"
-        self.accounts = Accounts(settings.run_as)
+        self.accounts = Accounts(
+            settings.run_as, instance=lambda: self.instance, db_url=settings.db_url
+        )
         self.limiter = Limiter(enabled=settings.use_cgroups)
         self.instance = ""
+        self.processes = Processes("", self.limiter)
         self._children: dict[int, asyncio.subprocess.Process] = {}
         self._cpus: dict[int, list[int]] = {}
         self._http: aiohttp.ClientSession | None = None
@@ -95,10 +110,12 @@ class LocalBackend(Backend):
         ):
             directory.mkdir(parents=True, exist_ok=True)
             directory.chmod(mode)
-        marker = self.root / "instance-id"
-        if not marker.exists():
-            marker.write_text(uuid.uuid4().hex)
-        self.instance = marker.read_text().strip()
+        try:
+            self.instance = instance_id(self.root / "instance-id")
+        except ValueError as error:
+            raise BackendError(str(error)) from None
+        self.limiter.bind(self.instance)
+        self.processes = Processes(self.instance, self.limiter)
         if self.accounts.mode == "per-user":
             self._check_reachable(self.homes)
         self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2))
@@ -188,7 +205,7 @@ class LocalBackend(Backend):
                 **{k: v for k, v in limits.items() if k != "cgroups"},
             }
             await progress(25, "Starting JupyterLab" + (f" (try {attempt + 1})" if attempt else ""))
-            process = await self._launch(plan, log_path)
+            process = await self._launch(plan, log_path, spec.id)
             state = {
                 "pid": process.pid,
                 "create_time": psutil.Process(process.pid).create_time(),
@@ -216,19 +233,19 @@ class LocalBackend(Backend):
         raise BackendError(last_error)
 
     def _prepare_home(self, home: Path, uid: int | None, gid: int | None) -> None:
-        home.parent.mkdir(parents=True, exist_ok=True)
-        home.parent.chmod(0o711)
-        home.mkdir(exist_ok=True)
-        home.chmod(0o700)
-        if uid is not None and home.stat().st_uid != uid:
-            for path in [home, *home.rglob("*")]:
-                os.lchown(path, uid, gid)
+        """Modes and owners are set through O_NOFOLLOW fds: a link in a home's place is refused."""
+        try:
+            own_folder(home.parent, 0o711)
+            if own_folder(home, 0o700, uid, gid):
+                chown_tree(home, uid, gid)
+        except Refused as error:
+            raise BackendError(str(error)) from None
 
     def _own_dir(self, path: Path, uid: int | None, gid: int | None) -> None:
-        path.mkdir(parents=True, exist_ok=True)
-        path.chmod(0o700)
-        if uid is not None and path.stat().st_uid != uid:
-            os.lchown(path, uid, gid)
+        try:
+            own_folder(path, 0o700, uid, gid)
+        except Refused as error:
+            raise BackendError(str(error)) from None
 
     def _link_courses(self, owner: str, home: Path, uid: int | None, gid: int | None) -> None:
         """Every notebook of a user sees their course folders at ~/courses."""
@@ -380,6 +397,7 @@ class LocalBackend(Backend):
             "CGU_NOTEBOOK_OWNER": spec.owner,
             "CGU_NOTEBOOK_NAME": spec.name,
             "CGU_CONTROLLER_URL": spec.controller_url,
+            "CGU_PUBLIC_URL": spec.public_url,
             "CGU_PROXY_SECRET": spec.proxy_secret,
             "CGU_API_TOKEN": spec.api_token,
             "CUDA_VISIBLE_DEVICES": ",".join(spec.devices),
@@ -390,7 +408,12 @@ class LocalBackend(Backend):
         env.update(spec.device_env)
         return env
 
-    async def _launch(self, plan: dict, log_path: Path) -> asyncio.subprocess.Process:
+    async def _launch(
+        self, plan: dict, log_path: Path, notebook_id: int
+    ) -> asyncio.subprocess.Process:
+        # The launcher carries the marker from its first instruction, so a stop
+        # that comes before it has exec'd JupyterLab still recognises it.
+        env = {**os.environ, "CGU_LAB_INSTANCE": self.instance, "CGU_NOTEBOOK_ID": str(notebook_id)}
         log = await asyncio.to_thread(open, log_path, "ab")
         with log:
             log.write(f"\n--- starting at {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n".encode())
@@ -402,6 +425,7 @@ class LocalBackend(Backend):
                 stdin=asyncio.subprocess.PIPE,
                 stdout=log,
                 stderr=log,
+                env=env,
                 start_new_session=True,
             )
         assert process.stdin is not None
@@ -456,39 +480,17 @@ class LocalBackend(Backend):
 
     # -- stop, observe, sweep ---------------------------------------------
 
-    def _process(self, state: Mapping[str, Any]) -> psutil.Process | None:
-        """The recorded server process, unless its pid was reused by another program."""
-        try:
-            process = psutil.Process(state["pid"])
-            if abs(process.create_time() - state["create_time"]) > 0.01:
-                return None
-            return process
-        except (psutil.NoSuchProcess, KeyError):
-            return None
-
-    def _tree(self, state: Mapping[str, Any]) -> list[psutil.Process]:
-        processes: dict[int, psutil.Process] = {}
-        root = self._process(state)
-        if root is not None:
-            processes[root.pid] = root
-            with contextlib.suppress(psutil.NoSuchProcess):
-                for child in root.children(recursive=True):
-                    processes[child.pid] = child
-        for pid in self.limiter.members(dict(state)):
-            with contextlib.suppress(psutil.NoSuchProcess):
-                processes.setdefault(pid, psutil.Process(pid))
-        return list(processes.values())
-
     async def stop(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:
-        tree = self._tree(state)
-        root = self._process(state)
+        tree = await asyncio.to_thread(self.processes.tree, state, spec.id)
+        root = self.processes.server(state, spec.id)
         child = self._children.pop(spec.id, None)
         if root is not None:
             with contextlib.suppress(psutil.NoSuchProcess):
                 root.send_signal(signal.SIGTERM)  # JupyterLab shuts its kernels down
             await self._wait_server(root, child, self.settings.stop_timeout)
         # Kernels run in sessions of their own; make sure nothing outlives the server.
-        others = {p.pid: p for p in tree + self._tree(state) if root is None or p.pid != root.pid}
+        again = await asyncio.to_thread(self.processes.tree, state, spec.id)
+        others = {p.pid: p for p in tree + again if root is None or p.pid != root.pid}
         leftovers = [p for p in others.values() if p.is_running()]
         for process in leftovers:
             with contextlib.suppress(psutil.NoSuchProcess):
@@ -499,7 +501,7 @@ class LocalBackend(Backend):
                 root.kill()
             await self._wait_server(root, child, 5)
         self._cpus.pop(spec.id, None)
-        await asyncio.to_thread(self.limiter.remove, dict(state))
+        await asyncio.to_thread(self.limiter.remove, spec.id)
 
     @staticmethod
     async def _wait_server(
@@ -514,8 +516,11 @@ class LocalBackend(Backend):
         await asyncio.to_thread(psutil.wait_procs, [root], timeout)
 
     async def observe(self, spec: NotebookSpec, state: Mapping[str, Any]) -> Observation:
-        if self._process(state) is None:
+        server = self.processes.server(state, spec.id)
+        if server is None:
             return Observation(alive=False, detail="its server process is gone")
+        if not self.processes.listens(server, state.get("port")):
+            return Observation(alive=True, ready=False, detail="its server left its port")
         if not await self._answers(spec, state):
             return Observation(alive=True, ready=False, detail="its server does not answer")
         self._cpus[spec.id] = list(state.get("cpus", []))
@@ -525,23 +530,14 @@ class LocalBackend(Backend):
         return await asyncio.to_thread(self._sweep, keep)
 
     def _sweep(self, keep: set[int]) -> list[int]:
-        stopped: set[int] = set()
-        victims = []
-        for process in psutil.process_iter():
-            try:
-                env = process.environ()
-            except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess, OSError):
-                continue
-            if env.get("CGU_LAB_INSTANCE") != self.instance:
-                continue
-            notebook_id = int(env.get("CGU_NOTEBOOK_ID", "0"))
-            if notebook_id not in keep:
-                victims.append(process)
-                stopped.add(notebook_id)
+        """Kill this installation's processes of notebooks it no longer runs; drop their cgroups."""
+        victims, stopped = self.processes.strays(keep)
         for process in victims:
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()
         psutil.wait_procs(victims, 5)
+        for notebook_id in self.limiter.notebooks() - keep:
+            self.limiter.remove(notebook_id)
         return sorted(stopped)
 
     async def remove_storage(self, owner: str, name: str) -> None:

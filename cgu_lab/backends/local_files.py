@@ -6,16 +6,32 @@ controller with a symbolic link planted in their home, so the work happens in
 a small child process (`python -m cgu_lab.backends.local_files`) running as
 the home's own account, which can read and write only what that student can:
 
-    pack    walks the selected paths (never following symbolic links),
-            leaves out excluded patterns, enforces the size and file limits,
-            and writes an uncompressed tar to stdout; the last stderr line is
-            a JSON manifest (every file with its SHA-256, the total, a hash of
-            the whole selection).
+    pack    walks the selected paths, leaves out excluded patterns, enforces
+            the size and file limits, and writes an uncompressed tar to
+            stdout; the last stderr line is a JSON manifest (every file with
+            its SHA-256, the total, a hash of the whole selection).
     unpack  reads a tar on stdin and writes it below a folder of the home:
             a file already there with the same content is skipped, a
             different one is kept and the new copy saved beside it with a
-            suffix (never overwritten silently); progress lines go to stderr,
-            the report to stdout.
+            suffix (never overwritten, not even in a race: the copy is put in
+            place with link(2), which fails if the name exists); progress
+            lines go to stderr, the report to stdout.
+
+Links. Running as the student is not enough: without per-user accounts the
+tool runs as the controller's account, which can read every home. So every
+path is walked from an open folder one name at a time (openat with
+O_NOFOLLOW | O_DIRECTORY), and files are opened and created with O_NOFOLLOW
+relative to their folder: a link anywhere in a path, planted before or during
+the copy, is never followed. What a link costs depends on the caller:
+
+    pack, a selected path     skipped and named in the manifest's `skipped`: one
+                              odd entry must not sink a whole selection, the
+                              student sees what was left out, and a submission
+                              with no files left is refused
+    pack, the folder `base`   refused: a deployment's whole source would be elsewhere
+    unpack, the destination   refused: nothing of that copy could land where asked
+    unpack, a member's folder that member is skipped and named in `refused`; the
+                              rest of the copy goes on
 
 Only regular files and folders are ever written; member names are checked
 with the same rule as every user-given path (`core.paths.relative_path`).
@@ -23,6 +39,8 @@ with the same rule as every user-given path (`core.paths.relative_path`).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import io
 import json
@@ -31,85 +49,279 @@ import stat
 import sys
 import tarfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..core.errors import Invalid
-from ..core.paths import relative_path
+from ..core.paths import beside_name, components
 from ..core.selection import excluded
 
 CHUNK = 1 << 20
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a name swapped for a fifo after it was checked must not hang the copy.
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+MAX_DEPTH = 128
+MAX_BESIDE = 1000
+NOT_THERE = (errno.ELOOP, errno.ENOTDIR, errno.ENOENT)
 
 
 class Refused(Exception):
     """A pack that must not happen (over a limit, a bad path); the message is for the user."""
 
 
-def _sha256(path: Path) -> str:
+class Blocked(Exception):
+    """A name on the way is not a real folder: a link, a file, or nothing."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"'{path}' {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@contextlib.contextmanager
+def _opened(fd: int) -> Iterator[int]:
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def open_root(path: str | Path) -> int:
+    """The home (or course folder) itself; the controller made it, and it is no link either."""
+    return os.open(path, DIR_FLAGS)
+
+
+def _why(dir_fd: int, name: str) -> str:
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return "does not exist"
+    if stat.S_ISLNK(info.st_mode):
+        return "is a symbolic link (links are never followed)"
+    if not stat.S_ISDIR(info.st_mode):
+        return "is not a folder"
+    return "cannot be opened"
+
+
+def open_dir(dir_fd: int, parts: list[str], create: bool = False) -> int:
+    """A new fd of the folder `parts` below `dir_fd`, opened one name at a time.
+
+    Each step is openat(O_NOFOLLOW | O_DIRECTORY), so a link at any depth
+    raises Blocked instead of being followed; `create` makes missing folders.
+    """
+    fd = os.dup(dir_fd)
+    walked: list[str] = []
+    try:
+        for name in parts:
+            walked.append(name)
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o777, dir_fd=fd)
+            try:
+                inner = os.open(name, DIR_FLAGS, dir_fd=fd)
+            except OSError as error:
+                if error.errno not in NOT_THERE:
+                    raise
+                raise Blocked("/".join(walked), _why(fd, name)) from None
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def own_folder(path: Path, mode: int, uid: int | None = None, gid: int | None = None) -> bool:
+    """Make a folder the controller names, then set its mode (and owner) through an O_NOFOLLOW fd.
+
+    A link put in the folder's place is refused, never changed: chmod and
+    chown by name would follow it. Returns whether the owner was changed.
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, DIR_FLAGS)
+    except OSError as error:
+        if error.errno not in NOT_THERE:
+            raise
+        raise Refused(f"{path} is not a real folder (a link or a file is in its place)") from None
+    with _opened(fd):
+        os.fchmod(fd, mode)
+        if uid is None or os.fstat(fd).st_uid == uid:
+            return False
+        os.fchown(fd, uid, gid if gid is not None else -1)
+        return True
+
+
+def chown_tree(top: Path, uid: int, gid: int) -> None:
+    """Give a folder and everything below it to an account, changing links, never their targets.
+
+    os.fwalk holds each folder open while it lists it, so swapping a folder
+    for a link during the walk does not lead it out of the tree.
+    """
+    os.chown(top, uid, gid, follow_symlinks=False)
+    for _, dirs, files, dir_fd in os.fwalk(top, follow_symlinks=False):
+        for name in dirs + files:
+            with contextlib.suppress(FileNotFoundError):
+                os.chown(name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
+
+
+def _sha256_fd(fd: int) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
+    while chunk := os.read(fd, CHUNK):
+        digest.update(chunk)
     return digest.hexdigest()
+
+
+# -- pack ---------------------------------------------------------------------
+
+
+def _visit(
+    dir_fd: int,
+    name: str,
+    relative: str,
+    patterns: list[str],
+    found: tuple[dict, list],
+    depth: int,
+) -> None:
+    chosen, skipped = found
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        skipped.append({"path": relative, "reason": "it does not exist"})
+        return
+    rule = excluded(relative, patterns)
+    if rule:
+        skipped.append({"path": relative, "reason": f"excluded by '{rule}'"})
+    elif stat.S_ISLNK(info.st_mode):
+        skipped.append({"path": relative, "reason": "symbolic links are not copied"})
+    elif stat.S_ISDIR(info.st_mode):
+        if depth >= MAX_DEPTH:
+            skipped.append({"path": relative, "reason": "folders are nested too deeply"})
+            return
+        try:
+            inner = os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+        except OSError as error:
+            if error.errno not in NOT_THERE:
+                raise
+            skipped.append({"path": relative, "reason": "it changed while it was read"})
+            return
+        with _opened(inner):
+            _visit_children(inner, relative, patterns, found, depth + 1)
+    elif stat.S_ISREG(info.st_mode):
+        chosen[relative] = info
+    else:
+        skipped.append({"path": relative, "reason": "only files and folders are copied"})
+
+
+def _visit_children(
+    dir_fd: int, relative: str, patterns: list[str], found: tuple[dict, list], depth: int
+) -> None:
+    for name in sorted(os.listdir(dir_fd)):
+        child = f"{relative}/{name}" if relative else name
+        _visit(dir_fd, name, child, patterns, found, depth)
+
+
+def _select(
+    base_fd: int, paths: list[str], patterns: list[str]
+) -> tuple[list[tuple[str, os.stat_result]], list[dict]]:
+    found: tuple[dict, list] = ({}, [])
+    for given in paths:
+        parts = components(given, "selected path")
+        if not parts:
+            _visit_children(base_fd, "", patterns, found, 0)
+            continue
+        relative = "/".join(parts)
+        try:
+            parent = open_dir(base_fd, parts[:-1])
+        except Blocked as blocked:
+            found[1].append({"path": relative, "reason": str(blocked)})
+            continue
+        with _opened(parent):
+            _visit(parent, parts[-1], relative, patterns, found, len(parts) - 1)
+    chosen, skipped = found
+    return sorted(chosen.items()), skipped
 
 
 def selection(
     root: Path, paths: list[str], patterns: list[str]
 ) -> tuple[list[tuple[str, os.stat_result]], list[dict]]:
     """The regular files a selection covers, and what was left out and why."""
-    chosen: dict[str, os.stat_result] = {}
-    skipped: list[dict] = []
-    for given in paths:
-        start = relative_path(given, "selected path")
-        queue = [start]
-        while queue:
-            relative = queue.pop()
-            path = root / relative if relative else root
-            try:
-                info = os.lstat(path)
-            except FileNotFoundError:
-                skipped.append({"path": relative, "reason": "it does not exist"})
-                continue
-            rule = excluded(relative, patterns) if relative else None
-            if rule:
-                skipped.append({"path": relative, "reason": f"excluded by '{rule}'"})
-            elif stat.S_ISLNK(info.st_mode):
-                skipped.append({"path": relative, "reason": "symbolic links are not copied"})
-            elif stat.S_ISDIR(info.st_mode):
-                queue.extend(
-                    f"{relative}/{name}" if relative else name for name in sorted(os.listdir(path))
-                )
-            elif stat.S_ISREG(info.st_mode):
-                chosen[relative] = info
-            else:
-                skipped.append({"path": relative, "reason": "only files and folders are copied"})
-    return sorted(chosen.items()), skipped
+    with _opened(open_root(root)) as root_fd:
+        return _select(root_fd, paths, patterns)
+
+
+def _open_chosen(base_fd: int, relative: str, seen: os.stat_result) -> int:
+    """Open a selected file again by walking to it; refuse if it is no longer what was seen."""
+    parts = relative.split("/")
+    changed = Refused(f"'{relative}' changed while it was being copied; try again")
+    try:
+        parent = open_dir(base_fd, parts[:-1])
+    except Blocked:
+        raise changed from None
+    with _opened(parent):
+        try:
+            fd = os.open(parts[-1], FILE_FLAGS, dir_fd=parent)
+        except OSError as error:
+            if error.errno not in NOT_THERE:
+                raise
+            raise changed from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino, info.st_size) != (
+        seen.st_dev,
+        seen.st_ino,
+        seen.st_size,
+    ):
+        os.close(fd)
+        raise changed
+    return fd
+
+
+def _open_base(root_fd: int, base: str) -> int:
+    try:
+        return open_dir(root_fd, components(base, "folder"))
+    except Blocked as blocked:
+        if blocked.reason == "does not exist":
+            raise Refused(f"this notebook has no folder '{base}'") from None
+        raise Refused(
+            f"the folder '{base}' cannot be copied: {blocked}; copy its files into a real folder"
+        ) from None
 
 
 def pack(
-    root: Path, paths: list[str], patterns: list[str], max_bytes: int, max_files: int, out
+    root: Path,
+    paths: list[str],
+    patterns: list[str],
+    max_bytes: int,
+    max_files: int,
+    out,
+    base: str = "",
 ) -> dict:
-    files, skipped = selection(root, paths, patterns)
-    total = sum(info.st_size for _, info in files)
-    if len(files) > max_files:
-        raise Refused(f"the selection has {len(files)} files; at most {max_files} are allowed")
-    if total > max_bytes:
-        size, limit = total / 2**20, max_bytes / 2**20
-        raise Refused(f"the selection holds {size:.1f} MiB; at most {limit:.0f} MiB are allowed")
-    manifest = []
-    whole = hashlib.sha256()
-    with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as archive:
-        for relative, info in files:
-            member = tarfile.TarInfo(relative)
-            member.size = info.st_size
-            member.mtime = int(info.st_mtime)
-            member.mode = 0o644 | (0o111 if info.st_mode & 0o100 else 0)
-            digest = hashlib.sha256()
-            path = root / relative
-            with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as handle:
-                data = _HashingReader(handle, digest)
-                archive.addfile(member, data)
-            manifest.append({"path": relative, "size": info.st_size, "sha256": digest.hexdigest()})
-            whole.update(f"{relative}\0{digest.hexdigest()}\n".encode())
+    with _opened(open_root(root)) as root_fd, _opened(_open_base(root_fd, base)) as base_fd:
+        files, skipped = _select(base_fd, paths, patterns)
+        total = sum(info.st_size for _, info in files)
+        if len(files) > max_files:
+            raise Refused(f"the selection has {len(files)} files; at most {max_files} are allowed")
+        if total > max_bytes:
+            size, limit = total / 2**20, max_bytes / 2**20
+            raise Refused(
+                f"the selection holds {size:.1f} MiB; at most {limit:.0f} MiB are allowed"
+            )
+        manifest = []
+        whole = hashlib.sha256()
+        with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as archive:
+            for relative, info in files:
+                member = tarfile.TarInfo(relative)
+                member.size = info.st_size
+                member.mtime = int(info.st_mtime)
+                member.mode = 0o644 | (0o111 if info.st_mode & 0o100 else 0)
+                digest = hashlib.sha256()
+                with open(_open_chosen(base_fd, relative, info), "rb") as handle:
+                    archive.addfile(member, _HashingReader(handle, digest))
+                manifest.append(
+                    {"path": relative, "size": info.st_size, "sha256": digest.hexdigest()}
+                )
+                whole.update(f"{relative}\0{digest.hexdigest()}\n".encode())
     return {
         "files": manifest,
         "bytes": total,
@@ -131,78 +343,127 @@ class _HashingReader(io.RawIOBase):
         return data
 
 
-def _free_name(target: Path, label: str) -> Path:
-    stem, suffix = (target.stem, target.suffix) if target.suffix else (target.name, "")
-    candidate = target.with_name(f"{stem} ({label}){suffix}")
-    number = 2
-    while os.path.lexists(candidate):
-        candidate = target.with_name(f"{stem} ({label} {number}){suffix}")
-        number += 1
-    return candidate
+# -- unpack -------------------------------------------------------------------
 
 
-def _same_content(path: Path, new: Path) -> bool:
-    return os.path.getsize(path) == os.path.getsize(new) and _sha256(path) == _sha256(new)
+def _put(dir_fd: int, temporary: str, name: str) -> bool:
+    """Give the written copy its name unless the name exists; False if it does."""
+    try:
+        os.link(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        return True
+    except FileExistsError:
+        return False
+    except OSError as error:  # a file system without hard links
+        if error.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EMLINK):
+            raise
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        return False
+    except FileNotFoundError:
+        os.rename(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        return True
+
+
+def _same_content(dir_fd: int, name: str, temporary: str) -> bool:
+    """Whether `name` is a regular file (not a link) with the copy's bytes."""
+    try:
+        fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return False
+    with _opened(fd):
+        info = os.fstat(fd)
+        new = os.stat(temporary, dir_fd=dir_fd, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != new.st_size:
+            return False
+        with _opened(os.open(temporary, FILE_FLAGS, dir_fd=dir_fd)) as other:
+            return _sha256_fd(fd) == _sha256_fd(other)
+
+
+def _write_temporary(dir_fd: int, stream, member: tarfile.TarInfo) -> str:
+    temporary = f".cgu-{os.getpid()}-{time.monotonic_ns()}.part"
+    fd = os.open(temporary, NEW_FLAGS, 0o600, dir_fd=dir_fd)
+    with open(fd, "wb") as handle:
+        while chunk := stream.read(CHUNK):
+            handle.write(chunk)
+        handle.flush()
+        os.fchmod(fd, 0o644 | (member.mode & 0o111))
+        os.utime(fd, (time.time(), member.mtime))
+    return temporary
+
+
+def _place(dir_fd: int, name: str, stream, member: tarfile.TarInfo, label: str) -> str | None:
+    """Write one file into the open folder; None if the same file was there, else the name used."""
+    temporary = _write_temporary(dir_fd, stream, member)
+    try:
+        if _put(dir_fd, temporary, name):
+            return name
+        if _same_content(dir_fd, name, temporary):
+            return None
+        for number in range(1, MAX_BESIDE + 1):
+            candidate = beside_name(name, label, number)
+            if _put(dir_fd, temporary, candidate):
+                return candidate
+        raise Refused(f"'{name}' has {MAX_BESIDE} copies beside it already; tidy them up first")
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary, dir_fd=dir_fd)
 
 
 def unpack(root: Path, destination: str, label: str, source, progress=None) -> dict:
-    base = root / relative_path(destination, "destination") if destination else root
+    """Write the tar on `source` below `destination` of the home (see the module's rules)."""
+    target = components(destination, "destination")
+    with _opened(open_root(root)) as root_fd:
+        try:
+            base_fd = open_dir(root_fd, target, create=True)
+        except Blocked as blocked:
+            raise Refused(
+                f"the files could not be copied into '{'/'.join(target)}': {blocked}; "
+                "move it out of the way and try again"
+            ) from None
+        with _opened(base_fd):
+            return _unpack_into(base_fd, target, label, source, progress)
+
+
+def _unpack_into(base_fd: int, target: list[str], label: str, source, progress) -> dict:
     copied = skipped = written = 0
     conflicts: list[dict] = []
+    refused: list[dict] = []
+
+    def shown(*parts: str) -> str:
+        return "/".join([*target, *parts])
+
     with tarfile.open(fileobj=source, mode="r|") as archive:
         for member in archive:
-            name = relative_path(member.name, "archived file")
-            target = base / name
-            if member.isdir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            if not member.isfile():
+            parts = components(member.name, "archived file")
+            if not parts or not (member.isdir() or member.isfile()):
                 continue  # never links, devices or fifos
-            target.parent.mkdir(parents=True, exist_ok=True)
-            temporary = target.with_name(f".{target.name}.cgu-{os.getpid()}.part")
-            stream = archive.extractfile(member)
-            with open(temporary, "wb") as handle:
-                while chunk := stream.read(CHUNK):
-                    handle.write(chunk)
-            os.chmod(temporary, 0o644 | (member.mode & 0o111))
-            os.utime(temporary, (time.time(), member.mtime))
+            folders = parts if member.isdir() else parts[:-1]
+            try:
+                folder = open_dir(base_fd, folders, create=True)
+            except Blocked as blocked:
+                reason = f"'{shown(blocked.path)}' {blocked.reason}"
+                refused.append({"path": shown(*parts), "reason": reason})
+                continue
+            with _opened(folder):
+                if member.isdir():
+                    continue
+                placed = _place(folder, parts[-1], archive.extractfile(member), member, label)
             written += member.size
-            if not os.path.lexists(target):
-                os.rename(temporary, target)
+            if placed == parts[-1]:
                 copied += 1
-            elif (
-                os.path.isfile(target)
-                and not os.path.islink(target)
-                and _same_content(target, temporary)
-            ):
-                os.unlink(temporary)
+            elif placed is None:
                 skipped += 1
             else:
-                kept = _free_name(target, label)
-                os.rename(temporary, kept)
-                conflicts.append(
-                    {
-                        "path": str(Path(destination, name)) if destination else name,
-                        "saved_as": str(kept.relative_to(root)),
-                    }
-                )
+                conflicts.append({"path": shown(*parts), "saved_as": shown(*folders, placed)})
             if progress and (copied + skipped + len(conflicts)) % 50 == 0:
                 progress(copied + skipped + len(conflicts))
-    return {"copied": copied, "skipped": skipped, "conflicts": conflicts, "bytes": written}
-
-
-def _folder(root: Path, base: str) -> Path:
-    """The folder a pack starts from: the home, or a real folder in it (never a link)."""
-    if not base:
-        return root
-    folder = root / relative_path(base, "folder")
-    try:
-        info = os.lstat(folder)
-    except FileNotFoundError:
-        raise Refused(f"this notebook has no folder '{base}'") from None
-    if not stat.S_ISDIR(info.st_mode):
-        raise Refused(f"'{base}' is not a folder of this notebook")
-    return folder
+    return {
+        "copied": copied,
+        "skipped": skipped,
+        "conflicts": conflicts,
+        "refused": refused,
+        "bytes": written,
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -211,12 +472,13 @@ def main(argv: list[str]) -> int:
     try:
         if command == "pack":
             manifest = pack(
-                _folder(Path(plan["root"]), plan.get("base", "")),
+                Path(plan["root"]),
                 plan["paths"],
                 plan["excluded"],
                 plan["max_bytes"],
                 plan["max_files"],
                 sys.stdout.buffer,
+                base=plan.get("base", ""),
             )
             sys.stdout.buffer.flush()
             print(json.dumps({"manifest": manifest}), file=sys.stderr)

@@ -9,6 +9,14 @@ affinity, becomes the notebook's own account, changes to its home and
 replaces itself with the program (JupyterLab, or a file tool). Doing this in the child
 before exec leaves no window in which the server runs without its limits.
 It imports only the standard library so that it starts in milliseconds.
+
+Before anything else it closes every descriptor but stdin, stdout and
+stderr. The controller's event loop (uvloop) does not close descriptors for
+its children, so without this a notebook server inherited the controller's
+listening socket and other open files: a student's process held the
+controller's port (a restarted controller could not bind it again) and
+descriptors it must never have. The launcher copies no files itself: paths
+come from the controller (a home it made, cgroup files it made).
 """
 
 from __future__ import annotations
@@ -19,7 +27,13 @@ import resource
 import sys
 
 
+def close_inherited() -> None:
+    """Close every descriptor above stderr that the controller's process let through."""
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+
+
 def apply(plan: dict) -> None:
+    close_inherited()
     pid = str(os.getpid())
     for procs_file in plan.get("cgroup_procs", []):
         with open(procs_file, "w") as handle:

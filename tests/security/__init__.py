@@ -1,0 +1,1 @@
+"""Security properties, each proved against real processes and real files."""
