@@ -34,9 +34,10 @@ def school():
     ctl.start()
     with ctl.client("prof") as prof:
         prof.ok("POST", "/api/groups", 201, json={"name": "ml", "display_name": "Machine Learning"})
-        prof.ok("POST", "/api/groups/ml/import", json={"csv": "username\nalice\nbob\n"})
-        prof.ok("PUT", "/api/groups/ml/members/tina", json={"manager": True})
+    # Existing accounts join a course by an admin's act (a teacher's would be an invitation).
     with ctl.client("headmaster") as admin:
+        admin.ok("POST", "/api/groups/ml/import", json={"csv": "username\nalice\nbob\n"})
+        admin.ok("PUT", "/api/groups/ml/members/tina", json={"manager": True})
         admin.ok("POST", "/api/groups", 201, json={"name": "other"})
         admin.ok("PUT", "/api/groups/other/members/otherta", json={"manager": True})
         admin.ok("PUT", "/api/groups/other/members/eve", json={"manager": False})

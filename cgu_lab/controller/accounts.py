@@ -3,6 +3,13 @@
 Every function takes the acting `Principal`, checks the rule from
 `core.roles` before touching anything, and records an audit event in the same
 transaction as the change.
+
+Seeing an account and changing it are different rights: a group's managers
+see its members, but change (profile, password, quota, membership) only
+students all of whose groups they manage (`roles.manages_account`). An
+existing account that a manager does not fully manage joins their group only
+by accepting an invitation, so no manager can pull another course's student,
+a teacher or an admin under their control.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ..backends.local_accounts import UnixClash, check_unix_names
 from ..core import roles
 from ..core.errors import Conflict, Forbidden, Invalid, NotFound
 from ..core.lifecycle import HOLDING
@@ -20,7 +28,7 @@ from ..core.names import check_label, check_user_name
 from ..core.roles import Principal, Role
 from ..core.roster import RosterRow, parse_roster
 from ..store.models import Group, Membership, Notebook, User
-from . import audit
+from . import audit, invitations
 from .security import hash_password, new_password
 
 
@@ -28,6 +36,20 @@ from .security import hash_password, new_password
 class NewAccount:
     user: User
     one_time_password: str | None
+
+
+@dataclass
+class MemberResult:
+    user: User
+    manager: bool
+    invited: bool  # an invitation was sent; the account joins when its owner accepts
+
+
+def contains_pattern(text: str) -> str:
+    """A LIKE pattern matching `text` anywhere, its own `%`, `_` and `\\` taken literally
+    (use with `escape="\\"`), so a search for "%" finds a "%" rather than everyone."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
 
 
 async def get_user(session: AsyncSession, name: str) -> User:
@@ -60,10 +82,20 @@ async def _member_group_ids(session: AsyncSession, user_id: int) -> frozenset[in
 
 
 async def require_manages_user(session: AsyncSession, actor: Principal, user: User) -> None:
+    """The reading right: the user themself, admins, managers of one of their groups."""
     if actor.id == user.id:
         return
     if not roles.manages_user(actor, await _member_group_ids(session, user.id)):
         raise Forbidden(f"you do not manage user '{user.name}'")
+
+
+async def require_manages_account(
+    session: AsyncSession, actor: Principal, user: User, action: str
+) -> None:
+    """The changing right (`roles.manages_account`): admins, or a manager of every
+    group of a student."""
+    groups = await _member_group_ids(session, user.id)
+    roles.require_manages_account(actor, user.name, Role(user.role), groups, action)
 
 
 # -- users -------------------------------------------------------------------
@@ -87,9 +119,12 @@ async def list_users(
             )
         )
     if query:
-        like = f"%{query.lower()}%"
+        like = contains_pattern(query.lower())
         statement = statement.where(
-            or_(func.lower(User.name).like(like), func.lower(User.display_name).like(like))
+            or_(
+                func.lower(User.name).like(like, escape="\\"),
+                func.lower(User.display_name).like(like, escape="\\"),
+            )
         )
     if role:
         statement = statement.where(User.role == Role(role).value)
@@ -110,6 +145,7 @@ async def create_user(
     email: str = "",
     password: str | None = None,
     group: str | None = None,
+    unix_clash: UnixClash | None = None,
 ) -> NewAccount:
     roles.require_create_role(actor, role)
     name = check_user_name(name.strip().lower())
@@ -120,6 +156,7 @@ async def create_user(
         raise Forbidden("group managers must enrol a new account into one of their groups")
     if await session.scalar(select(User.id).where(User.name == name)):
         raise Conflict(f"user '{name}' already exists")
+    await check_unix_names(session, [name], unix_clash)
     one_time = None if password else new_password()
     user = User(
         name=name,
@@ -175,7 +212,7 @@ async def update_user(
             user.active = active
     if display_name is not None or email is not None:
         if user.id != actor.id:
-            await require_manages_user(session, actor, user)
+            await require_manages_account(session, actor, user, "change the profile")
         if display_name is not None:
             changes["display_name"] = (user.display_name, display_name.strip() or user.name)
             user.display_name = display_name.strip() or user.name
@@ -197,10 +234,7 @@ async def reset_password(session: AsyncSession, actor: Principal, name: str) -> 
     user = await get_user(session, name)
     if user.id == actor.id:
         raise Invalid("change your own password from your account page")
-    if not actor.is_admin:
-        await require_manages_user(session, actor, user)
-        if Role(user.role) is not Role.STUDENT:
-            raise Forbidden("group managers may reset passwords of students only")
+    await require_manages_account(session, actor, user, "reset the password")
     password = new_password()
     user.password_hash = await hash_password(password)
     user.must_change_password = True
@@ -226,9 +260,18 @@ async def delete_user(session: AsyncSession, actor: Principal, name: str) -> Use
 
 
 async def import_roster(
-    session: AsyncSession, actor: Principal, text: str, group: str | None
+    session: AsyncSession,
+    actor: Principal,
+    text: str,
+    group: str | None,
+    unix_clash: UnixClash | None = None,
 ) -> dict:
-    """Create the accounts of a class list and enrol them; all or nothing."""
+    """Create the accounts of a class list and enrol them; all or nothing.
+
+    New accounts join the group at once. Existing ones join at once when an
+    admin imports, or when the manager already fully manages them; anyone
+    else is invited (see `set_member`).
+    """
     target = await get_group(session, group) if group else None
     if target is not None:
         roles.require_group_manager(actor, target.id, target.name)
@@ -241,17 +284,16 @@ async def import_roster(
         user.name: user
         for user in (await session.scalars(select(User).where(User.name.in_(names)))).all()
     }
-    members: set[int] = set()
-    if target is not None:
-        members = set(
-            (
-                await session.scalars(
-                    select(Membership.user_id).where(Membership.group_id == target.id)
-                )
-            ).all()
-        )
-    created, enrolled, unchanged = [], [], []
     new_rows = [row for row in rows if row.name not in existing]
+    await check_unix_names(session, [row.name for row in new_rows], unix_clash)
+    groups_of: dict[int, set[int]] = {user.id: set() for user in existing.values()}
+    for user_id, group_id in await session.execute(
+        select(Membership.user_id, Membership.group_id).where(
+            Membership.user_id.in_(list(groups_of))
+        )
+    ):
+        groups_of[user_id].add(group_id)
+    created, enrolled, unchanged, invited = [], [], [], []
     passwords = [row.password or new_password() for row in new_rows]
     hashes = await asyncio.gather(*(hash_password(p) for p in passwords))
     prepared = {row.name: (p, h) for row, p, h in zip(new_rows, passwords, hashes, strict=True)}
@@ -269,15 +311,22 @@ async def import_roster(
             )
             session.add(user)
             await session.flush()
+            groups_of[user.id] = set()
             created.append(
                 {"name": row.name, "one_time_password": None if row.password else password}
             )
+        elif target is not None and target.id not in groups_of[user.id]:
+            current = frozenset(groups_of[user.id])
+            if not roles.adds_directly(actor, Role(user.role), current):
+                await invitations.invite(session, actor, target, user, manager=False)
+                invited.append(row.name)
+                continue
         if target is not None:
-            if user.id in members:
+            if target.id in groups_of[user.id]:
                 unchanged.append(row.name)
             else:
                 session.add(Membership(group_id=target.id, user_id=user.id, manager=False))
-                members.add(user.id)
+                groups_of[user.id].add(target.id)
                 enrolled.append(row.name)
     audit.record(
         session,
@@ -286,8 +335,14 @@ async def import_roster(
         f"group:{target.name}" if target else "users",
         created=[c["name"] for c in created],
         enrolled=enrolled,
+        invited=invited,
     )
-    return {"created": created, "enrolled": enrolled, "already_members": unchanged}
+    return {
+        "created": created,
+        "enrolled": enrolled,
+        "already_members": unchanged,
+        "invited": invited,
+    }
 
 
 # -- groups ------------------------------------------------------------------
@@ -374,38 +429,65 @@ async def members(session: AsyncSession, actor: Principal, name: str) -> list[tu
 
 async def set_member(
     session: AsyncSession, actor: Principal, group_name: str, user_name: str, manager: bool
-) -> User:
+) -> MemberResult:
+    """Add an account to a group, or change whether it manages the group.
+
+    An admin's change, or a manager's on a student they fully manage, takes
+    effect at once; a manager's on anyone else becomes an invitation that the
+    account's owner accepts or declines (`invitations.answer`). Staff stop
+    managing a group only by an admin's act or by their own.
+    """
     group = await get_group(session, group_name)
     roles.require_group_manager(actor, group.id, group.name)
     user = await get_user(session, user_name)
     if manager:
         roles.check_can_be_manager(Role(user.role), user.name)
     membership = await session.get(Membership, (group.id, user.id))
+    if membership is not None and membership.manager == manager:
+        return MemberResult(user, manager, invited=False)
+    current = await _member_group_ids(session, user.id)
+    stepping_down = user.id == actor.id and membership is not None and not manager
+    if not (stepping_down or roles.adds_directly(actor, Role(user.role), current)):
+        if membership is not None and not manager:
+            raise Forbidden(
+                f"only administrators may stop '{user.name}' managing group '{group.name}'"
+            )
+        await invitations.invite(session, actor, group, user, manager)
+        return MemberResult(user, manager, invited=True)
     if membership is None:
         session.add(Membership(group_id=group.id, user_id=user.id, manager=manager))
         action = "group.member_added"
     else:
-        if membership.manager == manager:
-            return user
         membership.manager = manager
         action = "group.member_changed"
+    await invitations.drop(session, group.id, user.id)
     audit.record(
         session, actor.name, action, f"group:{group.name}", user=user.name, manager=manager
     )
-    return user
+    return MemberResult(user, manager, invited=False)
 
 
 async def remove_member(
     session: AsyncSession, actor: Principal, group_name: str, user_name: str
 ) -> User:
+    """Remove a member (or withdraw a pending invitation) from a group one manages."""
     group = await get_group(session, group_name)
     user = await get_user(session, user_name)
     roles.require_group_manager(actor, group.id, group.name)
     membership = await session.get(Membership, (group.id, user.id))
     if membership is None:
+        if await invitations.drop(session, group.id, user.id):
+            audit.record(
+                session,
+                actor.name,
+                "group.invitation_withdrawn",
+                f"group:{group.name}",
+                user=user.name,
+            )
+            return user
         raise NotFound(f"'{user_name}' is not a member of group '{group_name}'")
-    if membership.manager and not actor.is_admin and user.id != actor.id:
-        raise Forbidden("only administrators may remove another manager")
+    if not roles.may_remove_member(actor, user.id, Role(user.role), membership.manager):
+        raise Forbidden(f"only administrators may remove staff member '{user.name}' from a group")
     await session.delete(membership)
     audit.record(session, actor.name, "group.member_removed", f"group:{group.name}", user=user.name)
     return user

@@ -19,7 +19,7 @@ from ..core.quota import Limits
 from ..core.resources import Resources
 from ..store.models import Group, Membership, Notebook, Quota, User
 from . import audit
-from .accounts import get_group, get_user, require_manages_user
+from .accounts import get_group, get_user, require_manages_account, require_manages_user
 
 DEFAULT_LIMITS = Limits(cpu_milli=4000, memory=8 * 2**30, gpus={}, notebooks=2)
 
@@ -227,11 +227,18 @@ async def set_group(
 async def set_user(
     session: AsyncSession, actor: roles.Principal, name: str, limits: Limits | None
 ) -> None:
-    """Admins set any user's quota; a group manager sets a member's within the group budget."""
+    """Admins set any user's quota; a group manager sets a student's within a group budget.
+
+    Only a student all of whose groups the manager manages (`roles.manages_account`):
+    a quota is part of the account, and a staff member's is the admins' to set.
+    """
     user = await get_user(session, name)
     if not actor.is_admin:
         if user.id == actor.id:
             raise Forbidden("you cannot set your own quota")
+        await require_manages_account(session, actor, user, "set the quota")
+        if limits is None:
+            raise Invalid("only administrators may remove a quota; set the limits instead")
         managed = (
             await session.scalars(
                 select(Membership.group_id).where(
@@ -240,10 +247,6 @@ async def set_user(
                 )
             )
         ).all()
-        if not managed:
-            raise Forbidden(f"you do not manage user '{name}'")
-        if limits is None:
-            raise Invalid("only administrators may remove a quota; set the limits instead")
         # The member's quota must fit the budget of at least one group the actor
         # manages; a group without a budget is capped by the platform default.
         problems: list[QuotaExceeded] = []

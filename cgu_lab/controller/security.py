@@ -11,7 +11,9 @@ import asyncio
 import hashlib
 import secrets
 import time
-from collections import defaultdict, deque
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -64,40 +66,110 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-class LoginThrottle:
-    """Limits failed logins in a sliding window: few per account, more per address.
+@dataclass
+class _Failures:
+    """Recent failed logins of one key, oldest first; `next_at` paces the next try."""
 
-    The per-address limit is generous because a whole class may share one
-    address behind a campus NAT or a reverse proxy.
+    times: deque[float] = field(default_factory=deque)
+    next_at: float = 0.0
+
+
+class LoginThrottle:
+    """Slows password guessing without letting a guesser lock the real user out.
+
+    Three measures, none of which is a lock on the account:
+    - per (account, address) pair: a few free failures, then an exponential
+      delay between tries, capped (`pair_free`, `pair_cap`);
+    - per address: a generous limit of failures in the window (`per_address`),
+      generous because a whole class may share one address behind a campus
+      NAT or a reverse proxy;
+    - per account, over all addresses: when an account collects many
+      failures (`account_free`), tries from addresses that themselves failed
+      on it recently are paced account-wide (`account_cap` at most), so a
+      guesser spread over many addresses gets few guesses. A try from an
+      address with no recent failure on the account is never held back: the
+      owner, from their own address, always gets in.
+    A try counts as a failure from the moment it is let through (so parallel
+    tries cannot slip past the count) and is taken back if it succeeds.
     """
 
-    def __init__(self, per_account: int = 8, per_address: int = 100, window: float = 900.0) -> None:
-        self.limits = {"user": per_account, "addr": per_address}
+    def __init__(
+        self,
+        pair_free: int = 5,
+        pair_cap: float = 300.0,
+        per_address: int = 100,
+        account_free: int = 20,
+        account_cap: float = 60.0,
+        window: float = 900.0,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = 100_000,
+    ) -> None:
+        self.pair_free = pair_free
+        self.pair_cap = pair_cap
+        self.per_address = per_address
+        self.account_free = account_free
+        self.account_cap = account_cap
         self.window = window
-        self._failures: dict[str, deque[float]] = defaultdict(deque)
+        self.clock = clock
+        self.max_keys = max_keys
+        self._pairs: dict[tuple[str, str], _Failures] = {}
+        self._addresses: dict[str, _Failures] = {}
+        self._accounts: dict[str, _Failures] = {}
 
-    def _recent(self, key: str, now: float) -> deque[float]:
-        failures = self._failures[key]
-        while failures and now - failures[0] > self.window:
-            failures.popleft()
-        return failures
+    def _recent(self, table: dict, key, now: float) -> _Failures:
+        entry = table.get(key)
+        if entry is None:
+            if len(table) >= self.max_keys:
+                self._prune(table, now)
+            entry = table[key] = _Failures()
+        while entry.times and now - entry.times[0] > self.window:
+            entry.times.popleft()
+        return entry
 
-    def retry_after(self, *keys: str) -> float:
-        """Seconds until a login for these keys ("user:x", "addr:y") may be tried again."""
-        now = time.monotonic()
-        wait = 0.0
-        for key in keys:
-            failures = self._recent(key, now)
-            if len(failures) >= self.limits[key.split(":", 1)[0]]:
-                wait = max(wait, self.window - (now - failures[0]))
-        return wait
+    def _prune(self, table: dict, now: float) -> None:
+        """Bound the memory a flood of made-up names or addresses can take."""
+        for key, entry in list(table.items()):
+            if not entry.times or now - entry.times[-1] > self.window:
+                del table[key]
+        if len(table) >= self.max_keys:  # still full: drop the oldest half, not everything
+            for key in list(table)[: len(table) // 2]:
+                del table[key]
 
-    def failed(self, *keys: str) -> None:
-        now = time.monotonic()
-        for key in keys:
-            self._recent(key, now).append(now)
+    @staticmethod
+    def _delay(excess: int, cap: float) -> float:
+        """1, 2, 4, ... seconds for the 1st, 2nd, 3rd ... failure beyond the free ones."""
+        return min(cap, 2.0 ** min(max(0, excess - 1), 32))
 
-    def succeeded(self, *keys: str) -> None:
-        for key in keys:
-            if key.startswith("user:"):
-                self._failures.pop(key, None)
+    def check(self, account: str, address: str) -> float:
+        """0 when a login may be tried now (and then counts it as failed until
+        `succeeded`), else the seconds to wait before trying again."""
+        now = self.clock()
+        pair = self._recent(self._pairs, (account, address), now)
+        where = self._recent(self._addresses, address, now)
+        user = self._recent(self._accounts, account, now)
+        waits = [pair.next_at - now]
+        if len(where.times) >= self.per_address:
+            waits.append(where.times[0] + self.window - now)
+        paced = bool(pair.times) and len(user.times) >= self.account_free
+        if paced:
+            waits.append(user.next_at - now)
+        wait = max(waits)
+        if wait > 0:
+            return wait
+        for entry in (pair, where, user):
+            entry.times.append(now)
+        if len(pair.times) >= self.pair_free:
+            excess = len(pair.times) - self.pair_free + 1
+            pair.next_at = now + self._delay(excess, self.pair_cap)
+        if paced:
+            excess = len(user.times) - self.account_free + 1
+            user.next_at = now + self._delay(excess, self.account_cap)
+        return 0.0
+
+    def succeeded(self, account: str, address: str) -> None:
+        """The try was right: forget the pair's failures and take back the counted one."""
+        self._pairs.pop((account, address), None)
+        for table, key in ((self._addresses, address), (self._accounts, account)):
+            entry = table.get(key)
+            if entry is not None and entry.times:
+                entry.times.pop()

@@ -25,7 +25,7 @@ from ..core.roles import Principal
 from ..store.db import Database
 from ..store.models import Group, Membership, Notebook, Share, User
 from . import audit
-from .accounts import get_group, get_user
+from .accounts import contains_pattern, get_group, get_user
 
 CACHE_SECONDS = 5.0
 MAX_SHARES_PER_NOTEBOOK = 200
@@ -248,14 +248,17 @@ class ShareService:
         query = query.strip().lower()
         if len(query) < 2:
             raise Invalid("type at least 2 letters of a name")
-        like = f"%{query}%"
+        like = contains_pattern(query)  # "%" or "_" typed are letters, not wildcards
         async with self.db.session() as session:
             users = await session.scalars(
                 select(User)
                 .where(
                     User.active,
                     User.id != actor.id,
-                    or_(func.lower(User.name).like(like), func.lower(User.display_name).like(like)),
+                    or_(
+                        func.lower(User.name).like(like, escape="\\"),
+                        func.lower(User.display_name).like(like, escape="\\"),
+                    ),
                 )
                 .order_by(User.name)
                 .limit(limit)
@@ -267,7 +270,8 @@ class ShareService:
                     if not actor.is_admin
                     else True,
                     or_(
-                        func.lower(Group.name).like(like), func.lower(Group.display_name).like(like)
+                        func.lower(Group.name).like(like, escape="\\"),
+                        func.lower(Group.display_name).like(like, escape="\\"),
                     ),
                 )
                 .order_by(Group.name)

@@ -61,3 +61,20 @@ class NotSupported(DomainError):
 
     status = 501
     code = "not_supported"
+
+
+class TooManyRequests(DomainError):
+    """Slowed down (failed logins); `retry_after` is the whole seconds to wait.
+
+    The wait also travels in `details` so a JSON client sees it in the body,
+    and in `headers` for the handlers that send a Retry-After header.
+    """
+
+    status = 429
+    code = "too_many_requests"
+
+    def __init__(self, message: str, retry_after: float, **details: object) -> None:
+        seconds = max(1, int(-(-retry_after // 1)))
+        super().__init__(message, retry_after=seconds, **details)
+        self.retry_after = seconds
+        self.headers = {"Retry-After": str(seconds)}

@@ -22,6 +22,10 @@ class Role(str, enum.Enum):
 
 # Roles that may manage a group (a course's teachers and TAs).
 MANAGER_ROLES = frozenset({Role.ADMIN, Role.TEACHER, Role.TA})
+# Staff accounts: only administrators change them (profile, password, role,
+# quota, membership), because whoever controls a staff account controls
+# every course and student that account manages.
+STAFF_ROLES = MANAGER_ROLES
 
 
 @dataclass(frozen=True)
@@ -71,8 +75,59 @@ def require_create_role(actor: Principal, role: Role) -> None:
 
 
 def manages_user(actor: Principal, member_groups: frozenset[int]) -> bool:
-    """True when the actor is an admin or manages a group the user belongs to."""
+    """May the actor SEE this account? Admins, and managers of a group it belongs to.
+
+    This is the reading rule only; changing an account needs `manages_account`.
+    """
     return actor.is_admin or bool(actor.managed_groups & member_groups)
+
+
+def manages_account(actor: Principal, role: Role, member_groups: frozenset[int]) -> bool:
+    """May the actor CHANGE this account (profile, password, quota, memberships)?
+
+    Admins change every account. Anyone else (teachers and TAs) only changes a
+    student who is in at least one group and all of whose groups they manage:
+    a student of two courses answers to both, so a TA of one must not take
+    over the account the other course relies on, and a student in no group is
+    nobody's to take over. Staff accounts are never a manager's to change.
+    """
+    if actor.is_admin:
+        return True
+    return role is Role.STUDENT and bool(member_groups) and member_groups <= actor.managed_groups
+
+
+def require_manages_account(
+    actor: Principal, name: str, role: Role, member_groups: frozenset[int], action: str
+) -> None:
+    """Refuse, naming why, unless `manages_account` allows the actor to `action`."""
+    if manages_account(actor, role, member_groups):
+        return
+    if role is not Role.STUDENT:
+        raise Forbidden(
+            f"'{name}' is a {role.value}; only administrators may {action} of staff accounts"
+        )
+    raise Forbidden(
+        f"you do not manage all of the groups of '{name}', so you may not {action}; "
+        "ask an administrator"
+    )
+
+
+def adds_directly(actor: Principal, role: Role, member_groups: frozenset[int]) -> bool:
+    """Does putting an existing account into a group the actor manages take effect at once?
+
+    Admins add anyone; a manager adds a student they already fully manage.
+    Otherwise the account is invited and joins only when its owner accepts, so
+    no manager can pull someone else's student (or a teacher, or an admin)
+    under their control.
+    """
+    return manages_account(actor, role, member_groups)
+
+
+def may_remove_member(actor: Principal, user_id: int, role: Role, is_manager: bool) -> bool:
+    """Managers remove students from their groups; staff leave on their own or by an admin."""
+    if actor.is_admin or actor.id == user_id:
+        return True
+    return role is Role.STUDENT and not is_manager
 
 
 def may_manage_notebook(actor: Principal, owner_id: int) -> bool:

@@ -436,3 +436,37 @@ class AuditEvent(Base):
     action: Mapped[str] = mapped_column(String(64))
     target: Mapped[str] = mapped_column(String(300), default="")
     details: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+
+
+class UnixAccount(Base):
+    """The system account a user's local notebooks run as: one user, one account.
+
+    Stored rather than recomputed, so that two platform names whose derived
+    Unix names collide can never share an account (and its files): the name
+    is unique here and the second claimant is refused.
+    """
+
+    __tablename__ = "unix_accounts"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    name: Mapped[str] = mapped_column(String(32), unique=True)
+    uid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class GroupInvitation(Base):
+    """A manager asked an existing account to join their group; its owner decides."""
+
+    __tablename__ = "group_invitations"
+
+    group_id: Mapped[int] = mapped_column(
+        ForeignKey("groups.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    manager: Mapped[bool] = mapped_column(Boolean, default=False)
+    invited_by: Mapped[str] = mapped_column(String(64), default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

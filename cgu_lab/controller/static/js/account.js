@@ -25,6 +25,53 @@ passwordForm.addEventListener('submit', async event => {
   }
 });
 
+// Invitations to join a course or group, sent by its teachers or TAs: the
+// account joins only by accepting (POST), declining (DELETE) forgets them.
+const invitationRows = document.getElementById('invitation-rows');
+
+async function answerInvitation(invitation, accept) {
+  const label = invitation.display_name || invitation.group;
+  showError('invitations-error', null);
+  if (!accept && !confirm(`Decline the invitation to ${label}? Only a new invitation can undo this.`)) return;
+  try {
+    const path = `/api/me/invitations/${encodeURIComponent(invitation.group)}`;
+    const result = await api(accept ? 'POST' : 'DELETE', path);
+    showStatus(result?.message ?? (accept ? `You joined ${label}.` : `You declined ${label}.`));
+  } catch (error) {
+    showError('invitations-error', error);
+  }
+  await loadInvitations();
+}
+
+async function loadInvitations() {
+  try {
+    const list = await api('GET', '/api/me/invitations');
+    replaceRows(invitationRows, list.map(invitation => {
+      const label = invitation.display_name || invitation.group;
+      return el('tr', { dataset: { invitation: invitation.group } },
+        el('th', { scope: 'row' }, label,
+          invitation.manager ? el('span', { class: 'badge' }, 'to manage it') : null,
+          label !== invitation.group ? el('div', { class: 'hint' }, invitation.group) : null),
+        el('td', {}, invitation.invited_by),
+        el('td', {}, formatDate(invitation.created_at)),
+        el('td', { class: 'actions' },
+          el('button', {
+            type: 'button', class: 'primary', 'aria-label': `Accept the invitation to ${label}`,
+            onclick: () => answerInvitation(invitation, true)
+          }, 'Accept'),
+          el('button', {
+            type: 'button', class: 'danger', 'aria-label': `Decline the invitation to ${label}`,
+            onclick: () => answerInvitation(invitation, false)
+          }, 'Decline')));
+    }), 'No pending invitation.', 4);
+  } catch (error) {
+    invitationRows.replaceChildren();
+    showError('invitations-error', error);
+  }
+}
+
+if (invitationRows) loadInvitations();
+
 const tokens = document.getElementById('tokens');
 const tokenForm = document.getElementById('token-form');
 

@@ -125,7 +125,33 @@ async function refresh() {
   }
 }
 
+// A banner when teachers invited the user to a course: they answer on the account page.
+async function showInvitations() {
+  const banner = document.getElementById('invitations-banner');
+  let pending = [];
+  try {
+    pending = await api('GET', '/api/me/invitations');
+  } catch {
+    banner.dataset.state = 'unknown';
+    return; // the banner is a courtesy: never break the notebook list for it
+  }
+  banner.dataset.state = pending.length ? 'pending' : 'none';
+  if (!pending.length) {
+    banner.hidden = true;
+    return;
+  }
+  const names = pending.map(i => i.display_name || i.group).join(', ');
+  banner.replaceChildren(
+    pending.length === 1
+      ? `You are invited to join ${names}. `
+      : `You have ${pending.length} course invitations: ${names}. `,
+    el('a', { href: '/account#invitations' }, 'Accept or decline on your account page')
+  );
+  banner.hidden = false;
+}
+
 async function main() {
+  showInvitations();
   const me = await api('GET', '/api/me');
   window.cguMe = me.name;
   gpuTypes = await api('GET', '/api/gpu-types');
