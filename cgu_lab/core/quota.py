@@ -13,7 +13,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .errors import Invalid, QuotaExceeded
-from .resources import Resources, format_cpu, format_gpus, format_memory
+from .resources import (
+    MAX_CPU_MILLI,
+    MAX_GPUS,
+    MAX_MEMORY,
+    MAX_NOTEBOOKS,
+    Resources,
+    format_cpu,
+    format_gpus,
+    format_memory,
+)
 
 
 @dataclass(frozen=True)
@@ -29,17 +38,27 @@ class Limits:
         return self.gpus.get(gpu_type, 0)
 
     def validate(self) -> Limits:
-        for label, value in (
-            ("CPU", self.cpu_milli),
-            ("memory", self.memory),
-            ("running notebooks", self.notebooks),
+        """Refuse negative limits, and limits no database column (or machine) could hold."""
+        for label, value, ceiling in (
+            ("CPU", self.cpu_milli, MAX_CPU_MILLI),
+            ("memory", self.memory, MAX_MEMORY),
+            ("running notebooks", self.notebooks, MAX_NOTEBOOKS),
         ):
-            if value is not None and value < 0:
-                raise Invalid(f"a quota's {label} limit cannot be negative")
+            _check_count(f"a quota's {label} limit", value, ceiling)
         for gpu_type, count in (self.gpus or {}).items():
-            if count < 0:
-                raise Invalid(f"a quota's limit for GPU type '{gpu_type}' cannot be negative")
+            _check_count(f"a quota's limit for GPU type '{gpu_type}'", count, MAX_GPUS)
         return self
+
+
+def _check_count(label: str, value: object, ceiling: int) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Invalid(f"{label} must be a whole number")
+    if value < 0:
+        raise Invalid(f"{label} cannot be negative")
+    if value > ceiling:
+        raise Invalid(f"{label} can be at most {ceiling:,}")
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,16 @@ def parse_roster(text: str, allowed_roles: frozenset[Role]) -> list[RosterRow]:
     Recognised columns: username (or user/login/student_id), display_name (or
     full_name/name), email,
     role (default student) and password (optional; missing ones are generated).
+    A file the csv module cannot read (a stray carriage return inside a field)
+    is refused with the reader's own reason.
     """
+    try:
+        return _parse(text, allowed_roles)
+    except csv.Error as error:
+        raise Invalid(f"the class list is not readable CSV: {error}") from None
+
+
+def _parse(text: str, allowed_roles: frozenset[Role]) -> list[RosterRow]:
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
     if not reader.fieldnames:
         raise Invalid(
