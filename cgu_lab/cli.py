@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -15,7 +16,17 @@ from . import __version__
 def _settings(args):
     from .controller.settings import Settings
 
-    names = ("data_dir", "db_url", "host", "port", "public_url", "backend", "run_as")
+    names = (
+        "data_dir",
+        "db_url",
+        "host",
+        "port",
+        "public_url",
+        "backend",
+        "run_as",
+        "notebook_domain",
+        "notebook_port",
+    )
     overrides = {n: getattr(args, n) for n in names if getattr(args, n, None) not in (None, "")}
     return Settings(**overrides)
 
@@ -51,16 +62,29 @@ def _serve(args, announce: bool) -> int:
             print("  (you will choose your own password at the first login)\n", flush=True)
         else:
             print("  log in with an existing account\n", flush=True)
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
-        host=settings.host,
-        port=settings.port,
         log_level="warning",
         ws_max_size=1 << 30,
         proxy_headers=False,
         timeout_graceful_shutdown=5,
     )
+    plan = settings.origins
+    ports = [settings.port] + ([plan.port] if not plan.subdomains and plan.port else [])
+    sockets = [_listen(settings.host, port) for port in ports]
+    print(f"  notebooks: {plan.describe()['pattern']} ({plan.describe()['isolation']})", flush=True)
+    uvicorn.Server(config).run(sockets=sockets)
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket: the controller's port, and the notebooks' one in port mode."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    return sock
 
 
 async def _first_admin(app) -> str | None:
@@ -146,6 +170,16 @@ def build_parser() -> argparse.ArgumentParser:
         serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
         serve.add_argument("--port", type=int, help="port (default 8000)")
         serve.add_argument("--public-url", help="address users type, when behind a proxy")
+        serve.add_argument(
+            "--notebook-domain",
+            help="wildcard domain whose subdomains serve notebooks, <owner>--<name>.<domain> "
+            "(default: localhost on loopback; 'none' serves them on --notebook-port)",
+        )
+        serve.add_argument(
+            "--notebook-port",
+            type=int,
+            help="port of the notebooks' origin without a wildcard domain (default: port + 1)",
+        )
         serve.add_argument(
             "--backend", choices=["local", "kubernetes"], help="where notebooks run (default local)"
         )

@@ -7,6 +7,7 @@ form and talk to it over loopback.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -20,6 +21,8 @@ import uuid
 from pathlib import Path
 
 import httpx
+
+from cgu_lab.core.origins import notebook_slug
 
 BIN = Path(sys.executable).parent
 PASSWORD = "correct-horse-battery"
@@ -121,20 +124,61 @@ class Controller:
             return
         import psutil
 
+        killed = []
         for process in psutil.process_iter():
             try:
                 if process.environ().get("CGU_LAB_INSTANCE") == marker:
                     process.kill()
+                    killed.append(process)
             except (psutil.Error, OSError):
                 continue
+        psutil.wait_procs(killed, timeout=10)
+        # ... and the installation's cgroups (cgu-lab/<instance>/nb-<id>, v1 or v2).
+        for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory"):
+            parent = Path(root) / "cgu-lab" / marker
+            for child in sorted(parent.glob("nb-*")) if parent.is_dir() else ():
+                with contextlib.suppress(OSError):
+                    child.rmdir()
+            with contextlib.suppress(OSError):
+                parent.rmdir()
+
+
+def notebook_host(base_url: str, owner: str, name: str) -> str:
+    """The Host of a notebook's own origin (`<slug>.localhost:<port>`, as browsers see it)."""
+    port = httpx.URL(base_url).port
+    return f"{notebook_slug(owner, name)}.localhost:{port}"
+
+
+def set_cookies(response: httpx.Response) -> dict[str, str]:
+    """The cookies a response sets, by name (an empty value: deleted)."""
+    found = {}
+    for line in response.headers.get_list("set-cookie"):
+        pair = line.split(";", 1)[0]
+        name, _, value = pair.partition("=")
+        found[name.strip()] = value.strip()
+    return found
+
+
+class HandOffRefused(Exception):
+    """The controller would not log this user in on that notebook's origin."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(response.text)
+        self.response = response
 
 
 class Session(httpx.Client):
-    """An HTTP client logged in through the login form, sending the CSRF header."""
+    """An HTTP client logged in through the login form, sending the CSRF header.
+
+    Paths below /notebook/<owner>/<name>/ are sent to that notebook's own origin
+    (loopback with its Host header) with the cookie a browser gets there from
+    the log-in hand-off, which `notebook_cookie` walks like a browser does.
+    """
 
     def __init__(self, base_url: str, name: str, password: str) -> None:
         super().__init__(base_url=base_url, timeout=120, follow_redirects=False)
         self.name = name
+        self._origin_cookies: dict[tuple[str, str], str] = {}
         response = self.post(
             "/login", data={"name": name, "password": password, "next": "/notebooks"}
         )
@@ -142,6 +186,65 @@ class Session(httpx.Client):
         page = self.get("/account")
         self.csrf = re.search(r'name="csrf-token" content="([^"]*)"', page.text).group(1)
         self.headers["X-CSRF-Token"] = self.csrf
+
+    def notebook_cookie(self, owner: str, name: str, fresh: bool = False) -> str:
+        """`cgu-nb-<id>=<value>` for a notebook's origin, through the hand-off."""
+        key = (owner, name)
+        if key in self._origin_cookies and not fresh:
+            return self._origin_cookies[key]
+        host = notebook_host(str(self.base_url), owner, name)
+        path = f"/notebook/{owner}/{name}/lab"
+        start = super().request("GET", path, headers={"Host": host, "Accept": "text/html"})
+        assert start.status_code == 303, f"hand-off did not start: {start.status_code} {start.text}"
+        state = "; ".join(f"{k}={v}" for k, v in set_cookies(start).items())
+        back = super().request("GET", start.headers["location"])
+        if back.status_code != 303:
+            raise HandOffRefused(back)
+        callback = httpx.URL(back.headers["location"])
+        done = super().request(
+            "GET",
+            callback.raw_path.decode(),
+            headers={"Host": callback.netloc.decode(), "Cookie": state},
+        )
+        assert done.status_code == 303, f"hand-off failed: {done.status_code} {done.text}"
+        cookie = next(f"{k}={v}" for k, v in set_cookies(done).items() if v and "state" not in k)
+        self._origin_cookies[key] = cookie
+        return cookie
+
+    def notebook_headers(self, owner: str, name: str, **extra: str) -> dict[str, str]:
+        """Host and cookie of a browser on the notebook's origin, plus `extra` headers."""
+        host = notebook_host(str(self.base_url), owner, name)
+        return {"Host": host, "Cookie": self.notebook_cookie(owner, name), **extra}
+
+    def notebook_socket(self, path: str, cookie: str | None = None) -> tuple[str, dict, dict]:
+        """(uri, headers, connect options) of a websocket a browser opens on a notebook's origin.
+
+        `cookie` replaces the origin cookie (e.g. a controller session, to show it is refused).
+        """
+        owner, name = path.split("/")[2:4]
+        host = notebook_host(str(self.base_url), owner, name)
+        sent = cookie if cookie is not None else self.notebook_cookie(owner, name)
+        headers = {"Cookie": sent, "Origin": f"http://{host}"}
+        return f"ws://{host}{path}", headers, {"host": "127.0.0.1", "port": self.base_url.port}
+
+    def request(self, method: str, url, **kwargs):
+        path = str(url)
+        if path.startswith("/notebook/") and not path.startswith("/notebook/auto-start/"):
+            owner, name = path.split("/")[2:4]
+            headers = dict(kwargs.pop("headers", None) or {})
+            given = headers.pop("Cookie", "")
+            try:
+                mine = self.notebook_headers(owner, name)
+            except HandOffRefused as refused:
+                return refused.response  # what a browser lands on: the controller's refusal
+            headers["Host"] = mine["Host"]
+            headers["Cookie"] = "; ".join(c for c in (given, mine["Cookie"]) if c)
+            # As JupyterLab does for state changes: the notebook's XSRF cookie and header.
+            if method.upper() not in ("GET", "HEAD") and "X-XSRFToken" not in headers:
+                headers["X-XSRFToken"] = "x"
+                headers["Cookie"] += "; _xsrf=x"
+            kwargs["headers"] = headers
+        return super().request(method, url, **kwargs)
 
     def __enter__(self) -> Session:  # already opened by the login in __init__
         return self

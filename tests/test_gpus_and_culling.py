@@ -13,7 +13,7 @@ import pytest
 import websockets
 
 from .harness import Controller, execute_request, reachable_dir
-from .test_notebooks import server_process, ws_url
+from .test_notebooks import server_process
 
 pytestmark = pytest.mark.integration
 
@@ -182,21 +182,14 @@ def test_idle_culler_warns_then_stops_and_spares_the_busy_the_persistent_and_the
     for session in (ann, ben, cat):
         session.ok("POST", f"/api/notebooks/{session.name}/cull/start?wait=true", 202)
     # ben keeps a kernel busy for a minute.
-    cookie = f"cgu-lab-session={ben.cookies['cgu-lab-session']}"
-    kernel = ben.ok(
-        "POST",
-        "/notebook/ben/cull/api/kernels",
-        201,
-        json={"name": "python3"},
-        headers={"X-XSRFToken": "x", "Cookie": f"_xsrf=x; {cookie}"},
+    kernel = ben.ok("POST", "/notebook/ben/cull/api/kernels", 201, json={"name": "python3"})
+    url, headers, connect = ben.notebook_socket(
+        f"/notebook/ben/cull/api/kernels/{kernel['id']}/channels"
     )
-    url = ws_url(fast, f"/notebook/ben/cull/api/kernels/{kernel['id']}/channels")
 
     async def start_long_cell():
         _, message = execute_request("import time; time.sleep(90)", "ben")
-        async with websockets.connect(
-            url, additional_headers={"Cookie": cookie, "Origin": fast.url}
-        ) as ws:
+        async with websockets.connect(url, additional_headers=headers, **connect) as ws:
             await ws.send(message)
             await asyncio.sleep(1)
 

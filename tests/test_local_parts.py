@@ -1,8 +1,11 @@
-"""Pure parts of the local backend: account names and CPU choice."""
+"""Pure parts of the local backend: account names, CPU choice, host-wide names, redirects."""
+
+import pytest
 
 from cgu_lab.backends.local_accounts import MAX_UNIX_NAME, unix_name
 from cgu_lab.backends.local_limits import pick_cpus
-from cgu_lab.controller.proxy import origin_matches, parse_path, session_cookie
+from cgu_lab.controller.proxy_replies import origin_matches, parse_path, session_cookie
+from cgu_lab.core.errors import Invalid
 
 
 def test_unix_names_are_valid_and_distinct():
@@ -40,3 +43,169 @@ def test_origin_check():
     assert origin_matches("https://lab.example.edu", "lab.example.edu")
     assert not origin_matches("https://evil.example", "lab.example.edu")
     assert not origin_matches("null", "lab.example.edu")
+
+
+# -- host-wide names carry the installation -------------------------------------
+
+
+def test_cgroups_of_two_installations_never_share_a_name(tmp_path):
+    from cgu_lab.backends.local_limits import Limiter
+
+    for hierarchy in ("cpu", "memory"):
+        (tmp_path / hierarchy).mkdir()
+    first = Limiter(root=tmp_path, tag="aaaa1111")
+    second = Limiter(root=tmp_path, tag="bbbb2222")
+    assert first.mode == second.mode == "cgroup1"
+    first.prepare(1, 500, 512 * 2**20, [])
+    second.prepare(1, 1000, 768 * 2**20, [])
+    assert first.dirs(1) == [
+        tmp_path / "cpu" / "cgu-lab" / "aaaa1111" / "nb-1",
+        tmp_path / "memory" / "cgu-lab" / "aaaa1111" / "nb-1",
+    ]
+    memory = first.dirs(1)[1] / "memory.limit_in_bytes"
+    assert memory.read_text() == str(512 * 2**20)
+    (first.dirs(1)[1] / "cgroup.procs").write_text("4242\n")
+    assert first.members(1) == {4242} and second.members(1) == set()
+    assert first.notebooks() == {1} and first.members(2) == set()
+
+
+def test_cgroup_v2_parents_hand_cpu_and_memory_down(tmp_path):
+    from cgu_lab.backends.local_limits import Limiter
+
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    limiter = Limiter(root=tmp_path, tag="aaaa1111")
+    assert limiter.mode == "cgroup2"
+    plan = limiter.prepare(7, 1500, 2**30, [])
+    parent = tmp_path / "cgu-lab" / "aaaa1111"
+    assert plan["cgroups"] == [str(parent / "nb-7")]
+    assert (parent / "cgroup.subtree_control").read_text() == "+cpu +memory"
+    assert (parent / "nb-7" / "cpu.max").read_text() == "150000 100000"
+    assert (parent / "nb-7" / "memory.max").read_text() == str(2**30)
+
+
+def test_installation_tags_are_plain_names(tmp_path):
+    from cgu_lab.backends.local_limits import check_tag, instance_id
+
+    assert check_tag("0123abcd") == "0123abcd"
+    for bad in ("", "../x", "a/b", ".", "a b", "x" * 65):
+        with pytest.raises(ValueError):
+            check_tag(bad)
+    made = instance_id(tmp_path / "instance-id")
+    assert len(made) == 32 and instance_id(tmp_path / "instance-id") == made
+    (tmp_path / "bad-id").write_text("../../escape")
+    with pytest.raises(ValueError, match="not a plain name"):
+        instance_id(tmp_path / "bad-id")
+
+
+def test_membership_is_read_from_the_kernel_for_this_installation_only():
+    from cgu_lab.backends.local_limits import in_cgroup
+
+    text = "9:name=systemd:/\n4:memory:/cgu-lab/aaaa1111/nb-1\n1:cpu:/cgu-lab/aaaa1111/nb-1\n"
+    assert in_cgroup(text, "aaaa1111", 1)
+    assert not in_cgroup(text, "bbbb2222", 1)
+    assert not in_cgroup(text, "aaaa1111", 12)
+    assert not in_cgroup("4:memory:/cgu-lab/aaaa1111/nb-12\n", "aaaa1111", 1)
+    assert not in_cgroup("4:memory:/cgu-lab/nb-1\n", "aaaa1111", 1)  # the old shared layout
+    assert in_cgroup("0::/cgu-lab/aaaa1111/nb-3\n", "aaaa1111", 3)  # cgroup v2
+
+
+def test_path_parts_and_names_beside():
+    from cgu_lab.core.paths import beside_name, components
+
+    assert components("hw/./a//b.txt") == ["hw", "a", "b.txt"] and components("") == []
+    with pytest.raises(Invalid):
+        components("hw/../../etc")
+    assert beside_name("notes.txt", "from t") == "notes (from t).txt"
+    assert beside_name("notes.txt", "from t", 3) == "notes (from t 3).txt"
+    assert beside_name(".bashrc", "x") == ".bashrc (x)"
+    assert beside_name("Makefile", "x") == "Makefile (x)"
+
+
+# -- where the auto-start page may send the browser -----------------------------
+
+LAB = "/notebook/alice/lab/lab"
+PREFIX = "/notebook/alice/lab/"
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/notebook/alice/lab/../../../api/me",
+        "/notebook/alice/lab/%2e%2e/%2e%2e/%2e%2e/api/me",
+        "/notebook/alice/lab/%2E%2E/%2E%2E/%2E%2E/api/me",
+        "/notebook/alice/lab/.%2e/.%2e/.%2e/api/me",
+        "/notebook/alice/lab/%252e%252e/%252e%252e/%252e%252e/api/me",
+        "/notebook/alice/lab/lab%2f..%2f..%2f..%2f..%2fapi%2fme",
+        "/notebook/alice/lab/..\\..\\..\\api/me",
+        "/notebook/alice/lab/lab/./../../../../api/me",
+        "/notebook/alice/lab/lab/%2e/x",
+        "/notebook/alice/lab/%0d%0aSet-Cookie:x",
+        "/notebook/alice/lab\\..\\..\\bob",
+        "//evil.example/notebook/alice/lab/",
+        "///evil.example/notebook/alice/lab/",
+        "/\\evil.example/notebook/alice/lab/",
+        "/%2f/evil.example/notebook/alice/lab/",
+        "/%5cevil.example",
+        "https://evil.example/notebook/alice/lab/",
+        "/notebook/alice/lab",  # not below the prefix
+        "/notebook/alice/lab2/lab",
+        "/notebook/bob/lab/lab",
+        "/api/me",
+        "",
+        None,
+    ],
+)
+def test_auto_start_next_stays_inside_its_notebook(target):
+    from cgu_lab.core.redirects import safe_next_within
+
+    assert safe_next_within(target, PREFIX, LAB) == LAB
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/notebook/alice/lab/lab",
+        "/notebook/alice/lab/lab/tree/hw1/task.ipynb",
+        "/notebook/alice/lab/lab/tree/my%20notes..txt",
+        "/notebook/alice/lab/lab?reset&path=../x",
+        "/notebook/alice/lab/lab/workspaces/auto-x#frag",
+    ],
+)
+def test_auto_start_next_keeps_pages_of_its_notebook(target):
+    from cgu_lab.core.redirects import safe_next, safe_next_within
+
+    assert safe_next_within(target, PREFIX, LAB) == target
+    assert safe_next(target) == target
+
+
+def test_login_next_refuses_dot_segments_too():
+    from cgu_lab.core.redirects import safe_next
+
+    assert safe_next("/notebooks/../api/me") == "/notebooks"
+    assert safe_next("/admin/%2e%2e/api") == "/notebooks"
+    assert safe_next("/account?next=/x") == "/account?next=/x"
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("/notebooks", "/notebooks"),
+        ("/notebook/a/b/lab?x=1", "/notebook/a/b/lab?x=1"),
+        ("//evil.com", "/notebooks"),
+        ("///evil.com", "/notebooks"),
+        ("/\\evil.com", "/notebooks"),
+        ("/a\\b", "/notebooks"),
+        ("/a%5cb", "/notebooks"),
+        ("https://evil.com/", "/notebooks"),
+        ("javascript:alert(1)", "/notebooks"),
+        ("/a\r\nSet-Cookie: x", "/notebooks"),
+        ("/a%0d%0aSet-Cookie: x", "/notebooks"),
+        ("/%25252e%25252e/x", "/notebooks"),  # still escaping after three decodings
+        ("", "/notebooks"),
+        (None, "/notebooks"),
+    ],
+)
+def test_safe_next_keeps_its_earlier_refusals(target, expected):
+    from cgu_lab.core.redirects import safe_next
+
+    assert safe_next(target) == expected

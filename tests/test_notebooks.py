@@ -42,11 +42,11 @@ def server_port(process: psutil.Process) -> int:
     return listening[0].laddr.port
 
 
-async def execute(url: str, headers: dict, code: str, origin: str | None = None) -> str:
+async def execute(url: str, headers: dict, code: str, origin: str | None = None, **connect) -> str:
     extra = dict(headers)
     if origin:
         extra["Origin"] = origin
-    async with websockets.connect(url, additional_headers=extra) as ws:
+    async with websockets.connect(url, additional_headers=extra, **connect) as ws:
         msg_id, message = execute_request(code)
         await ws.send(message)
         result = None
@@ -84,18 +84,16 @@ def test_start_reaches_jupyterlab_through_the_proxy(running, alice):
     assert info["user"]["name"] == "alice" and info["access"] == "owner"
     page = alice.get("/notebook/alice/lab/lab", headers={"Accept": "text/html"})
     assert page.status_code == 200 and "JupyterLab" in page.text
-    csp = page.headers.get_list("content-security-policy")
-    assert any(
-        "connect-src http://127.0.0.1" in value and "/notebook/alice/lab/" in value for value in csp
-    )
-    assert page.headers["cross-origin-opener-policy"] == "unsafe-none"
+    # Served on its own origin, with the proxy's isolation headers (tests/security/).
+    assert page.headers["content-security-policy"].startswith("frame-ancestors 'self'")
+    assert page.headers["cross-origin-opener-policy"] == "same-origin"
 
 
 def test_resources_are_applied(running):
     process = server_process("alice", "lab")
     assert process.environ()["CGU_CPU_LIMIT"] == "0.5"
     cgroups = Path(f"/proc/{process.pid}/cgroup").read_text()
-    if "cgu-lab/nb-" in cgroups:
+    if "/cgu-lab/" in cgroups:
         for line in cgroups.splitlines():
             if ":memory:" in line:
                 path = line.split(":", 2)[2]
@@ -108,33 +106,26 @@ def test_resources_are_applied(running):
 
 
 def test_kernel_runs_through_the_websocket_proxy(controller, running, alice):
-    cookie = f"cgu-lab-session={alice.cookies['cgu-lab-session']}"
-    # As JupyterLab does: the session cookie plus the notebook's XSRF cookie and header.
-    kernel = alice.ok(
-        "POST",
-        "/notebook/alice/lab/api/kernels",
-        201,
-        json={"name": "python3"},
-        headers={"X-XSRFToken": "x", "Cookie": f"_xsrf=x; {cookie}"},
+    # As JupyterLab does, on the notebook's own origin (the harness adds cookie and XSRF).
+    kernel = alice.ok("POST", "/notebook/alice/lab/api/kernels", 201, json={"name": "python3"})
+    url, headers, connect = alice.notebook_socket(
+        f"/notebook/alice/lab/api/kernels/{kernel['id']}/channels"
     )
-    url = ws_url(controller, f"/notebook/alice/lab/api/kernels/{kernel['id']}/channels")
-    result = asyncio.run(execute(url, {"Cookie": cookie}, "1+1", origin=controller.url))
+    result = asyncio.run(execute(url, headers, "1+1", **connect))
     assert result == "2"
     # The kernel runs as the notebook's own account, inside the notebook's home.
-    whoami = asyncio.run(
-        execute(url, {"Cookie": cookie}, "import os; print(os.getcwd())", origin=controller.url)
-    )
+    whoami = asyncio.run(execute(url, headers, "import os; print(os.getcwd())", **connect))
     assert whoami.strip().endswith("/homes/alice/lab")
 
 
 def test_cross_site_websocket_is_refused(controller, running, alice):
-    cookie = f"cgu-lab-session={alice.cookies['cgu-lab-session']}"
-    url = ws_url(controller, "/notebook/alice/lab/api/events/subscribe")
-    with pytest.raises(InvalidStatus) as refused:
-        asyncio.run(execute(url, {"Cookie": cookie}, "1", origin="https://evil.example"))
-    assert refused.value.response.status_code == 403
+    url, headers, connect = alice.notebook_socket("/notebook/alice/lab/api/events/subscribe")
+    for origin in ("https://evil.example", controller.url, "http://bob--lab.localhost"):
+        with pytest.raises(InvalidStatus) as refused:
+            asyncio.run(execute(url, {**headers, "Origin": origin}, "1", **connect))
+        assert refused.value.response.status_code == 403
     with pytest.raises(InvalidStatus):
-        asyncio.run(execute(url, {}, "1"))
+        asyncio.run(execute(url, {}, "1", **connect))
 
 
 def test_other_users_cannot_reach_or_manage_it(controller, running, bob):
@@ -152,23 +143,31 @@ def test_other_users_cannot_reach_or_manage_it(controller, running, bob):
         assert response.status_code == 404, (method, path, response.text)
     assert bob.get("/api/notebooks?owner=alice").status_code == 403
     assert bob.ok("GET", "/api/notebooks") == []
-    cookie = f"cgu-lab-session={bob.cookies['cgu-lab-session']}"
+    # bob's controller session opens nothing on the notebook's origin.
+    session = f"cgu-lab-session={bob.cookies['cgu-lab-session']}"
+    url, headers, connect = bob.notebook_socket(
+        "/notebook/alice/lab/api/events/subscribe", cookie=session
+    )
     with pytest.raises(InvalidStatus):
-        asyncio.run(
-            execute(
-                ws_url(controller, "/notebook/alice/lab/api/events/subscribe"),
-                {"Cookie": cookie},
-                "1",
-            )
-        )
+        asyncio.run(execute(url, headers, "1", **connect))
 
 
 def test_anonymous_requests_are_sent_to_login(controller, running):
     page = httpx.get(f"{controller.url}/notebook/alice/lab/lab", headers={"Accept": "text/html"})
-    assert page.status_code == 303 and page.headers["location"].startswith(
-        "/login?next=%2Fnotebook%2Falice%2Flab"
+    origin = f"http://alice--lab.localhost:{controller.port}"
+    assert (
+        page.status_code == 303 and page.headers["location"] == origin + "/notebook/alice/lab/lab"
     )
-    assert httpx.get(f"{controller.url}/notebook/alice/lab/api/status").status_code == 401
+    host = {"Host": f"alice--lab.localhost:{controller.port}"}
+    lab = httpx.get(
+        f"{controller.url}/notebook/alice/lab/lab", headers={**host, "Accept": "text/html"}
+    )
+    assert lab.status_code == 303
+    assert lab.headers["location"].startswith(f"{controller.url}/login/notebook?owner=alice")
+    handoff = httpx.get(lab.headers["location"])
+    assert handoff.status_code == 303 and handoff.headers["location"].startswith("/login?next=")
+    status = httpx.get(f"{controller.url}/notebook/alice/lab/api/status", headers=host)
+    assert status.status_code == 401 and status.json()["code"] == "login"
 
 
 def test_forged_identity_headers_are_ignored(controller, running, bob, alice):
@@ -227,7 +226,9 @@ def test_start_and_stop_are_idempotent_and_progress_is_streamed(controller, alic
     # A stopped notebook sends browsers to its start page, API clients get 503.
     page = alice.get("/notebook/alice/progress/lab", headers={"Accept": "text/html"})
     assert page.status_code == 303
-    assert page.headers["location"].startswith("/notebook/auto-start/alice/progress?next=")
+    assert page.headers["location"].startswith(
+        f"{controller.url}/notebook/auto-start/alice/progress?next="
+    )
     start_page = alice.get(page.headers["location"])
     assert start_page.status_code == 200 and "Start notebook" in start_page.text
     api = alice.get("/notebook/alice/progress/api/status")

@@ -303,6 +303,7 @@ def notebook_env(spec: NotebookSpec, settings: KubeSettings) -> dict[str, str]:
         "CGU_NOTEBOOK_OWNER": spec.owner,
         "CGU_NOTEBOOK_NAME": spec.name,
         "CGU_CONTROLLER_URL": settings.controller_url or spec.controller_url,
+        "CGU_PUBLIC_URL": spec.public_url,
         "CGU_CPU_LIMIT": str(spec.cpu_milli / 1000),
         "CGU_MEM_LIMIT": str(spec.memory),
         "CGU_GPU_TYPE": spec.gpu_type or "",

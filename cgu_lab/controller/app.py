@@ -1,22 +1,26 @@
 """The controller's ASGI application: API, pages and the notebook proxy.
 
-Requests below /notebook/<owner>/<name>/ go straight to the proxy (the hot
-path skips FastAPI's routing); everything else is the FastAPI app, wrapped in
-a middleware that adds the pages' security headers.
+Requests on a notebook's origin, and below /notebook/<owner>/<name>/ on the
+controller's, go straight to the proxy (the hot path skips FastAPI's routing);
+everything else is the FastAPI app, wrapped in a middleware that adds the
+pages' security headers.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, RedirectResponse
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
+from ..backends.base import BackendError
 from ..core.errors import DomainError
 from . import api, pages, teaching_pages
 from .proxy import AUTO_START, PREFIX, NotebookProxy
@@ -36,28 +40,134 @@ PAGE_HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"same-origin"),
 ]
+# Every answer the API can give besides its success; each body is an ErrorBody.
+# The largest API request body (a class list of 20,000 rows fits); larger ones get 413.
+MAX_BODY = 16 * 2**20
 ERROR_RESPONSES = {
     status: {"model": api.schemas.ErrorBody, "description": text}
     for status, text in (
-        (400, "Bad input"),
+        (400, "Bad input: the message names the field and the rule"),
         (401, "Not logged in"),
         (403, "Not allowed or over quota"),
         (404, "Not found"),
         (409, "Conflicts with the current state"),
+        (429, "Too many attempts; wait the seconds in Retry-After"),
+        (501, "Not offered by this installation's backend"),
+        (503, "Not possible right now (no free GPU, the cluster does not answer...)"),
     )
 }
+# Words for the framework's own refusals (unknown route, wrong method...).
+HTTP_CODES = {
+    400: "invalid",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    415: "unsupported_media_type",
+    429: "too_many_requests",
+}
+_INTERNAL = (
+    "something went wrong on the server; the administrators find the details in the "
+    "controller's log"
+)
+_MAX_PROBLEMS = 10
+
+
+def _field(loc) -> str:
+    """'gpus.standard' for ('body', 'gpus', 'standard'): the field as the client wrote it.
+
+    Pydantic adds the tried type of a union member ('float', 'function-after[...]') to
+    the location; those are dropped, they name no field."""
+    parts = []
+    for part in loc:
+        if part in ("body", "query", "path", "header", "cookie"):
+            continue
+        if isinstance(part, str) and ("[" in part or part in ("str", "int", "float", "bool")):
+            continue
+        parts.append(str(part))
+    return ".".join(parts)
 
 
 def _validation_message(error: RequestValidationError) -> str:
-    parts = []
+    found: dict[str, list[str]] = {}
     for problem in error.errors():
-        where = ".".join(
-            str(p) for p in problem.get("loc", ()) if p not in ("body", "query", "path")
-        )
-        parts.append(
-            f"{where}: {problem.get('msg', 'invalid')}" if where else problem.get("msg", "invalid")
-        )
+        if problem.get("type") == "json_invalid":
+            reason = (problem.get("ctx") or {}).get("error", "")
+            position = problem.get("loc", ("body", 0))[-1]
+            return f"the body is not valid JSON: {reason} (at character {position})"
+        message = problem.get("msg", "invalid")
+        if problem.get("type") == "missing" and tuple(problem.get("loc", ())) == ("body",):
+            message = "the request needs a JSON body"
+        messages = found.setdefault(_field(problem.get("loc", ())), [])
+        if message not in messages:
+            messages.append(message)
+    parts = []
+    for where, messages in found.items():
+        # A union (cores as a number or as text) fails once per member: say it once.
+        if len(messages) > 1 and all(m.startswith("Input should be ") for m in messages):
+            messages = ["Input should be " + " or ".join(m[16:] for m in messages)]
+        parts += [f"{where}: {m}" if where else m for m in messages]
+    if len(parts) > _MAX_PROBLEMS:
+        parts = [*parts[:_MAX_PROBLEMS], f"and {len(parts) - _MAX_PROBLEMS} more"]
     return "; ".join(parts) or "the request is not valid"
+
+
+def _allowed_methods(request: Request, error: StarletteHTTPException) -> str:
+    """Every documented method on this path: Starlette's 405 names only the methods of
+    the first route it tried, and each method of a path is its own route here."""
+    methods: set[str] = set()
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        parts = re.split(r"\{[^/{}]+\}", template)
+        if re.fullmatch("[^/]+".join(re.escape(part) for part in parts), request.url.path):
+            methods |= {method.upper() for method in operations}
+    if "GET" in methods:
+        methods.add("HEAD")
+    return ", ".join(sorted(methods)) or (error.headers or {}).get("Allow", "")
+
+
+def _http_message(request: Request, error: StarletteHTTPException) -> str:
+    if error.status_code == 404 and error.detail == "Not Found":
+        return f"there is no {request.url.path}; see /api/openapi.json for the API's routes"
+    if error.status_code == 405:
+        allowed = _allowed_methods(request, error)
+        return f"{request.method} is not allowed on {request.url.path}; use {allowed}"
+    if error.status_code == 400 and error.detail == "There was an error parsing the body":
+        return "the body could not be read: send JSON encoded as UTF-8, with numbers of sane size"
+    return str(error.detail)
+
+
+def _error_json(status: int, message: str, code: str, details=None, headers=None):
+    return JSONResponse(
+        {"message": message, "code": code, "details": details or None},
+        status_code=status,
+        headers=headers,
+    )
+
+
+def _document_errors(build):
+    """FastAPI documents a 422 (with its own body) on every route with parameters, and an
+    error of a text route (metrics, logs) in that route's media type. This app answers bad
+    input with 400 and every error as JSON ErrorBody, so the document is corrected to say
+    that; Schemathesis checks the answers against it."""
+    body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+
+    def openapi() -> dict:
+        document = build()
+        for operations in document.get("paths", {}).values():
+            for operation in operations.values():
+                responses = operation.get("responses", {})
+                responses.pop("422", None)
+                for status, response in responses.items():
+                    if status[:1] in ("4", "5"):
+                        response["content"] = {**body}
+        schemas = document.get("components", {}).get("schemas", {})
+        for unused in ("HTTPValidationError", "ValidationError"):
+            schemas.pop(unused, None)
+        return document
+
+    return openapi
 
 
 def build_api(platform: Platform, proxy: NotebookProxy) -> FastAPI:
@@ -79,6 +189,7 @@ def build_api(platform: Platform, proxy: NotebookProxy) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
+        max_body_size=MAX_BODY,
     )
     app.state.platform = platform
     app.include_router(api.router(), responses=ERROR_RESPONSES)
@@ -86,12 +197,17 @@ def build_api(platform: Platform, proxy: NotebookProxy) -> FastAPI:
     app.include_router(teaching_pages.router)
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
 
+    # Every refusal of the API is {message, code}: the platform's own (DomainError),
+    # the framework's (bad JSON, unknown route, wrong method) and the unforeseen (500).
     @app.exception_handler(DomainError)
     async def domain_error(request: Request, error: DomainError):
         if request.url.path.startswith("/api/"):
-            return JSONResponse(
-                {"message": error.message, "code": error.code, "details": error.details or None},
-                status_code=error.status,
+            return _error_json(
+                error.status,
+                error.message,
+                error.code,
+                error.details,
+                getattr(error, "headers", None),
             )
         return await pages.error_page(request, error)
 
@@ -101,9 +217,37 @@ def build_api(platform: Platform, proxy: NotebookProxy) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_request: Request, error: RequestValidationError):
-        return JSONResponse(
-            {"message": _validation_message(error), "code": "invalid"}, status_code=400
-        )
+        return _error_json(400, _validation_message(error), "invalid")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException):
+        status = error.status_code
+        if status < 400:
+            return Response(status_code=status, headers=error.headers)
+        message = _http_message(request, error)
+        code = HTTP_CODES.get(status, "invalid" if status < 500 else "internal")
+        headers = dict(error.headers or {})
+        if status == 405:
+            headers["Allow"] = _allowed_methods(request, error)
+        if request.url.path.startswith("/api/") or request.url.path.startswith("/static/"):
+            return _error_json(status, message, code, headers=headers)
+        refusal = DomainError(message)
+        refusal.status, refusal.code = status, code
+        response = await pages.error_page(request, refusal)
+        response.headers.update(headers)
+        return response
+
+    @app.exception_handler(BackendError)
+    async def backend_error(_request: Request, error: BackendError):
+        log.warning("backend error: %s", error)
+        return _error_json(503, str(error) or "the backend failed", "backend_error")
+
+    @app.exception_handler(Exception)
+    async def internal(request: Request, error: Exception):
+        # Logged by the server with its traceback; the client gets a sentence, no trace.
+        return _error_json(500, _INTERNAL, "internal")
+
+    app.openapi = _document_errors(app.openapi)
 
     return app
 
@@ -115,14 +259,17 @@ class Controller:
         self.platform = Platform(settings)
         self.proxy = NotebookProxy(self.platform)
         self.api = build_api(self.platform, self.proxy)
+        self.proxy.lab_app = self.api
 
     async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.api(scope, receive, send)
+            return
         path = scope.get("path", "")
-        if (
-            scope["type"] in ("http", "websocket")
-            and path.startswith(PREFIX)
-            and not path.startswith(AUTO_START)
+        if self.proxy.on_notebook_origin(scope) or (
+            path.startswith(PREFIX) and not path.startswith(AUTO_START)
         ):
+            # A notebook's origin serves its notebook alone, never a controller page.
             await self.proxy(scope, receive, send)
             return
         if scope["type"] != "http":

@@ -8,14 +8,16 @@ logout, password changes and deactivation evict the cache at once.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import delete, select, update
 
-from ..core.errors import Forbidden, Invalid, Unauthenticated
+from ..core.errors import Invalid, TooManyRequests, Unauthenticated
 from ..core.roles import Principal, Role
+from ..core.scopes import FULL, NOTEBOOK_TOKEN
 from ..store.db import Database
 from ..store.models import ApiToken, Membership, Session, User
 from . import audit
@@ -40,14 +42,25 @@ class Identity:
     name: str
     display_name: str
     role: Role
-    via: str  # "session", "token" or "notebook"
+    via: str  # "session", "token", "notebook" (its own token) or "origin" (a notebook's origin)
     csrf: str = ""
     notebook_id: int | None = None
     must_change_password: bool = False
+    scopes: frozenset[str] = FULL
+    # For a browser session: the hash of its token, which notebook-origin cookies are bound to.
+    session_digest: str = ""
 
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def _in_words(seconds: float) -> str:
+    """A login wait as people say it: "5 seconds", "2 minutes"."""
+    whole = max(1, math.ceil(seconds))
+    if whole < 90:
+        return f"{whole} second{'s' if whole != 1 else ''}"
+    return f"{math.ceil(whole / 60)} minutes"
 
 
 class Authenticator:
@@ -62,11 +75,11 @@ class Authenticator:
 
     async def login(self, name: str, password: str, address: str) -> tuple[str, Identity]:
         name = name.strip().lower()
-        keys = (f"user:{name}", f"addr:{address}")
-        wait = self.throttle.retry_after(*keys)
+        # Slowed, never locked: a guesser elsewhere cannot keep the owner out (security.py).
+        wait = self.throttle.check(name, address)
         if wait:
-            raise Forbidden(
-                f"too many failed logins; try again in {max(1, round(wait / 60))} minutes"
+            raise TooManyRequests(
+                f"too many failed logins; try again in {_in_words(wait)}", retry_after=wait
             )
         async with self.db.session() as session:
             user = await session.scalar(select(User).where(User.name == name))
@@ -75,13 +88,12 @@ class Authenticator:
             verify_password, user.password_hash if user else DUMMY_HASH, password
         )
         if not user or not valid or not user.active:
-            self.throttle.failed(*keys)
             async with self.db.session() as session:
                 audit.record(
                     session, name or "?", "auth.login_failed", f"user:{name}", address=address
                 )
             raise Unauthenticated("wrong user name or password")
-        self.throttle.succeeded(*keys)
+        self.throttle.succeeded(name, address)
         async with self.db.session() as session:
             token = new_token()
             csrf = new_token()
@@ -111,7 +123,9 @@ class Authenticator:
     # -- identification ---------------------------------------------------
 
     @staticmethod
-    def _identity(user: User, via: str, csrf: str = "", notebook_id: int | None = None) -> Identity:
+    def _identity(
+        user: User, via: str, csrf: str = "", notebook_id: int | None = None, digest: str = ""
+    ) -> Identity:
         return Identity(
             user_id=user.id,
             name=user.name,
@@ -121,6 +135,8 @@ class Authenticator:
             csrf=csrf,
             notebook_id=notebook_id,
             must_change_password=user.must_change_password,
+            scopes=NOTEBOOK_TOKEN if via == "notebook" else FULL,
+            session_digest=digest,
         )
 
     def _cached(self, key: str) -> tuple[bool, Identity | None]:
@@ -136,7 +152,10 @@ class Authenticator:
         return identity
 
     async def from_session(self, token: str) -> Identity | None:
-        digest = token_hash(token)
+        return await self.from_session_digest(token_hash(token))
+
+    async def from_session_digest(self, digest: str) -> Identity | None:
+        """The session's identity by the hash of its token (notebook origins keep only that)."""
         key = f"s:{digest}"
         found, identity = self._cached(key)
         if found:
@@ -150,7 +169,9 @@ class Authenticator:
             pair = row.first()
             if pair is None or pair[0].expires_at < _now() or not pair[1].active:
                 return self._remember(key, None)
-            return self._remember(key, self._identity(pair[1], "session", csrf=pair[0].csrf))
+            return self._remember(
+                key, self._identity(pair[1], "session", csrf=pair[0].csrf, digest=digest)
+            )
 
     async def from_bearer(self, token: str) -> Identity | None:
         digest = token_hash(token)

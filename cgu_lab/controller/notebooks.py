@@ -611,6 +611,7 @@ class NotebookService:
             gpus=nb.gpus,
             proxy_secret=nb.proxy_secret,
             controller_url=self.settings.internal_url,
+            public_url=self.settings.base_url,
             devices=tuple(nb.devices or ()),
             device_env=device_env,
             api_token=api_token,

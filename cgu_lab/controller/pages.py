@@ -9,7 +9,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -21,7 +21,8 @@ from ..core.redirects import safe_next
 from ..core.roles import may_manage_notebook
 from .accounts import get_group
 from .auth import SESSION_COOKIE, Identity
-from .proxy import origin_matches
+from .origin_auth import LOGIN_PATH
+from .proxy_replies import origin_matches
 
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 router = APIRouter(include_in_schema=False)
@@ -128,7 +129,7 @@ async def login(
     try:
         token, identity = await platform_of(request).auth.login(name, password, client)
     except DomainError as error:
-        return await render(
+        refused = await render(
             request,
             "login.html",
             "Log in",
@@ -138,6 +139,8 @@ async def login(
             error=error.message,
             status_code=error.status,
         )
+        refused.headers.update(getattr(error, "headers", None) or {})  # Retry-After when slowed
+        return refused
     target = safe_next(next)
     if identity.must_change_password:
         target = "/account?next=" + quote(target, safe="")
@@ -264,3 +267,27 @@ async def group_page(request: Request, name: str) -> Response:
     if not (principal.is_admin or group.id in principal.managed_groups):
         raise NotFound(f"there is no group '{name}' that you manage")
     return await render(request, "group.html", f"Group {name}", identity, "groups", group=name)
+
+
+@router.get("/login/notebook")
+async def notebook_login(
+    request: Request, owner: str = "", name: str = "", state: str = "", next: str = ""
+) -> Response:
+    """The controller's half of the log-in hand-off to a notebook's origin (origin_auth.py)."""
+    identity = await page(request)
+    platform = platform_of(request)
+    route = await platform.notebooks.route(owner, name) if owner and name else None
+    if route is None or not state or len(state) > 100:
+        raise NotFound(f"{owner} has no notebook '{name}' that you may open")
+    if identity.user_id != route.owner_id:
+        principal = await platform.auth.principal(identity)
+        if await platform.shares.access(principal, route.notebook_id) is None:
+            raise NotFound(f"{owner} has no notebook '{name}' that you may open")
+    plan = platform.settings.origins
+    code = platform.origin_auth.issue(identity, route.notebook_id, plan.notebook_host(owner, name))
+    prefix = f"/notebook/{quote(owner)}/{quote(name)}/"
+    target = safe_next(next, prefix + "lab")
+    query = urlencode({"code": code, "state": state, "next": target})
+    return RedirectResponse(
+        f"{plan.notebook_origin(owner, name)}{prefix}{LOGIN_PATH}?{query}", status_code=303
+    )

@@ -1,17 +1,23 @@
-"""The reverse proxy in front of every notebook: /notebook/<owner>/<name>/...
+"""The reverse proxy in front of every notebook, each on its own browser origin.
 
-Each request is authenticated (session cookie or bearer token), authorised
-(the owner; later issues add shares), stripped of the platform's credentials
-and of any identity headers the client tried to send, and forwarded to the
-notebook server with the identity the proxy vouches for plus the notebook's
-secret. Websockets take the same path, with an Origin check against
-cross-site websocket hijacking.
+A notebook's pages run code that its owner, or anyone who planted an output,
+wrote; so they are never served from the controller's origin. On the
+controller's origin `/notebook/<owner>/<name>/...` only redirects browsers to
+the notebook's own origin (scripts with an API token are still served there:
+a browser never sends a bearer token by itself). On a notebook's origin the
+caller is known by that origin's own cookie (see origin_auth.py), or a bearer
+token; every request is authorised (the owner, or a share), stripped of the
+platform's credentials and of identity headers the client tried to send, and
+forwarded with the identity the proxy vouches for plus the notebook's secret.
 
-Pages and notebooks share one origin, so notebook responses get headers that
-keep a notebook's own JavaScript away from the controller: a CSP limiting
-fetches, forms and frames to the notebook's own prefix, and an opener policy
-that severs windows it opens to the controller's pages (which are
-`Cross-Origin-Opener-Policy: same-origin` and refuse framing).
+Read-only and single-file access is read-only here already: every request but
+GET/HEAD/OPTIONS is refused before the notebook sees it. State-changing
+requests and websockets must come from the notebook's own origin.
+
+JupyterLab's calls to the controller (`cgu-lab/shares`, `resize`, ...) are
+answered here, by the controller's API under the browser user's identity and
+scoped to this notebook and their access, never with a credential a kernel
+can read. The isolation headers go on every answer (proxy_replies.py).
 """
 
 from __future__ import annotations
@@ -20,21 +26,48 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 from dataclasses import dataclass, field
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import aiohttp
 from yarl import URL
 
 from ..core.lifecycle import State
+from ..core.origins import notebook_slug
+from ..core.redirects import safe_next
 from ..core.sharing import OWNER, Access
-from .auth import SESSION_COOKIE, Identity
+from .api.deps import ORIGIN_IDENTITY
+from .auth import Identity
 from .notebooks import Route
+from .origin_auth import (
+    COOKIE_SECONDS,
+    LOGIN_PATH,
+    OriginAuth,
+    cookie_name,
+)
+from .proxy_login import LoginHandOff
+from .proxy_replies import (
+    PREFIX,
+    cookies,
+    exact_origin,
+    guarded,
+    header,
+    original,
+    own_origin,
+    parse_path,
+    redirect,
+    send_json,
+    session_cookie,
+    set_cookie,
+    wants_page,
+)
+from .proxy_tunnel import Tunnel, pump
 
 log = logging.getLogger("cgu_lab.proxy")
 
-PREFIX = "/notebook/"
 AUTO_START = "/notebook/auto-start/"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 HOP_BY_HOP = frozenset(
     {
         b"connection",
@@ -51,83 +84,44 @@ HOP_BY_HOP = frozenset(
         b"content-length",
     }
 )
+# Identity headers an ingress would set: a client's own are never passed on.
+IDENTITY_HEADERS = frozenset(
+    {b"kubeflow-userid", b"kubeflow-groups", b"x-forwarded-user", b"x-remote-user", b"remote-user"}
+)
 RESPONSE_DROP = frozenset(
-    {
-        b"connection",
-        b"keep-alive",
-        b"transfer-encoding",
-        b"trailer",
-        b"upgrade",
-        b"service-worker-allowed",
-        b"cross-origin-opener-policy",
-    }
+    {b"connection", b"keep-alive", b"transfer-encoding", b"trailer", b"upgrade"}
 )
 SMALL_BODY = 256 * 1024
 REVALIDATE_SECONDS = 5.0
+# JupyterLab's routes that the controller answers (formerly forwarded by the notebook server).
+LAB_ROUTE = re.compile(
+    r"^/cgu-lab/(shares(/\d+)?|resize|quota|directory|shared-with-me|culling|keep-running"
+    r"|templates(/options)?|assignments|submit|courses(/seen)?)$"
+)
 
 
-def parse_path(path: str) -> tuple[str, str, str] | None:
-    """Split /notebook/<owner>/<name><rest> into its parts; rest is "" or starts with "/"."""
-    if not path.startswith(PREFIX):
-        return None
-    parts = path[len(PREFIX) :].split("/", 2)
-    if len(parts) < 2 or not parts[0] or not parts[1]:
-        return None
-    rest = "/" + parts[2] if len(parts) == 3 else ""
-    return parts[0], parts[1], rest
+@dataclass
+class Caller:
+    """Who is asking on a notebook's origin, and how to re-check them later."""
 
-
-def session_cookie(cookie_header: str) -> tuple[str | None, str]:
-    """The platform session from a Cookie header, and the header without it."""
-    value = None
-    kept = []
-    for part in cookie_header.split(";"):
-        name, _, rest = part.strip().partition("=")
-        if name == SESSION_COOKIE:
-            value = rest
-        elif name:
-            kept.append(part.strip())
-    return value, "; ".join(kept)
-
-
-def origin_matches(origin: str, host: str) -> bool:
-    """True when a browser's Origin is this very site (or absent, as from scripts)."""
-    if not origin:
-        return True
-    try:
-        url = URL(origin)
-    except ValueError:
-        return False
-    if url.host is None:
-        return False
-    host = host.lower()
-    return host in ((url.authority or "").lower(), (url.host_port_subcomponent or "").lower())
-
-
-def _header(scope, name: bytes) -> str:
-    for key, value in scope["headers"]:
-        if key == name:
-            return value.decode("latin-1")
-    return ""
-
-
-@dataclass(eq=False)
-class Tunnel:
-    """An open websocket through the proxy, closed when its user's access ends."""
-
-    notebook_id: int
     identity: Identity
     access: Access
-    revoked: asyncio.Event = field(default_factory=asyncio.Event)
+    cookie: object | None = None  # the OriginCookie, when the browser logged in here
+    renew: list = field(default_factory=list)  # Set-Cookie headers to send back
 
 
-class NotebookProxy:
+class NotebookProxy(LoginHandOff):
     def __init__(self, platform) -> None:
         self.platform = platform
+        self.plan = platform.settings.origins
+        self.origin_auth: OriginAuth = platform.origin_auth
         self.client: aiohttp.ClientSession | None = None
-        self._csp: dict[tuple[str, str, str], bytes] = {}
+        self.lab_app = None  # the controller's API app, set by the Controller
         self._tunnels: dict[int, set[Tunnel]] = {}
         self._background: set[asyncio.Task] = set()
+        ingress = getattr(getattr(platform.backend, "settings", None), "ingress_header", "")
+        self.ingress_header = (ingress or "").lower()
+        self._strip = IDENTITY_HEADERS | ({ingress.lower().encode()} if ingress else set())
 
     async def open(self) -> None:
         connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60, enable_cleanup_closed=True)
@@ -139,7 +133,7 @@ class NotebookProxy:
             skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"),
         )
         self.platform.shares.on_change(self._shares_changed)
-        self._spawn(self._watch_shares())
+        self._spawn(self._watch())
 
     def _spawn(self, work) -> None:
         task = asyncio.create_task(work)
@@ -155,34 +149,220 @@ class NotebookProxy:
         if self.client:
             await self.client.close()
 
-    # -- shared steps ---------------------------------------------------------
+    def on_notebook_origin(self, scope) -> bool:
+        if self.plan.subdomains:
+            return self.plan.slug_of_host(header(scope, b"host")) is not None
+        server = scope.get("server")
+        return bool(server) and server[1] == self.plan.port
 
-    async def _who(self, scope) -> tuple[Identity | None, str]:
-        session, kept_cookies = session_cookie(_header(scope, b"cookie"))
-        authorization = _header(scope, b"authorization") or None
-        if authorization and not authorization.lower().startswith(("bearer ", "token ")):
-            authorization = None
-        identity = await self.platform.auth.identify(session, authorization)
-        return identity, kept_cookies
+    # -- who may do what ------------------------------------------------------------
 
     async def _access(self, identity: Identity, route: Route) -> Access | None:
-        """What the caller may do in this notebook: the owner's access, a share's, or none."""
-        if identity.via == "notebook":
-            return OWNER if identity.notebook_id == route.notebook_id else None
+        """The caller's access: the owner's, a share's, or none (a notebook's token: none)."""
+        if identity.via not in ("session", "token"):
+            return None
         if identity.user_id == route.owner_id:
             return OWNER
         principal = await self.platform.auth.principal(identity)
         return await self.platform.shares.access(principal, route.notebook_id)
 
-    def _upstream_headers(
-        self, scope, identity: Identity, access: Access, route: Route, cookies: str
-    ) -> list[tuple[str, str]]:
+    async def _bearer(self, scope) -> Identity | None:
+        authorization = header(scope, b"authorization")
+        if not authorization.lower().startswith(("bearer ", "token ")):
+            return None
+        identity = await self.platform.auth.identify(None, authorization)
+        return identity if identity is not None and identity.via == "token" else None
+
+    async def _caller(self, scope, route: Route) -> tuple[Identity | None, Caller | None]:
+        """Who asks on a notebook's origin (its cookie, or a script's API token), and with
+        what access: (None, None) for nobody, (identity, None) for no access."""
+        if header(scope, b"authorization"):
+            identity = await self._bearer(scope)
+            cookie = None
+        else:
+            value = cookies(scope).get(cookie_name(route.notebook_id))
+            cookie = self.origin_auth.read_cookie(value, route.notebook_id) if value else None
+            identity = await self.origin_auth.identify(cookie) if cookie else None
+        if identity is None:
+            return None, None
+        access = await self._access(identity, route)
+        if access is None:
+            return identity, None
+        caller = Caller(identity, access, cookie)
+        if cookie is not None and cookie.needs_renewal:
+            value = self.origin_auth.cookie_value(
+                identity.user_id, route.notebook_id, identity.session_digest
+            )
+            caller.renew.append(self._cookie(cookie_name(route.notebook_id), value, route))
+        return identity, caller
+
+    async def _recheck(self, tunnel: Tunnel, route: Route | None) -> bool:
+        """Whether an open websocket's user still has (at least) the access it opened with."""
+        if route is None:
+            return False
+        if tunnel.cookie is not None:
+            identity = await self.origin_auth.identify(tunnel.cookie)
+        else:
+            identity = await self.platform.auth.from_bearer(tunnel.bearer)
+        if identity is None:
+            return False
+        now = await self._access(identity, route)
+        return now is not None and now.at_least(tunnel.access)
+
+    def _cookie(self, name: str, value: str, route: Route, max_age: int = COOKIE_SECONDS):
+        path = f"{PREFIX}{quote(route.owner)}/{quote(route.name)}/"
+        return set_cookie(name, value, path, max_age, self.plan.scheme == "https")
+
+    # -- HTTP -------------------------------------------------------------------------
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "websocket":
+            await self.websocket(scope, receive, send)
+        elif self.on_notebook_origin(scope):
+            await self.notebook_origin(scope, receive, send)
+        else:
+            await self.controller_origin(scope, receive, guarded(send))
+
+    async def controller_origin(self, scope, receive, send) -> None:
+        """`/notebook/...` on the controller: scripts with a token, else off to the notebook."""
+        parsed = parse_path(scope["path"])
+        if parsed is None:
+            await send_json(send, 404, "no notebook at this address", "not_found")
+            return
+        owner, name, rest = parsed
+        if header(scope, b"authorization"):
+            identity = await self._bearer(scope)
+            route = await self.platform.notebooks.route(owner, name) if identity else None
+            access = await self._access(identity, route) if route is not None else None
+            if identity is None or route is None or access is None:
+                await send_json(
+                    send, 404, f"{owner} has no notebook '{name}' that you may open", "not_found"
+                )
+                return
+            await self._serve(scope, receive, send, route, Caller(identity, access), rest)
+            return
+        target = self.plan.notebook_origin(owner, name) + original(scope)
+        if scope["method"] in ("GET", "HEAD"):
+            await redirect(send, target)
+            return
+        await send_json(
+            send, 421, f"this notebook lives at {target}; send the request there", "wrong_origin"
+        )
+
+    async def notebook_origin(self, scope, receive, send) -> None:
+        parsed = parse_path(scope["path"])
+        slug = self.plan.slug_of_host(header(scope, b"host"))
+        if parsed is None or (slug is not None and notebook_slug(parsed[0], parsed[1]) != slug):
+            await self._elsewhere(scope, guarded(send), slug)
+            return
+        owner, name, rest = parsed
+        route = await self.platform.notebooks.route(owner, name)
+        if route is None:
+            await send_json(guarded(send), 404, f"{owner} has no notebook '{name}'", "not_found")
+            return
+        if not rest:
+            await redirect(guarded(send), f"{PREFIX}{quote(owner)}/{quote(name)}/lab")
+            return
+        if rest.split("?", 1)[0] == "/" + LOGIN_PATH:
+            await self._login_callback(scope, guarded(send), route)
+            return
+        identity, caller = await self._caller(scope, route)
+        if identity is None:
+            await self._log_in(scope, guarded(send), route)
+            return
+        if caller is None:
+            await send_json(
+                guarded(send),
+                404,
+                f"{owner} has no notebook '{name}' that you may open",
+                "not_found",
+            )
+            return
+        send = guarded(send, caller.renew)
+        if scope["method"] not in SAFE_METHODS:
+            origin = header(scope, b"origin")
+            if origin and not exact_origin(origin, own_origin(scope)):
+                await send_json(send, 403, "requests from other sites are refused", "cross_origin")
+                return
+        await self._serve(scope, receive, send, route, caller, rest)
+
+    async def _serve(self, scope, receive, send, route: Route, caller: Caller, rest: str) -> None:
+        """The shared tail: read-only rule, the lab's controller routes, then the notebook."""
+        access = caller.access
+        if scope["method"] not in SAFE_METHODS and (access.level == "read" or access.scope):
+            await send_json(
+                send,
+                403,
+                "your access to this notebook is read-only"
+                if not access.scope
+                else "this share covers reading one file only",
+                "read_only",
+            )
+            return
+        if LAB_ROUTE.match(rest) and self.lab_app is not None:
+            await self._lab_api(scope, receive, send, route, caller, rest)
+            return
+        if route.state is not State.RUNNING or route.target is None:
+            if wants_page(scope):
+                where = f"{quote(route.owner)}/{quote(route.name)}"
+                lab = f"{PREFIX}{where}{rest}"
+                query = urlencode({"next": lab})
+                await redirect(send, f"{self.plan.controller_url}{AUTO_START}{where}?{query}")
+            else:
+                await send_json(
+                    send,
+                    503,
+                    f"notebook '{route.name}' is {route.state.value}; start it first",
+                    "not_running",
+                    {"state": route.state.value},
+                )
+            return
+        await self._forward(scope, receive, send, route, caller)
+
+    async def _elsewhere(self, scope, send, slug: str | None) -> None:
+        """A path that is not this origin's notebook: pages go where they belong."""
+        if slug is not None and scope["path"] in ("", "/"):
+            for (owner, name), _route in list(self.platform.notebooks.routes.items()):
+                if notebook_slug(owner, name) == slug:
+                    await redirect(send, f"{PREFIX}{quote(owner)}/{quote(name)}/lab")
+                    return
+        if scope["method"] == "GET" and safe_next(scope["path"], "") == scope["path"]:
+            await redirect(send, self.plan.controller_url + original(scope))
+            return
+        await send_json(send, 404, "this address serves one notebook only", "not_found")
+
+    # -- JupyterLab's calls to the controller -------------------------------------------
+
+    async def _lab_api(self, scope, receive, send, route: Route, caller: Caller, rest: str):
+        path = f"/api/lab/{quote(route.owner)}/{quote(route.name)}{rest[len('/cgu-lab') :]}"
+        inner = {
+            **scope,
+            "path": path,
+            "raw_path": path.encode(),
+            "headers": [
+                (k, v) for k, v in scope["headers"] if k not in (b"cookie", b"authorization")
+            ],
+            ORIGIN_IDENTITY: self.origin_auth.for_lab(
+                caller.identity, route.notebook_id, caller.access.level
+            ),
+        }
+        await self.lab_app(inner, receive, send)
+
+    # -- forwarding to the notebook server -------------------------------------------------
+
+    def _upstream_headers(self, scope, caller: Caller, route: Route) -> list[tuple[str, str]]:
+        identity, access = caller.identity, caller.access
         headers = []
         for key, value in scope["headers"]:
-            if key in HOP_BY_HOP or key.startswith(b"x-cgu-") or key.startswith(b"sec-websocket"):
+            if (
+                key in HOP_BY_HOP
+                or key in self._strip
+                or key.startswith(b"x-cgu-")
+                or key.startswith(b"sec-websocket")
+            ):
                 continue
             headers.append((key.decode("latin-1"), value.decode("latin-1")))
-        host = _header(scope, b"host")
+        host = header(scope, b"host")
         client = scope.get("client")
         headers += [
             ("Host", host),
@@ -194,108 +374,17 @@ class NotebookProxy:
             ("X-Cgu-Access", access.level),
             # Bearer tokens are not sent by browsers on their own, so such
             # requests need no XSRF check in the notebook server.
-            ("X-Cgu-Via", "token" if identity.via in ("token", "notebook") else "session"),
+            ("X-Cgu-Via", "token" if identity.via == "token" else "session"),
             ("X-Cgu-Proxy-Secret", route.secret),
         ]
+        if self.ingress_header:
+            headers.append((self.ingress_header, identity.name))
         if access.scope:
             headers.append(("X-Cgu-Scope", quote(json.dumps(list(access.scope)))))
-        if cookies:
-            headers.append(("Cookie", cookies))
+        _, kept = session_cookie(header(scope, b"cookie"))
+        if kept:
+            headers.append(("Cookie", kept))
         return headers
-
-    def _isolation(self, scope, route: Route) -> bytes:
-        host = _header(scope, b"host")
-        secure = scope.get("scheme") in ("https", "wss")
-        key = (host, route.owner, route.name)
-        csp = self._csp.get(key)
-        if csp is None:
-            prefix = f"{host}/notebook/{quote(route.owner)}/{quote(route.name)}/"
-            http, ws = ("https", "wss") if secure else ("http", "ws")
-            own = f"{http}://{prefix} {ws}://{prefix}"
-            csp = (
-                f"connect-src {own} data: blob:; form-action {http}://{prefix}; "
-                f"frame-src {http}://{prefix} data: blob:; worker-src {http}://{prefix} blob:"
-            ).encode()
-            self._csp[key] = csp
-        return csp
-
-    async def _send_json(self, send, status: int, message: str, extra: dict | None = None) -> None:
-        body = json.dumps({"message": message, **(extra or {})}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
-
-    async def _redirect(self, send, location: str) -> None:
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 303,
-                "headers": [(b"location", location.encode()), (b"content-length", b"0")],
-            }
-        )
-        await send({"type": "http.response.body", "body": b""})
-
-    @staticmethod
-    def _wants_page(scope) -> bool:
-        return scope["method"] == "GET" and "text/html" in _header(scope, b"accept")
-
-    # -- HTTP -------------------------------------------------------------------
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "websocket":
-            await self.websocket(scope, receive, send)
-        else:
-            await self.http(scope, receive, send)
-
-    def _original(self, scope) -> str:
-        raw = scope.get("raw_path") or scope["path"].encode()
-        query = scope.get("query_string") or b""
-        return raw.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
-
-    async def http(self, scope, receive, send) -> None:
-        parsed = parse_path(scope["path"])
-        if parsed is None:
-            await self._send_json(send, 404, "no notebook at this address")
-            return
-        owner, name, rest = parsed
-        if not rest:
-            await self._redirect(send, f"{PREFIX}{quote(owner)}/{quote(name)}/")
-            return
-        identity, cookies = await self._who(scope)
-        if identity is None:
-            if self._wants_page(scope):
-                await self._redirect(send, "/login?next=" + quote(self._original(scope), safe=""))
-            else:
-                await self._send_json(send, 401, "log in first (or send a valid API token)")
-            return
-        route = await self.platform.notebooks.route(owner, name)
-        access = await self._access(identity, route) if route is not None else None
-        if route is None or access is None:
-            await self._send_json(send, 404, f"{owner} has no notebook '{name}' that you may open")
-            return
-        if route.state is not State.RUNNING or route.target is None:
-            if self._wants_page(scope):
-                target = f"{AUTO_START}{quote(owner)}/{quote(name)}?next=" + quote(
-                    self._original(scope), safe=""
-                )
-                await self._redirect(send, target)
-            else:
-                await self._send_json(
-                    send,
-                    503,
-                    f"notebook '{name}' is {route.state.value}; start it first",
-                    {"state": route.state.value},
-                )
-            return
-        await self._forward(scope, receive, send, route, identity, access, cookies)
 
     async def _body(self, scope, receive):
         """The request body: bytes when small and complete, else a stream."""
@@ -314,13 +403,11 @@ class NotebookProxy:
 
         return stream()
 
-    async def _forward(
-        self, scope, receive, send, route: Route, identity: Identity, access: str, cookies: str
-    ) -> None:
+    async def _forward(self, scope, receive, send, route: Route, caller: Caller) -> None:
         assert self.client is not None
-        url = URL(route.target + self._original(scope), encoded=True)
-        headers = self._upstream_headers(scope, identity, access, route, cookies)
-        length = _header(scope, b"content-length")
+        url = URL(route.target + original(scope), encoded=True)
+        headers = self._upstream_headers(scope, caller, route)
+        length = header(scope, b"content-length")
         if length:
             headers.append(("Content-Length", length))
         body = await self._body(scope, receive) if scope["method"] not in ("GET", "HEAD") else None
@@ -332,10 +419,8 @@ class NotebookProxy:
                     (k.lower(), v)
                     for k, v in upstream.raw_headers
                     if k.lower() not in RESPONSE_DROP
-                    and not (k.lower() == b"set-cookie" and v.startswith(SESSION_COOKIE.encode()))
+                    and not (k.lower() == b"set-cookie" and v.lstrip().startswith(b"cgu-"))
                 ]
-                response_headers.append((b"content-security-policy", self._isolation(scope, route)))
-                response_headers.append((b"cross-origin-opener-policy", b"unsafe-none"))
                 await send(
                     {
                         "type": "http.response.start",
@@ -352,63 +437,73 @@ class NotebookProxy:
         except (aiohttp.ClientConnectionError, asyncio.TimeoutError) as error:
             log.warning("notebook %s/%s did not answer: %s", route.owner, route.name, error)
             with contextlib.suppress(Exception):
-                await self._send_json(
+                await send_json(
                     send,
                     502,
                     f"notebook '{route.name}' is not answering; "
                     "try again in a moment or restart it",
+                    "not_answering",
                 )
 
-    # -- websockets ---------------------------------------------------------------
+    # -- websockets ---------------------------------------------------------------------------
 
     async def websocket(self, scope, receive, send) -> None:
         connect = await receive()
         if connect["type"] != "websocket.connect":
             return
         parsed = parse_path(scope["path"])
-        identity, cookies = await self._who(scope)
         route = await self.platform.notebooks.route(parsed[0], parsed[1]) if parsed else None
-        access = await self._access(identity, route) if identity and route else None
-        same_origin = origin_matches(_header(scope, b"origin"), _header(scope, b"host"))
+        caller = None
+        if route is not None:
+            on_origin = self.on_notebook_origin(scope)
+            slug = self.plan.slug_of_host(header(scope, b"host"))
+            origin = header(scope, b"origin")
+            if on_origin and (slug is None or slug == notebook_slug(route.owner, route.name)):
+                # A browser: its Origin must be this very notebook's.
+                if exact_origin(origin, own_origin(scope)):
+                    _, caller = await self._caller(scope, route)
+            elif not origin and header(scope, b"authorization"):
+                _, caller = await self._caller(scope, route)  # a script with an API token
         if (
-            parsed is None
-            or identity is None
+            caller is None
             or route is None
-            or access is None
-            or not same_origin
             or route.state is not State.RUNNING
             or route.target is None
         ):
             await send({"type": "websocket.close", "code": 1008})
             return
         assert self.client is not None
-        target = URL(route.target.replace("http", "ws", 1) + self._original(scope), encoded=True)
+        target = URL(route.target.replace("http", "ws", 1) + original(scope), encoded=True)
         protocols = [
-            p.strip() for p in _header(scope, b"sec-websocket-protocol").split(",") if p.strip()
+            p.strip() for p in header(scope, b"sec-websocket-protocol").split(",") if p.strip()
         ]
         try:
             upstream = await self.client.ws_connect(
                 target,
-                headers=self._upstream_headers(scope, identity, access, route, cookies),
+                headers=self._upstream_headers(scope, caller, route),
                 protocols=protocols,
                 max_msg_size=0,
                 autoclose=False,
             )
         except (aiohttp.ClientError, asyncio.TimeoutError) as error:
-            log.warning("websocket to %s/%s refused: %s", route.owner, route.name, error)
+            # A refusal by the notebook server (403: read-only viewers may not subscribe
+            # to events or run kernels) is expected; anything else is worth a warning.
+            level = logging.DEBUG if getattr(error, "status", None) == 403 else logging.WARNING
+            log.log(level, "websocket to %s/%s refused: %s", route.owner, route.name, error)
             await send({"type": "websocket.close", "code": 1011})
             return
         await send({"type": "websocket.accept", "subprotocol": upstream.protocol})
-        tunnel = Tunnel(route.notebook_id, identity, access)
+        bearer = header(scope, b"authorization").partition(" ")[2].strip()
+        tunnel = Tunnel(route.notebook_id, caller.access, caller.cookie, bearer)
         self._tunnels.setdefault(route.notebook_id, set()).add(tunnel)
         try:
-            await self._pump(receive, send, upstream, tunnel)
+            await pump(receive, send, upstream, tunnel)
         finally:
             self._tunnels.get(route.notebook_id, set()).discard(tunnel)
 
     async def revalidate(self, notebook_id: int) -> None:
-        """Close shared users' websockets whose access was revoked, expired or narrowed."""
-        tunnels = [t for t in self._tunnels.get(notebook_id, ()) if t.access is not OWNER]
+        """Close websockets whose user logged out, or whose access was revoked or narrowed."""
+        tunnels = list(self._tunnels.get(notebook_id, ()))
         if not tunnels:
             return
         route = next(
@@ -416,12 +511,11 @@ class NotebookProxy:
             None,
         )
         for tunnel in tunnels:
-            now = await self._access(tunnel.identity, route) if route is not None else None
-            if now is None or not now.at_least(tunnel.access):
+            if not await self._recheck(tunnel, route):
                 tunnel.revoked.set()
 
-    async def _watch_shares(self) -> None:
-        """Expiry and group changes have no event: re-check open shared websockets regularly."""
+    async def _watch(self) -> None:
+        """Logouts, expiry and group changes have no event here: re-check open websockets."""
         while True:
             await asyncio.sleep(REVALIDATE_SECONDS)
             for notebook_id in [n for n, tunnels in self._tunnels.items() if tunnels]:
@@ -429,53 +523,3 @@ class NotebookProxy:
                     await self.revalidate(notebook_id)
                 except Exception:  # one broken check must not stop the watch
                     log.exception("re-checking websockets of notebook %s failed", notebook_id)
-
-    async def _pump(
-        self, receive, send, upstream: aiohttp.ClientWebSocketResponse, tunnel: Tunnel
-    ) -> None:
-        async def client_to_upstream() -> None:
-            while True:
-                message = await receive()
-                if message["type"] == "websocket.disconnect":
-                    await upstream.close(code=message.get("code", 1000))
-                    return
-                if message.get("bytes") is not None:
-                    await upstream.send_bytes(message["bytes"])
-                elif message.get("text") is not None:
-                    await upstream.send_str(message["text"])
-
-        async def upstream_to_client() -> None:
-            async for message in upstream:
-                if message.type == aiohttp.WSMsgType.TEXT:
-                    await send({"type": "websocket.send", "text": message.data})
-                elif message.type == aiohttp.WSMsgType.BINARY:
-                    await send({"type": "websocket.send", "bytes": message.data})
-                elif message.type in (
-                    aiohttp.WSMsgType.CLOSE,
-                    aiohttp.WSMsgType.CLOSING,
-                    aiohttp.WSMsgType.CLOSED,
-                    aiohttp.WSMsgType.ERROR,
-                ):
-                    break
-            with contextlib.suppress(Exception):
-                await send({"type": "websocket.close", "code": upstream.close_code or 1000})
-
-        async def revoked() -> None:
-            await tunnel.revoked.wait()
-            with contextlib.suppress(Exception):
-                await send({"type": "websocket.close", "code": 1008, "reason": "access revoked"})
-
-        tasks = [
-            asyncio.create_task(client_to_upstream()),
-            asyncio.create_task(upstream_to_client()),
-            asyncio.create_task(revoked()),
-        ]
-        try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-            await upstream.close()

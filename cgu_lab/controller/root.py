@@ -23,6 +23,7 @@ from .coursework import CourseworkService
 from .culler import DEFAULT_POLICY, Culler
 from .monitoring import Monitor
 from .notebooks import NotebookService
+from .origin_auth import OriginAuth
 from .progress import ProgressBroker
 from .reader import NotebookReader
 from .security import hash_password, new_password
@@ -43,6 +44,7 @@ class Platform:
         self.backend = create_backend(settings.backend, settings)
         self.broker = ProgressBroker()
         self.auth = Authenticator(self.db, settings.session_hours)
+        self.origin_auth = OriginAuth(self.auth, settings.secrets_dir)
         self.templates = TemplateService(self.db, self.backend, settings)
         self.notebooks = NotebookService(
             self.db, self.backend, self.broker, self.auth, settings, self.templates

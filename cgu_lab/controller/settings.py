@@ -9,6 +9,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..core.origins import OriginPlan
 
 
 def _env(name: str, default: str) -> str:
@@ -52,11 +55,34 @@ class Settings:
     # default resources of a new notebook
     default_cpu: str = field(default_factory=lambda: _env("default_cpu", "1"))
     default_memory: str = field(default_factory=lambda: _env("default_memory", "2Gi"))
+    # notebook origins: a wildcard domain (`<owner>--<name>.<domain>`), "localhost" by
+    # default when the controller is on loopback; "none" serves notebooks on `notebook_port`
+    notebook_domain: str = field(default_factory=lambda: _env("notebook_domain", ""))
+    notebook_port: int = field(default_factory=lambda: int(_env("notebook_port", "0")))
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir).resolve()
         if not self.db_url:
             self.db_url = f"sqlite:///{self.data_dir / 'cgu-lab.sqlite'}"
+
+    @property
+    def origins(self) -> OriginPlan:
+        """Where notebooks are served in the browser (see core/origins.py)."""
+        host = urlsplit(self.base_url).hostname or ""
+        domain = self.notebook_domain.strip().strip(".").lower()
+        if domain == "none":
+            domain = ""
+        elif not domain and (host == "localhost" or host.startswith("127.") or host == "::1"):
+            domain = "localhost"
+        port = self.notebook_port or None
+        if not domain and port is None:
+            port = self.port + 1
+        return OriginPlan(self.base_url, domain, port)
+
+    @property
+    def secrets_dir(self) -> Path:
+        """Keys of this installation (signing notebook-origin cookies), for the controller only."""
+        return self.data_dir / "secrets"
 
     @property
     def store(self) -> Path:

@@ -1,24 +1,7 @@
-import { APIRequestContext, expect, Page, request, test } from '@playwright/test';
-import { login, snapshot } from './helpers';
+import { expect, test } from '@playwright/test';
+import { apiToken, asToken, login, snapshot } from './helpers';
 
 const NOTEBOOK = '/notebook/ui-student/shared';
-
-/** An API token of the logged-in user, made through the controller's API as a page would. */
-async function apiToken(page: Page): Promise<string> {
-  return page.evaluate(async () => {
-    const csrf = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')!.content;
-    const response = await fetch('/api/me/tokens', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
-      body: JSON.stringify({ name: 'ui-test', expires_in_days: 1 })
-    });
-    return (await response.json()).token as string;
-  });
-}
-
-async function asToken(baseURL: string, token: string): Promise<APIRequestContext> {
-  return request.newContext({ baseURL, extraHTTPHeaders: { Authorization: `Bearer ${token}` } });
-}
 
 test.describe.serial('sharing a notebook with a TA', () => {
   test('the owner shares read-only, the TA can read but not run or save, then loses access', async ({

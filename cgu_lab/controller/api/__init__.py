@@ -13,7 +13,10 @@ from . import (
     catalog,
     culling,
     gpus,
+    invitations,
+    lab,
     monitoring,
+    notebook_access,
     notebooks,
     quotas,
     shares,
@@ -28,9 +31,11 @@ def router() -> APIRouter:
     for module in (
         system,
         accounts,
+        invitations,
         quotas,
         notebooks,
         shares,
+        notebook_access,
         catalog,
         gpus,
         culling,
@@ -38,6 +43,7 @@ def router() -> APIRouter:
         teaching,
         training,
         audit,
+        lab,
     ):
         api.include_router(module.router)
     return api

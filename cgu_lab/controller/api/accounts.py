@@ -1,10 +1,17 @@
-"""Accounts, groups and the caller's own account (/api/me, /api/users, /api/groups)."""
+"""Accounts, groups and the caller's own account (/api/me, /api/users, /api/groups).
+
+Putting an existing account into a group answers 200 when it took effect and
+202 when it became an invitation that the account's owner answers at
+/api/me/invitations (see `controller.invitations` for why).
+"""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from sqlalchemy import delete, select
 
 from ...core.errors import NotFound
@@ -12,7 +19,9 @@ from ...core.roles import Role, can_manage_group
 from ...store.models import ApiToken, User
 from .. import accounts as service
 from .. import audit
-from .deps import ActorDep, IdentityDep, PlatformDep
+from ..root import Platform
+from .deps import ActorDep, IdentityDep, PlatformDep, require_scope
+from .schema_types import Id, LabelPath, LabelQuery, RoleName, SearchQuery, UserNamePath
 from .schemas import (
     GroupCreate,
     GroupOut,
@@ -34,7 +43,25 @@ from .schemas import (
     UserPatch,
 )
 
-router = APIRouter()
+router = APIRouter(dependencies=[require_scope("accounts")])
+
+
+class ImportOut(ImportResult):
+    invited: list[str] = []
+
+
+class InvitationSent(BaseModel):
+    message: str
+    code: str = "invited"
+    group: str
+    user: str
+    manager: bool
+
+
+def unix_clash(platform: Platform):
+    """The host's check of a new user's system account name (local backend), if any."""
+    accounts = getattr(platform.backend, "accounts", None)
+    return getattr(accounts, "clash", None)
 
 
 async def user_out(session, user: User) -> UserOut:
@@ -111,7 +138,7 @@ async def create_token(body: TokenCreate, platform: PlatformDep, actor: ActorDep
 @router.delete(
     "/me/tokens/{token_id}", response_model=Message, tags=["me"], summary="Revoke an API token"
 )
-async def revoke_token(token_id: int, platform: PlatformDep, actor: ActorDep) -> Message:
+async def revoke_token(token_id: Id, platform: PlatformDep, actor: ActorDep) -> Message:
     async with platform.db.session() as session:
         result = await session.execute(
             delete(ApiToken).where(
@@ -134,9 +161,9 @@ async def revoke_token(token_id: int, platform: PlatformDep, actor: ActorDep) ->
 async def list_users(
     platform: PlatformDep,
     actor: ActorDep,
-    q: str = Query("", description="Part of the name or display name"),
-    role: str | None = None,
-    group: str | None = None,
+    q: SearchQuery = "",
+    role: RoleName | None = None,
+    group: LabelQuery = None,
 ) -> list[UserOut]:
     async with platform.db.session() as session:
         users = await service.list_users(session, actor, q, role, group)
@@ -161,6 +188,7 @@ async def create_user(body: UserCreate, platform: PlatformDep, actor: ActorDep) 
             body.email,
             body.password,
             body.group,
+            unix_clash(platform),
         )
         out = await user_out(session, created.user)
     platform.auth.forget_user(actor.id)
@@ -169,17 +197,18 @@ async def create_user(body: UserCreate, platform: PlatformDep, actor: ActorDep) 
 
 @router.post(
     "/users/import",
-    response_model=ImportResult,
+    response_model=ImportOut,
     tags=["users"],
     summary="Create accounts from a CSV class list (all or nothing)",
 )
-async def import_users(body: RosterIn, platform: PlatformDep, actor: ActorDep) -> ImportResult:
+async def import_users(body: RosterIn, platform: PlatformDep, actor: ActorDep) -> ImportOut:
     async with platform.db.session() as session:
-        return ImportResult(**await service.import_roster(session, actor, body.csv, None))
+        result = await service.import_roster(session, actor, body.csv, None, unix_clash(platform))
+    return ImportOut(**result)
 
 
 @router.get("/users/{name}", response_model=UserOut, tags=["users"], summary="One account")
-async def get_user(name: str, platform: PlatformDep, actor: ActorDep) -> UserOut:
+async def get_user(name: UserNamePath, platform: PlatformDep, actor: ActorDep) -> UserOut:
     async with platform.db.session() as session:
         user = await service.get_user(session, name)
         await service.require_manages_user(session, actor, user)
@@ -188,7 +217,7 @@ async def get_user(name: str, platform: PlatformDep, actor: ActorDep) -> UserOut
 
 @router.patch("/users/{name}", response_model=UserOut, tags=["users"], summary="Change an account")
 async def update_user(
-    name: str, body: UserPatch, platform: PlatformDep, actor: ActorDep
+    name: UserNamePath, body: UserPatch, platform: PlatformDep, actor: ActorDep
 ) -> UserOut:
     async with platform.db.session() as session:
         user = await service.update_user(
@@ -213,7 +242,7 @@ async def update_user(
     tags=["users"],
     summary="Reset a password to a new one-time password",
 )
-async def reset_password(name: str, platform: PlatformDep, actor: ActorDep) -> PasswordOut:
+async def reset_password(name: UserNamePath, platform: PlatformDep, actor: ActorDep) -> PasswordOut:
     async with platform.db.session() as session:
         password = await service.reset_password(session, actor, name)
         user = await service.get_user(session, name)
@@ -222,7 +251,7 @@ async def reset_password(name: str, platform: PlatformDep, actor: ActorDep) -> P
 
 
 @router.delete("/users/{name}", response_model=Message, tags=["users"], summary="Delete an account")
-async def delete_user(name: str, platform: PlatformDep, actor: ActorDep) -> Message:
+async def delete_user(name: UserNamePath, platform: PlatformDep, actor: ActorDep) -> Message:
     async with platform.db.session() as session:
         user = await service.delete_user(session, actor, name)
     platform.auth.forget_user(user.id)
@@ -279,7 +308,7 @@ async def create_group(body: GroupCreate, platform: PlatformDep, actor: ActorDep
 
 @router.patch("/groups/{name}", response_model=GroupOut, tags=["groups"], summary="Change a group")
 async def update_group(
-    name: str, body: GroupPatch, platform: PlatformDep, actor: ActorDep
+    name: LabelPath, body: GroupPatch, platform: PlatformDep, actor: ActorDep
 ) -> GroupOut:
     async with platform.db.session() as session:
         group = await service.update_group(
@@ -290,7 +319,7 @@ async def update_group(
 
 
 @router.delete("/groups/{name}", response_model=Message, tags=["groups"], summary="Delete a group")
-async def delete_group(name: str, platform: PlatformDep, actor: ActorDep) -> Message:
+async def delete_group(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> Message:
     async with platform.db.session() as session:
         await service.delete_group(session, actor, name)
     platform.auth.forget_memberships()
@@ -303,7 +332,7 @@ async def delete_group(name: str, platform: PlatformDep, actor: ActorDep) -> Mes
     tags=["groups"],
     summary="Members of a group",
 )
-async def list_members(name: str, platform: PlatformDep, actor: ActorDep) -> list[MemberOut]:
+async def list_members(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> list[MemberOut]:
     async with platform.db.session() as session:
         rows = await service.members(session, actor, name)
     return [
@@ -316,12 +345,30 @@ async def list_members(name: str, platform: PlatformDep, actor: ActorDep) -> lis
     response_model=MemberOut,
     tags=["groups"],
     summary="Add a member or change whether they manage the group",
+    description=(
+        "Admins, and managers putting a student they fully manage, change the group at "
+        "once (200). Anyone else is invited (202) and joins by accepting at "
+        "/api/me/invitations."
+    ),
+    responses={202: {"model": InvitationSent, "description": "The account was invited"}},
 )
 async def put_member(
-    name: str, user: str, body: MemberPut, platform: PlatformDep, actor: ActorDep
-) -> MemberOut:
+    name: LabelPath, user: UserNamePath, body: MemberPut, platform: PlatformDep, actor: ActorDep
+):
     async with platform.db.session() as session:
-        member = await service.set_member(session, actor, name, user, body.manager)
+        result = await service.set_member(session, actor, name, user, body.manager)
+    member = result.user
+    if result.invited:
+        sent = InvitationSent(
+            message=(
+                f"'{member.name}' was invited to group '{name}'"
+                f"{' as a manager' if body.manager else ''}; they join when they accept"
+            ),
+            group=name,
+            user=member.name,
+            manager=body.manager,
+        )
+        return JSONResponse(sent.model_dump(), status_code=202)
     platform.auth.forget_user(member.id)
     return MemberOut(
         name=member.name, display_name=member.display_name, role=member.role, manager=body.manager
@@ -334,7 +381,9 @@ async def put_member(
     tags=["groups"],
     summary="Remove a member",
 )
-async def remove_member(name: str, user: str, platform: PlatformDep, actor: ActorDep) -> Message:
+async def remove_member(
+    name: LabelPath, user: UserNamePath, platform: PlatformDep, actor: ActorDep
+) -> Message:
     async with platform.db.session() as session:
         member = await service.remove_member(session, actor, name, user)
     platform.auth.forget_user(member.id)
@@ -343,14 +392,18 @@ async def remove_member(name: str, user: str, platform: PlatformDep, actor: Acto
 
 @router.post(
     "/groups/{name}/import",
-    response_model=ImportResult,
+    response_model=ImportOut,
     tags=["groups"],
     summary="Enrol a class from CSV, creating missing accounts (all or nothing)",
+    description=(
+        "New accounts join at once; existing accounts the caller does not fully manage "
+        "are invited (listed under `invited`)."
+    ),
 )
 async def import_group(
-    name: str, body: RosterIn, platform: PlatformDep, actor: ActorDep
-) -> ImportResult:
+    name: LabelPath, body: RosterIn, platform: PlatformDep, actor: ActorDep
+) -> ImportOut:
     async with platform.db.session() as session:
-        result = await service.import_roster(session, actor, body.csv, name)
+        result = await service.import_roster(session, actor, body.csv, name, unix_clash(platform))
     platform.auth.forget_memberships()
-    return ImportResult(**result)
+    return ImportOut(**result)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from .. import catalog as service
-from .deps import ActorDep, PlatformDep
+from .deps import ActorDep, PlatformDep, require_scope
+from .schema_types import LabelPath
 from .schemas import EnvironmentIn, EnvironmentOut, Message
 
-router = APIRouter(tags=["catalog"])
+router = APIRouter(tags=["catalog"], dependencies=[require_scope("catalog")])
 
 
 def environment_out(env) -> EnvironmentOut:
@@ -34,7 +35,7 @@ async def list_environments(platform: PlatformDep, actor: ActorDep) -> list[Envi
     summary="Define or change an environment (admins)",
 )
 async def put_environment(
-    name: str, body: EnvironmentIn, platform: PlatformDep, actor: ActorDep
+    name: LabelPath, body: EnvironmentIn, platform: PlatformDep, actor: ActorDep
 ) -> EnvironmentOut:
     async with platform.db.session() as session:
         env = await service.save_environment(session, actor, name, **body.model_dump())
@@ -44,7 +45,7 @@ async def put_environment(
 @router.delete(
     "/environments/{name}", response_model=Message, summary="Delete an unused environment (admins)"
 )
-async def delete_environment(name: str, platform: PlatformDep, actor: ActorDep) -> Message:
+async def delete_environment(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> Message:
     async with platform.db.session() as session:
         await service.delete_environment(session, actor, name)
     return Message(message=f"environment '{name}' was deleted")

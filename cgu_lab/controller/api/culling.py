@@ -10,10 +10,11 @@ from ...core.errors import NotFound
 from ...core.roles import may_manage_notebook
 from ...store.models import Group
 from .. import culler
-from .deps import ActorDep, PlatformDep
+from .deps import ActorDep, PlatformDep, require_scope
+from .schema_types import LabelPath, UserNamePath
 from .schemas import CullingStatus, CullPolicyIn, CullPolicyOut, Message
 
-router = APIRouter(tags=["culling"])
+router = APIRouter(tags=["culling"], dependencies=[require_scope("culling")])
 
 
 def _policy(body: CullPolicyIn) -> CullPolicy:
@@ -43,7 +44,9 @@ async def put_default_policy(
 
 
 @router.get("/groups/{name}/culling", response_model=CullPolicyOut, summary="A group's idle policy")
-async def get_group_policy(name: str, platform: PlatformDep, actor: ActorDep) -> CullPolicyOut:
+async def get_group_policy(
+    name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> CullPolicyOut:
     async with platform.db.session() as session:
         return CullPolicyOut(**await culler.get_policy(session, name))
 
@@ -54,7 +57,7 @@ async def get_group_policy(name: str, platform: PlatformDep, actor: ActorDep) ->
     summary="Give a group its own idle policy, or exempt it (admins)",
 )
 async def put_group_policy(
-    name: str, body: CullPolicyIn, platform: PlatformDep, actor: ActorDep
+    name: LabelPath, body: CullPolicyIn, platform: PlatformDep, actor: ActorDep
 ) -> CullPolicyOut:
     async with platform.db.session() as session:
         return CullPolicyOut(
@@ -67,7 +70,9 @@ async def put_group_policy(
     response_model=CullPolicyOut,
     summary="Remove a group's own policy; the platform's applies again (admins)",
 )
-async def delete_group_policy(name: str, platform: PlatformDep, actor: ActorDep) -> CullPolicyOut:
+async def delete_group_policy(
+    name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> CullPolicyOut:
     async with platform.db.session() as session:
         return CullPolicyOut(**await culler.set_policy(session, actor, name, True, None))
 
@@ -93,7 +98,7 @@ async def _notebook(platform, actor, owner: str, name: str):
     summary="Whether and when the idle culler will stop this notebook",
 )
 async def culling_status(
-    owner: str, name: str, platform: PlatformDep, actor: ActorDep
+    owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> CullingStatus:
     nb, group = await _notebook(platform, actor, owner, name)
     return CullingStatus(**await platform.culler.status(nb, group))
@@ -104,7 +109,9 @@ async def culling_status(
     response_model=Message,
     summary="Keep running: count now as activity and dismiss the warning",
 )
-async def keep_running(owner: str, name: str, platform: PlatformDep, actor: ActorDep) -> Message:
+async def keep_running(
+    owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> Message:
     await _notebook(platform, actor, owner, name)
     await platform.culler.keep_running(actor, owner, name)
     return Message(message="the idle clock was reset; your notebook keeps running")

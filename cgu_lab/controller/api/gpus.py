@@ -8,10 +8,11 @@ from ...core.gpus import capacity
 from ...core.resources import parse_memory
 from ...core.roles import require_admin
 from .. import catalog
-from .deps import ActorDep, PlatformDep
+from .deps import ActorDep, PlatformDep, require_scope
+from .schema_types import DeviceIdPath, LabelPath
 from .schemas import GpuDeviceIn, GpuDeviceOut, GpuTypeIn, GpuTypeOut, Message
 
-router = APIRouter(tags=["gpus"])
+router = APIRouter(tags=["gpus"], dependencies=[require_scope("gpus")])
 
 
 def gpu_type_out(gpu_type, devices) -> GpuTypeOut:
@@ -40,7 +41,7 @@ async def list_gpu_types(platform: PlatformDep, actor: ActorDep) -> list[GpuType
     "/gpu-types/{name}", response_model=GpuTypeOut, summary="Define or change a GPU type (admins)"
 )
 async def put_gpu_type(
-    name: str, body: GpuTypeIn, platform: PlatformDep, actor: ActorDep
+    name: LabelPath, body: GpuTypeIn, platform: PlatformDep, actor: ActorDep
 ) -> GpuTypeOut:
     async with platform.db.session() as session:
         gpu_type = await catalog.save_gpu_type(session, actor, name, **body.model_dump())
@@ -52,7 +53,7 @@ async def put_gpu_type(
     response_model=Message,
     summary="Delete a GPU type nobody uses (admins); refused with the list of its users",
 )
-async def delete_gpu_type(name: str, platform: PlatformDep, actor: ActorDep) -> Message:
+async def delete_gpu_type(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> Message:
     async with platform.db.session() as session:
         await catalog.delete_gpu_type(session, actor, name)
     return Message(message=f"GPU type '{name}' was deleted")
@@ -109,7 +110,7 @@ async def declare_gpu(body: GpuDeviceIn, platform: PlatformDep, actor: ActorDep)
 @router.delete(
     "/gpus/{device_id}", response_model=Message, summary="Remove a declared GPU (admins)"
 )
-async def remove_gpu(device_id: str, platform: PlatformDep, actor: ActorDep) -> Message:
+async def remove_gpu(device_id: DeviceIdPath, platform: PlatformDep, actor: ActorDep) -> Message:
     async with platform.db.session() as session:
         await catalog.remove_device(session, actor, device_id)
         await platform.notebooks.gpus.refresh(session)

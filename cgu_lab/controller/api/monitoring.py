@@ -7,9 +7,9 @@ from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from ...core.roles import require_admin
-from .deps import ActorDep, PlatformDep
+from .deps import ActorDep, PlatformDep, require_scope
 
-router = APIRouter(tags=["monitoring"])
+router = APIRouter(tags=["monitoring"], dependencies=[require_scope("monitoring")])
 
 
 @router.get(

@@ -10,10 +10,11 @@ from sqlalchemy import select
 
 from ...store.models import Group, Notebook
 from ..notebooks import Changes, base_path
-from .deps import ActorDep, PlatformDep
+from .deps import ActorDep, PlatformDep, require_scope
+from .schema_types import LabelPath, SearchQuery, StateName, UserNamePath, UserNameQuery
 from .schemas import Message, NotebookCreate, NotebookOut, NotebookPatch
 
-router = APIRouter(tags=["notebooks"])
+router = APIRouter(tags=["notebooks"], dependencies=[require_scope("notebooks")])
 
 RESOURCE_FIELDS = ("cpu", "memory", "gpu_type", "gpus")
 
@@ -60,9 +61,9 @@ async def _current(platform, actor, owner: str, name: str) -> NotebookOut:
 async def list_notebooks(
     platform: PlatformDep,
     actor: ActorDep,
-    owner: str | None = None,
-    state: str | None = Query(None, pattern="^(stopped|queued|starting|running|stopping)$"),
-    q: str = "",
+    owner: UserNameQuery = None,
+    state: StateName | None = None,
+    q: SearchQuery = "",
 ) -> list[NotebookOut]:
     async with platform.db.session() as session:
         rows = await platform.notebooks.list_notebooks(session, actor, owner, state, q)
@@ -97,7 +98,7 @@ async def create_notebook(
 
 @router.get("/notebooks/{owner}/{name}", response_model=NotebookOut, summary="One notebook")
 async def get_notebook(
-    owner: str, name: str, platform: PlatformDep, actor: ActorDep
+    owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> NotebookOut:
     return await _current(platform, actor, owner, name)
 
@@ -108,8 +109,8 @@ async def get_notebook(
     summary="Rename, mark persistent, or resize (a running notebook restarts)",
 )
 async def update_notebook(
-    owner: str,
-    name: str,
+    owner: UserNamePath,
+    name: LabelPath,
     body: NotebookPatch,
     platform: PlatformDep,
     actor: ActorDep,
@@ -131,7 +132,9 @@ async def update_notebook(
     response_model=Message,
     summary="Delete a stopped notebook; its files move to the trash",
 )
-async def delete_notebook(owner: str, name: str, platform: PlatformDep, actor: ActorDep) -> Message:
+async def delete_notebook(
+    owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> Message:
     await platform.notebooks.delete(actor, owner, name)
     return Message(message=f"notebook '{name}' was deleted")
 
@@ -143,8 +146,8 @@ async def delete_notebook(owner: str, name: str, platform: PlatformDep, actor: A
     summary="Start; follow /events for progress",
 )
 async def start_notebook(
-    owner: str,
-    name: str,
+    owner: UserNamePath,
+    name: LabelPath,
     platform: PlatformDep,
     actor: ActorDep,
     wait: bool = Query(False, description="Answer once it is running (or failed)"),
@@ -162,8 +165,8 @@ async def start_notebook(
     summary="Stop; kernels and terminals end with it",
 )
 async def stop_notebook(
-    owner: str,
-    name: str,
+    owner: UserNamePath,
+    name: LabelPath,
     platform: PlatformDep,
     actor: ActorDep,
     wait: bool = Query(False, description="Answer once it has stopped"),
@@ -181,7 +184,7 @@ async def stop_notebook(
     responses={200: {"content": {"text/event-stream": {}}}},
 )
 async def notebook_events(
-    owner: str, name: str, request: Request, platform: PlatformDep, actor: ActorDep
+    owner: UserNamePath, name: LabelPath, request: Request, platform: PlatformDep, actor: ActorDep
 ) -> StreamingResponse:
     async with platform.db.session() as session:
         nb, _ = await platform.notebooks.visible(session, actor, owner, name)

@@ -13,10 +13,11 @@ from .. import catalog
 from .. import quotas as service
 from ..accounts import get_group, get_user
 from ..root import Platform
-from .deps import ActorDep, PlatformDep
+from .deps import ActorDep, PlatformDep, require_scope
+from .schema_types import LabelPath, UserNamePath
 from .schemas import LimitsIn, QuotaOut
 
-router = APIRouter(tags=["quotas"])
+router = APIRouter(tags=["quotas"], dependencies=[require_scope("quotas")])
 log = logging.getLogger("cgu_lab.quotas")
 
 
@@ -52,7 +53,7 @@ async def put_default(body: LimitsIn, platform: PlatformDep, actor: ActorDep) ->
 
 
 @router.get("/users/{name}/quota", response_model=QuotaOut, summary="A user's limits and use")
-async def get_user_quota(name: str, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
+async def get_user_quota(name: UserNamePath, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
     async with platform.db.session() as session:
         return QuotaOut(**await service.describe_user(session, actor, name))
 
@@ -63,7 +64,7 @@ async def get_user_quota(name: str, platform: PlatformDep, actor: ActorDep) -> Q
     summary="Set a user's quota (admins; group managers within the group budget)",
 )
 async def put_user_quota(
-    name: str, body: LimitsIn, platform: PlatformDep, actor: ActorDep
+    name: UserNamePath, body: LimitsIn, platform: PlatformDep, actor: ActorDep
 ) -> QuotaOut:
     async with platform.db.session() as session:
         await service.set_user(session, actor, name, body.to_limits())
@@ -76,7 +77,7 @@ async def put_user_quota(
     response_model=QuotaOut,
     summary="Remove a user's own quota; the default applies again (admins)",
 )
-async def delete_user_quota(name: str, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
+async def delete_user_quota(name: UserNamePath, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
     async with platform.db.session() as session:
         await service.set_user(session, actor, name, None)
     await mirror(platform, name)
@@ -84,7 +85,7 @@ async def delete_user_quota(name: str, platform: PlatformDep, actor: ActorDep) -
 
 
 @router.get("/groups/{name}/quota", response_model=QuotaOut, summary="A group's budget and use")
-async def get_group_quota(name: str, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
+async def get_group_quota(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
     async with platform.db.session() as session:
         return QuotaOut(**await service.describe_group(session, actor, name))
 
@@ -93,7 +94,7 @@ async def get_group_quota(name: str, platform: PlatformDep, actor: ActorDep) -> 
     "/groups/{name}/quota", response_model=QuotaOut, summary="Set a group's budget (admins)"
 )
 async def put_group_quota(
-    name: str, body: LimitsIn, platform: PlatformDep, actor: ActorDep
+    name: LabelPath, body: LimitsIn, platform: PlatformDep, actor: ActorDep
 ) -> QuotaOut:
     async with platform.db.session() as session:
         await service.set_group(session, actor, name, body.to_limits())
@@ -104,7 +105,7 @@ async def put_group_quota(
 @router.delete(
     "/groups/{name}/quota", response_model=QuotaOut, summary="Remove a group's budget (admins)"
 )
-async def delete_group_quota(name: str, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
+async def delete_group_quota(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
     async with platform.db.session() as session:
         await service.set_group(session, actor, name, None)
     await mirror(platform, name, group=True)

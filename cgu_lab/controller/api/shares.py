@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 
-from ...core.errors import NotFound
-from ..accounts import get_user
-from .deps import ActorDep, PlatformDep
-from .schemas import AccessOut, Directory, Message, ShareCreate, SharedWithMe, ShareOut
+from .deps import ActorDep, PlatformDep, require_scope
+from .schema_types import Id, LabelPath, SearchQuery, UserNamePath
+from .schemas import Directory, Message, ShareCreate, SharedWithMe, ShareOut
 
-router = APIRouter(tags=["shares"])
+router = APIRouter(tags=["shares"], dependencies=[require_scope("shares")])
 
 
 @router.get(
@@ -18,7 +17,7 @@ router = APIRouter(tags=["shares"])
     summary="Active shares of a notebook (owner)",
 )
 async def list_shares(
-    owner: str, name: str, platform: PlatformDep, actor: ActorDep
+    owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> list[ShareOut]:
     return [ShareOut(**s) for s in await platform.shares.list_for(actor, owner, name)]
 
@@ -30,7 +29,7 @@ async def list_shares(
     summary="Share a notebook or one of its files with a user or a group",
 )
 async def create_share(
-    owner: str, name: str, body: ShareCreate, platform: PlatformDep, actor: ActorDep
+    owner: UserNamePath, name: LabelPath, body: ShareCreate, platform: PlatformDep, actor: ActorDep
 ) -> ShareOut:
     created = await platform.shares.create(
         actor,
@@ -52,36 +51,10 @@ async def create_share(
     summary="Revoke a share (the owner), or give it up (its grantee)",
 )
 async def revoke_share(
-    owner: str, name: str, share_id: int, platform: PlatformDep, actor: ActorDep
+    owner: UserNamePath, name: LabelPath, share_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> Message:
     await platform.shares.revoke(actor, owner, name, share_id)
     return Message(message="the share was revoked")
-
-
-@router.get(
-    "/notebooks/{owner}/{name}/access",
-    response_model=AccessOut,
-    summary="What a user may do in this notebook (for its own server, with its token)",
-)
-async def user_access(
-    owner: str,
-    name: str,
-    platform: PlatformDep,
-    actor: ActorDep,
-    user: str = Query(description="The user the notebook server is asking about"),
-) -> AccessOut:
-    route = await platform.notebooks.route(owner, name)
-    if route is None or route.owner_id != actor.id:
-        raise NotFound(f"{owner} has no notebook '{name}'")
-    if user == owner:
-        return AccessOut(access="owner", scope=[])
-    async with platform.db.session() as session:
-        grantee = await get_user(session, user)
-    principal = await platform.auth.principal_of(grantee.id)
-    access = await platform.shares.access(principal, route.notebook_id)
-    return AccessOut(
-        access=access.level if access else None, scope=list(access.scope) if access else []
-    )
 
 
 @router.get(
@@ -98,6 +71,6 @@ async def shared_with_me(platform: PlatformDep, actor: ActorDep) -> list[SharedW
 async def directory(
     platform: PlatformDep,
     actor: ActorDep,
-    q: str = Query(description="At least 2 letters of a name"),
+    q: SearchQuery,
 ) -> Directory:
     return Directory(**await platform.shares.directory(actor, q))

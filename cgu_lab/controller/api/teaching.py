@@ -13,8 +13,9 @@ from ...core.resources import parse_cpu, parse_memory
 from ...store.models import Group, Notebook
 from ..assignments import receipt
 from ..templates import VersionSpec
-from .deps import ActorDep, PlatformDep
+from .deps import ActorDep, PlatformDep, require_scope
 from .notebooks import notebook_out
+from .schema_types import Id, LabelPath, LabelQuery, SearchQuery, UserNamePath
 from .schemas import (
     AssignmentCreate,
     AssignmentOut,
@@ -34,7 +35,7 @@ from .schemas import (
     TemplateVersionOut,
 )
 
-router = APIRouter(tags=["teaching"])
+router = APIRouter(tags=["teaching"], dependencies=[require_scope("teaching")])
 
 
 def version_out(version) -> TemplateVersionOut:
@@ -79,8 +80,8 @@ def template_out(
 async def list_templates(
     platform: PlatformDep,
     actor: ActorDep,
-    q: str = "",
-    group: str | None = None,
+    q: SearchQuery = "",
+    group: LabelQuery = None,
     retired: bool = Query(False, description="Include retired templates"),
 ) -> list[TemplateOut]:
     rows = await platform.templates.listing(actor, q, group, retired)
@@ -90,7 +91,7 @@ async def list_templates(
 @router.get(
     "/templates/{name}", response_model=TemplateOut, summary="A template with all its versions"
 )
-async def get_template(name: str, platform: PlatformDep, actor: ActorDep) -> TemplateOut:
+async def get_template(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> TemplateOut:
     async with platform.db.session() as session:
         template = await platform.templates.get(session, actor, name)
         versions = await platform.templates.versions(session, template)
@@ -140,7 +141,7 @@ async def publish_template(
     "/templates/{name}", response_model=TemplateOut, summary="Edit, retire or restore a template"
 )
 async def update_template(
-    name: str, body: TemplatePatch, platform: PlatformDep, actor: ActorDep
+    name: LabelPath, body: TemplatePatch, platform: PlatformDep, actor: ActorDep
 ) -> TemplateOut:
     await platform.templates.update(
         actor, name, body.display_name, body.description, body.visibility, body.group, body.retired
@@ -175,7 +176,7 @@ def deployment_out(deployment, group: str, coursework) -> DeploymentOut:
     summary="Copy lab files into every member's course folder; follow /events for progress",
 )
 async def deploy(
-    group: str, body: DeploymentCreate, platform: PlatformDep, actor: ActorDep
+    group: LabelPath, body: DeploymentCreate, platform: PlatformDep, actor: ActorDep
 ) -> DeploymentOut:
     deployment = await platform.coursework.deploy(
         actor, group, body.title, body.destination, body.notebook, body.path, body.template
@@ -189,7 +190,7 @@ async def deploy(
     summary="Deployments to a group with their per-student reports (its managers)",
 )
 async def list_deployments(
-    group: str, platform: PlatformDep, actor: ActorDep
+    group: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> list[DeploymentOut]:
     return [
         deployment_out(d, group, platform.coursework)
@@ -199,7 +200,7 @@ async def list_deployments(
 
 @router.get("/deployments/{deployment_id}", response_model=DeploymentOut, summary="One deployment")
 async def get_deployment(
-    deployment_id: int, platform: PlatformDep, actor: ActorDep
+    deployment_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> DeploymentOut:
     deployment = await platform.coursework.deployment(actor, deployment_id)
     async with platform.db.session() as session:
@@ -214,7 +215,7 @@ async def get_deployment(
     responses={200: {"content": {"text/event-stream": {}}}},
 )
 async def deployment_events(
-    deployment_id: int, request: Request, platform: PlatformDep, actor: ActorDep
+    deployment_id: Id, request: Request, platform: PlatformDep, actor: ActorDep
 ) -> StreamingResponse:
     deployment = await platform.coursework.deployment(actor, deployment_id)
     key = ("deployment", deployment.id)
@@ -244,7 +245,11 @@ async def deployment_events(
     summary="Show a notebook read-only to a whole group for a limited time (live view)",
 )
 async def broadcast(
-    owner: str, name: str, body: BroadcastCreate, platform: PlatformDep, actor: ActorDep
+    owner: UserNamePath,
+    name: LabelPath,
+    body: BroadcastCreate,
+    platform: PlatformDep,
+    actor: ActorDep,
 ) -> ShareOut:
     created = await platform.shares.create(
         actor, owner, name, body.group, "group", "read", body.path, body.minutes, note="Live view"
@@ -279,7 +284,7 @@ async def courses_seen(platform: PlatformDep, actor: ActorDep) -> Message:
     summary="Create an assignment with a deadline (the group's managers)",
 )
 async def create_assignment(
-    group: str, body: AssignmentCreate, platform: PlatformDep, actor: ActorDep
+    group: LabelPath, body: AssignmentCreate, platform: PlatformDep, actor: ActorDep
 ) -> AssignmentOut:
     limit = parse_memory(body.max_bytes) if body.max_bytes is not None else None
     return AssignmentOut(
@@ -302,7 +307,7 @@ async def create_assignment(
     summary="A group's assignments",
 )
 async def group_assignments(
-    group: str, platform: PlatformDep, actor: ActorDep
+    group: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> list[AssignmentOut]:
     return [AssignmentOut(**a) for a in await platform.assignments.for_group(actor, group)]
 
@@ -323,7 +328,7 @@ async def my_assignments(platform: PlatformDep, actor: ActorDep) -> list[Assignm
     summary="Submit files of one of my notebooks; answers a receipt",
 )
 async def submit(
-    assignment_id: int, body: SubmissionCreate, platform: PlatformDep, actor: ActorDep
+    assignment_id: Id, body: SubmissionCreate, platform: PlatformDep, actor: ActorDep
 ) -> SubmissionOut:
     return SubmissionOut(
         **await platform.assignments.submit(
@@ -338,7 +343,7 @@ async def submit(
     summary="Every submission of an assignment, newest first per student (its TAs)",
 )
 async def list_submissions(
-    assignment_id: int, platform: PlatformDep, actor: ActorDep
+    assignment_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> AssignmentSubmissions:
     assignment, submissions = await platform.assignments.submissions(actor, assignment_id)
     return AssignmentSubmissions(
@@ -353,7 +358,7 @@ async def list_submissions(
     summary="A submission with its files (the course's TAs, and its student)",
 )
 async def get_submission(
-    submission_id: int, platform: PlatformDep, actor: ActorDep
+    submission_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> SubmissionOut:
     submission, assignment, _, student = await platform.assignments.submission(actor, submission_id)
     return SubmissionOut(
@@ -369,7 +374,7 @@ async def get_submission(
     summary="Open a submission as a fresh notebook of my own (TAs); follow its start",
 )
 async def open_submission(
-    submission_id: int, platform: PlatformDep, actor: ActorDep
+    submission_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> NotebookOut:
     owner, name = await platform.assignments.open(actor, submission_id)
     async with platform.db.session() as session:

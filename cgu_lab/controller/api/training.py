@@ -7,10 +7,11 @@ from fastapi.responses import PlainTextResponse
 
 from ...core.errors import NotSupported
 from .. import catalog
-from .deps import ActorDep, PlatformDep
+from .deps import ActorDep, PlatformDep, require_scope
+from .schema_types import LabelPath, UserNamePath
 from .schemas import ImagesOut, Message, TrainingCreate, TrainingOut
 
-router = APIRouter(tags=["training"])
+router = APIRouter(tags=["training"], dependencies=[require_scope("training")])
 
 
 def training_out(job, owner: str, live: dict) -> TrainingOut:
@@ -71,7 +72,9 @@ async def listing(platform: PlatformDep, actor: ActorDep) -> list[TrainingOut]:
     response_model=TrainingOut,
     summary="A training job and where it stands",
 )
-async def status(owner: str, name: str, platform: PlatformDep, actor: ActorDep) -> TrainingOut:
+async def status(
+    owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> TrainingOut:
     job, live = await platform.training.status(actor, owner, name)
     return training_out(job, owner, live)
 
@@ -83,12 +86,12 @@ async def status(owner: str, name: str, platform: PlatformDep, actor: ActorDep) 
     responses={200: {"content": {"text/plain": {}}}},
 )
 async def logs(
-    owner: str,
-    name: str,
+    owner: UserNamePath,
+    name: LabelPath,
     platform: PlatformDep,
     actor: ActorDep,
     replica: str = Query("master", pattern="^(master|worker)$"),
-    index: int = Query(0, ge=0),
+    index: int = Query(0, ge=0, le=64),
 ) -> str:
     return await platform.training.logs(actor, owner, name, replica, index)
 
@@ -96,7 +99,9 @@ async def logs(
 @router.delete(
     "/training/{owner}/{name}", response_model=Message, summary="Stop and delete a training job"
 )
-async def delete(owner: str, name: str, platform: PlatformDep, actor: ActorDep) -> Message:
+async def delete(
+    owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> Message:
     await platform.training.delete(actor, owner, name)
     return Message(message=f"training job '{name}' was deleted")
 

@@ -7,7 +7,14 @@ async function load() {
   const dl = document.getElementById('backend');
   dl.replaceChildren();
   fact(dl, 'Version', version.version);
-  for (const [key, value] of Object.entries(version.backend)) fact(dl, key.replaceAll('_', ' '), String(value));
+  for (const [key, value] of Object.entries(version.backend)) {
+    if (value && typeof value === 'object') {
+      // e.g. notebook origins: where notebooks live and how isolated they are
+      for (const [part, text] of Object.entries(value)) fact(dl, `${key.replaceAll('_', ' ')}: ${part}`, String(text));
+    } else {
+      fact(dl, key.replaceAll('_', ' '), String(value));
+    }
+  }
   const environments = await api('GET', '/api/environments');
   replaceRows(document.getElementById('environments'), environments.map(env => el('tr', {},
     el('th', { scope: 'row' }, env.name, el('div', { class: 'hint' }, env.display_name)),

@@ -1,0 +1,354 @@
+"""Notebooks on their own origins: the attacks that made a student an admin, replayed.
+
+Each test drives a real controller and real JupyterLab processes over loopback,
+addressing a notebook's origin `<owner>--<name>.localhost:<port>` by its Host
+header, as a browser resolving `*.localhost` to loopback does. The browser half
+of the click-to-admin attack runs in Chromium (ui-tests/tests/security.spec.ts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+import httpx
+import pytest
+import websockets
+from websockets.exceptions import ConnectionClosed
+
+from cgu_lab.controller.api.deps import require_scope
+from cgu_lab.controller.proxy import NotebookProxy
+from cgu_lab.controller.proxy_replies import ISOLATION
+
+from ..harness import PASSWORD, Controller, execute_request, reachable_dir, set_cookies
+from ..test_notebooks import execute
+
+pytestmark = pytest.mark.integration
+
+ISOLATION_NAMES = [name.decode() for name, _ in ISOLATION]
+
+
+def host_of(controller, owner: str, name: str) -> str:
+    return f"{owner}--{name}.localhost:{controller.port}"
+
+
+def on_origin(controller, owner: str, name: str, **headers) -> dict:
+    return {"Host": host_of(controller, owner, name), **headers}
+
+
+@pytest.fixture(scope="module")
+def sec(controller, alice):
+    """alice/sec, running, with a file in it; and alice/idle, never started."""
+    alice.ok("POST", "/api/notebooks", 201, json={"name": "sec", "cpu": "0.5", "memory": "1Gi"})
+    alice.ok("POST", "/api/notebooks", 201, json={"name": "idle", "cpu": "0.5", "memory": "1Gi"})
+    alice.ok("POST", "/api/notebooks/alice/sec/start?wait=true", 202)
+    body = {"type": "file", "format": "text", "content": "print('hi')"}
+    alice.ok("PUT", "/notebook/alice/sec/api/contents/hw.py", 201, json=body)
+    return controller
+
+
+def assert_isolated(response: httpx.Response) -> None:
+    for name in ISOLATION_NAMES:
+        assert name in response.headers, (name, response.status_code, response.request.url)
+    assert "frame-ancestors 'self'" in response.headers["content-security-policy"]
+    assert response.headers["cross-origin-opener-policy"] == "same-origin"
+
+
+def test_every_notebook_origin_answer_carries_isolation_headers(sec, alice):
+    url = f"{sec.url}/notebook/alice/sec"
+    answers = [
+        # the proxy's own: 401 without login, 303 into the hand-off, 404 elsewhere
+        httpx.get(f"{url}/api/contents", headers=on_origin(sec, "alice", "sec")),
+        httpx.get(f"{url}/lab", headers=on_origin(sec, "alice", "sec", Accept="text/html")),
+        httpx.get(f"{sec.url}/notebook/alice/nope/lab", headers=on_origin(sec, "alice", "nope")),
+        # the notebook's own pages and API, and a stopped notebook's 503
+        alice.get("/notebook/alice/sec/lab", headers={"Accept": "text/html"}),
+        alice.get("/notebook/alice/sec/api/contents/hw.py"),
+        alice.get("/notebook/alice/idle/api/contents"),
+    ]
+    assert [a.status_code for a in answers] == [401, 303, 404, 200, 200, 503]
+    for response in answers:
+        assert_isolated(response)
+    # Notebook pages are not served with an open opener policy any more.
+    assert "unsafe-none" not in str(answers[3].headers)
+
+
+def test_controller_origin_sends_browsers_to_the_notebook_origin(sec, alice):
+    cookies = {"cgu-lab-session": alice.cookies["cgu-lab-session"]}
+    page = httpx.get(f"{sec.url}/notebook/alice/sec/lab?x=1", cookies=cookies)
+    assert page.status_code == 303
+    assert (
+        page.headers["location"]
+        == f"http://{host_of(sec, 'alice', 'sec')}/notebook/alice/sec/lab?x=1"
+    )
+    assert_isolated(page)
+    write = httpx.put(
+        f"{sec.url}/notebook/alice/sec/api/contents/x.txt",
+        cookies=cookies,
+        headers={"X-CSRF-Token": alice.csrf},
+        json={"type": "file", "format": "text", "content": "x"},
+    )
+    assert write.status_code == 421 and write.json()["code"] == "wrong_origin"
+
+
+def test_controller_session_opens_nothing_on_a_notebook_origin(sec, alice):
+    session = f"cgu-lab-session={alice.cookies['cgu-lab-session']}"
+    response = httpx.get(
+        f"{sec.url}/notebook/alice/sec/api/contents",
+        headers=on_origin(sec, "alice", "sec", Cookie=session),
+    )
+    assert response.status_code == 401
+    # Nor does a notebook origin serve any page or API of the controller.
+    for path in ("/api/me", "/account", "/api/users"):
+        answer = httpx.get(sec.url + path, headers=on_origin(sec, "alice", "sec", Cookie=session))
+        assert answer.status_code in (303, 404), path
+        if answer.status_code == 303:  # a navigation goes back to the controller's own origin
+            assert answer.headers["location"].startswith(sec.url + path)
+
+
+def handoff(session, controller, owner: str, name: str) -> tuple[str, dict, str]:
+    """Start a log-in on a notebook origin: (state cookie header, callback query, callback host)."""
+    start = httpx.get(
+        f"{controller.url}/notebook/{owner}/{name}/lab",
+        headers=on_origin(controller, owner, name, Accept="text/html"),
+    )
+    state_cookie = "; ".join(f"{k}={v}" for k, v in set_cookies(start).items())
+    back = session.get(start.headers["location"])
+    assert back.status_code == 303, back.text
+    callback = httpx.URL(back.headers["location"])
+    return state_cookie, dict(callback.params), callback.netloc.decode()
+
+
+def callback(controller, owner, name, host, params, cookie) -> httpx.Response:
+    return httpx.get(
+        f"{controller.url}/notebook/{owner}/{name}/_cgu_login",
+        params=params,
+        headers={"Host": host, "Cookie": cookie},
+    )
+
+
+def test_handoff_checks_state_code_and_origin(sec, alice):
+    state_cookie, params, host = handoff(alice, sec, "alice", "sec")
+    assert host == host_of(sec, "alice", "sec")
+    # A forged state, or none, is refused; the code alone is useless.
+    forged = {**params, "state": "forged"}
+    assert callback(sec, "alice", "sec", host, forged, state_cookie).status_code == 400
+    assert callback(sec, "alice", "sec", host, params, "").status_code == 400
+    # The code is bound to its notebook's origin: another notebook's refuses it.
+    other = host_of(sec, "alice", "idle")
+    assert callback(sec, "alice", "idle", other, params, state_cookie).status_code == 400
+    state_cookie, params, host = handoff(alice, sec, "alice", "sec")
+    done = callback(sec, "alice", "sec", host, params, state_cookie)
+    assert done.status_code == 303 and done.headers["location"] == "/notebook/alice/sec/lab"
+    cookie_line = next(
+        line
+        for line in done.headers.get_list("set-cookie")
+        if line.startswith("cgu-nb-") and "state" not in line.split("=", 1)[0]
+    )
+    assert "HttpOnly" in cookie_line and "Path=/notebook/alice/sec/" in cookie_line
+    assert "Domain" not in cookie_line  # host-only
+    # ... and it is used once.
+    assert callback(sec, "alice", "sec", host, params, state_cookie).status_code == 400
+
+
+def test_logout_and_password_change_end_notebook_access_and_websockets(sec):
+    sec.create_user("carol")
+    carol = sec.client("carol")
+    carol.ok("POST", "/api/notebooks", 201, json={"name": "nb", "cpu": "0.5", "memory": "1Gi"})
+    carol.ok("POST", "/api/notebooks/carol/nb/start?wait=true", 202)
+    kernel = carol.ok("POST", "/notebook/carol/nb/api/kernels", 201, json={"name": "python3"})
+    url, headers, connect = carol.notebook_socket(
+        f"/notebook/carol/nb/api/kernels/{kernel['id']}/channels"
+    )
+
+    async def logout_while_connected() -> tuple[object, float]:
+        async with websockets.connect(url, additional_headers=headers, **connect) as ws:
+            _, message = execute_request("1+1", "carol")
+            await ws.send(message)
+            await asyncio.wait_for(ws.recv(), 30)
+            started = time.monotonic()
+            await asyncio.to_thread(carol.post, "/logout", data={"csrf": carol.csrf})
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    await asyncio.wait_for(ws.recv(), 15)
+            return closed.value, time.monotonic() - started
+
+    closed, seconds = asyncio.run(logout_while_connected())
+    assert closed.rcvd is not None and closed.rcvd.code == 1008
+    assert seconds < 10
+    refused = httpx.get(
+        f"{sec.url}/notebook/carol/nb/api/contents",
+        headers=on_origin(sec, "carol", "nb", Cookie=headers["Cookie"]),
+    )
+    assert refused.status_code == 401
+    # A password change ends the other browsers' notebook access too.
+    other = sec.client("carol")
+    cookie = other.notebook_cookie("carol", "nb")
+    again = sec.client("carol")
+    again.ok("PUT", "/api/me/password", json={"current": PASSWORD, "new": "a-new-long-password"})
+    after = httpx.get(
+        f"{sec.url}/notebook/carol/nb/api/contents",
+        headers=on_origin(sec, "carol", "nb", Cookie=cookie),
+    )
+    assert after.status_code == 401
+
+
+def test_a_kernel_cannot_turn_the_notebook_token_into_a_share(sec, alice, bob):
+    """Attack 4: an editor reads the notebook's token from the server's environment."""
+    share = alice.ok(
+        "POST", "/api/notebooks/alice/sec/shares", 201, json={"grantee": "bob", "access": "edit"}
+    )
+    kernel = bob.ok("POST", "/notebook/alice/sec/api/kernels", 201, json={"name": "python3"})
+    url, headers, connect = bob.notebook_socket(
+        f"/notebook/alice/sec/api/kernels/{kernel['id']}/channels"
+    )
+    code = (
+        "import os\n"
+        "env = open(f'/proc/{os.getppid()}/environ', 'rb').read().split(b'\\0')\n"
+        "print([v.split(b'=', 1)[1].decode() for v in env if v.startswith(b'CGU_API_TOKEN=')][0])"
+    )
+    token = asyncio.run(execute(url, headers, code, **connect)).strip()
+    assert re.fullmatch(r"[\w-]{20,}", token), token
+    stolen = {"Authorization": f"Bearer {token}"}
+    grab = httpx.post(
+        f"{sec.url}/api/notebooks/alice/sec/shares",
+        headers=stolen,
+        json={"grantee": "bob", "access": "edit"},
+    )
+    assert grab.status_code == 403, grab.text
+    for method, path in [
+        ("GET", "/api/me"),
+        ("GET", "/api/notebooks/alice/sec/shares"),
+        ("PATCH", "/api/notebooks/alice/sec"),
+        ("POST", "/api/me/tokens"),
+        ("POST", "/api/notebooks/alice/idle/start"),
+    ]:
+        answer = httpx.request(method, sec.url + path, headers=stolen, json={})
+        assert answer.status_code == 403, (method, path, answer.status_code, answer.text)
+    # Nor does it open the notebook itself, on either origin.
+    assert (
+        httpx.get(f"{sec.url}/notebook/alice/sec/api/contents", headers=stolen).status_code == 404
+    )
+    lab = httpx.post(
+        f"{sec.url}/notebook/alice/sec/cgu-lab/shares",
+        headers=on_origin(sec, "alice", "sec", **stolen),
+        json={"grantee": "bob", "access": "edit"},
+    )
+    assert lab.status_code == 401
+    # Revoking the share ends bob's access; nothing he made outlives it.
+    alice.ok("DELETE", f"/api/notebooks/alice/sec/shares/{share['id']}")
+    assert bob.get("/notebook/alice/sec/api/contents").status_code == 404
+    assert alice.ok("GET", "/api/notebooks/alice/sec/shares") == []
+
+
+def test_lab_calls_act_for_the_browser_user_within_their_access(sec, alice, bob):
+    share = alice.ok(
+        "POST", "/api/notebooks/alice/sec/shares", 201, json={"grantee": "bob", "access": "edit"}
+    )
+    # The owner's lab shares, reads the quota; an editor's may not share.
+    assert alice.get("/notebook/alice/sec/cgu-lab/quota").status_code == 200
+    widen = bob.post(
+        "/notebook/alice/sec/cgu-lab/shares", json={"grantee": "teacher", "access": "edit"}
+    )
+    assert widen.status_code == 403, widen.text
+    assert bob.get("/notebook/alice/sec/cgu-lab/culling").status_code == 200
+    assert bob.get("/notebook/alice/sec/cgu-lab/directory?q=te").status_code == 403
+    alice.ok("DELETE", f"/api/notebooks/alice/sec/shares/{share['id']}")
+    # The lab's routes answer nobody on the controller's origin, session or token.
+    assert alice.get("/api/lab/alice/sec/quota").status_code == 403
+    token = alice.ok("POST", "/api/me/tokens", 201, json={"name": "script"})["token"]
+    direct = httpx.get(
+        f"{sec.url}/api/lab/alice/sec/quota", headers={"Authorization": f"Bearer {token}"}
+    )
+    assert direct.status_code == 403
+
+
+def test_read_only_users_write_nothing_not_even_settings(sec, alice, bob):
+    share = alice.ok(
+        "POST", "/api/notebooks/alice/sec/shares", 201, json={"grantee": "bob", "access": "read"}
+    )
+    shortcut = {"raw": '{"shortcuts": [{"command": "notebook:run-all-cells", "keys": ["A"]}]}'}
+    for method, path, body in [
+        ("PUT", "/lab/api/settings/@jupyterlab/shortcuts-extension:shortcuts", shortcut),
+        ("PUT", "/lab/api/workspaces/default", {"data": {}, "metadata": {"id": "default"}}),
+        ("POST", "/api/contents/hw.py/checkpoints", None),
+        ("POST", "/api/contents/hw.py/trust", None),
+    ]:
+        answer = bob.request(method, f"/notebook/alice/sec{path}", json=body)
+        assert answer.status_code == 403, (method, path, answer.status_code, answer.text)
+        assert answer.json()["code"] == "read_only"
+    alice.ok("DELETE", f"/api/notebooks/alice/sec/shares/{share['id']}")
+
+
+def test_state_changes_from_another_origin_are_refused(sec, alice):
+    evil = f"http://bob--lab.localhost:{sec.port}"
+    answer = alice.put(
+        "/notebook/alice/sec/api/contents/evil.txt",
+        headers={"Origin": evil},
+        json={"type": "file", "format": "text", "content": "x"},
+    )
+    assert answer.status_code == 403 and answer.json()["code"] == "cross_origin"
+    # The controller's API refuses a session's writes from any other origin, token or not.
+    refused = alice.post("/api/me/tokens", headers={"Origin": evil}, json={"name": "x"})
+    assert refused.status_code == 403
+
+
+def test_unknown_scope_names_fail_at_import():
+    with pytest.raises(KeyError, match="unknown scope"):
+        require_scope("notebooks:everything")
+
+
+def test_clients_cannot_send_an_ingress_identity():
+    proxy = NotebookProxy.__new__(NotebookProxy)
+    proxy._strip = frozenset({b"kubeflow-userid", b"x-forwarded-user"})
+    proxy.ingress_header = "kubeflow-userid"
+
+    class Who:
+        name, display_name, via = "bob", "Bob", "session"
+
+    class Caller:
+        identity = Who()
+
+        class access:
+            level, scope = "read", ()
+
+    class Route:
+        secret = "s"
+
+    scope = {
+        "headers": [(b"host", b"x"), (b"kubeflow-userid", b"admin"), (b"x-forwarded-user", b"a")],
+        "client": ("127.0.0.1", 1),
+    }
+    headers = proxy._upstream_headers(scope, Caller(), Route())
+    sent = [(k.lower(), v) for k, v in headers]
+    assert ("kubeflow-userid", "bob") in sent
+    assert ("kubeflow-userid", "admin") not in sent and ("x-forwarded-user", "a") not in sent
+
+
+def test_without_a_wildcard_domain_notebooks_get_their_own_port():
+    """Access by bare IP: one separate origin (another port) for all notebooks."""
+    from ..harness import free_port
+
+    base = reachable_dir()
+    port = free_port()
+    ctl = Controller(
+        base / "data", env={"CGU_LAB_NOTEBOOK_DOMAIN": "none", "CGU_LAB_NOTEBOOK_PORT": str(port)}
+    )
+    ctl.create_user("dora")
+    ctl.start()
+    try:
+        dora = ctl.client("dora")
+        dora.ok("POST", "/api/notebooks", 201, json={"name": "nb", "cpu": "0.5", "memory": "1Gi"})
+        session = {"cgu-lab-session": dora.cookies["cgu-lab-session"]}
+        page = httpx.get(f"{ctl.url}/notebook/dora/nb/lab", cookies=session)
+        assert page.headers["location"] == f"http://127.0.0.1:{port}/notebook/dora/nb/lab"
+        nb = f"http://127.0.0.1:{port}"
+        # The controller's pages and API are not served there, even with its session cookie.
+        assert httpx.get(f"{nb}/api/me", cookies=session).status_code in (303, 404)
+        assert httpx.get(f"{nb}/notebook/dora/nb/api/contents", cookies=session).status_code == 401
+        origins = dora.ok("GET", "/api/version")["backend"]["notebook_origins"]
+        assert origins["mode"] == "port" and "not from each other" in origins["isolation"]
+    finally:
+        ctl.stop()
+        ctl.kill_notebooks()
