@@ -8,6 +8,7 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from cgu_lab.notebook.authorizer import ShareAuthorizer
+from cgu_lab.notebook.contents import ShareAwareContentsManager
 from cgu_lab.notebook.identity import ProxyIdentityProvider
 
 SECRET = "the-proxy-secret"
@@ -20,6 +21,7 @@ def jp_server_config():
             "jpserver_extensions": {"cgu_lab": True},
             "identity_provider_class": ProxyIdentityProvider,
             "authorizer_class": ShareAuthorizer,
+            "contents_manager_class": ShareAwareContentsManager,
         },
         "ProxyIdentityProvider": {"proxy_secret": SECRET, "owner": "alice"},
     }
@@ -76,6 +78,15 @@ async def test_no_or_wrong_secret_is_anonymous_and_refused(jp_fetch, files):
     assert (
         await status_of(jp_fetch, "api", "contents", headers=as_user("alice", access="root")) == 403
     )
+
+
+async def test_anonymous_callers_get_nothing_not_even_static_files(jp_fetch, files):
+    """jupyter_server serves static files and its version to anyone; this server does not."""
+    for parts in (("api",), ("static", "style", "bootstrap.min.css"), ("logout",)):
+        with pytest.raises(HTTPClientError) as refused:
+            await jp_fetch(*parts, headers=as_user("alice", secret="guess"))
+        assert refused.value.code == 403
+        assert json.loads(refused.value.response.body)["code"] == "unauthenticated"
 
 
 async def test_owner_is_recognised_with_display_name(jp_fetch, files):

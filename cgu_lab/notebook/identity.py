@@ -8,6 +8,29 @@ server's port directly, or forging the headers, gets nowhere.
 On Kubernetes the notebook may instead sit behind an ingress that sets a
 trusted user header (`trusted_header`, e.g. `kubeflow-userid`); that mode is
 only safe behind a NetworkPolicy letting nothing but the ingress reach the pod.
+
+`get_user` is also where a request is refused, with a 403 `{message, code}`
+before the handler runs, when it has no platform user (jupyter_server would
+still serve such callers static files and its version) or lies outside the
+caller's share (`authorizer.request_refusal`: a read-only PUT, another file
+for a single-file share).
+
+Of the places such a guard could live, this one is the robust choice:
+
+- every handler that can know its caller (every `JupyterHandler`: those of
+  jupyter_server, jupyterlab_server and any extension) calls `get_user` in
+  `prepare()`, before its method and whether or not it ever asks the
+  Authorizer. A handler that is not a `JupyterHandler` never learns a user,
+  so it can act for nobody; jupyter_server registers two (a trailing-slash
+  redirect, robots.txt/favicon.ico), and the route walk in
+  tests/security/test_notebook_routes.py flags any that answers a stranger;
+- it holds for routes added at any time by any extension, where a hook
+  patched onto the route table by our ExtensionApp would see only the routes
+  registered before it ran, and would vanish if the extension were disabled;
+- the identity provider is set on the server's command line by the backend,
+  which a config file in the (owner-writable) home cannot override;
+- it works the same whether the access comes from the proxy's headers or,
+  asynchronously, from the controller (ingress mode).
 """
 
 from __future__ import annotations
@@ -21,6 +44,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from jupyter_server.auth.identity import IdentityProvider, User
+from tornado import web
 from traitlets import Float, Unicode, default
 
 from .controller_client import ControllerError, controller_client
@@ -32,6 +56,9 @@ SCOPE_HEADER = "X-Cgu-Scope"
 SECRET_HEADER = "X-Cgu-Proxy-Secret"  # noqa: S105 - a header name
 VIA_HEADER = "X-Cgu-Via"
 ACCESS_LEVELS = ("owner", "edit", "read")
+UNAUTHENTICATED = (
+    "this notebook answers only through the cgu-lab platform: open it from your control panel"
+)
 
 
 @dataclass
@@ -112,12 +139,47 @@ class ProxyIdentityProvider(IdentityProvider):
         help="Trusted-header mode: how long an answer about a user's access is reused.",
     ).tag(config=True)
 
-    def get_user(self, handler):
+    async def get_user(self, handler):
+        CURRENT_USER.set(None)
         if self.proxy_secret:
-            return self._from_proxy(handler)
-        if self.trusted_header:
-            return self._from_ingress(handler)
-        return None
+            user = self._from_proxy(handler)
+        elif self.trusted_header:
+            user = await self._from_ingress(handler)
+        else:
+            user = None
+        if user is None:
+            # Nothing here is for anonymous callers, not even the handlers jupyter_server
+            # leaves open (`@allow_unauthenticated`: static files, version, logout page).
+            self._refuse(handler, None, ("unauthenticated", UNAUTHENTICATED))
+        from .authorizer import request_refusal  # the authorizer imports this module
+
+        refusal = request_refusal(handler, user)
+        if refusal is not None:
+            self._refuse(handler, user, refusal)
+        return user
+
+    def _refuse(self, handler, user: PlatformUser | None, refusal: tuple[str, str]) -> None:
+        """Answer 403 `{message, code}` and stop (`web.Finish`): the handler never runs.
+
+        Called from the handler's `prepare()`, before its method.
+        """
+        code, message = refusal
+        log = self.log.debug if user is None else self.log.warning
+        log(
+            "cgu-lab: refused %s %s for %s (%s)",
+            handler.request.method,
+            handler.request.path,
+            user.name if user else "an anonymous caller",
+            code,
+        )
+        handler.set_status(403)
+        handler.set_header("Content-Type", "application/json")
+        handler.set_header("Cache-Control", "no-store")
+        # tornado's own write/finish, not the handler's: some override `finish` with another
+        # signature (jupyterlab_server's licenses handler), and a refusal is no user activity.
+        web.RequestHandler.write(handler, json.dumps({"message": message, "code": code}))
+        web.RequestHandler.finish(handler)
+        raise web.Finish()
 
     def _user(self, handler, name: str, access: str, scope: tuple[str, ...]) -> PlatformUser:
         display = unquote(handler.request.headers.get(DISPLAY_HEADER, "")) or name
