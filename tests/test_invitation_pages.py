@@ -292,7 +292,9 @@ def test_invitations_in_the_browser(controller, browser, teacher, admin, bob, co
     # The teacher adds bob (in no group of theirs): the page says he was invited, not added.
     page.login(base, "teacher")
     page.goto(f"{base}/admin/groups/inv-web")
-    page.wait_for("document.getElementById('invitations').innerText.includes('No pending invitation')")
+    page.wait_for(
+        "document.getElementById('invitations').innerText.includes('No pending invitation')"
+    )
     page.evaluate(
         """(() => {
           const form = document.getElementById('member-form');

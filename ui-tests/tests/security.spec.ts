@@ -1,4 +1,5 @@
 import { expect, test } from '@playwright/test';
+import { CHROMIUM } from '../chromium';
 import { apiToken, asToken, login, snapshot } from './helpers';
 
 /**
@@ -10,21 +11,8 @@ import { apiToken, asToken, login, snapshot } from './helpers';
  * an administrator and creates an API token. Each step must fail now.
  */
 test.use({
-  launchOptions: {
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    // Playwright turns Chromium's popup blocker off by default; the attack needs it on.
-    ignoreDefaultArgs: ['--disable-popup-blocking'],
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync'
-    ]
-  }
+  // Playwright turns Chromium's popup blocker off by default; the attack needs it on.
+  launchOptions: { ...CHROMIUM, ignoreDefaultArgs: ['--disable-popup-blocking'] }
 });
 
 const STUDENT = 'ui-pupil';

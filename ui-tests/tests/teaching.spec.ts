@@ -1,18 +1,9 @@
-import { expect, Page, request, test } from '@playwright/test';
-import { login, snapshot } from './helpers';
+import { expect, Page, test } from '@playwright/test';
+import { apiToken, asToken, login, snapshot } from './helpers';
 
 /** An API client acting as the user logged in on `page` (a token made through the page). */
 async function apiAs(page: Page, baseURL: string) {
-  const token = await page.evaluate(async () => {
-    const csrf = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')!.content;
-    const response = await fetch('/api/me/tokens', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
-      body: JSON.stringify({ name: 'ui-test', expires_in_days: 1 })
-    });
-    return (await response.json()).token as string;
-  });
-  return request.newContext({ baseURL, extraHTTPHeaders: { Authorization: `Bearer ${token}` } });
+  return asToken(baseURL, await apiToken(page));
 }
 
 const NOTEBOOK = {
