@@ -147,6 +147,9 @@ def test_publish_a_template_and_start_from_it(school, people, prep):
     assert alice.post("/api/notebooks", json={"template": "ml-lab"}).status_code == 409
     prof.ok("PATCH", "/api/templates/ml-lab", json={"retired": False})
     assert alice.patch("/api/templates/ml-lab", json={"retired": True}).status_code == 403
+    # Its page renders for a student (it once answered 500).
+    page = alice.get("/templates/ml-lab")
+    assert page.status_code == 200 and 'data-template="ml-lab"' in page.text
 
 
 def wait_deployment(session, deployment_id):

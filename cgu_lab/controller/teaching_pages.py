@@ -32,7 +32,7 @@ async def template_page(request: Request, name: str) -> Response:
     async with platform.db.session() as session:
         await platform.templates.get(session, principal, name)
     return await render(
-        request, "template.html", f"Template {name}", identity, "templates", template=name
+        request, "template.html", f"Template {name}", identity, "templates", template_name=name
     )
 
 

@@ -373,9 +373,7 @@ async def get_submission(
     status_code=202,
     summary="Open a submission as a fresh notebook of my own (TAs); follow its start",
 )
-async def open_submission(
-    submission_id: Id, platform: PlatformDep, actor: ActorDep
-) -> NotebookOut:
+async def open_submission(submission_id: Id, platform: PlatformDep, actor: ActorDep) -> NotebookOut:
     owner, name = await platform.assignments.open(actor, submission_id)
     async with platform.db.session() as session:
         nb = await session.scalar(
