@@ -77,7 +77,7 @@ async def save_environment(
     if is_default:
         for other in await list_environments(session):
             other.is_default = False
-    environment.is_default = is_default or environment.is_default
+    environment.is_default = bool(is_default or environment.is_default)
     audit.record(
         session, actor.name, action, f"environment:{name}", image=image, local_prefix=local_prefix
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, Field
 
 from .schema_types import (
     MAX_MINUTES,
@@ -203,8 +203,7 @@ class EnvironmentOut(BaseModel):
     description: str
     image: str
     local_prefix: str
-    # A new row answers before its first flush, when the column default (false) is unset.
-    is_default: Annotated[bool, BeforeValidator(lambda value: bool(value))]
+    is_default: bool
 
 
 class EnvironmentIn(Strict):
