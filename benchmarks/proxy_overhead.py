@@ -51,9 +51,9 @@ def wrk(url: str, headers: dict[str, str]) -> float:
     return float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
 
 
-async def round_trips(url: str, headers: dict[str, str]) -> list[float]:
+async def round_trips(url: str, headers: dict[str, str], **connect) -> list[float]:
     times = []
-    async with websockets.connect(url, additional_headers=headers, max_size=None) as ws:
+    async with websockets.connect(url, additional_headers=headers, max_size=None, **connect) as ws:
         for index in range(ROUNDS + 10):
             msg_id, message = execute_request("1+1")
             started = now()
@@ -79,7 +79,8 @@ def main() -> None:
         client.ok("POST", "/api/notebooks/bench/proxy/start?wait=true", 202)
         port, secret = server_of("bench", "proxy")
         identity = {"X-Cgu-User": "bench", "X-Cgu-Proxy-Secret": secret, "X-Cgu-Via": "token"}
-        session = {"Cookie": f"cgu-lab-session={client.cookies['cgu-lab-session']}"}
+        # A browser on the notebook's own origin: its Host and the origin's cookie.
+        session = client.notebook_headers("bench", "proxy")
         token = client.ok("POST", "/api/me/tokens", 201, json={"name": "bench"})["token"]
         chp_port = controller.port + 1000
         chp = subprocess.Popen(
@@ -120,14 +121,15 @@ def main() -> None:
                 headers={"Authorization": f"Bearer {token}"},
             )
             channels = f"/notebook/bench/proxy/api/kernels/{kernel['id']}/channels"
+            ours, ours_headers, ours_connect = client.notebook_socket(channels)
             ws_targets = {
-                "direct": (f"ws://127.0.0.1:{port}{channels}", identity),
-                "ours": (controller.url.replace("http", "ws") + channels, session),
-                "chp": (f"ws://127.0.0.1:{chp_port}{channels}", identity),
+                "direct": (f"ws://127.0.0.1:{port}{channels}", identity, {}),
+                "ours": (ours, ours_headers, ours_connect),
+                "chp": (f"ws://127.0.0.1:{chp_port}{channels}", identity, {}),
             }
             rtts = {
-                name: asyncio.run(round_trips(url, headers))
-                for name, (url, headers) in ws_targets.items()
+                name: asyncio.run(round_trips(url, headers, **connect))
+                for name, (url, headers, connect) in ws_targets.items()
             }
         finally:
             chp.terminate()
