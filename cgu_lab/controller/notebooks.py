@@ -983,6 +983,19 @@ class NotebookService:
 
     # -- controller start: adopt or clean up ---------------------------------------
 
+    # -- for the liveness watch (liveness.py) -----------------------------------------
+
+    def busy(self, nb_id: int) -> bool:
+        """A start, stop or resize of this notebook is under way."""
+        return nb_id in self._tasks
+
+    async def spec_of(self, session: AsyncSession, nb: Notebook, owner: str) -> NotebookSpec:
+        return await self._spec(session, nb, owner)
+
+    async def finish_stopped(self, nb_id: int, owner: str, name: str, reason: str) -> None:
+        """A stop nobody asked for: the notebook is stopped and the reason kept for its owner."""
+        await self._finish_stopped(nb_id, owner, name, "stop", reason, ok=None)
+
     async def reconcile(self) -> dict[str, list[str]]:
         """Find running notebooks again after a controller restart; stop what cannot be adopted."""
         adopted, stopped = [], []

@@ -57,6 +57,7 @@ from .proxy_replies import (
     own_origin,
     parse_path,
     redirect,
+    request_body,
     send_json,
     session_cookie,
     set_cookie,
@@ -304,10 +305,7 @@ class NotebookProxy(LoginHandOff):
             return
         if route.state is not State.RUNNING or route.target is None:
             if wants_page(scope):
-                where = f"{quote(route.owner)}/{quote(route.name)}"
-                lab = f"{PREFIX}{where}{rest}"
-                query = urlencode({"next": lab})
-                await redirect(send, f"{self.plan.controller_url}{AUTO_START}{where}?{query}")
+                await redirect(send, self._start_page(route, original(scope)))
             else:
                 await send_json(
                     send,
@@ -318,6 +316,11 @@ class NotebookProxy(LoginHandOff):
                 )
             return
         await self._forward(scope, receive, send, route, caller)
+
+    def _start_page(self, route: Route, target: str) -> str:
+        """The controller's start page of a notebook, coming back to `target` once it runs."""
+        where = f"{quote(route.owner)}/{quote(route.name)}"
+        return f"{self.plan.controller_url}{AUTO_START}{where}?{urlencode({'next': target})}"
 
     async def _elsewhere(self, scope, send, slug: str | None) -> None:
         """A path that is not this origin's notebook: pages go where they belong."""
@@ -386,23 +389,6 @@ class NotebookProxy(LoginHandOff):
             headers.append(("Cookie", kept))
         return headers
 
-    async def _body(self, scope, receive):
-        """The request body: bytes when small and complete, else a stream."""
-        message = await receive()
-        first = message.get("body", b"")
-        if not message.get("more_body"):
-            return first
-
-        async def stream():
-            yield first
-            more = True
-            while more:
-                chunk = await receive()
-                more = chunk.get("more_body", False)
-                yield chunk.get("body", b"")
-
-        return stream()
-
     async def _forward(self, scope, receive, send, route: Route, caller: Caller) -> None:
         assert self.client is not None
         url = URL(route.target + original(scope), encoded=True)
@@ -410,7 +396,7 @@ class NotebookProxy(LoginHandOff):
         length = header(scope, b"content-length")
         if length:
             headers.append(("Content-Length", length))
-        body = await self._body(scope, receive) if scope["method"] not in ("GET", "HEAD") else None
+        body = await request_body(receive) if scope["method"] not in ("GET", "HEAD") else None
         try:
             async with self.client.request(
                 scope["method"], url, headers=headers, data=body, allow_redirects=False
@@ -437,6 +423,9 @@ class NotebookProxy(LoginHandOff):
         except (aiohttp.ClientConnectionError, asyncio.TimeoutError) as error:
             log.warning("notebook %s/%s did not answer: %s", route.owner, route.name, error)
             with contextlib.suppress(Exception):
+                if wants_page(scope):  # a browser gets the start page, which says what happened
+                    await redirect(send, self._start_page(route, original(scope)))
+                    return
                 await send_json(
                     send,
                     502,

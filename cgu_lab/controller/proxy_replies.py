@@ -179,3 +179,21 @@ def original(scope) -> str:
 
 def wants_page(scope) -> bool:
     return scope["method"] == "GET" and "text/html" in header(scope, b"accept")
+
+
+async def request_body(receive):
+    """A request's body: bytes when small and complete, else a stream to forward as it comes."""
+    message = await receive()
+    first = message.get("body", b"")
+    if not message.get("more_body"):
+        return first
+
+    async def stream():
+        yield first
+        more = True
+        while more:
+            chunk = await receive()
+            more = chunk.get("more_body", False)
+            yield chunk.get("body", b"")
+
+    return stream()

@@ -16,7 +16,7 @@ from ..backends import create_backend
 from ..core.roles import Role
 from ..store.db import Database
 from ..store.models import CullPolicyRow, Quota, User
-from . import audit, catalog, quotas
+from . import audit, catalog, liveness, quotas
 from .assignments import AssignmentService
 from .auth import Authenticator
 from .coursework import CourseworkService
@@ -112,6 +112,7 @@ class Platform:
             asyncio.create_task(self.culler.run()),
             asyncio.create_task(self.monitor.run()),
             asyncio.create_task(self._dispatch_training()),
+            asyncio.create_task(liveness.watch(self.notebooks, self.settings.liveness_interval)),
         ]
 
     async def close(self) -> None:

@@ -40,6 +40,8 @@ class Settings:
     # the idle culler and the monitor: seconds between passes
     cull_interval: float = field(default_factory=lambda: float(_env("cull_interval", "60")))
     monitor_interval: float = field(default_factory=lambda: float(_env("monitor_interval", "10")))
+    # seconds between checks that running notebooks are still alive
+    liveness_interval: float = field(default_factory=lambda: float(_env("liveness_interval", "5")))
     # energy estimate: power of a GPU held by an idle notebook vs a free, parked GPU (watts)
     gpu_held_idle_watts: float = field(
         default_factory=lambda: float(_env("gpu_held_idle_watts", "60"))

@@ -1,0 +1,53 @@
+"""A notebook whose server dies is marked stopped within seconds, with the reason.
+
+A real controller and a real JupyterLab process: the server is killed behind
+the controller's back, as a crash or the memory limit would.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+
+from .harness import Controller, reachable_dir
+from .test_notebooks import server_process
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def watched():
+    base = reachable_dir()
+    ctl = Controller(base / "data", env={"CGU_LAB_LIVENESS_INTERVAL": "1"})
+    ctl.create_user("mia")
+    ctl.start()
+    yield ctl
+    ctl.stop()
+    ctl.kill_notebooks()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_dead_notebook_is_stopped_with_the_reason(watched):
+    mia = watched.client("mia")
+    mia.ok("POST", "/api/notebooks", 201, json={"name": "nb", "cpu": "0.5", "memory": "1Gi"})
+    mia.ok("POST", "/api/notebooks/mia/nb/start?wait=true", 202)
+    assert mia.get("/notebook/mia/nb/api/status").status_code == 200
+    server_process("mia", "nb").kill()
+    died = time.monotonic()
+    while (notebook := mia.ok("GET", "/api/notebooks/mia/nb"))["state"] == "running":
+        assert time.monotonic() - died < 10, "still 'running' 10 s after its server died"
+        time.sleep(0.2)
+    assert notebook["state"] == "stopped"
+    assert "stopped by itself" in notebook["message"], notebook
+    # The browser is offered the start page (which shows the reason), an API client a 503.
+    page = mia.get("/notebook/mia/nb/lab", headers={"Accept": "text/html"})
+    assert page.status_code == 303
+    assert page.headers["location"].startswith(f"{watched.url}/notebook/auto-start/mia/nb?next=")
+    start = mia.get(page.headers["location"])
+    assert start.status_code == 200 and "stopped by itself" in start.text
+    api = mia.get("/notebook/mia/nb/api/status")
+    assert api.status_code == 503 and api.json()["code"] == "not_running"
+    # It starts again from there.
+    assert mia.ok("POST", "/api/notebooks/mia/nb/start?wait=true", 202)["state"] == "running"
