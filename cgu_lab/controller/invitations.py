@@ -94,13 +94,10 @@ async def answer(session: AsyncSession, actor: Principal, group_name: str, accep
 
 
 async def for_group(
-    session: AsyncSession, actor: Principal, group_name: str
+    session: AsyncSession, actor: Principal, group: Group
 ) -> list[tuple[GroupInvitation, User]]:
     """A group's pending invitations, for its managers."""
-    group = await session.scalar(select(Group).where(Group.name == group_name))
-    if group is None:
-        raise NotFound(f"no group '{group_name}'")
-    roles.require_group_manager(actor, group.id, group_name)
+    roles.require_group_manager(actor, group.id, group.name)
     rows = await session.execute(
         select(GroupInvitation, User)
         .join(User, User.id == GroupInvitation.user_id)
@@ -110,17 +107,11 @@ async def for_group(
     return [(invitation, user) for invitation, user in rows.all()]
 
 
-async def withdraw(
-    session: AsyncSession, actor: Principal, group_name: str, user_name: str
-) -> None:
+async def withdraw(session: AsyncSession, actor: Principal, group: Group, user: User) -> None:
     """A manager takes back a pending invitation; a membership is never touched here."""
-    group = await session.scalar(select(Group).where(Group.name == group_name))
-    if group is None:
-        raise NotFound(f"no group '{group_name}'")
-    roles.require_group_manager(actor, group.id, group_name)
-    user = await session.scalar(select(User).where(User.name == user_name))
-    if user is None or not await drop(session, group.id, user.id):
-        raise NotFound(f"'{user_name}' has no pending invitation to group '{group_name}'")
+    roles.require_group_manager(actor, group.id, group.name)
+    if not await drop(session, group.id, user.id):
+        raise NotFound(f"'{user.name}' has no pending invitation to group '{group.name}'")
     audit.record(
         session, actor.name, "group.invitation_withdrawn", f"group:{group.name}", user=user.name
     )

@@ -26,7 +26,7 @@ import hmac
 import os
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..core.scopes import lab_scopes
@@ -152,13 +152,6 @@ class OriginAuth:
     @staticmethod
     def for_lab(identity: Identity, notebook_id: int, access: str) -> Identity:
         """The identity JupyterLab's calls to the controller carry on a notebook's origin."""
-        return Identity(
-            user_id=identity.user_id,
-            name=identity.name,
-            display_name=identity.display_name,
-            role=identity.role,
-            via="origin",
-            notebook_id=notebook_id,
-            scopes=lab_scopes(access),
-            session_digest=identity.session_digest,
+        return replace(
+            identity, via="origin", csrf="", notebook_id=notebook_id, scopes=lab_scopes(access)
         )

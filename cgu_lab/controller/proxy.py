@@ -232,15 +232,14 @@ class NotebookProxy(LoginHandOff):
             return
         owner, name, rest = parsed
         if header(scope, b"authorization"):
-            identity = await self._bearer(scope)
-            route = await self.platform.notebooks.route(owner, name) if identity else None
-            access = await self._access(identity, route) if route is not None else None
-            if identity is None or route is None or access is None:
+            route = await self.platform.notebooks.route(owner, name)
+            caller = (await self._caller(scope, route))[1] if route is not None else None
+            if caller is None:
                 await send_json(
                     send, 404, f"{owner} has no notebook '{name}' that you may open", "not_found"
                 )
                 return
-            await self._serve(scope, receive, send, route, Caller(identity, access), rest)
+            await self._serve(scope, receive, send, route, caller, rest)
             return
         target = self.plan.notebook_origin(owner, name) + original(scope)
         if scope["method"] in ("GET", "HEAD"):

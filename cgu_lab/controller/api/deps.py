@@ -17,13 +17,13 @@ import hmac
 from typing import Annotated
 
 from fastapi import Depends, Request
-from yarl import URL
 
 from ...core.errors import Forbidden, Unauthenticated
 from ...core.roles import Principal
 from ...core.scopes import SCOPES
 from ...core.scopes import require as declared
 from ..auth import SESSION_COOKIE, Identity
+from ..proxy_replies import origin_matches
 from ..root import Platform
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -44,11 +44,7 @@ def _foreign_origin(request: Request) -> bool:
     origin = request.headers.get("origin")
     if not origin:
         return request.headers.get("sec-fetch-site") in ("cross-site", "same-site")
-    try:
-        url = URL(origin)
-    except ValueError:
-        return True
-    return (url.authority or "").lower() != request.headers.get("host", "").lower()
+    return not origin_matches(origin, request.headers.get("host", ""))
 
 
 async def identity(request: Request) -> Identity:

@@ -12,6 +12,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from .. import invitations
+from ..accounts import get_group, get_user
 from .deps import ActorDep, PlatformDep, require_scope
 from .schema_types import LabelPath, UserNamePath
 from .schemas import Message
@@ -91,7 +92,7 @@ async def group_invitations(
     name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> list[GroupInvitationOut]:
     async with platform.db.session() as session:
-        rows = await invitations.for_group(session, actor, name)
+        rows = await invitations.for_group(session, actor, await get_group(session, name))
     return [
         GroupInvitationOut(
             user=user.name,
@@ -114,5 +115,6 @@ async def withdraw_invitation(
     name: LabelPath, user: UserNamePath, platform: PlatformDep, actor: ActorDep
 ) -> Message:
     async with platform.db.session() as session:
-        await invitations.withdraw(session, actor, name, user)
+        target = await get_group(session, name)
+        await invitations.withdraw(session, actor, target, await get_user(session, user))
     return Message(message=f"the invitation of '{user}' to group '{name}' was withdrawn")
