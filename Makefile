@@ -28,6 +28,12 @@ $(STAMP): $(BIN)/python pyproject.toml package.json yarn.lock
 	@rm -rf $(VENV)/share/jupyter/labextensions/cgu-lab cgu_lab/labextension/install.json
 	$(BIN)/pip install -q -e ".[test]"
 	$(BIN)/jupyter-builder develop --overwrite . >/dev/null
+	@# JupyterLab writes this file on a server's first start; created by a notebook server
+	@# (umask 077, running as root in run-as-self mode) it would be unreadable to the others.
+	@mkdir -p $(VENV)/etc/jupyter/labconfig
+	@test -e $(VENV)/etc/jupyter/labconfig/page_config.json || \
+	  printf '{\n  "lockedExtensions": {}\n}\n' > $(VENV)/etc/jupyter/labconfig/page_config.json
+	@chmod a+r $(VENV)/etc/jupyter/labconfig/page_config.json
 	@touch $(STAMP)
 
 install: deps $(STAMP)
