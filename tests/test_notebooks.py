@@ -60,7 +60,9 @@ async def execute(url: str, headers: dict, code: str, origin: str | None = None,
                 result = (result or "") + message["content"]["text"]
             if message["msg_type"] == "error":
                 result = message["content"]["ename"]
-            if message["msg_type"] == "execute_reply":
+            # iopub and shell arrive on one socket in no fixed order: the reply can
+            # precede the stream output, so the run ends at iopub's "idle".
+            if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
                 return result
 
 
