@@ -252,6 +252,12 @@ def test_quota_refuses_with_the_limit_and_the_use(controller, admin, alice):
         "and asked for 1 running notebook more."
     )
     assert alice.ok("GET", "/api/notebooks/alice/second")["state"] == "stopped"
+    # "Create and start" over quota creates nothing.
+    both = alice.post(
+        "/api/notebooks", json={"name": "both", "cpu": 0.5, "memory": "512Mi", "start": True}
+    )
+    assert both.status_code == 403 and both.json()["code"] == "quota_exceeded", both.text
+    assert alice.get("/api/notebooks/alice/both").status_code == 404
     # A notebook that could never fit is refused when created.
     too_big = alice.post("/api/notebooks", json={"name": "huge", "cpu": 8, "memory": "1Gi"})
     assert too_big.status_code == 403 and "allows 2 CPUs" in too_big.json()["message"]

@@ -207,12 +207,17 @@ class NotebookService:
         seed: dict | None = None,
         kind: str = "jupyter",
         image: str = "",
+        starting: bool = False,
     ) -> tuple[Notebook, str]:
         """Create a stopped notebook; from a template, its resources and files come with it.
 
         `seed` names files to copy into the home before the first start (a
         template version or a submission); the copy happens as the start's
         first step, so its progress shows on the start page.
+
+        `starting` is "create and start": the start's own refusals (quota in use
+        now, a deactivated owner) are checked in this transaction, so a refused
+        request leaves nothing behind.
         """
         async with self.db.session() as session:
             owner_user = await get_user(session, owner or actor.name)
@@ -278,6 +283,10 @@ class NotebookService:
             )
             session.add(nb)
             await session.flush()
+            if starting:
+                if not owner_user.active:
+                    raise Forbidden(f"the account '{owner_user.name}' is deactivated")
+                await quotas.enforce_start(session, nb, owner_user)
             audit.record(
                 session,
                 actor.name,

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from sqlalchemy import select
 
+from ...core.errors import DomainError
 from ...store.models import Group, Notebook
 from ..notebooks import Changes, base_path
 from .deps import ActorDep, PlatformDep, require_scope
@@ -90,9 +91,16 @@ async def create_notebook(
         template_version=body.template_version,
         kind=body.kind,
         image=body.image,
+        starting=body.start,
     )
     if body.start:
-        await platform.notebooks.start(actor, owner, nb.name)
+        try:
+            await platform.notebooks.start(actor, owner, nb.name)
+        except DomainError:
+            # Refused between the two steps (another start took the quota): undo the
+            # creation so "create and start" never leaves a notebook nobody asked for.
+            await platform.notebooks.delete(actor, owner, nb.name)
+            raise
     return await _current(platform, actor, owner, nb.name)
 
 
