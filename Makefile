@@ -9,9 +9,13 @@ HOST ?= 127.0.0.1
 # As root, notebooks run as per-user accounts that must be able to reach their homes.
 DATA ?= $(shell [ "$$(id -u)" = 0 ] && echo /var/lib/cgu-lab || echo $(CURDIR)/data)
 STAMP := $(VENV)/.installed
+SHELL := /bin/bash
 export PATH := $(BIN):$(PATH)
 
-.PHONY: up deps install lint test test-python test-js test-ui bench openapi clean
+TEST_STAMP := $(VENV)/.installed-test
+STEP = @printf '\n==> %s\n' 
+
+.PHONY: up deps deps-test install install-test lint test test-python test-js test-ui bench openapi clean
 
 up: install
 	@$(BIN)/cgu-lab up --data-dir $(DATA) --host $(HOST) --port $(PORT)
@@ -19,14 +23,27 @@ up: install
 deps:
 	@scripts/deps.sh
 
+deps-test:
+	@scripts/deps.sh --test
+
 $(BIN)/python:
+	$(STEP)"[1/4] a Python environment in $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# What running needs, each step showing its progress (a first install takes minutes).
 $(STAMP): $(BIN)/python pyproject.toml package.json yarn.lock
 	@# A development link left by `labextension develop` would make pip write into the source tree.
 	@rm -rf $(VENV)/share/jupyter/labextensions/cgu-lab cgu_lab/labextension/install.json
-	$(BIN)/pip install -q -e ".[test]"
+	$(STEP)"[2/4] Python packages"
+	@$(BIN)/python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" > $(VENV)/requirements-run.txt
+	@$(BIN)/pip install --progress-bar off -r $(VENV)/requirements-run.txt 2>&1 | \
+	  grep --line-buffered -v '^Requirement already satisfied'; test $${PIPESTATUS[0]} -eq 0
+	$(STEP)"[3/4] the lab extension: JavaScript packages and build"
+	@$(BIN)/jlpm install
+	@$(BIN)/jlpm build
+	$(STEP)"[4/4] cgu-lab itself, linked into JupyterLab"
+	@$(BIN)/pip install -q -e .
 	$(BIN)/jupyter-builder develop --overwrite . >/dev/null
 	@# JupyterLab writes this file on a server's first start; created by a notebook server
 	@# (umask 077, running as root in run-as-self mode) it would be unreadable to the others.
@@ -36,33 +53,41 @@ $(STAMP): $(BIN)/python pyproject.toml package.json yarn.lock
 	@chmod a+r $(VENV)/etc/jupyter/labconfig/page_config.json
 	@touch $(STAMP)
 
+# What only the tests and benchmarks need, on top.
+$(TEST_STAMP): $(STAMP)
+	$(STEP)"test tools (pytest, Playwright's runner, linters)"
+	$(BIN)/pip install -q -e ".[test]"
+	@touch $(TEST_STAMP)
+
 install: deps $(STAMP)
 
-lint: install
+install-test: deps-test install $(TEST_STAMP)
+
+lint: install-test
 	$(BIN)/ruff check cgu_lab tests benchmarks
 	$(BIN)/ruff format --check cgu_lab tests benchmarks
 	jlpm lint:check
 
-test-js: install
+test-js: install-test
 	jlpm test
 
-test-python: install
+test-python: install-test
 	@# A real Kubernetes API server, built from source once (cached in .build/kube).
 	scripts/kube-apiserver.sh build
 	@url=$$(scripts/postgres.sh start) && trap 'scripts/postgres.sh stop' EXIT && \
 	  CGU_TEST_POSTGRES_URL=$$url $(BIN)/pytest -q -p no:cacheprovider tests; rc=$$?; \
 	  [ $$rc -eq 5 ] && rc=0; exit $$rc
 
-test-ui: install
+test-ui: install-test
 	cd ui-tests && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --silent
 	cd ui-tests && npx playwright test
 
 test: lint test-js test-python test-ui
 
-bench: install
+bench: install-test
 	$(BIN)/python benchmarks/run.py
 
-openapi: install
+openapi: install-test
 	$(BIN)/python -c "import json; from cgu_lab.controller.app import create_app; \
 	print(json.dumps(create_app().api.openapi(), indent=2))" > docs/openapi.json
 
