@@ -15,7 +15,7 @@ export PATH := $(BIN):$(PATH)
 TEST_STAMP := $(VENV)/.installed-test
 STEP = @printf '\n==> %s\n' 
 
-.PHONY: up deps deps-test install install-test lint test test-python test-js test-ui bench openapi clean
+.PHONY: up deps deps-test install install-test constraints lint test test-python test-js test-ui bench openapi clean
 
 up: install
 	@$(BIN)/cgu-lab up --data-dir $(DATA) --host $(HOST) --port $(PORT)
@@ -32,18 +32,18 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip
 
 # What running needs, each step showing its progress (a first install takes minutes).
-$(STAMP): $(BIN)/python pyproject.toml package.json yarn.lock
+$(STAMP): $(BIN)/python pyproject.toml constraints.txt package.json yarn.lock
 	@# A development link left by `labextension develop` would make pip write into the source tree.
 	@rm -rf $(VENV)/share/jupyter/labextensions/cgu-lab cgu_lab/labextension/install.json
 	$(STEP)"[2/4] Python packages"
-	@$(BIN)/python -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" > $(VENV)/requirements-run.txt
-	@$(BIN)/pip install --progress-bar off -r $(VENV)/requirements-run.txt 2>&1 | \
+	@$(BIN)/python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print(*p['dependencies'], *p['optional-dependencies']['controller'], sep='\n')" > $(VENV)/requirements-run.txt
+	@$(BIN)/pip install --progress-bar off -c constraints.txt -r $(VENV)/requirements-run.txt 2>&1 | \
 	  grep --line-buffered -v '^Requirement already satisfied'; test $${PIPESTATUS[0]} -eq 0
 	$(STEP)"[3/4] the lab extension: JavaScript packages and build"
 	@$(BIN)/jlpm install
 	@$(BIN)/jlpm build
 	$(STEP)"[4/4] cgu-lab itself, linked into JupyterLab"
-	@$(BIN)/pip install -q -e .
+	@$(BIN)/pip install -q -c constraints.txt -e ".[controller]"
 	$(BIN)/jupyter-builder develop --overwrite . >/dev/null
 	@# JupyterLab writes this file on a server's first start; created by a notebook server
 	@# (umask 077, running as root in run-as-self mode) it would be unreadable to the others.
@@ -56,7 +56,7 @@ $(STAMP): $(BIN)/python pyproject.toml package.json yarn.lock
 # What only the tests and benchmarks need, on top.
 $(TEST_STAMP): $(STAMP)
 	$(STEP)"test tools (pytest, Playwright's runner, linters)"
-	$(BIN)/pip install -q -e ".[test]"
+	$(BIN)/pip install -q -c constraints.txt -e ".[test]"
 	@touch $(TEST_STAMP)
 
 install: deps $(STAMP)
@@ -90,6 +90,11 @@ bench: install-test
 openapi: install-test
 	$(BIN)/python -c "import json; from cgu_lab.controller.app import create_app; \
 	print(json.dumps(create_app().api.openapi(), indent=2))" > docs/openapi.json
+
+# After upgrading packages and a green `make test`: pin what was tested.
+constraints: install-test
+	@{ sed -n '1,2p' constraints.txt; $(BIN)/pip freeze --exclude-editable | grep -v '@ file'; } > constraints.new
+	@mv constraints.new constraints.txt
 
 clean:
 	rm -rf $(VENV) node_modules lib cgu_lab/labextension ui-tests/node_modules artifacts
