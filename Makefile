@@ -40,7 +40,9 @@ $(STAMP): $(BIN)/python pyproject.toml constraints.txt package.json yarn.lock
 	@$(BIN)/pip install --progress-bar off -c constraints.txt -r $(VENV)/requirements-run.txt 2>&1 | \
 	  grep --line-buffered -v '^Requirement already satisfied'; test $${PIPESTATUS[0]} -eq 0
 	$(STEP)"[3/4] the lab extension: JavaScript packages and build"
-	@$(BIN)/jlpm install
+	@# Yarn's step lines show progress; its per-package lines only on failure.
+	@$(BIN)/jlpm install 2>&1 | tee $(VENV)/jlpm-install.log | grep --line-buffered -E 'YN0000: (┌|└) '; \
+	  [ $${PIPESTATUS[0]} -eq 0 ] || { tail -40 $(VENV)/jlpm-install.log; exit 1; }
 	@$(BIN)/jlpm build
 	$(STEP)"[4/4] cgu-lab itself, linked into JupyterLab"
 	@$(BIN)/pip install -q -c constraints.txt -e ".[controller]"
