@@ -220,7 +220,7 @@ def test_namespace_objects():
     assert labels["app.kubernetes.io/part-of"] == "kubeflow-profile"
     assert ns["metadata"]["annotations"]["owner"] == "alice"
     assert objects.is_ours(ns, KUBE)
-    assert not objects.is_ours(ns, dataclasses.replace(KUBE, installation="other"))
+    assert not objects.is_ours(ns, KUBE.replace(installation="other"))
     group = objects.namespace("cgu-g-ai", "ai", KUBE, group=True)
     assert group["metadata"]["labels"][names.GROUP] == "ai"
 
@@ -247,7 +247,7 @@ def test_network_policy_admits_only_the_controller_or_the_ingress():
     selects = policy["spec"]["podSelector"]["matchExpressions"][0]
     assert selects["values"] == ["notebook", "vm"]  # not training pods: workers talk to each other
 
-    ingress = objects.network_policy("cgu-u-alice", dataclasses.replace(KUBE, ingress_header="x"))
+    ingress = objects.network_policy("cgu-u-alice", KUBE.replace(ingress_header="x"))
     validate(ingress)
     peers = ingress["spec"]["ingress"][0]["from"]
     assert peers[1]["namespaceSelector"]["matchLabels"] == {
@@ -370,7 +370,7 @@ def test_cpu_notebooks_and_mig_notebooks_ask_for_what_they_need():
 
 
 def test_ingress_header_mode_drops_the_proxy_secret():
-    kube = dataclasses.replace(KUBE, ingress_header="kubeflow-userid")
+    kube = KUBE.replace(ingress_header="kubeflow-userid")
     spec = make_spec()
     ref = NAMING.notebook(spec.owner, spec.name)
     notebook = objects.notebook(ref, spec, kube)
@@ -398,7 +398,7 @@ def test_secret_and_home_volume():
     assert claim["spec"]["resources"]["requests"]["storage"] == "5Gi"
     assert claim["spec"]["storageClassName"] == "fast"
     assert "ownerReferences" not in claim["metadata"]  # a deleted Notebook keeps its home
-    default_class = objects.home_claim(ref, spec, dataclasses.replace(KUBE, storage_class=""))
+    default_class = objects.home_claim(ref, spec, KUBE.replace(storage_class=""))
     assert "storageClassName" not in default_class["spec"]
 
 

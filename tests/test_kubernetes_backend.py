@@ -443,7 +443,7 @@ class Harness:
             watch_timeout=30,
             controller_url="http://cgu-lab-controller.cgu-lab.svc.cluster.local:8000",
         )
-        backend = KubernetesBackend(dataclasses.replace(kube, **changes))
+        backend = KubernetesBackend(kube.replace(**changes))
         self.run(backend.open())
         return backend
 

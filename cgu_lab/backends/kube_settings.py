@@ -9,10 +9,12 @@ start with a sentence instead of producing objects the API server refuses.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from typing import Annotated, Any
+
+from pydantic import ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .base import BackendError
 
@@ -21,18 +23,35 @@ ENDPOINTS = ("service", "pod-ip")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 _PREFIX = re.compile(r"^[a-z][a-z0-9-]{0,18}-$")
 _LABEL_VALUE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$")
+ENV_PREFIX = "CGU_LAB_KUBE_"
+
+# Labels are written as the Deployment's env would have them, 'k=v,k2=v2', not JSON.
+Labels = Annotated[dict[str, str], NoDecode]
 
 
 def _labels(text: str) -> dict[str, str]:
     """'k=v,k2=v2' -> {'k': 'v', 'k2': 'v2'}."""
     pairs = [item.split("=", 1) for item in text.split(",") if item.strip()]
     if any(len(pair) != 2 for pair in pairs):
-        raise BackendError(f"'{text}' is not a list of labels; write key=value,key2=value2")
+        raise ValueError(f"'{text}' is not a list of labels; write key=value,key2=value2")
     return {key.strip(): value.strip() for key, value in pairs}
 
 
-@dataclass(frozen=True)
-class KubeSettings:
+def _sentence(error: ValidationError) -> str:
+    """pydantic's report as the sentence an operator reads in the controller's log."""
+    parts = []
+    for item in error.errors():
+        name = ".".join(map(str, item["loc"])) or "settings"
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] in ("float_parsing", "int_parsing", "float_type", "int_type"):
+            message = f"{ENV_PREFIX}{name.upper()} must be a number; got '{item['input']}'"
+        parts.append(message)
+    return "; ".join(parts)
+
+
+class KubeSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="ignore")
+
     # Where the API server is: a kubeconfig file, or empty for the in-cluster
     # service account (then ~/.kube/config when not in a cluster).
     kubeconfig: str = ""
@@ -51,18 +70,14 @@ class KubeSettings:
     controller_url: str = ""
     controller_namespace: str = "cgu-lab"
     controller_service_account: str = "cgu-lab-controller"
-    controller_pod_labels: Mapping[str, str] = field(
-        default_factory=lambda: {"app.kubernetes.io/name": "cgu-lab-controller"}
-    )
+    controller_pod_labels: Labels = {"app.kubernetes.io/name": "cgu-lab-controller"}
     image_pull_policy: str = "IfNotPresent"
     # Kubeflow/Istio mode: notebooks trust this header (e.g. kubeflow-userid)
     # from the ingress gateway instead of the controller's proxy secret. Only
     # safe because the NetworkPolicy lets nothing else reach port 8888.
     ingress_header: str = ""
     ingress_namespace: str = "istio-system"
-    ingress_pod_labels: Mapping[str, str] = field(
-        default_factory=lambda: {"app": "istio-ingressgateway"}
-    )
+    ingress_pod_labels: Labels = {"app": "istio-ingressgateway"}
     # How the controller's proxy reaches a notebook: its Service's DNS name, or
     # the pod's IP (when the controller runs outside the cluster's DNS).
     endpoint: str = "service"
@@ -73,53 +88,69 @@ class KubeSettings:
     notebook_uid: int = 1000  # jovyan in Jupyter's images
     notebook_gid: int = 100
 
-    def __post_init__(self) -> None:
-        for name in ("user_prefix", "group_prefix"):
-            if not _PREFIX.match(getattr(self, name)):
-                raise BackendError(
-                    f"the namespace prefix '{getattr(self, name)}' must be 2-20 lower-case "
-                    "letters, digits or '-', start with a letter and end with '-'"
-                )
+    def __init__(self, **values: Any) -> None:
+        """Checked once: a typo stops the controller with a sentence (a BackendError)."""
+        try:
+            super().__init__(**values)
+        except ValidationError as error:
+            raise BackendError(_sentence(error)) from None
+
+    @field_validator("controller_pod_labels", "ingress_pod_labels", mode="before")
+    @classmethod
+    def _parse_labels(cls, value: Any) -> Any:
+        return _labels(value) if isinstance(value, str) else value
+
+    @field_validator("user_prefix", "group_prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if not _PREFIX.match(value):
+            raise ValueError(
+                f"the namespace prefix '{value}' must be 2-20 lower-case "
+                "letters, digits or '-', start with a letter and end with '-'"
+            )
+        return value
+
+    @field_validator("installation")
+    @classmethod
+    def _installation(cls, value: str) -> str:
+        if not _LABEL_VALUE.match(value):
+            raise ValueError(f"installation '{value}' is not a valid label value")
+        return value
+
+    @model_validator(mode="after")
+    def _choices(self) -> KubeSettings:
         if self.user_prefix.startswith(self.group_prefix) or self.group_prefix.startswith(
             self.user_prefix
         ):
-            raise BackendError("user and group namespace prefixes must not overlap")
-        if not _LABEL_VALUE.match(self.installation):
-            raise BackendError(f"installation '{self.installation}' is not a valid label value")
+            raise ValueError("user and group namespace prefixes must not overlap")
         for name, allowed in (
             ("notebook_controller", NOTEBOOK_CONTROLLERS),
             ("endpoint", ENDPOINTS),
             ("image_pull_policy", PULL_POLICIES),
         ):
             if getattr(self, name) not in allowed:
-                raise BackendError(
+                raise ValueError(
                     f"{name} must be one of {', '.join(allowed)}; got '{getattr(self, name)}'"
                 )
+        return self
 
     @property
     def builtin(self) -> bool:
         """Whether we create StatefulSets and Services ourselves."""
         return self.notebook_controller == "builtin"
 
+    def replace(self, **changes: Any) -> KubeSettings:
+        """A copy with some values changed, checked like the original."""
+        return type(self)(**{**self.model_dump(), **changes})
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> KubeSettings:
-        """Read CGU_LAB_KUBE_<FIELD> for every field that is set."""
-        environ = os.environ if environ is None else environ
-        values: dict[str, object] = {}
-        for spec in fields(cls):
-            raw = environ.get(f"CGU_LAB_KUBE_{spec.name.upper()}")
-            if raw is None:
-                continue
-            default = getattr(cls(), spec.name)
-            if isinstance(default, Mapping):
-                values[spec.name] = _labels(raw)
-            elif isinstance(default, (int, float)):
-                try:
-                    values[spec.name] = type(default)(raw)
-                except ValueError:
-                    raise BackendError(
-                        f"CGU_LAB_KUBE_{spec.name.upper()} must be a number; got '{raw}'"
-                    ) from None
-            else:
-                values[spec.name] = raw
+        """Read CGU_LAB_KUBE_<FIELD> for every field set in `environ` (default: the process's)."""
+        if environ is None:
+            return cls()
+        values = {
+            name: environ[f"{ENV_PREFIX}{name.upper()}"]
+            for name in cls.model_fields
+            if f"{ENV_PREFIX}{name.upper()}" in environ
+        }
         return cls(**values)

@@ -1,71 +1,64 @@
 """The controller's settings, read once from the command line and environment.
 
 Every option has a `CGU_LAB_<NAME>` environment variable so containers can be
-configured without flags.
+configured without flags; pydantic-settings reads and checks them, so a typo
+in a number stops the controller at start with the variable's name.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from pydantic import model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ..core.origins import OriginPlan
 
 
-def _env(name: str, default: str) -> str:
-    return os.environ.get(f"CGU_LAB_{name.upper()}", default)
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CGU_LAB_", extra="ignore")
 
-
-@dataclass
-class Settings:
-    data_dir: Path = field(default_factory=lambda: Path(_env("data_dir", "data")).resolve())
-    db_url: str = field(default_factory=lambda: _env("db_url", ""))
-    host: str = field(default_factory=lambda: _env("host", "127.0.0.1"))
-    port: int = field(default_factory=lambda: int(_env("port", "8000")))
-    public_url: str = field(default_factory=lambda: _env("public_url", ""))
-    backend: str = field(default_factory=lambda: _env("backend", "local"))
-    session_hours: float = field(default_factory=lambda: float(_env("session_hours", "168")))
-    secure_cookies: bool = field(default_factory=lambda: _env("secure_cookies", "") == "1")
-    start_timeout: float = field(default_factory=lambda: float(_env("start_timeout", "90")))
-    stop_timeout: float = field(default_factory=lambda: float(_env("stop_timeout", "10")))
+    data_dir: Path = Path("data")
+    db_url: str = ""
+    host: str = "127.0.0.1"
+    port: int = 8000
+    public_url: str = ""
+    backend: str = "local"
+    session_hours: float = 168
+    secure_cookies: bool = False
+    start_timeout: float = 90
+    stop_timeout: float = 10
     # local backend: "auto" runs notebooks as per-user accounts when root, else as ourselves
-    run_as: str = field(default_factory=lambda: _env("run_as", "auto"))
-    use_cgroups: bool = field(default_factory=lambda: _env("use_cgroups", "1") == "1")
+    run_as: str = "auto"
+    use_cgroups: bool = True
     # GPUs: how long a notebook must have been idle before a waiting start may reclaim its GPU
-    reclaim_idle_minutes: float = field(
-        default_factory=lambda: float(_env("reclaim_idle_minutes", "10"))
-    )
+    reclaim_idle_minutes: float = 10
     # the idle culler and the monitor: seconds between passes
-    cull_interval: float = field(default_factory=lambda: float(_env("cull_interval", "60")))
-    monitor_interval: float = field(default_factory=lambda: float(_env("monitor_interval", "10")))
+    cull_interval: float = 60
+    monitor_interval: float = 10
     # seconds between checks that running notebooks are still alive
-    liveness_interval: float = field(default_factory=lambda: float(_env("liveness_interval", "5")))
+    liveness_interval: float = 5
     # energy estimate: power of a GPU held by an idle notebook vs a free, parked GPU (watts)
-    gpu_held_idle_watts: float = field(
-        default_factory=lambda: float(_env("gpu_held_idle_watts", "60"))
-    )
-    gpu_parked_watts: float = field(default_factory=lambda: float(_env("gpu_parked_watts", "15")))
+    gpu_held_idle_watts: float = 60
+    gpu_parked_watts: float = 15
     # teaching: size limits of a template's files and of the files of one deployment
-    template_max_bytes: int = field(
-        default_factory=lambda: int(_env("template_max_bytes", str(2 * 2**30)))
-    )
-    template_max_files: int = field(
-        default_factory=lambda: int(_env("template_max_files", "20000"))
-    )
+    template_max_bytes: int = 2 * 2**30
+    template_max_files: int = 20000
     # default resources of a new notebook
-    default_cpu: str = field(default_factory=lambda: _env("default_cpu", "1"))
-    default_memory: str = field(default_factory=lambda: _env("default_memory", "2Gi"))
+    default_cpu: str = "1"
+    default_memory: str = "2Gi"
     # notebook origins: a wildcard domain (`<owner>--<name>.<domain>`), "localhost" by
     # default when the controller is on loopback; "none" serves notebooks on `notebook_port`
-    notebook_domain: str = field(default_factory=lambda: _env("notebook_domain", ""))
-    notebook_port: int = field(default_factory=lambda: int(_env("notebook_port", "0")))
+    notebook_domain: str = ""
+    notebook_port: int = 0
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _derived(self) -> Settings:
         self.data_dir = Path(self.data_dir).resolve()
         if not self.db_url:
             self.db_url = f"sqlite:///{self.data_dir / 'cgu-lab.sqlite'}"
+        return self
 
     @property
     def origins(self) -> OriginPlan:
