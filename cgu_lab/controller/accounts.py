@@ -446,7 +446,11 @@ async def set_member(
     if membership is not None and membership.manager == manager:
         return MemberResult(user, manager, invited=False)
     current = await _member_group_ids(session, user.id)
-    stepping_down = user.id == actor.id and membership is not None and not manager
+    stepping_down = (
+        not manager
+        and membership is not None
+        and (user.id == actor.id or roles.may_demote_manager(actor, Role(user.role)))
+    )
     if not (stepping_down or roles.adds_directly(actor, Role(user.role), current)):
         if membership is not None and not manager:
             raise Forbidden(

@@ -6,6 +6,11 @@ group (`~/courses/<group>/...` in each of their notebooks), running or
 stopped, each copy as that member. Existing files are never overwritten: an
 identical file is skipped, a different one gets the new copy beside it with
 a suffix; the per-student report is kept with the deployment.
+
+The course page's Live tab lists the students' notebooks that run now; a
+course's teacher or TA may End one (stop it, recorded with who ended it). A
+student's notebook opens for a teacher only where its owner shared it (with them
+or with the course): managing a course is no right to read a student's files.
 """
 
 from __future__ import annotations
@@ -15,23 +20,35 @@ import logging
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from ..backends.base import BackendError
 from ..core import roles
 from ..core.errors import Invalid, NotFound
 from ..core.lifecycle import State
 from ..core.paths import relative_path
-from ..core.roles import Principal
+from ..core.roles import Principal, Role
 from ..core.selection import DEFAULT_EXCLUDED
 from ..store.db import Database
-from ..store.models import Deployment, Group, Membership, Share, User
+from ..store.models import (
+    Assignment,
+    Deployment,
+    Group,
+    Membership,
+    Notebook,
+    Share,
+    Submission,
+    User,
+)
 from . import audit
 from .accounts import get_group
 from .archives import deployment_archive, template_archive
+from .assignments import receipt
 from .progress import ProgressBroker, ProgressEvent
 
 PARALLEL_COPIES = 4
+# A student's notebook that holds or waits for resources now.
+LIVE_STATES = (State.QUEUED.value, State.STARTING.value, State.RUNNING.value)
 log = logging.getLogger("cgu_lab.coursework")
 
 
@@ -328,3 +345,132 @@ class CourseworkService:
         async with self.db.session() as session:
             me = await session.get(User, actor.id)
             me.courses_seen_at = _now()
+
+    async def my_submissions(self, actor: Principal, group: str) -> list[dict]:
+        """The caller's own submissions to a course's assignments, newest first."""
+        async with self.db.session() as session:
+            target = await get_group(session, group)
+            if target.id not in actor.groups and not roles.can_manage_group(actor, target.id):
+                raise NotFound(f"you are not in a course '{group}'")
+            rows = await session.execute(
+                select(Submission, Assignment)
+                .join(Assignment, Assignment.id == Submission.assignment_id)
+                .where(Assignment.group_id == target.id, Submission.user_id == actor.id)
+                .order_by(Submission.submitted_at.desc(), Submission.id.desc())
+            )
+            return [receipt(s, a, actor.name) for s, a in rows.all()]
+
+    # -- live: the students' notebooks now -------------------------------------------
+
+    @staticmethod
+    def _students_notebooks(group_id: int):
+        """Notebooks of the group's students (plain members) that are not charged to
+        another group: those the group's managers see live and may end."""
+        return (
+            select(Notebook, User)
+            .join(User, User.id == Notebook.owner_id)
+            .join(
+                Membership,
+                (Membership.user_id == User.id) & (Membership.group_id == group_id),
+            )
+            .where(
+                Membership.manager.is_(False),
+                User.role == Role.STUDENT.value,
+                or_(Notebook.group_id.is_(None), Notebook.group_id == group_id),
+            )
+        )
+
+    async def live(self, actor: Principal, group: str, shares) -> dict:
+        """The students' notebooks running now, and the live views shown to the course."""
+        now = _now()
+        async with self.db.session() as session:
+            target = await get_group(session, group)
+            roles.require_group_manager(actor, target.id, target.name)
+            rows = (
+                await session.execute(
+                    self._students_notebooks(target.id)
+                    .where(Notebook.state.in_(LIVE_STATES))
+                    .order_by(User.name, Notebook.name)
+                )
+            ).all()
+            views = (
+                await session.execute(
+                    select(Share, Notebook, User)
+                    .join(Notebook, Notebook.id == Share.notebook_id)
+                    .join(User, User.id == Notebook.owner_id)
+                    .where(Share.group_id == target.id)
+                    .where(or_(Share.expires_at.is_(None), Share.expires_at > now))
+                    .order_by(Share.created_at.desc())
+                )
+            ).all()
+        notebooks = []
+        for nb, owner in rows:
+            access = await shares.access(actor, nb.id)
+            lab = f"/notebook/{owner.name}/{nb.name}/lab"
+            if access is not None and access.scope:
+                lab += f"/tree/{access.scope[0]}"
+            notebooks.append(
+                {
+                    "owner": owner.name,
+                    "owner_display_name": owner.display_name or owner.name,
+                    "notebook": nb.name,
+                    "display_name": nb.display_name or nb.name,
+                    "state": nb.state,
+                    "started_at": nb.started_at,
+                    "last_activity": nb.last_activity,
+                    "cpu_milli": nb.cpu_milli,
+                    "memory": nb.memory,
+                    "gpu_type": nb.gpu_type,
+                    "gpus": nb.gpus,
+                    "access": access.level if access is not None else None,
+                    "url": lab if access is not None else None,
+                }
+            )
+        return {
+            "notebooks": notebooks,
+            "views": [
+                {
+                    "id": share.id,
+                    "owner": owner.name,
+                    "owner_display_name": owner.display_name or owner.name,
+                    "notebook": nb.name,
+                    "access": share.access,
+                    "note": share.note,
+                    "expires_at": share.expires_at,
+                    "running": nb.state == State.RUNNING.value,
+                    "url": f"/notebook/{owner.name}/{nb.name}/lab"
+                    + (f"/tree/{share.path}" if share.path else ""),
+                }
+                for share, nb, owner in views
+            ],
+        }
+
+    async def end(self, actor: Principal, group: str, owner: str, name: str) -> str:
+        """A course manager stops a student's notebook; answers what happened."""
+        async with self.db.session() as session:
+            target = await get_group(session, group)
+            roles.require_group_manager(actor, target.id, target.name)
+            found = (
+                await session.execute(
+                    self._students_notebooks(target.id).where(
+                        User.name == owner, Notebook.name == name
+                    )
+                )
+            ).first()
+            if found is None:
+                raise NotFound(f"no student of course '{group}' has a notebook '{owner}/{name}'")
+            state = found[0].state
+        if state not in LIVE_STATES:
+            return f"{owner}'s notebook '{name}' is not running ({state})"
+        reason = f"ended by {actor.name} for course {target.name}"
+        await self.notebooks.stop(None, owner, name, reason=reason, cause="course")
+        async with self.db.session() as session:
+            audit.record(
+                session,
+                actor.name,
+                "course.notebook_ended",
+                f"notebook:{owner}/{name}",
+                group=target.name,
+                state=state,
+            )
+        return f"{owner}'s notebook '{name}' is stopping"

@@ -38,14 +38,29 @@ async def template_page(request: Request, name: str) -> Response:
 
 @router.get("/courses/{group}")
 async def course_page(request: Request, group: str) -> Response:
+    """A course's one page: its managers run it in tabs (members, TAs, quotas,
+    templates, lab files, assignments, live); its students see a read-only view
+    (templates, assignments, their own submissions); anyone else a 404."""
     identity = await page(request)
     platform = platform_of(request)
     principal = await platform.auth.principal(identity)
     async with platform.db.session() as session:
         target = await get_group(session, group)
-    if not roles.can_manage_group(principal, target.id):
-        raise NotFound(f"there is no course '{group}' that you teach")
-    return await render(request, "course.html", f"Course {group}", identity, "courses", group=group)
+    manage = roles.can_manage_group(principal, target.id)
+    if not manage and target.id not in principal.groups:
+        raise NotFound(f"there is no course '{group}' that you are in")
+    return await render(
+        request,
+        "course.html",
+        f"Course {target.display_name or group}",
+        identity,
+        "courses",
+        group=group,
+        group_title=target.display_name or group,
+        description=target.description,
+        manage=manage,
+        is_admin=principal.is_admin,
+    )
 
 
 @router.get("/assignments/{assignment_id}")

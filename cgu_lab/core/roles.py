@@ -123,6 +123,16 @@ def adds_directly(actor: Principal, role: Role, member_groups: frozenset[int]) -
     return manages_account(actor, role, member_groups)
 
 
+def may_demote_manager(actor: Principal, role: Role) -> bool:
+    """May the actor stop an account of `role` managing a group the actor manages?
+
+    Admins, and a course's teacher for its TAs: that takes away no part of the TA's
+    account, only their hold on this course. A TA never demotes a teacher, and a
+    teacher never another teacher (two teachers of a course answer to an admin).
+    """
+    return actor.is_admin or (actor.role is Role.TEACHER and role is Role.TA)
+
+
 def may_remove_member(actor: Principal, user_id: int, role: Role, is_manager: bool) -> bool:
     """Managers remove students from their groups; staff leave on their own or by an admin."""
     if actor.is_admin or actor.id == user_id:

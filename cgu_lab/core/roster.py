@@ -1,22 +1,57 @@
-"""Reading a class roster (CSV) into accounts to create.
+"""Reading a class roster (CSV) into accounts to create, strictly.
 
-Every row is checked before anything is created, and all problems are
-reported together with their line numbers, so a teacher fixes the file once
-and an import either happens whole or not at all.
+A roster is refused whole unless every line is right, and every problem is
+reported with its line number, so a teacher fixes the file once and an
+import either happens whole or not at all (the controller validates before it
+writes anything, in one transaction).
+
+The file is read one physical line at a time, each line with the csv module
+in strict mode. No roster field ever holds a line break, so a quote that is
+opened and not closed is reported on its own line, instead of swallowing the
+rest of the file into one field (and one account whose display name is the
+rest of the file), as reading the whole text with one csv reader would.
+
+Rules: the first non-blank line is a header of known column names (one of
+them the user name); every other non-blank line has exactly as many fields as
+the header; user names follow `names.check_user_name`; e-mail addresses have
+one '@' and a dot in the domain and no spaces; nobody appears twice; a role
+is one the importer may create; passwords are 8 characters or more; the file
+is at most `MAX_BYTES` and `MAX_ROWS` rows.
 """
 
 from __future__ import annotations
 
 import csv
-import io
+import re
 from dataclasses import dataclass
 
 from .errors import Invalid
-from .names import check_user_name
+from .names import MAX_EMAIL, MAX_USER_NAME, check_display_name, check_user_name
 from .roles import Role
 
 MAX_ROWS = 2000
-_USER_COLUMNS = ("username", "user", "login", "student_id")
+MAX_BYTES = 1_000_000
+MIN_PASSWORD = 8
+MAX_PASSWORD = 1024
+# Problems quoted in the message; the details list every one of them.
+MESSAGE_PROBLEMS = 10
+
+# Accepted column names, each with the one it stands for.
+COLUMNS = {
+    "username": "username",
+    "user": "username",
+    "login": "username",
+    "student_id": "username",
+    "display_name": "display_name",
+    "full_name": "display_name",
+    "name": "display_name",
+    "email": "email",
+    "e-mail": "email",
+    "role": "role",
+    "password": "password",
+}
+KNOWN = "username, display_name, email, role and password"
+_LINES = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -29,81 +64,223 @@ class RosterRow:
     password: str | None
 
 
-def parse_roster(text: str, allowed_roles: frozenset[Role]) -> list[RosterRow]:
-    """Parse CSV with a header naming at least a user column.
+@dataclass(frozen=True)
+class Problem:
+    """What is wrong on one line (`line` None: with the whole file)."""
 
-    Recognised columns: username (or user/login/student_id), display_name (or
-    full_name/name), email,
-    role (default student) and password (optional; missing ones are generated).
-    A file the csv module cannot read (a stray carriage return inside a field)
-    is refused with the reader's own reason.
-    """
-    try:
-        return _parse(text, allowed_roles)
-    except csv.Error as error:
-        raise Invalid(f"the class list is not readable CSV: {error}") from None
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason if self.line is None else f"line {self.line}: {self.reason}"
+
+    def as_dict(self) -> dict:
+        return {"line": self.line, "reason": self.reason}
 
 
-def _parse(text: str, allowed_roles: frozenset[Role]) -> list[RosterRow]:
-    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
-    if not reader.fieldnames:
-        raise Invalid(
-            "the roster is empty: the first line must name the columns, e.g. username,email"
+class RosterInvalid(Invalid):
+    """A roster refused whole; `details["errors"]` lists every `{line, reason}`."""
+
+    code = "invalid_roster"
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        shown = "; ".join(str(p) for p in problems[:MESSAGE_PROBLEMS])
+        more = len(problems) - MESSAGE_PROBLEMS
+        count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        super().__init__(
+            f"the class list has {count}; nothing was imported: {shown}"
+            + (f"; and {more} more" if more > 0 else ""),
+            errors=[p.as_dict() for p in problems],
         )
-    columns = {c.strip().lower(): c for c in reader.fieldnames if c}
-    user_column = next((columns[c] for c in _USER_COLUMNS if c in columns), None)
-    if user_column is None:
-        raise Invalid("the roster needs a 'username' column")
 
-    def cell(row: dict, key: str) -> str:
-        column = columns.get(key)
-        return (row.get(column) or "").strip() if column else ""
 
-    rows: list[RosterRow] = []
-    problems: list[str] = []
-    seen: dict[str, int] = {}
-    for index, raw in enumerate(reader, start=2):
-        if len(rows) + len(problems) >= MAX_ROWS:
-            raise Invalid(f"a roster may hold at most {MAX_ROWS} rows; split the file")
-        name = (raw.get(user_column) or "").strip().lower()
-        if not name and not any((v or "").strip() for v in raw.values() if isinstance(v, str)):
-            continue  # blank line
+def _short(value: str, limit: int = 40) -> str:
+    return value if len(value) <= limit else value[:limit] + "…"
+
+
+def email_problem(value: str) -> str | None:
+    """Why `value` is not an e-mail address, or None (an empty one is allowed)."""
+    if not value:
+        return None
+    wrong = f"'{_short(value)}' is not an e-mail address"
+    if len(value) > MAX_EMAIL:
+        return f"an e-mail address may have at most {MAX_EMAIL} characters"
+    if any(c.isspace() for c in value):
+        return f"{wrong}: it contains a space"
+    if any(c in "<>" or ord(c) < 32 or ord(c) == 127 for c in value):
+        return f"{wrong}: it contains '<', '>' or a control character"
+    if value.count("@") != 1:
+        return f"{wrong}: it needs exactly one '@', like ada@example.edu"
+    local, domain = value.split("@")
+    if not local or "." not in domain or ".." in domain or domain[0] == "." or domain[-1] == ".":
+        return f"{wrong}: write it like ada@example.edu"
+    return None
+
+
+def _cells(text: str) -> list[str] | str:
+    """The fields of one line, or why the line is not readable CSV."""
+    try:
+        rows = list(csv.reader([text], strict=True))
+    except csv.Error as error:
+        if "unexpected end of data" in str(error):
+            return 'a quote (") opens a field and is not closed on this line'
+        if "expected after" in str(error):
+            return 'text follows a closing quote ("): quote the whole field or none of it'
+        return f"not readable CSV: {error}"
+    return [cell.strip() for cell in rows[0]] if rows else []
+
+
+def _header(line: int, cells: list[str]) -> tuple[list[str], list[Problem]]:
+    columns: list[str] = []
+    problems: list[Problem] = []
+    for position, raw in enumerate(cells, start=1):
+        name = raw.lower()
+        column = COLUMNS.get(name)
+        if not name:
+            problems.append(Problem(line, f"column {position} of the header has no name"))
+        elif column is None:
+            problems.append(
+                Problem(line, f"unknown column '{_short(raw)}': the columns are {KNOWN}")
+            )
+        elif column in columns:
+            problems.append(Problem(line, f"column '{raw}' repeats the {column} column"))
+        columns.append(column or "")
+    if not problems and "username" not in columns:
+        problems.append(Problem(line, "the header needs a 'username' column"))
+    return columns, problems
+
+
+def _row(
+    line: int, values: dict[str, str], allowed_roles: frozenset[Role]
+) -> tuple[RosterRow | None, list[Problem]]:
+    problems: list[Problem] = []
+    name = values["username"].lower()
+    if not name:
+        problems.append(Problem(line, "the user name is empty"))
+    elif len(name) > MAX_USER_NAME:
+        problems.append(
+            Problem(line, f"the user name has {len(name)} characters; at most {MAX_USER_NAME}")
+        )
+    else:
         try:
             check_user_name(name)
         except Invalid as error:
-            problems.append(f"line {index}: {error.message}")
-            continue
-        if name in seen:
-            problems.append(f"line {index}: '{name}' also appears on line {seen[name]}")
-            continue
-        seen[name] = index
-        role_text = cell(raw, "role").lower() or Role.STUDENT.value
-        try:
-            role = Role(role_text)
-        except ValueError:
-            problems.append(f"line {index}: unknown role '{role_text}'")
-            continue
-        if role not in allowed_roles:
-            problems.append(f"line {index}: you may not create {role.value} accounts")
-            continue
-        password = cell(raw, "password") or None
-        if password is not None and len(password) < 8:
-            problems.append(f"line {index}: the password must have at least 8 characters")
-            continue
-        rows.append(
-            RosterRow(
-                line=index,
-                name=name,
-                display_name=(
-                    cell(raw, "display_name") or cell(raw, "full_name") or cell(raw, "name") or name
-                ),
-                email=cell(raw, "email"),
-                role=role,
-                password=password,
+            problems.append(Problem(line, error.message))
+    display_name = values.get("display_name", "")
+    try:
+        check_display_name(display_name)
+    except Invalid as error:
+        problems.append(Problem(line, error.message))
+    email = values.get("email", "")
+    if (reason := email_problem(email)) is not None:
+        problems.append(Problem(line, reason))
+    role_text = values.get("role", "").lower() or Role.STUDENT.value
+    try:
+        role = Role(role_text)
+    except ValueError:
+        role = None
+        problems.append(
+            Problem(line, f"unknown role '{_short(role_text)}': student, ta, teacher or admin")
+        )
+    if role is not None and role not in allowed_roles:
+        problems.append(Problem(line, f"you may not create {role.value} accounts"))
+    password = values.get("password", "") or None
+    if password is not None and not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
+        problems.append(
+            Problem(
+                line,
+                f"the password must have at least {MIN_PASSWORD} characters"
+                if len(password) < MIN_PASSWORD
+                else f"the password may have at most {MAX_PASSWORD} characters",
             )
         )
+    if problems or role is None:
+        return None, problems
+    return RosterRow(line, name, display_name or name, email, role, password), []
+
+
+def parse_roster(text: str, allowed_roles: frozenset[Role]) -> list[RosterRow]:
+    """The rows of a roster, or RosterInvalid naming every bad line and why.
+
+    Recognised columns: username (or user/login/student_id), display_name (or
+    full_name/name), email (or e-mail), role (default student) and password
+    (optional; missing ones are generated). Blank lines are skipped.
+    """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_BYTES:
+        raise RosterInvalid(
+            [Problem(None, f"the file has {size:,} bytes; a class list may have {MAX_BYTES:,}")]
+        )
+    lines = _LINES.split(text.removeprefix("\ufeff"))
+    if lines and lines[-1] == "":
+        lines.pop()
+    columns: list[str] | None = None
+    rows: list[RosterRow] = []
+    problems: list[Problem] = []
+    names: dict[str, int] = {}
+    emails: dict[str, int] = {}
+    count = 0
+    for number, text_line in enumerate(lines, start=1):
+        if not text_line.strip():
+            continue
+        cells = _cells(text_line)
+        if columns is None:
+            if isinstance(cells, str):
+                raise RosterInvalid([Problem(number, f"the header is {cells}")])
+            columns, header_problems = _header(number, cells)
+            if header_problems:
+                raise RosterInvalid(header_problems)
+            continue
+        if isinstance(cells, str):
+            problems.append(Problem(number, cells))
+            continue
+        if not any(cells):
+            continue  # a line of empty fields, as spreadsheets write
+        count += 1
+        if count > MAX_ROWS:
+            problems.append(
+                Problem(number, f"a class list may hold at most {MAX_ROWS} rows; split the file")
+            )
+            break
+        if len(cells) != len(columns):
+            problems.append(
+                Problem(
+                    number,
+                    f"{len(cells)} field{'s' if len(cells) != 1 else ''} where the header "
+                    f"names {len(columns)} ({', '.join(columns)})",
+                )
+            )
+            continue
+        values = dict(zip(columns, cells, strict=True))
+        row, row_problems = _row(number, values, allowed_roles)
+        problems += row_problems
+        name = values["username"].lower()
+        if name and name in names:
+            problems.append(Problem(number, f"'{_short(name)}' also appears on line {names[name]}"))
+        elif name:
+            names[name] = number
+        email = values.get("email", "").lower()
+        if email and email in emails:
+            problems.append(
+                Problem(number, f"e-mail {_short(email)} is also on line {emails[email]}")
+            )
+        elif email:
+            emails[email] = number
+        if row is not None:
+            rows.append(row)
+    if columns is None:
+        raise RosterInvalid(
+            [
+                Problem(
+                    None,
+                    "the file is empty: the first line must name the columns, "
+                    "e.g. username,display_name,email",
+                )
+            ]
+        )
     if problems:
-        raise Invalid("the roster has problems; nothing was imported: " + "; ".join(problems))
+        raise RosterInvalid(problems)
     if not rows:
-        raise Invalid("the roster has no rows below its header")
+        raise RosterInvalid([Problem(None, "the class list has no rows below its header")])
     return rows

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
+from typing import Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
 from sqlalchemy import select
 
 from ...core.errors import Forbidden
@@ -382,3 +385,78 @@ async def open_submission(submission_id: Id, platform: PlatformDep, actor: Actor
         if nb is None:
             raise Forbidden("the notebook could not be created")
         return await notebook_out(session, nb, owner)
+
+
+# -- the course page: a student's own submissions, the class's notebooks now -----------
+
+
+@router.get(
+    "/groups/{group}/submissions/mine",
+    response_model=list[SubmissionOut],
+    summary="My own submissions to a course's assignments, newest first",
+)
+async def my_course_submissions(
+    group: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> list[SubmissionOut]:
+    return [SubmissionOut(**s) for s in await platform.coursework.my_submissions(actor, group)]
+
+
+class LiveNotebook(BaseModel):
+    owner: str
+    owner_display_name: str
+    notebook: str
+    display_name: str
+    state: Literal["queued", "starting", "running"]
+    started_at: datetime | None
+    last_activity: datetime | None
+    cpu_milli: int
+    memory: int
+    gpu_type: str | None
+    gpus: int
+    access: Literal["read", "edit"] | None = None
+    url: str | None = None
+
+
+class LiveView(BaseModel):
+    id: int
+    owner: str
+    owner_display_name: str
+    notebook: str
+    access: Literal["read", "edit"]
+    note: str
+    expires_at: datetime | None
+    running: bool
+    url: str
+
+
+class CourseLive(BaseModel):
+    notebooks: list[LiveNotebook]
+    views: list[LiveView]
+
+
+@router.get(
+    "/groups/{group}/live",
+    response_model=CourseLive,
+    summary="The students' notebooks running now and the course's live views (its managers)",
+    description=(
+        "`url` of a student's notebook is set only where its owner shared it with the "
+        "caller or the course; managing a course gives no right to read a student's files."
+    ),
+)
+async def course_live(group: LabelPath, platform: PlatformDep, actor: ActorDep) -> CourseLive:
+    return CourseLive(**await platform.coursework.live(actor, group, platform.shares))
+
+
+@router.post(
+    "/groups/{group}/live/{owner}/{name}/end",
+    response_model=Message,
+    summary="End (stop) a student's notebook (the course's managers; audited)",
+)
+async def end_live_notebook(
+    group: LabelPath,
+    owner: UserNamePath,
+    name: LabelPath,
+    platform: PlatformDep,
+    actor: ActorDep,
+) -> Message:
+    return Message(message=await platform.coursework.end(actor, group, owner, name))

@@ -1,122 +1,69 @@
-import { api, el, replaceRows, showStatus, showError, formatDate, ask } from './common.js';
+// The course page: a course's managers run it in tabs (course_members.js,
+// course_staff.js, course_work.js, course_live.js); its students get a
+// read-only view (course_student.js).
+import { showStatus } from './common.js';
 
-const group = document.getElementById('course-page').dataset.group;
-const base = `/api/groups/${encodeURIComponent(group)}`;
-const deployForm = document.getElementById('deploy-form');
-const assignmentForm = document.getElementById('assignment-form');
-const broadcastForm = document.getElementById('broadcast-form');
+const root = document.getElementById('course-page');
+const group = root.dataset.group;
+const ctx = {
+  group,
+  base: `/api/groups/${encodeURIComponent(group)}`,
+  me: root.dataset.me,
+  myRole: root.dataset.myRole,
+  isAdmin: root.dataset.admin === 'yes',
+  listeners: [],
+  /** Run every tab's reload after a change of the membership. */
+  changed() {
+    for (const listener of this.listeners) listener();
+  }
+};
 
-function showReport(deployment) {
-  const rows = Object.entries(deployment.report || {}).map(([member, r]) => el('tr', {},
-    el('th', { scope: 'row' }, member === '*' ? 'everyone' : member),
-    ...(r.error
-      ? [el('td', { colspan: 3, class: 'error' }, r.error)]
-      : [el('td', {}, r.copied), el('td', {}, r.skipped),
-         el('td', {}, r.conflicts.length ? r.conflicts.map(c => `${c.path} → ${c.saved_as}`).join('; ') : '0')])));
-  replaceRows(document.getElementById('report-rows'), rows, 'No members.', 4);
-  document.getElementById('report-title').textContent = `Report: ${deployment.title}`;
-  ask(document.getElementById('report-dialog'));
-}
-
-async function loadDeployments() {
-  const list = await api('GET', `${base}/deployments`);
-  replaceRows(document.getElementById('deployments'), list.map(d => el('tr', { dataset: { deployment: d.id } },
-    el('td', { class: 'nowrap' }, formatDate(d.created_at)),
-    el('th', { scope: 'row' }, d.title, el('div', { class: 'hint' }, `→ courses/${group}/${d.destination}`)),
-    el('td', { class: 'small' }, d.source),
-    el('td', { class: 'small' }, `${d.state}: ${d.summary}`),
-    el('td', {}, d.report ? el('button', { type: 'button', onclick: () => showReport(d) }, 'Report') : null)
-  )), 'Nothing deployed yet.', 5);
-}
-
-async function loadAssignments() {
-  const list = await api('GET', `${base}/assignments`);
-  replaceRows(document.getElementById('assignments'), list.map(a => el('tr', {},
-    el('th', { scope: 'row' }, el('a', { href: `/assignments/${a.id}` }, a.title), el('div', { class: 'hint' }, a.name)),
-    el('td', {}, a.deadline ? formatDate(a.deadline) : 'none', a.allow_late ? el('div', { class: 'hint' }, 'late accepted') : null),
-    el('td', {}, a.students_submitted)
-  )), 'No assignment yet.', 3);
-}
-
-function follow(deployment) {
-  const box = document.getElementById('deploy-progress');
-  const bar = document.getElementById('deploy-bar');
-  const message = document.getElementById('deploy-message');
-  box.hidden = false;
-  const source = new EventSource(`/api/deployments/${deployment.id}/events`);
-  source.onmessage = event => {
-    const data = JSON.parse(event.data);
-    bar.value = data.percent;
-    message.textContent = data.message;
-    if (data.done) {
-      source.close();
-      loadDeployments();
+function setupTabs(onShow) {
+  const tabs = [...document.querySelectorAll('.course-tabs [role="tab"]')];
+  const show = (tab, focus = false) => {
+    for (const other of tabs) {
+      const selected = other === tab;
+      other.setAttribute('aria-selected', String(selected));
+      other.tabIndex = selected ? 0 : -1;
+      document.getElementById(other.getAttribute('aria-controls')).hidden = !selected;
     }
+    if (focus) tab.focus();
+    history.replaceState(null, '', `#${tab.dataset.tab}`);
+    onShow(tab.dataset.tab);
   };
-  source.onerror = () => source.close();
+  tabs.forEach((tab, index) => {
+    tab.addEventListener('click', () => show(tab));
+    tab.addEventListener('keydown', event => {
+      const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+      if (step) {
+        event.preventDefault();
+        show(tabs[(index + step + tabs.length) % tabs.length], true);
+      } else if (event.key === 'Home' || event.key === 'End') {
+        event.preventDefault();
+        show(tabs[event.key === 'Home' ? 0 : tabs.length - 1], true);
+      }
+    });
+  });
+  const wanted = tabs.find(tab => `#${tab.dataset.tab}` === location.hash) ?? tabs[0];
+  show(wanted);
 }
 
-deployForm.addEventListener('submit', async event => {
-  event.preventDefault();
-  showError('deploy-error', null);
-  const [kind, value] = deployForm.elements.source.value.split(':');
-  try {
-    const deployment = await api('POST', `${base}/deployments`, {
-      title: deployForm.elements.title.value,
-      destination: deployForm.elements.destination.value,
-      path: kind === 'notebook' ? deployForm.elements.path.value : '',
-      notebook: kind === 'notebook' ? value : null,
-      template: kind === 'template' ? value : null
-    });
-    follow(deployment);
-    loadDeployments();
-  } catch (error) {
-    showError('deploy-error', error);
+try {
+  if (root.dataset.manage === 'yes') {
+    const [members, staff, work, live] = await Promise.all([
+      import('./course_members.js'),
+      import('./course_staff.js'),
+      import('./course_work.js'),
+      import('./course_live.js')
+    ]);
+    members.init(ctx);
+    staff.init(ctx);
+    work.init(ctx);
+    const liveTab = live.init(ctx);
+    setupTabs(tab => liveTab.visible(tab === 'live'));
+  } else {
+    (await import('./course_student.js')).init(ctx);
   }
-});
-
-assignmentForm.addEventListener('submit', async event => {
-  event.preventDefault();
-  showError('assignment-error', null);
-  const local = assignmentForm.elements.deadline.value;
-  try {
-    await api('POST', `${base}/assignments`, {
-      name: assignmentForm.elements.name.value,
-      title: assignmentForm.elements.title.value,
-      deadline: local ? new Date(local).toISOString() : null,
-      allow_late: assignmentForm.elements.allow_late.checked,
-      max_bytes: assignmentForm.elements.max_bytes.value || null
-    });
-    assignmentForm.reset();
-    loadAssignments();
-  } catch (error) {
-    showError('assignment-error', error);
-  }
-});
-
-broadcastForm.addEventListener('submit', async event => {
-  event.preventDefault();
-  showError('broadcast-error', null);
-  const [owner, name] = broadcastForm.elements.notebook.value.split('/');
-  try {
-    const share = await api('POST', `/api/notebooks/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/broadcast`, {
-      group, minutes: Number(broadcastForm.elements.minutes.value)
-    });
-    showStatus(`Live view started until ${formatDate(share.expires_at)}; the class finds it in its Course panel.`);
-  } catch (error) {
-    showError('broadcast-error', error);
-  }
-});
-
-const me = await api('GET', '/api/me');
-const [notebooks, templates] = await Promise.all([
-  api('GET', `/api/notebooks?owner=${encodeURIComponent(me.name)}`),
-  api('GET', '/api/templates')
-]);
-deployForm.elements.source.append(
-  ...notebooks.map(nb => el('option', { value: `notebook:${nb.name}` }, `my notebook ${nb.name}`)),
-  ...templates.map(t => el('option', { value: `template:${t.name}` }, `template ${t.display_name || t.name}`))
-);
-broadcastForm.elements.notebook.append(...notebooks.map(nb => el('option', { value: `${nb.owner}/${nb.name}` }, nb.name)));
-loadDeployments();
-loadAssignments();
+} catch (error) {
+  showStatus(error.message, 'error');
+}

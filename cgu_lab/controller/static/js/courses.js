@@ -1,19 +1,37 @@
-import { api, el, formatDate } from './common.js';
+import { api, el, formatDate, showError } from './common.js';
 
 const box = document.getElementById('courses');
+const form = document.getElementById('new-course-form');
 
 function deadline(a) {
   if (!a.deadline) return 'no deadline';
   return `${a.open ? 'due' : 'closed since'} ${formatDate(a.deadline)}${a.allow_late ? ' (late accepted)' : ''}`;
 }
 
+const coursePath = name => `/courses/${encodeURIComponent(name)}`;
+
+form?.addEventListener('submit', async event => {
+  event.preventDefault();
+  showError('new-course-error', null);
+  try {
+    const course = await api('POST', '/api/groups', {
+      name: form.elements.name.value.trim(),
+      display_name: form.elements.display_name.value.trim(),
+      kind: 'course'
+    });
+    window.location.assign(coursePath(course.name));
+  } catch (error) {
+    showError('new-course-error', error);
+  }
+});
+
 const [me, courses] = await Promise.all([api('GET', '/api/me'), api('GET', '/api/courses')]);
 const managed = new Set(me.groups.filter(g => g.manager).map(g => g.name));
-box.replaceChildren(...(courses.length ? courses.map(course => el('section', { class: 'card', dataset: { course: course.name } },
-  el('h2', {}, course.display_name || course.name),
-  managed.has(course.name) || me.role === 'admin'
-    ? el('p', {}, el('a', { class: 'button primary', href: `/courses/${encodeURIComponent(course.name)}` }, 'Manage this course'))
-    : null,
+const manages = name => managed.has(name) || me.role === 'admin';
+const cards = courses.map(course => el('section', { class: 'card', dataset: { course: course.name } },
+  el('h2', {}, el('a', { href: coursePath(course.name) }, course.display_name || course.name)),
+  el('p', {}, el('a', { class: manages(course.name) ? 'button primary' : 'button', href: coursePath(course.name) },
+    manages(course.name) ? 'Manage this course' : 'Open the course page')),
   el('h3', {}, 'Material'),
   course.deployments.length
     ? el('ul', {}, course.deployments.map(d => el('li', {}, `${d.title} — ${d.path} (${formatDate(d.at)}, ${d.by})`,
@@ -30,4 +48,17 @@ box.replaceChildren(...(courses.length ? courses.map(course => el('section', { c
         managed.has(course.name) ? el('a', { href: `/assignments/${a.id}` }, a.title) : a.title,
         ` — ${deadline(a)}; you submitted ${a.submissions} time(s)`)))
     : el('p', { class: 'hint' }, 'None yet.')
-)) : [el('p', { class: 'hint' }, 'You are not in any course yet.')]));
+));
+if (me.role === 'admin') {
+  // Administrators run every course, including those they are not in.
+  const mine = new Set(courses.map(c => c.name));
+  const others = (await api('GET', '/api/groups')).filter(g => g.kind === 'course' && !mine.has(g.name));
+  if (others.length) {
+    cards.push(el('section', { class: 'card', 'aria-labelledby': 'other-courses' },
+      el('h2', { id: 'other-courses' }, 'Other courses'),
+      el('ul', {}, others.map(g => el('li', { dataset: { course: g.name } },
+        el('a', { href: coursePath(g.name) }, g.display_name || g.name), ` — ${g.members} member(s)`)))));
+  }
+}
+box.replaceChildren(...(cards.length ? cards : [el('p', { class: 'hint' },
+  me.role === 'teacher' ? 'You run no course yet: create one above.' : 'You are not in any course yet.')]));
