@@ -1,6 +1,18 @@
 """GPU placement: best fit, no mixing of offers on a device, one node per request."""
 
-from cgu_lab.core.gpus import Device, Holding, Offer, capacity, place
+import pytest
+
+from cgu_lab.core.errors import Invalid
+from cgu_lab.core.gpus import (
+    Device,
+    Holding,
+    Offer,
+    capacity,
+    check_gpu_type_resource,
+    check_mig_profile,
+    expected_resources,
+    place,
+)
 
 WHOLE = Offer("premium", share=1)
 SHARED = Offer("standard", share=4)
@@ -72,3 +84,65 @@ def test_capacity():
 def test_no_devices_no_placement():
     assert place([], [], WHOLE, 1) is None
     assert place([], [], WHOLE, 0) == ()
+
+
+# -- what a GPU type may ask Kubernetes for -------------------------------------------------
+
+
+def test_mig_profile_must_use_its_mig_resource():
+    assert check_gpu_type_resource("nvidia.com/mig-3g.20gb", 1, "3g.20gb") == (
+        "nvidia.com/mig-3g.20gb"
+    )
+    with pytest.raises(Invalid) as refused:
+        check_gpu_type_resource("nvidia.com/gpu", 1, "3g.20gb")
+    assert "nvidia.com/mig-3g.20gb" in refused.value.message
+    assert "not nvidia.com/gpu" in refused.value.message
+    # Another profile's resource is refused too.
+    with pytest.raises(Invalid):
+        check_gpu_type_resource("nvidia.com/mig-1g.5gb", 1, "3g.20gb")
+    # A shared MIG instance may carry the time-slicing suffix.
+    assert check_gpu_type_resource("nvidia.com/mig-1g.5gb.shared", 2, "1g.5gb")
+    assert check_gpu_type_resource("nvidia.com/mig-1g.5gb", 2, "1g.5gb")
+
+
+def test_shared_and_whole_gpus_use_their_own_resources():
+    assert check_gpu_type_resource("nvidia.com/gpu", 1, "") == "nvidia.com/gpu"
+    assert check_gpu_type_resource("nvidia.com/gpu.shared", 4, "") == "nvidia.com/gpu.shared"
+    with pytest.raises(Invalid) as shared_as_whole:
+        check_gpu_type_resource("nvidia.com/gpu", 4, "")
+    assert "nvidia.com/gpu.shared" in shared_as_whole.value.message
+    with pytest.raises(Invalid) as whole_as_shared:
+        check_gpu_type_resource("nvidia.com/gpu.shared", 1, "")
+    assert "a whole GPU uses the resource nvidia.com/gpu" in whole_as_shared.value.message
+
+
+def test_a_mig_resource_needs_the_mig_profile():
+    with pytest.raises(Invalid) as refused:
+        check_gpu_type_resource("nvidia.com/mig-1g.10gb", 1, "")
+    assert "set the type's MIG profile to 1g.10gb" in refused.value.message
+
+
+def test_other_vendors_and_bad_names():
+    assert check_gpu_type_resource("amd.com/gpu", 1, "") == "amd.com/gpu"
+    for bad in ("gpu", "", " "):
+        with pytest.raises(Invalid):
+            check_gpu_type_resource(bad, 1, "")
+
+
+def test_mig_profiles_are_spelled_as_nvidia_does():
+    assert check_mig_profile(" 3G.20GB ") == "3g.20gb"
+    assert check_mig_profile("1g.10gb+me") == "1g.10gb+me"
+    assert check_mig_profile("") == ""
+    for bad in ("3g", "half", "3g.20", "nvidia.com/mig-1g.5gb", "0g.5gb"):
+        with pytest.raises(Invalid):
+            check_mig_profile(bad)
+
+
+def test_expected_resources_follow_the_kind():
+    assert expected_resources(1, "") == ("nvidia.com/gpu",)
+    assert expected_resources(3, "") == ("nvidia.com/gpu.shared",)
+    assert expected_resources(1, "2g.12gb") == ("nvidia.com/mig-2g.12gb",)
+    assert expected_resources(2, "2g.12gb") == (
+        "nvidia.com/mig-2g.12gb",
+        "nvidia.com/mig-2g.12gb.shared",
+    )

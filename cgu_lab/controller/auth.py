@@ -32,6 +32,8 @@ from .security import (
 
 SESSION_COOKIE = "cgu-lab-session"
 CACHE_SECONDS = 10.0
+# How stale a user's stored last activity may get before a request rewrites it.
+ACTIVITY_STEP = timedelta(minutes=2)
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,13 @@ class Identity:
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def _touch(user: User) -> None:
+    """Note that the user is active now (a session or personal token was used)."""
+    now = _now()
+    if user.last_activity is None or now - user.last_activity > ACTIVITY_STEP:
+        user.last_activity = now
 
 
 def _in_words(seconds: float) -> str:
@@ -105,7 +114,11 @@ class Authenticator:
                     expires_at=_now() + self.session_lifetime,
                 )
             )
-            await session.execute(update(User).where(User.id == user.id).values(last_login=_now()))
+            await session.execute(
+                update(User)
+                .where(User.id == user.id)
+                .values(last_login=_now(), last_activity=_now())
+            )
             audit.record(session, user.name, "auth.login", f"user:{user.name}", address=address)
             identity = self._identity(user, "session", csrf=csrf)
         return token, identity
@@ -169,6 +182,7 @@ class Authenticator:
             pair = row.first()
             if pair is None or pair[0].expires_at < _now() or not pair[1].active:
                 return self._remember(key, None)
+            _touch(pair[1])
             return self._remember(
                 key, self._identity(pair[1], "session", csrf=pair[0].csrf, digest=digest)
             )
@@ -192,6 +206,8 @@ class Authenticator:
             if api_token.expires_at is not None and api_token.expires_at < _now():
                 return self._remember(key, None)
             api_token.last_used = _now()
+            if api_token.notebook_id is None:
+                _touch(user)
             via = "notebook" if api_token.notebook_id else "token"
             return self._remember(key, self._identity(user, via, notebook_id=api_token.notebook_id))
 

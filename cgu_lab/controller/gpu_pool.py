@@ -1,14 +1,26 @@
 """The platform's GPUs: the devices found by the backend plus those an admin declared,
-and who holds which. Placement rules live in `core.gpus`; this module feeds them."""
+and who holds which. Placement rules live in `core.gpus`; this module feeds them.
+
+On the local backend every GPU is on this machine, so a declared GPU's node is the
+host's name (what NVML-found GPUs carry too); declarations written before that
+rule said "local", and are read as this host. A multi-GPU request stays on one
+node, so a found and a declared GPU of the same machine must agree on its name.
+"""
 
 from __future__ import annotations
+
+import socket
+from collections import Counter
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ..core.errors import Invalid
 from ..core.gpus import Allocator, Device, Holding
 from ..core.lifecycle import HOLDING
 from ..store.models import GpuDevice, Notebook
+
+LEGACY_LOCAL_NODE = "local"
 
 
 class GpuPool:
@@ -18,9 +30,52 @@ class GpuPool:
         self.declared: list[Device] = []
 
     @property
+    def is_local(self) -> bool:
+        return getattr(self.backend, "name", "") == "local"
+
+    @property
+    def default_node(self) -> str | None:
+        """The node a GPU declared without one is on: this host locally, none on a cluster."""
+        return socket.gethostname() if self.is_local else None
+
+    def node_for_declaration(self, node: str | None) -> str:
+        """The node to store for a declared GPU; a cluster needs it named."""
+        node = (node or "").strip()
+        if node and not (self.is_local and node == LEGACY_LOCAL_NODE):
+            return node
+        default = self.default_node
+        if default is None:
+            raise Invalid(
+                "name the node this GPU is on (a Kubernetes node name, as kubectl get nodes "
+                "lists it)"
+            )
+        return default
+
+    @property
     def devices(self) -> list[Device]:
         known = {d.id for d in self.found}
         return self.found + [d for d in self.declared if d.id not in known]
+
+    def nodes(self) -> list[dict]:
+        """Per node: GPUs detected (NVML, the cluster) and declared by hand, and in all.
+
+        A declared GPU that was also detected (same id) counts once in `total`.
+        """
+        detected = Counter(d.node for d in self.found)
+        found_ids = {d.id for d in self.found}
+        declared = Counter(d.node for d in self.declared)
+        both = Counter(d.node for d in self.declared if d.id in found_ids)
+        total = Counter(d.node for d in self.devices)
+        return [
+            {
+                "node": node,
+                "detected": detected[node],
+                "declared": declared[node],
+                "declared_and_detected": both[node],
+                "total": total[node],
+            }
+            for node in sorted(set(detected) | set(declared))
+        ]
 
     async def refresh(self, session: AsyncSession) -> None:
         """Ask the backend what exists and read what admins declared."""
@@ -28,10 +83,11 @@ class GpuPool:
         rows = (
             await session.scalars(select(GpuDevice).order_by(GpuDevice.node, GpuDevice.index))
         ).all()
+        local = self.default_node if self.is_local else None
         self.declared = [
             Device(
                 id=r.device_id,
-                node=r.node,
+                node=local if local and r.node == LEGACY_LOCAL_NODE else r.node,
                 model=r.model,
                 memory=r.memory,
                 mig_profile=r.mig_profile,

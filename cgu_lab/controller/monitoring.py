@@ -6,6 +6,11 @@ and GPUs, and each running notebook's own figures (its server extension's
 page; `/metrics` exposes the latest sample in Prometheus' format through a
 collector that reads the snapshot (no global gauges to clean up when a
 notebook goes away). Savings from culling come from the stop records.
+
+GPUs are counted two ways, per node: those detected (NVML on this machine, the
+cluster's nodes) and those an admin declared by hand. A platform planned with
+declared GPUs but without a driver detects none, and the page says exactly
+that rather than "0 GPUs" (`GpuPool.nodes`).
 """
 
 from __future__ import annotations
@@ -49,6 +54,21 @@ class Snapshot:
     stops: dict[str, int] = field(default_factory=dict)
     reclaimed_gpu_hours: float = 0.0
     energy_saved_kwh: float = 0.0
+    # Per node: GPUs detected, declared, in all, and held by notebooks now.
+    inventory: list[dict] = field(default_factory=list)
+
+    def nodes(self) -> list[dict]:
+        """Every node with GPUs or a sample: its load (this machine) and its GPU counts."""
+        empty = {"detected": 0, "declared": 0, "declared_and_detected": 0, "total": 0, "held": 0}
+        rows = {row["node"]: {"node": row["node"], **empty} for row in self.inventory}
+        for row in self.inventory:
+            rows[row["node"]].update(row)
+        if self.node:
+            name = self.node["node"]
+            rows[name] = {**empty, **rows.get(name, {}), **self.node}
+        for row in rows.values():
+            row["gpus_live"] = sum(1 for g in self.gpus if g["node"] == row["node"])
+        return sorted(rows.values(), key=lambda r: (r["node"] != self.node.get("node"), r["node"]))
 
     def users(self) -> list[dict]:
         totals: dict[str, dict] = {}
@@ -139,6 +159,7 @@ class Monitor:
                 ).all()
             )
             reclaimed = await self._reclaimed(session)
+            holdings = await self.notebooks.gpus.holdings(session)
         notebooks = await asyncio.gather(*(self._notebook(nb, owner) for nb, owner in running))
         allocated: dict[str, float] = {}
         for nb, _ in running:
@@ -152,6 +173,7 @@ class Monitor:
             }
             for gpu_type in gpu_types
         ]
+        inventory = self._inventory(holdings)
         watts = self.settings.gpu_held_idle_watts - self.settings.gpu_parked_watts
         snapshot = Snapshot(
             time.time(),
@@ -163,6 +185,7 @@ class Monitor:
             {c: int(n) for c, n in stops.items()},
             reclaimed,
             reclaimed * max(0.0, watts) / 1000,
+            inventory,
         )
         self.latest = snapshot
         self.history.append(
@@ -179,6 +202,15 @@ class Monitor:
             }
         )
         return snapshot
+
+    def _inventory(self, holdings) -> list[dict]:
+        """GPU counts per node, with how many of its devices notebooks hold now."""
+        pool = self.notebooks.gpus
+        held = {device for holding in holdings for device in holding.devices}
+        rows = pool.nodes()
+        for row in rows:
+            row["held"] = sum(1 for d in pool.devices if d.node == row["node"] and d.id in held)
+        return rows
 
     async def _notebook(self, nb: Notebook, owner: str) -> dict:
         route = await self.notebooks.route(owner, nb.name)
@@ -281,6 +313,15 @@ class _Collector:
             gpu_mem.add_metric([gpu["node"], gpu["uuid"]], gpu["memory_used"])
             gpu_total.add_metric([gpu["node"], gpu["uuid"]], gpu["memory_total"])
         yield from (gpu_util, gpu_mem, gpu_total)
+        node_gpus = GaugeMetricFamily(
+            "cgu_lab_node_gpus",
+            "GPUs of a node: detected by the driver, or declared by an admin",
+            labels=["node", "source"],
+        )
+        for row in snap.inventory:
+            node_gpus.add_metric([row["node"], "detected"], row["detected"])
+            node_gpus.add_metric([row["node"], "declared"], row["declared"])
+        yield node_gpus
         labels = ["owner", "notebook"]
         nb_cpu = GaugeMetricFamily(
             "cgu_lab_notebook_cpu_cores", "CPU cores a notebook uses", labels=labels

@@ -19,7 +19,7 @@ from .. import __version__
 from ..core.errors import DomainError, Forbidden, NotFound
 from ..core.redirects import safe_next
 from ..core.roles import may_manage_notebook
-from .accounts import get_group
+from .accounts import get_group, get_user, require_manages_user
 from .auth import SESSION_COOKIE, Identity
 from .origin_auth import LOGIN_PATH
 from .proxy_replies import origin_matches
@@ -267,6 +267,21 @@ async def group_page(request: Request, name: str) -> Response:
     if not (principal.is_admin or group.id in principal.managed_groups):
         raise NotFound(f"there is no group '{name}' that you manage")
     return await render(request, "group.html", f"Group {name}", identity, "groups", group=name)
+
+
+@router.get("/admin/users/{name}")
+async def user_page(request: Request, name: str) -> Response:
+    """One account: groups, role, quota use, notebooks and recent audit entries."""
+    identity = await page(request, manager=True)
+    platform = platform_of(request)
+    principal = await platform.auth.principal(identity)
+    async with platform.db.session() as session:
+        try:
+            user = await get_user(session, name)
+            await require_manages_user(session, principal, user)
+        except Forbidden:
+            raise NotFound(f"there is no user '{name}' that you manage") from None
+    return await render(request, "user.html", f"User {name}", identity, "users", user=user.name)
 
 
 @router.get("/login/notebook")

@@ -18,11 +18,14 @@ an allocator built for one answer, so both give the same choice.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+
+from .errors import Invalid
 
 
 @dataclass(frozen=True)
@@ -253,3 +256,79 @@ class Allocator:
 def capacity(devices: Iterable[Device], offer: Offer) -> int:
     """How many single-GPU notebooks of `offer` an empty platform could hold."""
     return sum(offer.share for device in devices if offer.accepts(device))
+
+
+# -- what a GPU type may ask Kubernetes for ---------------------------------------------
+
+NVIDIA = "nvidia.com/"
+WHOLE_GPU = "nvidia.com/gpu"
+SHARED_GPU = "nvidia.com/gpu.shared"
+# A MIG profile as NVIDIA names them: "1g.5gb", "3g.20gb", "1g.10gb+me".
+MIG_PROFILE = re.compile(r"^[1-9][0-9]?g\.[1-9][0-9]{0,3}gb(\+[a-z]{1,8})?$")
+
+
+def check_mig_profile(profile: str) -> str:
+    """A MIG profile in NVIDIA's spelling (lower case), or "" for none."""
+    profile = profile.strip().lower()
+    if profile and not MIG_PROFILE.match(profile):
+        raise Invalid(
+            f"'{profile}' is not a MIG profile; write it as NVIDIA names them, e.g. 1g.10gb "
+            "or 3g.20gb (nvidia-smi mig -lgip lists a GPU's profiles)"
+        )
+    return profile
+
+
+def mig_resource(profile: str, shared: bool = False) -> str:
+    """The extended resource of a MIG profile under the device plugin's `mixed` strategy."""
+    return f"{NVIDIA}mig-{profile}" + (".shared" if shared else "")
+
+
+def expected_resources(share: int, mig_profile: str) -> tuple[str, ...]:
+    """The NVIDIA resource names a GPU type of this kind may ask for, preferred first.
+
+    A whole GPU is `nvidia.com/gpu`; a GPU shared by several notebooks (time
+    slicing or MPS, advertised under `renameByDefault`) is `nvidia.com/gpu.shared`;
+    a MIG profile is `nvidia.com/mig-<profile>`, and a shared MIG instance may
+    also carry the `.shared` suffix.
+    """
+    if mig_profile:
+        whole = mig_resource(mig_profile)
+        return (whole, mig_resource(mig_profile, shared=True)) if share > 1 else (whole,)
+    return (SHARED_GPU,) if share > 1 else (WHOLE_GPU,)
+
+
+def check_gpu_type_resource(resource_name: str, share: int, mig_profile: str) -> str:
+    """Refuse an NVIDIA resource name that does not match what the type hands out.
+
+    A MIG type asking for `nvidia.com/gpu` would be scheduled on a whole GPU
+    (or nowhere) while the platform's allocator places it on a MIG instance;
+    a shared type asking for whole GPUs would hold one GPU per notebook on a
+    cluster. Resources of other vendors (`amd.com/gpu`) are taken as given.
+    """
+    resource_name = resource_name.strip()
+    if not resource_name or "/" not in resource_name or len(resource_name) > 253:
+        raise Invalid(
+            "the Kubernetes resource name looks like nvidia.com/gpu or nvidia.com/mig-1g.10gb"
+        )
+    profile = check_mig_profile(mig_profile)
+    if not resource_name.startswith(NVIDIA):
+        return resource_name
+    allowed = expected_resources(share, profile)
+    if resource_name in allowed:
+        return resource_name
+    wanted = " or ".join(allowed)
+    if profile:
+        kind = f"a MIG type with profile {profile}" + (
+            " shared by several notebooks" if share > 1 else ""
+        )
+    elif resource_name.startswith(f"{NVIDIA}mig-"):
+        raise Invalid(
+            f"{resource_name} is a MIG resource: set the type's MIG profile to "
+            f"{resource_name.removeprefix(NVIDIA + 'mig-').removesuffix('.shared')}, "
+            f"or use {wanted} for a GPU without MIG"
+        )
+    elif share > 1:
+        kind = "a GPU shared by several notebooks (time slicing or MPS)"
+    else:
+        kind = "a whole GPU"
+    raise Invalid(f"{kind} uses the resource {wanted}, not {resource_name}")

@@ -23,6 +23,7 @@ from . import (
     system,
     teaching,
     training,
+    user_admin,
 )
 
 
@@ -31,6 +32,7 @@ def router() -> APIRouter:
     for module in (
         system,
         accounts,
+        user_admin,
         invitations,
         quotas,
         notebooks,

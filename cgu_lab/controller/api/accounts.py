@@ -18,7 +18,7 @@ from ...core.errors import NotFound
 from ...core.roles import Role, can_manage_group
 from ...store.models import ApiToken, User
 from .. import accounts as service
-from .. import audit
+from .. import audit, user_admin
 from ..root import Platform
 from .deps import ActorDep, IdentityDep, PlatformDep, require_scope
 from .schema_types import Id, LabelPath, LabelQuery, RoleName, SearchQuery, UserNamePath
@@ -42,6 +42,7 @@ from .schemas import (
     UserOut,
     UserPatch,
 )
+from .user_admin import UserActivityOut, with_activity
 
 router = APIRouter(dependencies=[require_scope("accounts")])
 
@@ -157,17 +158,23 @@ async def revoke_token(token_id: Id, platform: PlatformDep, actor: ActorDep) -> 
 # -- users ---------------------------------------------------------------------
 
 
-@router.get("/users", response_model=list[UserOut], tags=["users"], summary="List accounts")
+@router.get(
+    "/users",
+    response_model=list[UserActivityOut],
+    tags=["users"],
+    summary="List accounts, with their last login, last activity and notebooks",
+)
 async def list_users(
     platform: PlatformDep,
     actor: ActorDep,
     q: SearchQuery = "",
     role: RoleName | None = None,
     group: LabelQuery = None,
-) -> list[UserOut]:
+) -> list[UserActivityOut]:
     async with platform.db.session() as session:
         users = await service.list_users(session, actor, q, role, group)
-        return [await user_out(session, u) for u in users]
+        activity = await user_admin.activity_of(session, users)
+        return [with_activity(await user_out(session, u), activity[u.id]) for u in users]
 
 
 @router.post(
@@ -207,12 +214,18 @@ async def import_users(body: RosterIn, platform: PlatformDep, actor: ActorDep) -
     return ImportOut(**result)
 
 
-@router.get("/users/{name}", response_model=UserOut, tags=["users"], summary="One account")
-async def get_user(name: UserNamePath, platform: PlatformDep, actor: ActorDep) -> UserOut:
+@router.get(
+    "/users/{name}",
+    response_model=UserActivityOut,
+    tags=["users"],
+    summary="One account, with its last activity and notebooks",
+)
+async def get_user(name: UserNamePath, platform: PlatformDep, actor: ActorDep) -> UserActivityOut:
     async with platform.db.session() as session:
         user = await service.get_user(session, name)
         await service.require_manages_user(session, actor, user)
-        return await user_out(session, user)
+        activity = await user_admin.activity_of(session, [user])
+        return with_activity(await user_out(session, user), activity[user.id])
 
 
 @router.patch("/users/{name}", response_model=UserOut, tags=["users"], summary="Change an account")
@@ -397,7 +410,9 @@ async def remove_member(
     summary="Enrol a class from CSV, creating missing accounts (all or nothing)",
     description=(
         "New accounts join at once; existing accounts the caller does not fully manage "
-        "are invited (listed under `invited`)."
+        "are invited (listed under `invited`). A class list with any wrong line is refused "
+        "whole (400, code `invalid_roster`) and creates nothing; `details.errors` lists "
+        "every problem as `{line, reason}` (`line` null for the whole file)."
     ),
 )
 async def import_group(

@@ -1,9 +1,15 @@
-"""The audit log, for administrators."""
+"""The audit log, for administrators: paged by cursor, filtered, and exported as CSV."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query
+from datetime import datetime, timezone
+from typing import Annotated
 
+from fastapi import APIRouter, Query
+from fastapi.responses import StreamingResponse
+
+from ...core import names
+from ...core.errors import Invalid
 from ...core.roles import require_admin
 from .. import audit as service
 from .deps import ActorDep, PlatformDep, require_scope
@@ -12,21 +18,71 @@ from .schemas import AuditOut
 
 router = APIRouter(tags=["audit"], dependencies=[require_scope("audit")])
 
+Moment = Annotated[
+    datetime | None,
+    Query(description="ISO 8601, e.g. 2027-01-14T09:00:00Z (no zone: UTC)"),
+]
+
+
+def _filters(
+    actor: str | None,
+    action: str | None,
+    target: str | None,
+    user: str | None,
+    since: datetime | None,
+    until: datetime | None,
+) -> service.Filters:
+    since, until = _utc(since), _utc(until)
+    if since and until and since >= until:
+        raise Invalid("the time range ends before it starts: 'until' must be after 'since'")
+    return service.Filters(actor, action, target, user, since, until)
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    if moment is not None and moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment
+
+
+UserFilter = Annotated[
+    str | None,
+    Query(
+        max_length=names.MAX_USER_NAME,
+        pattern=names.USER_NAME_PATTERN,
+        description="By or about this user (their account, their notebooks)",
+    ),
+]
+ActorFilter = filter_query("Who acted, e.g. alice", alias="actor")
+ActionFilter = filter_query("Prefix, e.g. 'notebook.' or 'quota.set'")
+TargetFilter = filter_query("Part of the target, e.g. 'user:alice'")
+
 
 @router.get("/audit", response_model=list[AuditOut], summary="State changes, newest first (admins)")
 async def list_events(
     platform: PlatformDep,
     actor: ActorDep,
-    actor_name: filter_query("Who acted, e.g. alice", alias="actor") = None,
-    action: filter_query("Prefix, e.g. 'notebook.' or 'quota.set'") = None,
-    target: filter_query("Part of the target, e.g. 'user:alice'") = None,
-    before: id_query("Only events older than this id (paging)") = None,
+    actor_name: ActorFilter = None,
+    action: ActionFilter = None,
+    target: TargetFilter = None,
+    user: UserFilter = None,
+    since: Moment = None,
+    until: Moment = None,
+    before: id_query("Only events older than this id: the last id of a page gives the next") = None,
     limit: int = Query(100, ge=1, le=1000),
 ) -> list[AuditOut]:
     require_admin(actor, "read the audit log")
+    filters = _filters(actor_name, action, target, user, since, until)
     async with platform.db.session() as session:
         events = await service.query(
-            session, actor=actor_name, action=action, target=target, before_id=before, limit=limit
+            session,
+            actor=filters.actor,
+            action=filters.action,
+            target=filters.target,
+            user=filters.user,
+            since=filters.since,
+            until=filters.until,
+            before_id=before,
+            limit=limit,
         )
         return [
             AuditOut(
@@ -34,3 +90,34 @@ async def list_events(
             )
             for e in events
         ]
+
+
+@router.get(
+    "/audit/export",
+    summary="The filtered audit log as CSV, newest first (admins)",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/csv": {}}}},
+)
+async def export_events(
+    platform: PlatformDep,
+    actor: ActorDep,
+    actor_name: ActorFilter = None,
+    action: ActionFilter = None,
+    target: TargetFilter = None,
+    user: UserFilter = None,
+    since: Moment = None,
+    until: Moment = None,
+) -> StreamingResponse:
+    require_admin(actor, "export the audit log")
+    filters = _filters(actor_name, action, target, user, since, until)
+    async with platform.db.session() as session:
+        service.record(session, actor.name, "audit.exported", "audit", filters=filters.as_dict())
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return StreamingResponse(
+        service.export_csv(platform.db, filters),
+        media_type="text/csv; charset=utf-8",
+        headers={
+            "Content-Disposition": f'attachment; filename="cgu-lab-audit-{stamp}.csv"',
+            "Cache-Control": "no-store",
+        },
+    )

@@ -1,10 +1,21 @@
-"""GPU types (admin-defined offers) and the GPU devices they are placed on."""
+"""GPU types (admin-defined offers) and the GPU devices they are placed on.
+
+A GPU type's Kubernetes resource must match what it hands out (`core.gpus`):
+left out, it follows from the type (whole, shared, MIG profile); given, a
+mismatch (a MIG profile on `nvidia.com/gpu`) is refused with the right name.
+A GPU declared without a node is on this machine (local backend).
+"""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from ...core.gpus import capacity
+from ...core.gpus import (
+    capacity,
+    check_gpu_type_resource,
+    check_mig_profile,
+    expected_resources,
+)
 from ...core.resources import parse_memory
 from ...core.roles import require_admin
 from .. import catalog
@@ -43,8 +54,16 @@ async def list_gpu_types(platform: PlatformDep, actor: ActorDep) -> list[GpuType
 async def put_gpu_type(
     name: LabelPath, body: GpuTypeIn, platform: PlatformDep, actor: ActorDep
 ) -> GpuTypeOut:
+    require_admin(actor, "define GPU types")
+    fields = body.model_dump()
+    fields["mig_profile"] = check_mig_profile(body.mig_profile)
+    if "resource_name" not in body.model_fields_set:
+        fields["resource_name"] = expected_resources(body.share, fields["mig_profile"])[0]
+    fields["resource_name"] = check_gpu_type_resource(
+        fields["resource_name"], body.share, fields["mig_profile"]
+    )
     async with platform.db.session() as session:
-        gpu_type = await catalog.save_gpu_type(session, actor, name, **body.model_dump())
+        gpu_type = await catalog.save_gpu_type(session, actor, name, **fields)
         return gpu_type_out(gpu_type, platform.notebooks.gpus.devices)
 
 
@@ -92,19 +111,22 @@ async def list_gpus(platform: PlatformDep, actor: ActorDep) -> list[GpuDeviceOut
     "/gpus", response_model=Message, status_code=201, summary="Declare a GPU by hand (admins)"
 )
 async def declare_gpu(body: GpuDeviceIn, platform: PlatformDep, actor: ActorDep) -> Message:
+    require_admin(actor, "declare GPUs")
+    pool = platform.notebooks.gpus
+    node = pool.node_for_declaration(body.node)
     async with platform.db.session() as session:
         await catalog.declare_device(
             session,
             actor,
             body.device_id,
-            body.node,
+            node,
             body.model,
             parse_memory(body.memory) if body.memory else 0,
-            body.mig_profile,
+            check_mig_profile(body.mig_profile),
             body.index,
         )
-        await platform.notebooks.gpus.refresh(session)
-    return Message(message=f"GPU '{body.device_id}' was declared")
+        await pool.refresh(session)
+    return Message(message=f"GPU '{body.device_id}' was declared on node {node}")
 
 
 @router.delete(

@@ -23,6 +23,13 @@ async def monitoring(platform: PlatformDep, actor: ActorDep) -> dict:
         "at": snap.at,
         "interval": platform.settings.monitor_interval,
         "node": snap.node,
+        "nodes": snap.nodes(),
+        "gpu_inventory": {
+            "detected": sum(n["detected"] for n in snap.inventory),
+            "declared": sum(n["declared"] for n in snap.inventory),
+            "total": sum(n["total"] for n in snap.inventory),
+            "held": sum(n["held"] for n in snap.inventory),
+        },
         "gpus": snap.gpus,
         "notebooks": snap.notebooks,
         "users": snap.users(),

@@ -280,7 +280,9 @@ class GpuTypeIn(Strict):
 
 class GpuDeviceIn(Strict):
     device_id: DeviceId = Field(description="The GPU's UUID, or a name of your choice")
-    node: text(253, TOKEN_PATTERN, min_length=1) = "local"
+    node: text(253, TOKEN_PATTERN, min_length=1) | None = Field(
+        None, description="The node it is on; default: this machine (local backend)"
+    )
     model: text(200) = ""
     memory: DeviceMemory = 0
     mig_profile: text(32, TOKEN_PATTERN) = ""

@@ -1,40 +1,106 @@
-import { api, el, formatDate } from './common.js';
+// The audit log (admins): filtered on the server, paged by cursor (the last id of a page
+// asks for the next), details shown as readable lists, and the same filter as CSV.
+import { api, el, formatDate, renderDetails, showError } from './common.js';
 
+const PAGE = 50;
 const tbody = document.getElementById('events');
 const form = document.getElementById('audit-filter');
 const older = document.getElementById('older');
-let oldest = null;
+const newer = document.getElementById('newer');
+const info = document.getElementById('page-info');
+const csv = document.getElementById('audit-csv');
+const FIELDS = ['actor', 'action', 'target', 'user', 'since', 'until'];
 
-function details(event) {
-  if (!event.details) return '';
-  return Object.entries(event.details)
-    .filter(([, value]) => value !== null && value !== undefined)
-    .map(([key, value]) => `${key}: ${typeof value === 'object' ? JSON.stringify(value) : value}`)
-    .join('; ');
+// Cursors of the pages seen so far: cursors[i] is the `before` of page i (null: the newest).
+let cursors = [null];
+let pageIndex = 0;
+
+function localInput(iso) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '';
+  const pad = n => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
 }
 
-async function load(append) {
+/** The filter as query parameters; times from the local clock, sent as UTC. */
+function filterParams() {
   const params = new URLSearchParams();
-  for (const [key, value] of new FormData(form)) if (value) params.set(key, value);
-  if (append && oldest) params.set('before', oldest);
-  params.set('limit', '100');
-  const events = await api('GET', `/api/audit?${params}`);
-  const rows = events.map(event => el('tr', {},
-    el('td', { class: 'nowrap' }, formatDate(event.at)),
+  for (const name of FIELDS) {
+    const value = form.elements[name].value.trim();
+    if (!value) continue;
+    params.set(name, name === 'since' || name === 'until' ? new Date(value).toISOString() : value);
+  }
+  return params;
+}
+
+function fillFromLocation() {
+  const given = new URLSearchParams(location.search);
+  for (const name of FIELDS) {
+    const value = given.get(name) ?? '';
+    form.elements[name].value = (name === 'since' || name === 'until') && value ? localInput(value) : value;
+  }
+}
+
+function eventRow(event) {
+  return el('tr', { dataset: { id: event.id } },
+    el('td', { class: 'when' }, el('time', { datetime: event.at }, formatDate(event.at))),
     el('td', {}, event.actor),
     el('td', {}, el('code', {}, event.action)),
-    el('td', {}, event.target),
-    el('td', { class: 'small' }, details(event))));
-  if (append) tbody.append(...rows);
-  else tbody.replaceChildren(...rows);
-  oldest = events.length ? events[events.length - 1].id : oldest;
-  older.hidden = events.length < 100;
+    el('td', {}, event.target || el('span', { class: 'hint' }, '—')),
+    el('td', {}, renderDetails(event.details)));
+}
+
+async function load() {
+  const params = filterParams();
+  csv.href = `/api/audit/export?${params}`;
+  history.replaceState(null, '', params.toString() ? `?${params}` : location.pathname);
+  const before = cursors[pageIndex];
+  if (before) params.set('before', before);
+  params.set('limit', String(PAGE + 1)); // one more tells whether an older page exists
+  showError('audit-error', null);
+  try {
+    const events = await api('GET', `/api/audit?${params}`);
+    const shown = events.slice(0, PAGE);
+    tbody.replaceChildren(...(shown.length
+      ? shown.map(eventRow)
+      : [el('tr', {}, el('td', { colspan: 5 }, 'No entries match this filter.'))]));
+    const hasOlder = events.length > PAGE;
+    cursors[pageIndex + 1] = hasOlder ? shown[shown.length - 1].id : undefined;
+    older.disabled = !hasOlder;
+    newer.disabled = pageIndex === 0;
+    info.textContent = shown.length
+      ? `Page ${pageIndex + 1}: entries ${pageIndex * PAGE + 1}–${pageIndex * PAGE + shown.length}, newest first`
+      : '';
+  } catch (error) {
+    showError('audit-error', error);
+  }
+}
+
+function restart() {
+  cursors = [null];
+  pageIndex = 0;
+  load();
 }
 
 form.addEventListener('submit', event => {
   event.preventDefault();
-  oldest = null;
-  load(false);
+  restart();
 });
-older.addEventListener('click', () => load(true));
-load(false);
+document.getElementById('audit-clear').addEventListener('click', () => {
+  form.reset();
+  restart();
+});
+older.addEventListener('click', () => {
+  pageIndex += 1;
+  load();
+});
+newer.addEventListener('click', () => {
+  pageIndex = Math.max(0, pageIndex - 1);
+  load();
+});
+csv.addEventListener('click', () => {
+  csv.href = `/api/audit/export?${filterParams()}`;
+});
+
+fillFromLocation();
+load();

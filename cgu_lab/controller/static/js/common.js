@@ -103,9 +103,14 @@ export function formatGpus(gpus) {
   return parts.length ? parts.join(', ') : 'no GPUs';
 }
 
+/**
+ * GPU limits as typed in a quota: "standard=1, premium=2". Empty means no GPU at all (a
+ * type not listed allows none, as the README and core/quota.py say); "any" means no limit.
+ */
 export function parseGpus(text) {
   const trimmed = text.trim();
-  if (!trimmed) return null;
+  if (!trimmed) return {};
+  if (trimmed.toLowerCase() === 'any') return null;
   const result = {};
   for (const part of trimmed.split(',')) {
     const [type, count] = part.split('=').map(s => s.trim());
@@ -118,13 +123,82 @@ export function parseGpus(text) {
 }
 
 export function gpusText(gpus) {
-  if (gpus === null || gpus === undefined) return '';
+  if (gpus === null || gpus === undefined) return 'any';
   return Object.entries(gpus).map(([t, c]) => `${t}=${c}`).join(', ');
 }
 
 export function formatDate(value) {
   if (!value) return '—';
   return new Date(value).toLocaleString();
+}
+
+/** "3 minutes ago", "2 days ago" (or "—" for never): how long since `value`. */
+export function formatAgo(value, never = '—') {
+  if (!value) return never;
+  const seconds = Math.max(0, (Date.now() - new Date(value).getTime()) / 1000);
+  const steps = [[60, 'second', 1], [3600, 'minute', 60], [86400, 'hour', 3600], [86400 * 30, 'day', 86400],
+    [86400 * 365, 'month', 86400 * 30], [Infinity, 'year', 86400 * 365]];
+  if (seconds < 45) return 'just now';
+  for (const [limit, unit, size] of steps) {
+    if (seconds < limit) {
+      const count = Math.max(1, Math.round(seconds / size));
+      return `${count} ${unit}${count === 1 ? '' : 's'} ago`;
+    }
+  }
+  return never;
+}
+
+const ISO_MOMENT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
+
+// Amounts the log keeps in base units, shown as people read them.
+const DETAIL_FORMATS = { memory: formatMemory, cpu_milli: formatCpu };
+
+function detailValue(value, key = '') {
+  if (value === null || value === undefined) return el('span', { class: 'hint' }, 'none');
+  if (typeof value === 'number' && DETAIL_FORMATS[key]) return DETAIL_FORMATS[key](value);
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'string' && ISO_MOMENT.test(value)) {
+    return el('time', { datetime: value }, formatDate(value));
+  }
+  if (Array.isArray(value)) {
+    if (!value.length) return el('span', { class: 'hint' }, 'none');
+    if (value.every(v => v === null || typeof v !== 'object')) return value.map(v => (v === null ? 'none' : String(v))).join(', ');
+    return el('ul', {}, value.map(v => el('li', {}, detailValue(v))));
+  }
+  if (typeof value === 'object') return renderDetails(value);
+  return String(value);
+}
+
+/** A changed field as the log stores it, [old, new]: "old → new". */
+function change(pair) {
+  const [before, after] = pair.map(v => (v === null || v === '' ? 'none' : String(v)));
+  return [el('span', { class: 'change-old' }, before), ' → ', el('span', {}, after)];
+}
+
+/**
+ * An audit event's details as a readable list (never raw JSON): one term per key,
+ * lists joined, times in local time, a change ({"role": ["student", "ta"]}) as old → new.
+ */
+export function renderDetails(details) {
+  if (!details || typeof details !== 'object') return details ? String(details) : '';
+  const entries = Object.entries(details).filter(([, value]) => value !== null && value !== undefined);
+  if (!entries.length) return '';
+  return el('dl', { class: 'details' }, entries.flatMap(([key, value]) => {
+    const label = key === 'cpu_milli' ? 'cpu' : key.replaceAll('_', ' ');
+    if (key === 'changes' && value && typeof value === 'object' && !Array.isArray(value)) {
+      return Object.entries(value).flatMap(([field, pair]) => [
+        el('dt', {}, field.replaceAll('_', ' ')),
+        el('dd', {}, Array.isArray(pair) && pair.length === 2 ? change(pair) : detailValue(pair))
+      ]);
+    }
+    return [el('dt', {}, label), el('dd', {}, detailValue(value, key))];
+  }));
+}
+
+/** A <time> element: relative text, the exact moment as its title and datetime. */
+export function timeAgo(value, never = 'never') {
+  if (!value) return el('span', { class: 'hint' }, never);
+  return el('time', { datetime: value, title: formatDate(value) }, formatAgo(value, never));
 }
 
 export function limitsFromForm(form) {
@@ -163,6 +237,30 @@ export function describeUsage(usage) {
 export function fact(dl, term, detail) {
   dl.append(el('dt', {}, term), el('dd', {}, detail));
 }
+
+/**
+ * The admin menu in the top bar is a <details> disclosure (it works without scripts);
+ * here it also closes on Escape (focus back on its button), on a click elsewhere and
+ * when focus leaves it, as a menu does.
+ */
+function enhanceNavMenus() {
+  for (const menu of document.querySelectorAll('.nav-menu details')) {
+    const summary = menu.querySelector('summary');
+    menu.addEventListener('keydown', event => {
+      if (event.key === 'Escape' && menu.open) {
+        menu.open = false;
+        summary.focus();
+      }
+    });
+    menu.addEventListener('focusout', event => {
+      if (menu.open && event.relatedTarget && !menu.contains(event.relatedTarget)) menu.open = false;
+    });
+    document.addEventListener('click', event => {
+      if (menu.open && !menu.contains(event.target)) menu.open = false;
+    });
+  }
+}
+enhanceNavMenus();
 
 /** A dialog that resolves with the button value that closed it. */
 export function ask(dialog) {

@@ -46,6 +46,25 @@ function fillTypeForm(type) {
   f.node_selector.value = selectorText(type?.node_selector);
 }
 
+/** The NVIDIA resource a type of this kind asks for (the server refuses a mismatch). */
+function suggestedResource(share, migProfile) {
+  const profile = migProfile.trim().toLowerCase();
+  if (profile) return `nvidia.com/mig-${profile}`;
+  return share > 1 ? 'nvidia.com/gpu.shared' : 'nvidia.com/gpu';
+}
+
+// While the resource is one of NVIDIA's own names, it follows the kind of the type.
+function followKind() {
+  const f = typeForm.elements;
+  const current = f.resource_name.value.trim();
+  if (current && !current.startsWith('nvidia.com/')) return;
+  const shared = Number(f.share.value) > 1;
+  let wanted = suggestedResource(Number(f.share.value), f.mig_profile.value);
+  if (f.mig_profile.value.trim() && shared && current.endsWith('.shared')) wanted += '.shared';
+  f.resource_name.value = wanted;
+}
+for (const field of ['share', 'mig_profile']) typeForm.elements[field].addEventListener('input', followKind);
+
 function typeFromForm() {
   const f = typeForm.elements;
   return {
@@ -151,7 +170,7 @@ deviceForm.addEventListener('submit', async event => {
   try {
     const result = await api('POST', '/api/gpus', {
       device_id: f.device_id.value.trim(),
-      node: f.node.value.trim() || 'local',
+      node: f.node.value.trim() || null,
       model: f.model.value.trim(),
       memory: f.memory.value.trim() || 0,
       mig_profile: f.mig_profile.value.trim(),

@@ -231,22 +231,43 @@ function gpuTable(gpus) {
     el('tbody', {}, rows));
 }
 
+function gpuCounts(node) {
+  const parts = [`${node.detected} detected`, `${node.declared} declared`];
+  if (node.declared_and_detected) parts.push(`${node.declared_and_detected} of them both`);
+  return `${node.total} in all (${parts.join(', ')}) · ${node.held} held by notebooks`;
+}
+
 function drawNodes(data) {
   const nodes = data.nodes ?? (data.node && data.node.node ? [data.node] : []);
   for (const node of nodes) {
     const card = nodeCard(node.node);
     const gpus = data.gpus.filter(g => g.node === node.node);
-    card.title.textContent = node.node;
-    card.facts.replaceChildren(
-      el('div', { class: 'fact' }, el('span', { class: 'fact-label' }, `CPU (${node.cpus} cores)`),
-        bar(node.cpu_percent / 100, percent(node.cpu_percent))),
-      el('div', { class: 'fact' }, el('span', { class: 'fact-label' }, 'Memory'),
-        bar(node.memory_total ? node.memory_used / node.memory_total : 0,
-          `${bytes(node.memory_used)} / ${bytes(node.memory_total)}`)),
-      el('div', { class: 'fact' }, el('span', { class: 'fact-label' }, 'GPUs'), el('span', {}, String(gpus.length))));
-    card.gpus.replaceChildren(gpus.length
-      ? gpuTable(gpus)
-      : el('p', { class: 'empty' }, 'No GPU found on this node.'));
+    const sampled = node.cpu_percent !== undefined && node.cpu_percent !== null;
+    card.title.textContent = sampled ? `${node.node} (this machine)` : node.node;
+    const facts = [];
+    if (sampled) {
+      facts.push(
+        el('div', { class: 'fact' }, el('span', { class: 'fact-label' }, `CPU (${node.cpus} cores)`),
+          bar(node.cpu_percent / 100, percent(node.cpu_percent))),
+        el('div', { class: 'fact' }, el('span', { class: 'fact-label' }, 'Memory'),
+          bar(node.memory_total ? node.memory_used / node.memory_total : 0,
+            `${bytes(node.memory_used)} / ${bytes(node.memory_total)}`)));
+    }
+    facts.push(el('div', { class: 'fact', dataset: { gpuCounts: node.node } },
+      el('span', { class: 'fact-label' }, 'GPUs'), el('span', {}, gpuCounts({ detected: 0, declared: 0, total: 0, held: 0, ...node }))));
+    card.facts.replaceChildren(...facts);
+    const notes = [];
+    const undetected = (node.declared ?? 0) - (node.declared_and_detected ?? 0);
+    if (undetected > 0) {
+      notes.push(el('p', { class: 'hint' },
+        `${undetected} declared GPU${undetected === 1 ? ' is' : 's are'} not detected on this node: `,
+        'notebooks are placed on them, but no live figures exist for them (no NVIDIA driver seen here, or a planned layout). ',
+        el('a', { href: '/admin/gpus' }, 'See the devices')));
+    }
+    card.gpus.replaceChildren(
+      gpus.length ? gpuTable(gpus) : el('p', { class: 'empty' },
+        node.total ? 'No live GPU figures for this node.' : 'No GPU detected or declared on this node.'),
+      ...notes);
   }
   for (const [name, card] of nodeCards) {
     if (!nodes.some(n => n.node === name)) {
@@ -401,6 +422,12 @@ function tile(label, value) {
   return el('div', { class: 'tile' }, el('dt', {}, label), el('dd', {}, value));
 }
 
+function gpuInventoryText(data) {
+  const inv = data.gpu_inventory;
+  if (!inv) return String(data.gpus.length);
+  return `${inv.detected} / ${inv.declared}`;
+}
+
 function drawSummary(data) {
   const held = data.allocation.reduce((s, a) => s + a.allocated, 0);
   const capacity = data.allocation.reduce((s, a) => s + a.capacity, 0);
@@ -409,7 +436,7 @@ function drawSummary(data) {
     tile('Users with notebooks', String(data.users.length)),
     tile('CPU', percent(data.node.cpu_percent)),
     tile('Memory', `${bytes(data.node.memory_used)} / ${bytes(data.node.memory_total)}`),
-    tile('GPUs found', String(data.gpus.length)),
+    tile('GPUs detected / declared', gpuInventoryText(data)),
     tile('GPU notebooks held / capacity', `${held} / ${capacity}`));
 }
 

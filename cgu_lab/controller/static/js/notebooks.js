@@ -1,12 +1,15 @@
 import {
-  api, el, replaceRows, showStatus, showError, formatCpu, formatMemory, formatDate, ask
+  api, el, replaceRows, showStatus, showError, formatCpu, formatMemory, formatDate, ask, timeAgo
 } from './common.js';
 
 const tbody = document.getElementById('notebooks');
 const filter = document.getElementById('filter');
 const stateFilter = document.getElementById('state-filter');
 const everyone = document.getElementById('everyone');
+const ownerFilter = document.getElementById('owner-filter');
+const EVERYONE_KEY = 'cgu-lab.notebooks.everyone';
 let gpuTypes = [];
+let admin = false;
 
 function resources(nb) {
   const gpu = nb.gpus ? ` · ${nb.gpus}× ${nb.gpu_type}` : '';
@@ -20,7 +23,8 @@ function path(nb) {
 async function act(nb, verb) {
   try {
     await api('POST', `${path(nb)}/${verb}`);
-    showStatus(`${nb.name}: ${verb === 'start' ? 'starting' : 'stopping'}…`);
+    const done = verb === 'start' ? 'starting…' : nb.state === 'queued' ? 'left the queue.' : 'stopping…';
+    showStatus(`${nb.name}: ${done}`);
   } catch (error) {
     showStatus(error.message, 'error');
   }
@@ -28,10 +32,28 @@ async function act(nb, verb) {
 }
 
 async function remove(nb) {
-  if (!confirm(`Delete notebook "${nb.name}"? Its files move to the platform's trash.`)) return;
+  const queued = nb.state === 'queued';
+  const question = queued
+    ? `Stop waiting for a GPU and delete notebook "${nb.name}"? Its files move to the platform's trash.`
+    : `Delete notebook "${nb.name}"? Its files move to the platform's trash.`;
+  if (!confirm(question)) return;
   try {
+    // A queued notebook leaves the queue first (that is its stop), then it is deleted.
+    if (queued) await api('POST', `${path(nb)}/stop`);
     await api('DELETE', path(nb));
     showStatus(`${nb.name} was deleted`);
+  } catch (error) {
+    showStatus(error.message, 'error');
+  }
+  refresh();
+}
+
+async function togglePersistent(nb) {
+  try {
+    await api('PATCH', path(nb), { persistent: !nb.persistent });
+    showStatus(nb.persistent
+      ? `${nb.name} is no longer persistent: the idle culler may stop it.`
+      : `${nb.name} is persistent: the idle culler and reclaim never stop it.`);
   } catch (error) {
     showStatus(error.message, 'error');
   }
@@ -57,6 +79,16 @@ async function resize(nb) {
       gpus: Number(form.elements.gpus.value || 0),
       gpu_type: form.elements.gpu_type.value || ''
     };
+    // A GPU type with 0 GPUs would quietly mean "no GPU": say so instead.
+    if (body.gpu_type && !body.gpus) {
+      showError('resize-error', new Error(
+        `You chose GPU type "${body.gpu_type}" but 0 GPUs: ask for at least 1 GPU, or choose GPU type "none".`));
+      continue;
+    }
+    if (body.gpus && !body.gpu_type) {
+      showError('resize-error', new Error(`Choose a GPU type for the ${body.gpus} GPU(s) you ask for.`));
+      continue;
+    }
     try {
       await api('PATCH', path(nb), body);
       showStatus(nb.state === 'running' ? `${nb.name} restarts with the new resources…` : `${nb.name} was resized`);
@@ -68,31 +100,53 @@ async function resize(nb) {
   refresh();
 }
 
+function messageClass(nb) {
+  if (nb.state !== 'stopped') return 'note-info'; // a queue place, a start's notice
+  return /^Stopped by/.test(nb.message) ? 'note-warn' : 'error';
+}
+
 function row(nb) {
   const running = nb.state === 'running';
   const busy = nb.state === 'starting' || nb.state === 'stopping';
-  const label = nb.owner === window.cguMe ? nb.name : `${nb.owner}/${nb.name}`;
-  return el('tr', { dataset: { notebook: `${nb.owner}/${nb.name}` } },
+  const queued = nb.state === 'queued';
+  const mine = nb.owner === window.cguMe;
+  const label = mine ? nb.name : `${nb.owner}/${nb.name}`;
+  return el('tr', { dataset: { notebook: `${nb.owner}/${nb.name}`, state: nb.state } },
     el('th', { scope: 'row' },
-      running ? el('a', { href: nb.url }, label) : label,
+      running && mine ? el('a', { href: nb.url }, label) : label,
       nb.persistent ? el('span', { class: 'badge', title: 'never stopped for being idle' }, 'persistent') : null,
       nb.display_name && nb.display_name !== nb.name ? el('div', { class: 'hint' }, nb.display_name) : null
     ),
+    el('td', { class: 'owner-col' }, mine
+      ? el('span', { class: 'hint' }, 'me')
+      : el('a', { href: `/admin/users/${encodeURIComponent(nb.owner)}`, title: `${nb.owner}'s page: open as yourself from there` }, nb.owner)),
     el('td', {}, resources(nb), el('div', { class: 'hint' }, nb.environment)),
     el('td', {},
-      el('span', { class: `state state-${nb.state}` }, nb.state),
-      nb.message ? el('div', { class: 'error small' }, nb.message) : null
+      el('span', { class: `state state-${nb.state}` }, queued ? 'queued (waiting for a GPU)' : nb.state),
+      nb.message ? el('div', { class: `small ${messageClass(nb)}` }, nb.message) : null
     ),
+    el('td', { class: 'when' }, timeAgo(nb.last_activity, '—')),
     el('td', { class: 'actions' },
-      running ? el('a', { class: 'button primary', href: nb.url }, 'Open') : null,
+      running && mine ? el('a', { class: 'button primary', href: nb.url }, 'Open') : null,
       nb.state === 'stopped'
         ? el('button', { type: 'button', class: 'primary', onclick: () => act(nb, 'start') }, 'Start')
         : null,
       running || nb.state === 'starting'
         ? el('button', { type: 'button', onclick: () => act(nb, 'stop') }, 'Stop')
         : null,
+      queued
+        ? el('button', { type: 'button', onclick: () => act(nb, 'stop'), 'aria-label': `Leave the queue: ${nb.name}` }, 'Leave queue')
+        : null,
       el('button', { type: 'button', disabled: busy, onclick: () => resize(nb) }, 'Resize'),
-      el('button', { type: 'button', class: 'danger', disabled: nb.state !== 'stopped', onclick: () => remove(nb) }, 'Delete')
+      admin
+        ? el('button', {
+          type: 'button', 'aria-pressed': String(nb.persistent), class: 'toggle', onclick: () => togglePersistent(nb),
+          title: 'A persistent notebook is never stopped by the idle culler or reclaim'
+        }, 'Persistent')
+        : null,
+      el('button', {
+        type: 'button', class: 'danger', disabled: !(nb.state === 'stopped' || queued), onclick: () => remove(nb)
+      }, 'Delete')
     )
   );
 }
@@ -114,11 +168,17 @@ async function refresh() {
   const params = new URLSearchParams();
   if (filter.value) params.set('q', filter.value);
   if (stateFilter.value) params.set('state', stateFilter.value);
-  if (!everyone?.checked) params.set('owner', window.cguMe);
+  const owner = ownerFilter?.value.trim().toLowerCase();
+  if (owner) params.set('owner', owner);
+  else if (!everyone?.checked) params.set('owner', window.cguMe);
+  const others = Boolean(owner && owner !== window.cguMe) || Boolean(!owner && everyone?.checked);
+  document.getElementById('notebooks-table').classList.toggle('mine-only', !others);
   try {
     const notebooks = await api('GET', `/api/notebooks?${params}`);
-    replaceRows(tbody, notebooks.map(row), 'No notebooks yet. Create one to get started.', 4);
-    const pending = notebooks.some(nb => nb.state === 'starting' || nb.state === 'stopping');
+    const empty = others || params.has('q') || params.has('state')
+      ? 'No notebooks match.' : 'No notebooks yet. Create one to get started.';
+    replaceRows(tbody, notebooks.map(row), empty, 6);
+    const pending = notebooks.some(nb => ['starting', 'stopping', 'queued'].includes(nb.state));
     timer = setTimeout(refresh, pending ? 1500 : 10000);
   } catch (error) {
     showStatus(error.message, 'error');
@@ -154,8 +214,16 @@ async function main() {
   showInvitations();
   const me = await api('GET', '/api/me');
   window.cguMe = me.name;
+  admin = me.role === 'admin';
   gpuTypes = await api('GET', '/api/gpu-types');
-  for (const control of [filter, stateFilter, everyone]) {
+  if (everyone) {
+    // The admin's choice of list is remembered in this browser.
+    everyone.checked = localStorage.getItem(EVERYONE_KEY) === 'yes';
+    everyone.addEventListener('change', () => localStorage.setItem(EVERYONE_KEY, everyone.checked ? 'yes' : 'no'));
+    api('GET', '/api/users').then(users => document.getElementById('owner-names').replaceChildren(
+      ...users.map(u => el('option', { value: u.name }, u.display_name)))).catch(() => {});
+  }
+  for (const control of [filter, stateFilter, everyone, ownerFilter]) {
     control?.addEventListener('input', refresh);
   }
   refresh();

@@ -1,18 +1,28 @@
+// Users (admins and group managers): every account with its role, groups, last login,
+// last activity and notebooks; each name opens the account's own page (user.js).
 import {
-  api, el, replaceRows, showStatus, showError, describeLimits, limitsFromForm, fillLimitsForm, ask
+  api, el, replaceRows, showStatus, showError, limitsFromForm, fillLimitsForm, ask, timeAgo
 } from './common.js';
 
 const tbody = document.getElementById('users');
 const form = document.getElementById('user-form');
 const filter = document.getElementById('user-filter');
 const roleFilter = document.getElementById('user-role-filter');
+const runningFilter = document.getElementById('user-running-filter');
 let me = null;
+
+const userPath = user => `/api/users/${encodeURIComponent(user.name)}`;
 
 async function editQuota(user) {
   const dialog = document.getElementById('quota-dialog');
   const quotaForm = document.getElementById('quota-form');
-  const current = await api('GET', `/api/users/${encodeURIComponent(user.name)}/quota`);
-  fillLimitsForm(quotaForm, current.limits);
+  try {
+    const current = await api('GET', `${userPath(user)}/quota`);
+    fillLimitsForm(quotaForm, current.limits);
+  } catch (error) {
+    showStatus(error.message, 'error');
+    return;
+  }
   document.getElementById('quota-title').textContent = `Quota of ${user.name}`;
   document.getElementById('quota-reset').hidden = me.role !== 'admin';
   showError('quota-error', null);
@@ -21,9 +31,9 @@ async function editQuota(user) {
     if (choice === 'cancel' || !choice) break;
     try {
       if (choice === 'reset') {
-        await api('DELETE', `/api/users/${encodeURIComponent(user.name)}/quota`);
+        await api('DELETE', `${userPath(user)}/quota`);
       } else {
-        await api('PUT', `/api/users/${encodeURIComponent(user.name)}/quota`, limitsFromForm(quotaForm));
+        await api('PUT', `${userPath(user)}/quota`, limitsFromForm(quotaForm));
       }
       showStatus(`Quota of ${user.name} saved.`);
       break;
@@ -37,7 +47,7 @@ async function editQuota(user) {
 async function resetPassword(user) {
   if (!confirm(`Give ${user.name} a new one-time password? Their sessions end.`)) return;
   try {
-    const result = await api('POST', `/api/users/${encodeURIComponent(user.name)}/password`);
+    const result = await api('POST', `${userPath(user)}/password`);
     showStatus(`New one-time password of ${user.name}: ${result.one_time_password}`);
   } catch (error) {
     showStatus(error.message, 'error');
@@ -46,7 +56,7 @@ async function resetPassword(user) {
 
 async function setActive(user, active) {
   try {
-    await api('PATCH', `/api/users/${encodeURIComponent(user.name)}`, { active });
+    await api('PATCH', userPath(user), { active });
     showStatus(`${user.name} is ${active ? 'active' : 'deactivated'}.`);
   } catch (error) {
     showStatus(error.message, 'error');
@@ -54,24 +64,44 @@ async function setActive(user, active) {
   refresh();
 }
 
-async function row(user) {
-  let quota = '';
+async function stopAll(user) {
+  if (!confirm(`Stop every notebook of ${user.name}? Unsaved work in them is lost.`)) return;
   try {
-    const q = await api('GET', `/api/users/${encodeURIComponent(user.name)}/quota`);
-    quota = `${q.source === 'user' ? '' : '(default) '}${describeLimits(q.limits)}`;
-  } catch {
-    quota = '—';
+    const result = await api('POST', `${userPath(user)}/notebooks/stop`);
+    showStatus(result.message);
+  } catch (error) {
+    showStatus(error.message, 'error');
   }
+  refresh();
+}
+
+function notebooksCell(user) {
+  const parts = [];
+  if (user.running) parts.push(el('span', { class: 'state state-running' }, `${user.running} running`));
+  if (user.queued) parts.push(el('span', { class: 'state state-queued' }, `${user.queued} waiting`));
+  return el('td', { class: 'num', dataset: { running: user.running } },
+    parts.length ? parts.flatMap((part, i) => (i ? [', ', part] : [part])) : el('span', { class: 'hint' }, 'none running'),
+    el('div', { class: 'hint' }, `${user.notebooks} in all`));
+}
+
+function row(user) {
   const admin = me.role === 'admin';
+  const page = `/admin/users/${encodeURIComponent(user.name)}`;
   return el('tr', { dataset: { user: user.name } },
-    el('th', { scope: 'row' }, user.name, el('div', { class: 'hint' }, user.display_name),
+    el('th', { scope: 'row' }, el('a', { href: page }, user.name),
+      el('div', { class: 'hint' }, user.display_name !== user.name ? user.display_name : null),
       user.active ? null : el('span', { class: 'badge warn' }, 'deactivated')),
     el('td', {}, user.role),
     el('td', {}, user.groups.map(g => `${g.name}${g.manager ? ' (manager)' : ''}`).join(', ') || '—'),
-    el('td', { class: 'small' }, quota),
+    el('td', { class: 'when' }, timeAgo(user.last_login)),
+    el('td', { class: 'when' }, timeAgo(user.last_activity)),
+    notebooksCell(user),
     el('td', { class: 'actions' },
-      el('button', { type: 'button', onclick: () => editQuota(user) }, 'Quota'),
-      el('button', { type: 'button', onclick: () => resetPassword(user) }, 'Reset password'),
+      el('button', { type: 'button', onclick: () => editQuota(user), 'aria-label': `Quota of ${user.name}` }, 'Quota'),
+      el('button', { type: 'button', onclick: () => resetPassword(user), 'aria-label': `Reset the password of ${user.name}` }, 'Reset password'),
+      admin && (user.running || user.queued)
+        ? el('button', { type: 'button', onclick: () => stopAll(user), 'aria-label': `Stop the notebooks of ${user.name}` }, 'Stop notebooks')
+        : null,
       admin && user.name !== me.name
         ? el('button', { type: 'button', class: 'danger', onclick: () => setActive(user, !user.active) },
             user.active ? 'Deactivate' : 'Activate')
@@ -80,16 +110,20 @@ async function row(user) {
   );
 }
 
+let timer = null;
 async function refresh() {
+  clearTimeout(timer);
   const params = new URLSearchParams();
   if (filter.value) params.set('q', filter.value);
   if (roleFilter.value) params.set('role', roleFilter.value);
   try {
-    const users = await api('GET', `/api/users?${params}`);
-    replaceRows(tbody, await Promise.all(users.map(row)), 'No accounts match.', 5);
+    let users = await api('GET', `/api/users?${params}`);
+    if (runningFilter.checked) users = users.filter(u => u.running || u.queued);
+    replaceRows(tbody, users.map(row), 'No accounts match.', 7);
   } catch (error) {
     showStatus(error.message, 'error');
   }
+  timer = setTimeout(refresh, 30000);
 }
 
 form.addEventListener('submit', async event => {
@@ -118,6 +152,5 @@ form.addEventListener('submit', async event => {
 me = await api('GET', '/api/me');
 const groups = await api('GET', '/api/groups');
 form.elements.group.append(...groups.filter(g => g.managed).map(g => el('option', { value: g.name }, g.name)));
-filter.addEventListener('input', refresh);
-roleFilter.addEventListener('input', refresh);
+for (const control of [filter, roleFilter, runningFilter]) control.addEventListener('input', refresh);
 refresh();
