@@ -20,12 +20,22 @@ router = APIRouter(tags=["notebooks"], dependencies=[require_scope("notebooks")]
 RESOURCE_FIELDS = ("cpu", "memory", "gpu_type", "gpus")
 
 
-async def notebook_out(session, nb: Notebook, owner: str) -> NotebookOut:
-    group = (
-        await session.scalar(select(Group.name).where(Group.id == nb.group_id))
-        if nb.group_id
-        else None
-    )
+async def group_names(session, notebooks: list[Notebook]) -> dict[int, str]:
+    """The names of the groups these notebooks are charged to, in one query."""
+    ids = {nb.group_id for nb in notebooks if nb.group_id}
+    if not ids:
+        return {}
+    rows = await session.execute(select(Group.id, Group.name).where(Group.id.in_(ids)))
+    return dict(rows.tuples().all())
+
+
+async def notebook_out(
+    session, nb: Notebook, owner: str, groups: dict[int, str] | None = None
+) -> NotebookOut:
+    """One notebook as the API shows it; `groups` from `group_names` saves a query per row."""
+    if groups is None:
+        groups = await group_names(session, [nb])
+    group = groups.get(nb.group_id) if nb.group_id else None
     return NotebookOut(
         owner=owner,
         name=nb.name,
@@ -68,7 +78,8 @@ async def list_notebooks(
 ) -> list[NotebookOut]:
     async with platform.db.session() as session:
         rows = await platform.notebooks.list_notebooks(session, actor, owner, state, q)
-        return [await notebook_out(session, nb, o) for nb, o in rows]
+        groups = await group_names(session, [nb for nb, _ in rows])
+        return [await notebook_out(session, nb, o, groups) for nb, o in rows]
 
 
 @router.post("/notebooks", response_model=NotebookOut, status_code=201, summary="Create a notebook")
