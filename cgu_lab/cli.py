@@ -14,6 +14,8 @@ from . import __version__
 
 
 def _settings(args):
+    from pydantic import ValidationError
+
     from .controller.settings import Settings
 
     names = (
@@ -28,7 +30,13 @@ def _settings(args):
         "notebook_port",
     )
     overrides = {n: getattr(args, n) for n in names if getattr(args, n, None) not in (None, "")}
-    return Settings(**overrides)
+    try:
+        return Settings(**overrides)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"CGU_LAB_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in error.errors()
+        )
+        raise SystemExit(f"error: a setting is not valid: {problems}") from None
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +70,13 @@ def _serve(args, announce: bool) -> int:
             print("  (you will choose your own password at the first login)\n", flush=True)
         else:
             print("  log in with an existing account\n", flush=True)
+    if announce and settings.backend == "local" and not _skip_environments(args):
+        try:
+            asyncio.run(_ship_environments(app.platform))
+        except KeyboardInterrupt:
+            raise SystemExit(
+                "\n  interrupted while building the Data science environment"
+            ) from None
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -85,6 +100,78 @@ def _listen(host: str, port: int) -> socket.socket:
     sock.bind((host, port))
     sock.listen(2048)
     return sock
+
+
+def _skip_environments(args) -> bool:
+    return bool(getattr(args, "no_environments", False)) or os.environ.get(
+        "CGU_LAB_SKIP_ENVIRONMENTS", ""
+    ) not in ("", "0")
+
+
+async def _ship_environments(platform) -> None:
+    """`up` on a new installation: build the "Data science" environment, make it the default.
+
+    It prints pip's lines as they come, so the wait shows what it is doing.
+    Done once per data directory (a marker file records it; an admin who
+    deletes the environment later does not get it back); a failed build
+    (no network) leaves the platform's own Python as the default and is
+    tried again at the next `up`. The controller is not serving yet.
+    """
+    from sqlalchemy import select
+
+    from .controller import catalog
+    from .core import environments as recipes
+    from .core.errors import DomainError
+    from .core.roles import Principal, Role
+    from .store.models import Environment
+
+    marker = platform.settings.data_dir / "environments" / ".shipped"
+    if marker.exists():
+        return
+    recipe = recipes.recipe("data-science")
+    name = recipes.default_name("data-science")
+    system = Principal(id=0, name="cgu-lab up", role=Role.ADMIN)
+    try:
+        async with platform.db.session() as session:
+            await catalog.ensure_defaults(session)
+            found = await session.scalar(select(Environment).where(Environment.name == name))
+            state = found.state if found is not None else None
+        if state == recipes.READY:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text("built\n")
+            return
+        print(
+            f"  building the {recipe.title} environment ({', '.join(recipe.main_packages)}); "
+            "once per installation, skip with --no-environments",
+            flush=True,
+        )
+        try:
+            if found is None:
+                await platform.environments.declare(system, recipe, name, is_default=True)
+            else:
+                await platform.environments.rebuild(system, name, make_default=True)
+        except DomainError as error:
+            print(f"  the {recipe.title} environment was not built: {error.message}", flush=True)
+            return
+        last = None
+        async for event in platform.broker.follow(platform.environments.key(name)):
+            if event is not None:
+                print(f"    [{event.percent:3d}%] {event.message}", flush=True)
+                last = event
+        await platform.environments.wait()
+        if last is not None and last.ok:
+            marker.write_text("built\n")
+            print(f"  {recipe.title} is ready and is the default environment\n", flush=True)
+        else:
+            print(
+                f"  the {recipe.title} environment could not be built; notebooks use the "
+                "platform's own Python until an administrator rebuilds it on the System page "
+                "(the next `cgu-lab up` tries again)\n",
+                flush=True,
+            )
+    finally:
+        await platform.environments.shutdown()
+        await platform.db.close()
 
 
 async def _first_admin(app) -> str | None:
@@ -188,6 +275,13 @@ def build_parser() -> argparse.ArgumentParser:
             choices=["auto", "per-user", "self"],
             help="local backend: Unix account of notebooks (auto: per-user when root)",
         )
+        if name == "up":
+            serve.add_argument(
+                "--no-environments",
+                action="store_true",
+                help="do not build the Data science environment on first start "
+                "($CGU_LAB_SKIP_ENVIRONMENTS=1)",
+            )
 
     db = commands.add_parser("db", help="database maintenance")
     _common(db)

@@ -180,7 +180,7 @@ class LocalBackend(Backend):
         home = self.home(spec.owner, spec.name)
         await asyncio.to_thread(self._prepare_home, home, account.uid, account.gid)
         await asyncio.to_thread(self._link_courses, spec.owner, home, account.uid, account.gid)
-        prefix = Path(spec.environment.local_prefix or sys.prefix)
+        prefix = self.interpreter_prefix(spec)
         jupyter = prefix / "bin" / "jupyter-lab"
         if not jupyter.exists():
             raise BackendError(
@@ -231,6 +231,23 @@ class LocalBackend(Backend):
             self._cpus[spec.id] = state["cpus"]
             return state
         raise BackendError(last_error)
+
+    def interpreter_prefix(self, spec: NotebookSpec) -> Path:
+        """The Python prefix whose `bin/jupyter-lab` serves the notebook: its environment's.
+
+        Never the platform's own as a fallback: an environment with only an
+        image is for the kubernetes backend, and running it here would give
+        the user other packages than they chose (the controller refuses such
+        a notebook before it gets here; this is the backstop).
+        """
+        environment = spec.environment
+        if not environment.local_prefix:
+            raise BackendError(
+                f"environment '{environment.name}' has only a container image "
+                f"({environment.image or 'none'}), which the local backend cannot run; "
+                "choose an environment built on this machine"
+            )
+        return Path(environment.local_prefix)
 
     def _prepare_home(self, home: Path, uid: int | None, gid: int | None) -> None:
         """Modes and owners are set through O_NOFOLLOW fds: a link in a home's place is refused."""

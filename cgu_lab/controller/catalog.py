@@ -1,4 +1,11 @@
-"""What notebooks can be made of: environments and GPU types (admin-defined)."""
+"""What notebooks can be made of: environments and GPU types (admin-defined).
+
+Environments are declared by hand here (an image, a Python prefix) or built
+from a recipe by `environment_builds`; either way a notebook may use one only
+when it is ready and has what the running backend needs (`require_runnable`),
+so an environment with only an image is refused on the local backend instead
+of silently running the platform's own Python.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,7 @@ import sys
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ..core import environments as recipes
 from ..core import roles
 from ..core.errors import Conflict, Invalid, NotFound
 from ..core.gpus import Offer
@@ -19,7 +27,29 @@ DEFAULT_ENVIRONMENT = "default"
 
 
 async def ensure_defaults(session: AsyncSession) -> None:
-    """On a new installation: the platform's own Python as the default environment."""
+    """On a new installation: the platform's own Python as the default environment.
+
+    At every start, a build that was under way when the controller stopped is
+    over: its row says so (a rebuild with an earlier build keeps serving that).
+    """
+    interrupted = await session.scalars(
+        select(Environment).where(Environment.state == recipes.BUILDING)
+    )
+    for environment in interrupted.all():
+        kept = bool(environment.local_prefix)  # a rebuild: the earlier build still serves
+        environment.state = recipes.READY if kept else recipes.FAILED
+        environment.message = (
+            "the controller stopped during a rebuild; the earlier build is kept"
+            if kept
+            else "the controller stopped during the build; rebuild it"
+        )
+        audit.record(
+            session,
+            "system",
+            "environment.build_interrupted",
+            f"environment:{environment.name}",
+            kept_earlier_build=kept,
+        )
     if await session.scalar(select(func.count()).select_from(Environment)):
         return
     session.add(
@@ -50,6 +80,38 @@ async def get_environment(session: AsyncSession, name: str | None) -> Environmen
     return environment
 
 
+def require_runnable(environment: Environment, backend: str, image: str = "") -> None:
+    """Refuse a notebook in an environment that is not ready, or that `backend` cannot run.
+
+    `image` is the notebook's own image (Kubernetes), which stands in for the
+    environment's.
+    """
+    name = environment.name
+    if environment.state == recipes.BUILDING:
+        raise Conflict(
+            f"environment '{name}' is being built; try again when it is ready "
+            "(an administrator sees its progress on the System page)"
+        )
+    if environment.state == recipes.FAILED:
+        raise Conflict(
+            f"environment '{name}' failed to build; choose another environment "
+            "or ask an administrator to rebuild it"
+        )
+    if backend == "local" and not environment.local_prefix:
+        raise Invalid(
+            f"environment '{name}' has only a container image, for the kubernetes backend; "
+            "this platform runs the local backend, which needs a Python environment on this "
+            "machine. Choose another environment, or ask an administrator to build one "
+            "on the System page"
+        )
+    if backend == "kubernetes" and not (image or environment.image):
+        raise Invalid(
+            f"environment '{name}' exists only on the machine it was built on (local backend) "
+            "and has no container image; this platform runs the kubernetes backend. Choose "
+            "another environment or give this one an image"
+        )
+
+
 async def save_environment(
     session: AsyncSession,
     actor: roles.Principal,
@@ -60,14 +122,30 @@ async def save_environment(
     local_prefix: str = "",
     is_default: bool = False,
 ) -> Environment:
+    """Declare or change an environment by hand.
+
+    One the platform built keeps its prefix (an empty `local_prefix` keeps it;
+    another one is refused: rebuild it instead), and only a ready environment
+    may become the default.
+    """
     roles.require_admin(actor, "define environments")
     name = check_label(name, "environment")
-    if not image and not local_prefix:
-        raise Invalid("an environment needs an image (Kubernetes) or a local Python prefix")
     environment = await session.scalar(select(Environment).where(Environment.name == name))
+    built = environment is not None and environment.recipe is not None
+    if built:
+        if local_prefix and local_prefix != environment.local_prefix:
+            raise Conflict(
+                f"environment '{name}' is built by the platform; rebuild it instead of "
+                "pointing it at another prefix"
+            )
+        local_prefix = environment.local_prefix
+    elif not image and not local_prefix:
+        raise Invalid("an environment needs an image (Kubernetes) or a local Python prefix")
+    if is_default and environment is not None and environment.state != recipes.READY:
+        raise Conflict(f"environment '{name}' is not ready; make it the default once it is built")
     action = "environment.updated"
     if environment is None:
-        environment = Environment(name=name)
+        environment = Environment(name=name, state=recipes.READY)
         session.add(environment)
         action = "environment.created"
     environment.display_name = display_name or name
@@ -75,13 +153,19 @@ async def save_environment(
     environment.image = image
     environment.local_prefix = local_prefix
     if is_default:
-        for other in await list_environments(session):
-            other.is_default = False
+        await make_default(session, environment)
     environment.is_default = bool(is_default or environment.is_default)
     audit.record(
         session, actor.name, action, f"environment:{name}", image=image, local_prefix=local_prefix
     )
     return environment
+
+
+async def make_default(session: AsyncSession, environment: Environment) -> None:
+    """`environment` becomes the one new notebooks get when they name none."""
+    for other in await list_environments(session):
+        other.is_default = other is environment
+    environment.is_default = True
 
 
 async def delete_environment(session: AsyncSession, actor: roles.Principal, name: str) -> None:
@@ -102,6 +186,8 @@ async def delete_environment(session: AsyncSession, actor: roles.Principal, name
         )
     if environment.is_default:
         raise Conflict("choose another default environment before deleting this one")
+    if environment.state == recipes.BUILDING:
+        raise Conflict(f"environment '{name}' is being built; delete it once the build is over")
     await session.delete(environment)
     audit.record(session, actor.name, "environment.deleted", f"environment:{name}")
 

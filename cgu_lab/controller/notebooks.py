@@ -239,6 +239,7 @@ class NotebookService:
             name = check_label((name or "").strip().lower(), "notebook")
             self._check_kind(kind, image)
             env = await catalog.get_environment(session, environment)
+            catalog.require_runnable(env, self.backend.name, image.strip())
             cpu_milli, memory_bytes, gpu_type, gpus = await self._validated_resources(
                 session,
                 cpu if cpu is not None else self.settings.default_cpu,
@@ -522,6 +523,8 @@ class NotebookService:
             if from_queue and state is not State.QUEUED:
                 return nb
             require_move(state, State.STARTING, name)
+            env = await catalog.get_environment(session, nb.environment)
+            catalog.require_runnable(env, self.backend.name, nb.image)
             await quotas.enforce_start(session, nb, owner_user)
             admission = await self._admit(session, nb)
             who = actor.name if actor else SYSTEM

@@ -21,6 +21,7 @@ from .assignments import AssignmentService
 from .auth import Authenticator
 from .coursework import CourseworkService
 from .culler import DEFAULT_POLICY, Culler
+from .environment_builds import EnvironmentBuilds
 from .monitoring import Monitor
 from .notebooks import NotebookService
 from .origin_auth import OriginAuth
@@ -43,6 +44,7 @@ class Platform:
         self.db = Database(settings.db_url)
         self.backend = create_backend(settings.backend, settings)
         self.broker = ProgressBroker()
+        self.environments = EnvironmentBuilds(self.db, self.broker, settings, self.backend.name)
         self.auth = Authenticator(self.db, settings.session_hours)
         self.origin_auth = OriginAuth(self.auth, settings.secrets_dir)
         self.templates = TemplateService(self.db, self.backend, settings)
@@ -121,6 +123,7 @@ class Platform:
         for loop in self._loops:
             with contextlib.suppress(asyncio.CancelledError):
                 await loop
+        await self.environments.shutdown()
         await self.notebooks.shutdown()
         await self.reader.close()
         await self.backend.close()

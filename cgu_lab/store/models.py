@@ -59,6 +59,9 @@ class User(Base):
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_login: Mapped[datetime | None] = mapped_column(nullable=True)
+    # When the user last used the platform: a page or API call with their session or
+    # token (written at most every few minutes, `auth.ACTIVITY_STEP`).
+    last_activity: Mapped[datetime | None] = mapped_column(nullable=True)
     # When the user last looked at their courses' new material (the "new" badges).
     courses_seen_at: Mapped[datetime | None] = mapped_column(nullable=True)
 
@@ -122,6 +125,20 @@ class Environment(Base):
     local_prefix: Mapped[str] = mapped_column(String(1000), default="")
     is_default: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Built by the platform (controller/environment_builds.py): "building", "ready"
+    # or "failed"; notebooks may use only a ready one. Declared environments
+    # (an image, a prefix made by hand) are ready from the start.
+    state: Mapped[str] = mapped_column(String(16), default="ready", server_default="ready")
+    # The recipe it was built from ({"kind", "variant", "packages"}), None when declared.
+    recipe: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+    # What the last successful build installed: [{"name", "version", "own", "main"}].
+    packages: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    message: Mapped[str] = mapped_column(Text, default="", server_default="")
+    log_tail: Mapped[str] = mapped_column(Text, default="", server_default="")
+    size: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    built_by: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    build_started_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    built_at: Mapped[datetime | None] = mapped_column(nullable=True)
 
 
 class GpuType(Base):

@@ -27,7 +27,8 @@ Left out, because they would lock the administrator out or are too slow for a
 requests aimed at the admin's own account (a path naming root-admin under
 /api/users, which could delete it, demote it, deactivate it or reset its
 password) or at the token the test uses, and starting JupyterLab processes
-(POST .../start, and `start: true` on a new notebook is sent as false).
+(POST .../start, and `start: true` on a new notebook is sent as false) or pip builds of
+environments (POST /api/environments, .../rebuild: tests/test_environments.py builds one).
 The run is bounded: a few examples per operation, no shrinking, no stateful
 phase; about two minutes on two cores.
 """
@@ -144,6 +145,7 @@ schema = (
     schemathesis.openapi.from_dict(DOCUMENT, config=schemathesis.Config.from_dict(CONFIG))
     .exclude(method="PUT", path="/api/me/password")
     .exclude(method="POST", path_regex=r"/start$")
+    .exclude(method="POST", path_regex=r"^/api/environments(/[^/]+/rebuild)?$")
 )
 
 

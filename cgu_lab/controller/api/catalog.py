@@ -1,51 +1,199 @@
-"""Environments users choose from when creating notebooks."""
+"""Environments users choose from when creating notebooks, and their builds.
+
+Everyone signed in lists environments (the new-notebook form shows each one's
+main packages); only admins declare, build, rebuild and delete them (the
+services check the role). A build runs in the background: POST answers 202
+at once and `/environments/{name}/events` streams its progress.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import json
 
+from fastapi import APIRouter, Request
+from fastapi.responses import StreamingResponse
+
+from ...core import environments as rules
+from ...core import roles
 from .. import catalog as service
 from .deps import ActorDep, PlatformDep, require_scope
+from .schema_environments import (
+    EnvironmentBuild,
+    EnvironmentDetail,
+    PackageOut,
+    RecipeInfo,
+    RecipeOut,
+)
 from .schema_types import LabelPath
-from .schemas import EnvironmentIn, EnvironmentOut, Message
+from .schemas import EnvironmentIn, Message
 
 router = APIRouter(tags=["catalog"], dependencies=[require_scope("catalog")])
 
 
-def environment_out(env) -> EnvironmentOut:
-    return EnvironmentOut(
+def environment_out(env, actor: roles.Principal) -> EnvironmentDetail:
+    recipe = env.recipe
+    return EnvironmentDetail(
         name=env.name,
         display_name=env.display_name,
         description=env.description,
         image=env.image,
         local_prefix=env.local_prefix,
         is_default=env.is_default,
+        state=env.state if env.state in rules.STATES else rules.READY,
+        message=env.message or "",
+        recipe=RecipeOut(
+            kind=recipe.get("kind", ""),
+            variant=recipe.get("variant", "cpu"),
+            packages=list(recipe.get("packages", [])),
+        )
+        if recipe
+        else None,
+        packages=[
+            PackageOut(
+                name=p["name"],
+                version=p["version"],
+                main=bool(p.get("main")),
+                own=bool(p.get("own")),
+            )
+            for p in env.packages or []
+        ],
+        size=env.size,
+        built_by=env.built_by or "",
+        build_started_at=env.build_started_at,
+        built_at=env.built_at,
+        log_tail=(env.log_tail or "") if actor.is_admin else "",
     )
 
 
-@router.get("/environments", response_model=list[EnvironmentOut], summary="Software environments")
-async def list_environments(platform: PlatformDep, actor: ActorDep) -> list[EnvironmentOut]:
+@router.get(
+    "/environments", response_model=list[EnvironmentDetail], summary="Software environments"
+)
+async def list_environments(platform: PlatformDep, actor: ActorDep) -> list[EnvironmentDetail]:
     async with platform.db.session() as session:
-        return [environment_out(e) for e in await service.list_environments(session)]
+        return [environment_out(e, actor) for e in await service.list_environments(session)]
+
+
+@router.get(
+    "/environment-recipes",
+    response_model=list[RecipeInfo],
+    summary="Recipes an environment can be built from",
+)
+async def list_recipes(actor: ActorDep) -> list[RecipeInfo]:
+    return [
+        RecipeInfo(
+            kind=kind,
+            title=title,
+            name=name,
+            cpu_packages=list(cpu),
+            cuda_packages=list(cuda),
+        )
+        for kind, (title, name, cpu, cuda) in rules.RECIPES.items()
+    ]
+
+
+@router.post(
+    "/environments",
+    response_model=EnvironmentDetail,
+    status_code=202,
+    summary="Build an environment from a recipe on this machine (admins); follow /events",
+)
+async def build_environment(
+    body: EnvironmentBuild, platform: PlatformDep, actor: ActorDep
+) -> EnvironmentDetail:
+    roles.require_admin(actor, "build environments")
+    recipe = rules.recipe(body.recipe, body.variant, body.packages)
+    env = await platform.environments.declare(
+        actor,
+        recipe,
+        name=body.name or "",
+        display_name=body.display_name,
+        description=body.description,
+        is_default=body.is_default,
+    )
+    return environment_out(env, actor)
+
+
+@router.get("/environments/{name}", response_model=EnvironmentDetail, summary="One environment")
+async def get_environment(
+    name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> EnvironmentDetail:
+    async with platform.db.session() as session:
+        return environment_out(await service.get_environment(session, name), actor)
 
 
 @router.put(
     "/environments/{name}",
-    response_model=EnvironmentOut,
-    summary="Define or change an environment (admins)",
+    response_model=EnvironmentDetail,
+    summary="Declare or change an environment by hand (admins)",
 )
 async def put_environment(
     name: LabelPath, body: EnvironmentIn, platform: PlatformDep, actor: ActorDep
-) -> EnvironmentOut:
+) -> EnvironmentDetail:
     async with platform.db.session() as session:
         env = await service.save_environment(session, actor, name, **body.model_dump())
-        return environment_out(env)
+        return environment_out(env, actor)
+
+
+@router.post(
+    "/environments/{name}/rebuild",
+    response_model=EnvironmentDetail,
+    status_code=202,
+    summary="Build an environment again from its recipe (admins); follow /events",
+)
+async def rebuild_environment(
+    name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> EnvironmentDetail:
+    env = await platform.environments.rebuild(actor, name)
+    return environment_out(env, actor)
+
+
+@router.get(
+    "/environments/{name}/events",
+    summary="Progress of an environment's build (Server-Sent Events; admins)",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def environment_events(
+    name: LabelPath, request: Request, platform: PlatformDep, actor: ActorDep
+) -> StreamingResponse:
+    roles.require_admin(actor, "follow environment builds")
+    async with platform.db.session() as session:
+        env = await service.get_environment(session, name)
+        state, message = env.state, env.message
+    broker = platform.broker
+    key = platform.environments.key(name)
+
+    async def stream():
+        last = broker.last(key)
+        if last is None or last.done:
+            # Nothing under way here: say where things stand and end.
+            payload = {
+                "operation": "status",
+                "percent": 100,
+                "message": message or f"Environment '{name}' is {state}",
+                "state": state,
+                "done": True,
+                "ok": state == rules.READY,
+            }
+            yield f"data: {json.dumps(payload)}\n\n"
+            return
+        async for event in broker.follow(key):
+            if await request.is_disconnected():
+                return
+            yield (
+                ": keep-alive\n\n" if event is None else f"data: {json.dumps(event.as_dict())}\n\n"
+            )
+
+    return StreamingResponse(
+        stream(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
 
 
 @router.delete(
     "/environments/{name}", response_model=Message, summary="Delete an unused environment (admins)"
 )
 async def delete_environment(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> Message:
-    async with platform.db.session() as session:
-        await service.delete_environment(session, actor, name)
+    await platform.environments.delete(actor, name)
     return Message(message=f"environment '{name}' was deleted")

@@ -9,11 +9,7 @@ async function main() {
     api('GET', '/api/gpu-types'),
     api('GET', '/api/groups')
   ]);
-  form.elements.environment.replaceChildren(
-    ...environments.map(env =>
-      el('option', { value: env.name, selected: env.is_default }, env.display_name || env.name)
-    )
-  );
+  showEnvironments(environments);
   form.elements.gpu_type.append(
     ...gpuTypes.map(t => el('option', { value: t.name }, `${t.display_name || t.name} (${t.capacity} on the platform)`))
   );
@@ -31,6 +27,40 @@ async function main() {
   const quota = await api('GET', `/api/users/${encodeURIComponent(me.name)}/quota`);
   document.getElementById('quota-hint').textContent =
     `Your quota: ${describeLimits(quota.limits)}. In use now: ${describeUsage(quota.usage)}.`;
+}
+
+// Only a ready environment can run a notebook; the others show why they cannot.
+const NOT_READY = { building: 'being built', failed: 'failed to build' };
+
+function showEnvironments(environments) {
+  const select = form.elements.environment;
+  const byName = new Map(environments.map(env => [env.name, env]));
+  select.replaceChildren(
+    ...environments.map(env => {
+      const why = NOT_READY[env.state];
+      const title = env.display_name || env.name;
+      return el(
+        'option',
+        { value: env.name, selected: env.is_default && !why, disabled: Boolean(why) },
+        why ? `${title} (${why})` : title
+      );
+    })
+  );
+  const describe = () => {
+    const env = byName.get(select.value);
+    document.getElementById('nb-environment-packages').textContent = env ? packagesText(env) : '';
+  };
+  select.addEventListener('change', describe);
+  describe();
+}
+
+/** "numpy 2.1.3 · pandas 2.2.3 · … and 21 more", or the environment's description. */
+function packagesText(env) {
+  const main = env.packages.filter(p => p.main);
+  if (!main.length) return env.description || '';
+  const others = env.packages.filter(p => !p.main && p.own).length;
+  const listed = main.map(p => `${p.name} ${p.version}`).join(' · ');
+  return others ? `${listed} · and ${others} more` : listed;
 }
 
 form.addEventListener('submit', async event => {

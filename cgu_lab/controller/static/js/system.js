@@ -1,8 +1,14 @@
-import { api, el, replaceRows, showError, fact } from './common.js';
+import { api, el, replaceRows, showError, showStatus, fact, formatMemory, formatDate } from './common.js';
+
+const sizeText = bytes => (bytes < 2 ** 20 ? `${Math.round(bytes / 1024)} KiB` : formatMemory(bytes));
 
 const form = document.getElementById('env-form');
+const buildForm = document.getElementById('build-form');
+const STATE_TEXT = { building: 'building…', ready: 'ready', failed: 'failed' };
+let recipes = [];
+let following = null;
 
-async function load() {
+async function loadBackend() {
   const version = await api('GET', '/api/version');
   const dl = document.getElementById('backend');
   dl.replaceChildren();
@@ -15,13 +21,154 @@ async function load() {
       fact(dl, key.replaceAll('_', ' '), String(value));
     }
   }
+}
+
+function packagesCell(env) {
+  const main = env.packages.filter(p => p.main);
+  const own = env.packages.filter(p => p.own);
+  if (!env.packages.length) return el('td', {}, env.recipe ? env.recipe.packages.join(', ') : '—');
+  return el('td', {},
+    main.map(p => `${p.name} ${p.version}`).join(' · ') || '—',
+    own.length ? el('details', {},
+      el('summary', { class: 'hint' }, `${own.length} packages in the environment`),
+      el('ul', { class: 'hint' }, own.map(p => el('li', {}, `${p.name} ${p.version}`)))) : null);
+}
+
+function stateCell(env) {
+  const cell = el('td', {}, el('strong', {}, STATE_TEXT[env.state] || env.state));
+  if (env.message) cell.append(el('div', { class: 'hint' }, env.message));
+  if (env.built_at) cell.append(el('div', { class: 'hint' }, `built ${formatDate(env.built_at)}${env.size ? `, ${sizeText(env.size)}` : ''}`));
+  if (env.log_tail && env.state !== 'building') {
+    cell.append(el('details', {}, el('summary', { class: 'hint' }, 'Last lines of the build log'),
+      el('pre', { class: 'log-output' }, env.log_tail)));
+  }
+  return cell;
+}
+
+function actionsCell(env) {
+  const busy = env.state === 'building';
+  return el('td', {},
+    env.recipe ? el('button', { type: 'button', disabled: busy, onclick: () => rebuild(env) }, 'Rebuild') : null,
+    ' ',
+    el('button', { type: 'button', class: 'danger', disabled: busy || env.is_default, onclick: () => remove(env) }, 'Delete'));
+}
+
+async function loadEnvironments() {
   const environments = await api('GET', '/api/environments');
   replaceRows(document.getElementById('environments'), environments.map(env => el('tr', {},
     el('th', { scope: 'row' }, env.name, el('div', { class: 'hint' }, env.display_name)),
-    el('td', {}, el('code', {}, env.image || '—')),
-    el('td', {}, el('code', {}, env.local_prefix || '—')),
-    el('td', {}, env.is_default ? 'yes' : ''))), 'No environments.', 4);
+    stateCell(env),
+    packagesCell(env),
+    el('td', {}, env.local_prefix ? el('code', {}, env.local_prefix) : null,
+      env.image ? el('div', {}, 'image ', el('code', {}, env.image)) : null),
+    el('td', {}, env.is_default ? 'yes' : ''),
+    actionsCell(env))), 'No environments.', 6);
+  const building = environments.find(env => env.state === 'building');
+  if (building && following !== building.name) follow(building.name);
 }
+
+function follow(name) {
+  following = name;
+  const box = document.getElementById('build-box');
+  const bar = document.getElementById('build-progress');
+  const message = document.getElementById('build-message');
+  const log = document.getElementById('build-log');
+  box.hidden = false;
+  document.getElementById('build-title').textContent = `Building ${name}`;
+  log.replaceChildren();
+  const source = new EventSource(`/api/environments/${encodeURIComponent(name)}/events`);
+  source.onmessage = msg => {
+    const event = JSON.parse(msg.data);
+    bar.value = event.percent;
+    bar.textContent = `${event.percent}%`;
+    message.textContent = event.message;
+    if (event.operation !== 'status') {
+      log.append(el('li', {}, event.message));
+      while (log.children.length > 300) log.firstElementChild.remove();
+      log.scrollTop = log.scrollHeight;
+    }
+    if (event.done) {
+      source.close();
+      following = null;
+      document.getElementById('build-title').textContent = event.ok ? `Built ${name}` : `The build of ${name} is over`;
+      if (event.operation !== 'status') showStatus(event.message, event.ok ? 'info' : 'error');
+      loadEnvironments();
+    }
+  };
+  source.onerror = () => {
+    source.close();
+    following = null;
+    setTimeout(loadEnvironments, 2000);
+  };
+}
+
+async function rebuild(env) {
+  if (!confirm(`Build ${env.name} again from its recipe? Notebooks cannot start in it until the build is over.`)) return;
+  try {
+    await api('POST', `/api/environments/${encodeURIComponent(env.name)}/rebuild`);
+    await loadEnvironments();
+    follow(env.name);
+  } catch (error) {
+    showStatus(error.message, 'error');
+  }
+}
+
+async function remove(env) {
+  if (!confirm(`Delete the environment ${env.name}${env.recipe ? ' and its files' : ''}?`)) return;
+  try {
+    await api('DELETE', `/api/environments/${encodeURIComponent(env.name)}`);
+    loadEnvironments();
+  } catch (error) {
+    showStatus(error.message, 'error');
+  }
+}
+
+function describeRecipe() {
+  const recipe = recipes.find(r => r.kind === buildForm.elements.recipe.value);
+  if (!recipe) return;
+  const cuda = buildForm.elements.variant.value === 'cuda';
+  const packages = cuda ? recipe.cuda_packages : recipe.cpu_packages;
+  document.getElementById('b-recipe-packages').textContent =
+    packages.length ? packages.join(', ') : 'Only the packages you list below.';
+  buildForm.elements.name.placeholder = recipe.name || 'a name';
+  buildForm.elements.name.required = !recipe.name;
+}
+
+async function loadRecipes() {
+  recipes = await api('GET', '/api/environment-recipes');
+  buildForm.elements.recipe.replaceChildren(...recipes.map(r => el('option', { value: r.kind }, r.title)));
+  describeRecipe();
+}
+
+buildForm.elements.recipe.addEventListener('change', describeRecipe);
+buildForm.elements.variant.addEventListener('change', describeRecipe);
+
+buildForm.addEventListener('submit', async event => {
+  event.preventDefault();
+  const data = new FormData(buildForm);
+  showError('build-error', null);
+  const packages = String(data.get('packages') || '').split(/[\n,]+/).map(p => p.trim()).filter(Boolean);
+  // "pandas>=2, <3" was split at its comma: join version clauses back to their package.
+  const joined = [];
+  for (const part of packages) {
+    if (/^[<>=!~]/.test(part) && joined.length) joined[joined.length - 1] += `,${part}`;
+    else joined.push(part);
+  }
+  try {
+    const env = await api('POST', '/api/environments', {
+      recipe: data.get('recipe'), variant: data.get('variant'),
+      name: String(data.get('name') || '').trim() || null,
+      display_name: String(data.get('display_name') || '').trim(),
+      packages: joined, is_default: buildForm.elements.is_default.checked
+    });
+    buildForm.reset();
+    describeRecipe();
+    await loadEnvironments();
+    if (following !== env.name) follow(env.name);
+  } catch (error) {
+    showError('build-error', error);
+  }
+});
 
 form.addEventListener('submit', async event => {
   event.preventDefault();
@@ -33,10 +180,12 @@ form.addEventListener('submit', async event => {
       local_prefix: data.get('local_prefix'), is_default: form.elements.is_default.checked
     });
     form.reset();
-    load();
+    loadEnvironments();
   } catch (error) {
     showError('env-error', error);
   }
 });
 
-load();
+loadBackend();
+loadRecipes();
+loadEnvironments();

@@ -1,0 +1,285 @@
+"""Making one environment on this machine: a venv layered on the platform, then pip.
+
+The controller's `environment_builds` decides *when* and records the outcome;
+this module does the machine's part, step by step, reporting each line of
+output. It builds into the directory it is given (the controller picks a new
+one per build and swaps on success).
+
+Why a venv *layered* on the platform instead of a full one: every notebook
+server needs JupyterLab, jupyter_server and cgu-lab's own server extension at
+exactly the versions the controller and the lab extension were built with.
+Installing them again in each environment costs ~150 packages and a minute
+per build, and drifts. Instead the environment gets a `.pth` file that, after
+its own site-packages, adds the platform's site directories (with
+`site.addsitedir`, so the platform's own `.pth` files, such as an editable
+cgu-lab, work too). Python then finds the environment's packages first and
+the platform's after them: on a conflict the environment's own version wins,
+and pip, run inside the environment, sees the platform's packages as already
+installed and adds only what is missing. Small `bin/jupyter-lab` and
+`bin/jupyter` scripts run JupyterLab with the environment's interpreter and
+point it at the platform's JupyterLab assets and settings (which live below
+the platform's prefix, not the environment's) and, last on PATH, at the
+platform's other commands; kernels that server starts are the environment's
+Python. A `bin/pip` runs the platform's pip with the environment's Python.
+The local backend runs `<prefix>/bin/jupyter-lab` as for any other prefix.
+
+pip runs twice: `pip download` puts the wheels of the recipe and of all its
+dependencies into a wheelhouse beside pip's cache (shared by every build; a
+wheel already there is not fetched again, which pip's HTTP cache alone does
+not guarantee behind proxies that strip caching headers), then `pip install
+--no-index --find-links <wheelhouse>` installs from it.
+
+Security: pip runs as the controller's account (root on a shared machine), so
+only wheels are installed (`--only-binary :all:`; a source package would run
+its build code as that account), package requests are plain specifiers
+(core/environments.py) placed after `--`, and an index comes from the recipe
+alone. pip sees the network settings and its own `PIP_*` settings, not the
+controller's environment. Commands start through `local_launch`, which closes
+the controller's descriptors (its listening socket) before exec. At the end
+every directory is made 0755 and every file 0644 (0755 when executable),
+owned by the controller's account: notebooks, which run as per-user accounts
+when the controller is root, use the environment and cannot change it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import json
+import os
+import signal
+import site
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from ..core import environments as rules
+
+Report = Callable[..., None]  # (line, percent=None)
+
+PASSED_ENV = frozenset(
+    {
+        "LANG",
+        "LC_ALL",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+    }
+)
+# Non-interactive, wheels only (see above), no progress bars: pip then prints
+# one line per step ("Collecting numpy", "Downloading ..."), each an event.
+PIP_OPTIONS = ("--no-input", "--disable-pip-version-check", "--no-color", "--progress-bar", "off")
+WHEELS_ONLY = ("--only-binary", ":all:")
+INSTALL_OPTIONS = ("--root-user-action", "ignore", "--no-warn-script-location", "--no-index")
+# Run by the environment's interpreter: every distribution it sees, the first
+# of each name (the one imports use), and whether it lies in the environment.
+INVENTORY = """
+import importlib.metadata as metadata, json, os, re, sys
+prefix = os.path.realpath(sys.prefix)
+found = {}
+for dist in metadata.distributions():
+    name = dist.metadata["Name"]
+    if not name:
+        continue
+    key = re.sub(r"[-_.]+", "-", name).lower()
+    if key in found:
+        continue
+    where = os.path.realpath(str(dist.locate_file("")))
+    own = where == prefix or where.startswith(prefix + os.sep)
+    found[key] = {"name": name, "version": dist.version, "own": own}
+print(json.dumps(list(found.values())))
+"""
+SERVER_CHECK = "import jupyterlab, jupyter_server, ipykernel, cgu_lab.notebook"
+WRAPPER = '''#!{python}
+"""{what} in this environment (written by cgu-lab: backends/local_environments.py)."""
+import os
+import sys
+
+os.environ["JUPYTERLAB_DIR"] = {lab_dir!r}
+for name, value in (
+    ("JUPYTER_PATH", {data!r}),
+    ("JUPYTER_CONFIG_PATH", {config!r}),
+    ("PATH", {scripts!r}),
+):
+    os.environ[name] = os.pathsep.join(p for p in (os.environ.get(name), value) if p)
+from {module} import main
+
+sys.exit(main())
+'''
+
+
+class BuildFailed(Exception):
+    """A step of the build failed; the message says which, for the admin."""
+
+
+def size_text(size: int) -> str:
+    if size < 2**20:
+        return f"{size / 2**10:.0f} KiB"
+    return f"{size / 2**20:.0f} MiB" if size < 2**30 else f"{size / 2**30:.1f} GiB"
+
+
+def platform_site_dirs() -> list[str]:
+    """The controller's own site directories, to be layered below every environment."""
+    found: list[str] = []
+    for path in site.getsitepackages():
+        real = os.path.realpath(path)
+        if os.path.isdir(real) and real not in found:
+            found.append(real)
+    return found
+
+
+async def build(
+    target: Path, recipe: rules.Recipe, cache: Path, report: Report
+) -> tuple[list[dict], int]:
+    """Make the environment in `target`; returns its packages and its size in bytes.
+
+    Packages are those installed in the environment plus the recipe's main ones
+    wherever they come from (the platform may already hold one), each
+    {"name", "version", "own", "main"}, main ones first.
+    """
+    python = target / "bin" / "python"
+    own_pip = importlib.util.find_spec("pip") is None  # else the platform's pip serves
+    report(f"Creating a Python {sys.version.split()[0]} environment", 4)
+    venv = [sys.executable, "-m", "venv", *([] if own_pip else ["--without-pip"]), str(target)]
+    await run(venv, target.parent, report, "creating the environment")
+    await asyncio.to_thread(layer, target, python)
+    report("Layered on the platform's JupyterLab and server extension", 8)
+    collected = 0
+
+    def pip_line(line: str) -> None:
+        nonlocal collected
+        if line.startswith("Collecting "):
+            collected += 1
+        report(line, rules.build_percent(collected))
+
+    # Two steps: the wheels (and those of every dependency) into the shared
+    # wheelhouse, where a file already there is not downloaded again; then the
+    # install from the wheelhouse alone, which adds what the platform lacks.
+    if not cache.is_absolute():
+        raise BuildFailed(f"the pip cache must be an absolute path, not {cache}")
+    wheelhouse = cache / "wheelhouse"
+    specs = ("--", *(r.text for r in recipe.packages))
+    report("Fetching " + ", ".join(r.text for r in recipe.packages), 10)
+    download = [
+        *(str(python), "-s", "-m", "pip", "download", *PIP_OPTIONS, *WHEELS_ONLY),
+        *("--cache-dir", str(cache), "--dest", str(wheelhouse)),
+        *(["--index-url", recipe.index_url] if recipe.index_url else []),
+        *specs,
+    ]
+    await run(download, target.parent, pip_line, "fetching the packages")
+    report("Installing into the environment", 86)
+    install = [
+        *(str(python), "-s", "-m", "pip", "install", *PIP_OPTIONS, *WHEELS_ONLY),
+        *(*INSTALL_OPTIONS, "--find-links", str(wheelhouse), *specs),
+    ]
+    await run(install, target.parent, lambda line: report(line, 88), "pip install")
+    report("Checking that JupyterLab starts in it", 91)
+    await run([str(python), "-s", "-c", SERVER_CHECK], target.parent, report, "the server check")
+    found: list[str] = []
+    await run([str(python), "-s", "-c", INVENTORY], target.parent, found.append, "listing")
+    try:
+        installed = json.loads(found[-1])
+    except (IndexError, ValueError):
+        raise BuildFailed("the installed packages could not be listed") from None
+    main = set(recipe.main_packages)
+    kept = [
+        {"name": p["name"], "version": p["version"], "own": bool(p["own"])}
+        for p in installed
+        if p["own"] or rules.normalise(p["name"]) in main
+    ]
+    report(f"{sum(p['own'] for p in kept)} packages installed in the environment", 94)
+    size = await asyncio.to_thread(seal, target)
+    report(f"Made read-only for notebooks ({size_text(size)})", 97)
+    return rules.main_versions(kept, recipe.main_packages), size
+
+
+def layer(target: Path, python: Path) -> None:
+    """The `.pth` that adds the platform's packages, and the JupyterLab entry points."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    site_packages = target / "lib" / version / "site-packages"
+    if not site_packages.is_dir():
+        raise BuildFailed(f"the new environment has no {site_packages}")
+    lines = [f"import site; site.addsitedir({path!r})\n" for path in platform_site_dirs()]
+    (site_packages / "cgu_lab_platform.pth").write_text("".join(lines))
+    from jupyterlab.commands import get_app_dir
+
+    scripts = [
+        ("jupyter-lab", "jupyterlab.labapp", "JupyterLab"),
+        ("jupyter", "jupyter_core.command", "The jupyter command"),
+    ]
+    if not (target / "bin" / "pip").exists():  # the platform's pip, run by this environment
+        scripts.append(("pip", "pip._internal.cli.main", "pip"))
+    for script, module, what in scripts:
+        path = target / "bin" / script
+        path.write_text(
+            WRAPPER.format(
+                python=python,
+                what=what,
+                lab_dir=get_app_dir(),
+                data=str(Path(sys.prefix) / "share" / "jupyter"),
+                config=str(Path(sys.prefix) / "etc" / "jupyter"),
+                scripts=str(Path(sys.executable).parent),
+                module=module,
+            )
+        )
+        path.chmod(0o700)  # seal() opens it to everyone with the rest
+
+
+def seal(target: Path) -> int:
+    """Only the owner writes, everyone reads; returns the size of the files in bytes."""
+    size = 0
+    for folder, _dirs, files in os.walk(target):
+        os.chmod(folder, 0o755)  # noqa: S103 - notebooks read it; only its owner writes
+        for name in files:
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                continue
+            info = os.lstat(path)
+            os.chmod(path, 0o755 if info.st_mode & 0o100 else 0o644)
+            size += info.st_size
+    return size
+
+
+async def run(argv: list[str], cwd: Path, report: Report, step: str) -> None:
+    """Run `argv` through the launcher, reporting each line; BuildFailed when it fails."""
+    env = {k: v for k, v in os.environ.items() if k in PASSED_ENV or k.startswith("PIP_")}
+    env["PATH"] = f"{Path(argv[0]).parent}:/usr/local/bin:/usr/bin:/bin"
+    env["HOME"] = os.environ.get("HOME", "/root")
+    env["PYTHONUNBUFFERED"] = "1"
+    plan = {"argv": argv, "env": env, "cwd": str(cwd)}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "cgu_lab.backends.local_launch",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        env={"CGU_LAUNCH_PLAN": json.dumps(plan), "PATH": "/usr/bin:/bin"},
+        start_new_session=True,  # stopped as a group when the build is cancelled
+        limit=2**20,
+    )
+    last: list[str] = []
+    try:
+        assert process.stdout is not None
+        async for raw in process.stdout:
+            line = raw.decode(errors="replace").rstrip()
+            if line:
+                last = [*last[-5:], line]
+                report(line)
+        code = await process.wait()
+    except asyncio.CancelledError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+        raise
+    if code != 0:
+        errors = [line for line in last if line.startswith("ERROR")]
+        reason = (errors or last or [""])[-1]
+        raise BuildFailed(f"{step} failed (exit code {code}): {reason[:300]}")

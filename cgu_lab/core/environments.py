@@ -1,0 +1,225 @@
+"""Recipes of software environments, and what a package request may say.
+
+An administrator declares an environment from a recipe ("Data science",
+"PyTorch", "TensorFlow") or a list of packages of their own; the controller
+then builds it with pip (controller/environment_builds.py). These are the
+rules that need no I/O: which recipes exist, the packages each one means, and
+which package requests are accepted.
+
+Why the requests are so narrow: each one becomes an argument of a pip command
+that the controller runs as its own account (root on a shared machine). A
+request is therefore only ever a *plain requirement specifier*, a project name
+with optional extras and version bounds (`numpy`, `torch>=2.4`,
+`pandas[performance]==2.2.*`). Anything pip would read as an option
+(`--index-url ...`, `-r file`), a URL or path (`pkg @ https://...`,
+`./wheel.whl`), or an environment marker is refused, so an admin's typo or a
+forged request can neither point pip at another index nor make it read local
+files. Package indexes are chosen by the recipe alone (PyTorch's CPU wheels
+come from download.pytorch.org), never by the request.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import Invalid
+
+MAX_PACKAGES = 50
+MAX_SPEC_LENGTH = 200
+
+# PEP 508 project names; extras use the same form.
+_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+_OPERATOR = r"(?:===|==|!=|~=|<=|>=|<|>)"
+# A version, or a prefix match such as 2.2.* after == and != (PEP 440 characters only).
+_VERSION = r"[A-Za-z0-9](?:[A-Za-z0-9.+!_*-]*[A-Za-z0-9*])?"
+_CLAUSE = rf"{_OPERATOR}{_VERSION}"
+SPEC = re.compile(
+    rf"(?P<name>{_NAME})"
+    rf"(?:\[(?P<extras>{_NAME}(?:,{_NAME})*)\])?"
+    rf"(?P<versions>{_CLAUSE}(?:,{_CLAUSE})*)?"
+)
+# The same rule, loosely, for the API document (spaces are allowed around operators).
+SPEC_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._\[\], <>=!~*+-]*$"
+
+# The platform provides these in every environment it builds (see
+# environment_builds); a second copy inside an environment would shadow the
+# platform's server and its extension with versions nobody tested together.
+PROVIDED = frozenset({"cgu-lab", "jupyterlab", "jupyter-server", "jupyterlab-server", "notebook"})
+
+PYTORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One accepted package request, in the form handed to pip."""
+
+    name: str  # normalised (PEP 503): "scikit-learn"
+    text: str  # what pip gets: "scikit-learn>=1.5"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What to build: packages, and the index they come from when not the default one."""
+
+    kind: str  # "data-science", "pytorch", "tensorflow" or "custom"
+    variant: str  # "cpu" or "cuda" (ignored where it makes no difference)
+    title: str
+    packages: tuple[Requirement, ...]
+    index_url: str = ""
+
+    @property
+    def main_packages(self) -> tuple[str, ...]:
+        """The names a user chooses the environment for (shown on the new-notebook form)."""
+        return tuple(r.name for r in self.packages)
+
+    def as_record(self) -> dict:
+        """What is stored with the environment, enough to build it again."""
+        return {
+            "kind": self.kind,
+            "variant": self.variant,
+            "packages": [r.text for r in self.packages],
+        }
+
+
+# Recipe kinds: (title, default environment name, packages for "cpu", packages for "cuda").
+RECIPES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
+    "data-science": (
+        "Data science",
+        "data-science",
+        ("numpy", "pandas", "scikit-learn", "matplotlib", "scipy"),
+        ("numpy", "pandas", "scikit-learn", "matplotlib", "scipy"),
+    ),
+    "pytorch": ("PyTorch", "pytorch", ("torch", "torchvision"), ("torch", "torchvision")),
+    "tensorflow": ("TensorFlow", "tensorflow", ("tensorflow-cpu",), ("tensorflow[and-cuda]",)),
+    "custom": ("Custom", "", (), ()),
+}
+VARIANTS = ("cpu", "cuda")
+
+
+def normalise(name: str) -> str:
+    """A project's canonical name: `Scikit_Learn` and `scikit-learn` are one project."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def parse_requirement(text: str) -> Requirement:
+    """Accept a plain requirement specifier (see the module's notes), or say what is wrong."""
+    if not isinstance(text, str):
+        raise Invalid("a package is written as text, e.g. numpy or pandas>=2.2")
+    given = text.strip()
+    if not given:
+        raise Invalid("a package name is empty; write e.g. numpy or pandas>=2.2")
+    if len(given) > MAX_SPEC_LENGTH:
+        raise Invalid(f"a package request may have at most {MAX_SPEC_LENGTH} characters")
+    shown = given[:60]
+    if re.search(r"(^|\s)-", given):
+        raise Invalid(
+            f"'{shown}' has a pip option; only package names and versions are accepted "
+            "(indexes are chosen by the recipe)"
+        )
+    if "://" in given or "@" in given:
+        raise Invalid(f"'{shown}' names a URL; only package names and versions are accepted")
+    if ";" in given:
+        raise Invalid(f"'{shown}' has an environment marker; write only the name and versions")
+    if "/" in given or "\\" in given or given.startswith("."):
+        raise Invalid(f"'{shown}' looks like a path; only package names and versions are accepted")
+    # Spaces may surround operators, brackets and commas ("torch >= 2.4"); nowhere else.
+    compact = re.sub(r"\s*([\[\],<>=!~]+)\s*", r"\1", given)
+    found = SPEC.fullmatch(compact)
+    if found is None:
+        raise Invalid(
+            f"'{shown}' is not a package request; write a name with optional extras and "
+            "versions, e.g. numpy, torch>=2.4 or pandas[performance]==2.2.*"
+        )
+    name = normalise(found["name"])
+    if name in PROVIDED:
+        raise Invalid(
+            f"'{found['name']}' is provided by the platform in every environment; leave it out"
+        )
+    return Requirement(name=name, text=compact)
+
+
+def parse_requirements(texts: list[str] | tuple[str, ...]) -> tuple[Requirement, ...]:
+    """A list of requests, each valid and each project named once."""
+    if len(texts) > MAX_PACKAGES:
+        raise Invalid(f"an environment may list at most {MAX_PACKAGES} packages")
+    parsed: list[Requirement] = []
+    seen: set[str] = set()
+    for text in texts:
+        requirement = parse_requirement(text)
+        if requirement.name in seen:
+            raise Invalid(f"'{requirement.name}' is listed twice; name each package once")
+        seen.add(requirement.name)
+        parsed.append(requirement)
+    return tuple(parsed)
+
+
+def recipe(kind: str, variant: str = "cpu", extra: list[str] | tuple[str, ...] = ()) -> Recipe:
+    """The recipe `kind` for `variant`, with the admin's `extra` packages added."""
+    if kind not in RECIPES:
+        raise Invalid(f"there is no recipe '{kind}'; choose one of {', '.join(RECIPES)}")
+    if variant not in VARIANTS:
+        raise Invalid(f"a recipe is built for 'cpu' or 'cuda', not '{variant}'")
+    title, _, cpu, cuda = RECIPES[kind]
+    base = parse_requirements(cuda if variant == "cuda" else cpu)
+    added = parse_requirements(list(extra))
+    clash = {r.name for r in base} & {r.name for r in added}
+    if clash:
+        raise Invalid(
+            f"the {title} recipe already has {', '.join(sorted(clash))}; list only other packages"
+        )
+    packages = base + added
+    if not packages:
+        raise Invalid("list at least one package for a custom environment")
+    index = PYTORCH_CPU_INDEX if kind == "pytorch" and variant == "cpu" else ""
+    return Recipe(kind=kind, variant=variant, title=title, packages=packages, index_url=index)
+
+
+def recipe_from_record(record: dict) -> Recipe:
+    """The recipe stored with an environment (`Recipe.as_record`), checked again."""
+    kind = record.get("kind", "")
+    variant = record.get("variant", "cpu")
+    packages = list(record.get("packages", []))
+    if kind == "custom" or kind not in RECIPES:
+        return recipe("custom", variant, packages)
+    base = RECIPES[kind][3 if variant == "cuda" else 2]
+    base_names = {parse_requirement(p).name for p in base}
+    extra = [p for p in packages if parse_requirement(p).name not in base_names]
+    return recipe(kind, variant, extra)
+
+
+def default_name(kind: str) -> str:
+    """The environment name a recipe suggests ("data-science"); custom ones have none."""
+    if kind not in RECIPES:
+        raise Invalid(f"there is no recipe '{kind}'; choose one of {', '.join(RECIPES)}")
+    return RECIPES[kind][1]
+
+
+# -- the state of a built environment ------------------------------------------
+
+BUILDING = "building"
+READY = "ready"
+FAILED = "failed"
+STATES = (BUILDING, READY, FAILED)
+
+
+def build_percent(collected: int) -> int:
+    """Progress of a pip run, which does not say its total: 10% to 85%, slower per package.
+
+    Each "Collecting ..." line moves the bar a share of what is left, so a
+    recipe of five packages with forty dependencies still ends near the top.
+    """
+    return 10 + int(75 * (1 - 0.88 ** max(0, collected)))
+
+
+def tail(lines: list[str], count: int = 40, width: int = 300) -> str:
+    """The last `count` lines of a log, each cut to `width` characters."""
+    kept = [line.rstrip()[:width] for line in lines if line.strip()][-count:]
+    return "\n".join(kept)
+
+
+def main_versions(packages: list[dict], main: tuple[str, ...] | list[str]) -> list[dict]:
+    """The installed packages marked `main` where the recipe asked for them, main ones first."""
+    wanted = {normalise(n) for n in main}
+    marked = [{**p, "main": normalise(p["name"]) in wanted} for p in packages]
+    return sorted(marked, key=lambda p: (not p["main"], normalise(p["name"])))
