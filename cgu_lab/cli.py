@@ -61,15 +61,6 @@ def _serve(args, announce: bool) -> int:
     )
     app = create_app(settings)
     password = asyncio.run(_first_admin(app))
-    if announce or password:
-        print(f"\n  cgu-lab {__version__} is starting on {settings.base_url}/", flush=True)
-        print(f"  backend: {settings.backend}; data: {settings.data_dir}")
-        print(f"  database: {app.platform.db.display_url}")
-        if password:
-            print(f"  first administrator: admin  one-time password: {password}")
-            print("  (you will choose your own password at the first login)\n", flush=True)
-        else:
-            print("  log in with an existing account\n", flush=True)
     if announce and settings.backend == "local" and not _skip_environments(args):
         try:
             asyncio.run(_ship_environments(app.platform))
@@ -87,9 +78,44 @@ def _serve(args, announce: bool) -> int:
     plan = settings.origins
     ports = [settings.port] + ([plan.port] if not plan.subdomains and plan.port else [])
     sockets = [_listen(settings.host, port) for port in ports]
-    print(f"  notebooks: {plan.describe()['pattern']} ({plan.describe()['isolation']})", flush=True)
-    uvicorn.Server(config).run(sockets=sockets)
+    banner = []
+    if announce or password:
+        where = plan.describe()
+        banner = [
+            f"\n  cgu-lab {__version__} is running on {settings.base_url}/",
+            f"  backend: {settings.backend}; data: {settings.data_dir}",
+            f"  database: {app.platform.db.display_url}",
+            f"  notebooks: {where['pattern']} ({where['isolation']})",
+        ]
+        if password:
+            banner += [
+                f"  first administrator: admin  one-time password: {password}",
+                "  (you will choose your own password at the first login)\n",
+            ]
+        else:
+            banner.append("  log in with an existing account\n")
+    _Announcing(config, banner).run(sockets=sockets)
     return 0
+
+
+class _Announcing:
+    """Runs uvicorn and prints where to log in once it serves: after every log of the
+    start (migrations, environment builds, the app's own start-up), so it is what a
+    person sees last."""
+
+    def __init__(self, config, banner: list[str]) -> None:
+        import uvicorn
+
+        class Server(uvicorn.Server):
+            async def startup(self, sockets=None) -> None:
+                await super().startup(sockets=sockets)
+                if self.started and banner:
+                    print("\n".join(banner), flush=True)
+
+        self.server = Server(config)
+
+    def run(self, sockets) -> None:
+        self.server.run(sockets=sockets)
 
 
 def _listen(host: str, port: int) -> socket.socket:
