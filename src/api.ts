@@ -2,16 +2,23 @@
  * One way to call the cgu-lab server extension: every request goes through
  * `ServerConnection.makeRequest`, so the notebook's XSRF handling and base URL
  * come for free, and every failure surfaces as a `ServerConnection.ResponseError`
- * whose message is the server's own readable sentence.
+ * whose message is the server's own readable sentence (never the raw body).
+ *
+ * Answers that concern the whole page rather than one call (the notebook
+ * stopped, the share ended, the log-in expired) are also announced on
+ * `platformProblem`, so one place (platform.ts) tells the user once.
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
+import { Signal } from '@lumino/signaling';
 import {
   IAssignment,
   ICourses,
   ICullingStatus,
   IDirectory,
   IFileListing,
+  IFileStat,
+  IPlatformError,
   IQuota,
   IResizeRequest,
   IResizeResponse,
@@ -23,6 +30,7 @@ import {
   ISubmission,
   ISubmitRequest,
   ITemplateCreated,
+  ITemplateFiles,
   ITemplateOptions,
   ITemplateRequest
 } from './tokens';
@@ -42,6 +50,34 @@ export function messageFromBody(body: unknown, fallback: string): string {
     }
   }
   return fallback;
+}
+
+/** The error codes that are about the page, not one request. */
+export const PAGE_PROBLEMS = new Set([
+  'notebook_stopped',
+  'no_access',
+  'login'
+]);
+
+/** A failed answer's status and body, for platform.ts. */
+export interface IProblemReport {
+  status: number;
+  body: IPlatformError;
+}
+
+/** Emitted for every answer whose code is one of `PAGE_PROBLEMS`. */
+export const platformProblem = new Signal<unknown, IProblemReport>({});
+
+/** The body as an error object when it is one (`{message, code}`), else null. */
+export function platformError(body: unknown): IPlatformError | null {
+  if (
+    body &&
+    typeof body === 'object' &&
+    typeof (body as { message?: unknown }).message === 'string'
+  ) {
+    return body as IPlatformError;
+  }
+  return null;
 }
 
 /**
@@ -72,12 +108,33 @@ export async function requestAPI<T>(
     }
   }
   if (!response.ok) {
+    const problem = platformError(data);
+    if (problem?.code && PAGE_PROBLEMS.has(problem.code)) {
+      platformProblem.emit({ status: response.status, body: problem });
+    }
     throw new ServerConnection.ResponseError(
       response,
-      messageFromBody(data, `${response.status} ${response.statusText}`)
+      messageFromBody(data, statusSentence(response.status))
     );
   }
   return data as T;
+}
+
+/**
+ * A sentence for an answer without a readable message (an HTML error page
+ * from something between the browser and the platform, an empty body).
+ */
+export function statusSentence(status: number): string {
+  if (status === 401 || status === 403) {
+    return 'You may not do this here; reload the page if you were logged out.';
+  }
+  if (status === 404) {
+    return 'This is not there (any more); reload the page and try again.';
+  }
+  if (status >= 500) {
+    return `The platform could not answer (error ${status}); try again in a moment.`;
+  }
+  return `The request was refused (error ${status}); try again.`;
 }
 
 /** Send a JSON body with a method. */
@@ -130,6 +187,16 @@ export namespace CguAPI {
   export const keepRunning = (): Promise<{ message: string }> =>
     requestAPI<{ message: string }>('keep-running', jsonInit('POST'));
 
+  /** Which of `paths` exist in the home, with their sizes (owner only). */
+  export const fileStat = (paths: ReadonlyArray<string>): Promise<IFileStat> =>
+    requestAPI<IFileStat>(
+      'files/stat?' + paths.map(p => `path=${encodeURIComponent(p)}`).join('&')
+    );
+
+  /** The files this notebook's template brought into the home. */
+  export const templateFiles = (): Promise<ITemplateFiles> =>
+    requestAPI<ITemplateFiles>('templates/files');
+
   /** A folder of the home ('' = the home itself), for the file picker. */
   export const files = (path: string): Promise<IFileListing> =>
     requestAPI<IFileListing>(`files?path=${encodeURIComponent(path)}`);
@@ -157,6 +224,9 @@ export namespace CguAPI {
 
 /** A readable sentence out of anything thrown by a request. */
 export function errorMessage(error: unknown): string {
+  if (error instanceof ServerConnection.NetworkError) {
+    return 'The platform cannot be reached: check your network connection and try again.';
+  }
   if (error instanceof Error && error.message) {
     return error.message;
   }

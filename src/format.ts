@@ -112,14 +112,65 @@ export function hasGpus(resources: IResources): boolean {
   return resources.gpus.available && resources.gpus.devices.length > 0;
 }
 
-/** "GPU 30%", "GPUs 30%/45%", or "no GPU". */
+/**
+ * What the notebook was given when NVML cannot read it: "h200-1g",
+ * "2 × standard", "1 MIG slice"; null when it was given nothing.
+ */
+export function allocatedGpuText(resources: IResources): string | null {
+  const given = resources.gpus.allocated;
+  const type = given?.gpu_type || null;
+  const count = given?.count ?? 0;
+  if (!count && !type) {
+    return null;
+  }
+  const what = type ?? (given?.mig ? 'MIG slice' : 'GPU');
+  return count > 1 ? `${count} × ${what}` : what;
+}
+
+/** A device's short figure: its use ("30%"), or its memory where use is unknown (MIG). */
+function deviceFigure(device: IResources['gpus']['devices'][number]): string {
+  if (device.utilization === null && device.mig_profile) {
+    return formatBytePair(device.memory_used, device.memory_total);
+  }
+  return formatPercent(device.utilization);
+}
+
+/** "GPU 30%", "GPUs 30%/45%", "GPU 1.2/17.8 GiB" (a MIG slice), "GPU h200-1g", or "no GPU". */
 function gpuText(resources: IResources): string {
   if (!hasGpus(resources)) {
-    return 'no GPU';
+    const given = allocatedGpuText(resources);
+    return given ? `GPU ${given}` : 'no GPU';
   }
   const devices = resources.gpus.devices;
-  const figures = devices.map(d => formatPercent(d.utilization)).join('/');
+  const figures = devices.map(deviceFigure).join('/');
   return `${devices.length > 1 ? 'GPUs' : 'GPU'} ${figures}`;
+}
+
+/** One line per GPU: "GPU 0 (NVIDIA RTX A5000): 30% busy, 2.0/24.0 GiB". */
+export function gpuLines(resources: IResources): string[] {
+  if (!hasGpus(resources)) {
+    const given = allocatedGpuText(resources);
+    const message = resources.gpus.message;
+    if (given) {
+      return [
+        message || `Allocated: ${given}; its figures cannot be read here`
+      ];
+    }
+    return [message || 'no GPU on this notebook'];
+  }
+  return resources.gpus.devices.map((device, index) => {
+    const name = device.mig_profile
+      ? `${device.model}, MIG ${device.mig_profile}`
+      : device.model;
+    const busy =
+      device.utilization === null && device.mig_profile
+        ? 'use not measured per MIG slice'
+        : `${formatPercent(device.utilization)} busy`;
+    return (
+      `GPU ${index} (${name}): ${busy}, ` +
+      `${formatBytePair(device.memory_used, device.memory_total)}`
+    );
+  });
 }
 
 /** The status-bar text: "CPU 12% · Mem 0.8/2.0 GiB · GPU 30%". */
@@ -129,18 +180,6 @@ export function statusBarText(resources: IResources): string {
     resources.memory.limit_bytes
   );
   return [cpuText(resources), `Mem ${memory}`, gpuText(resources)].join(' · ');
-}
-
-/** One line per GPU: "GPU 0 (NVIDIA RTX A5000): 30% busy, 2.0/24.0 GiB". */
-export function gpuLines(resources: IResources): string[] {
-  if (!hasGpus(resources)) {
-    return [resources.gpus.message || 'no GPU on this notebook'];
-  }
-  return resources.gpus.devices.map(
-    (device, index) =>
-      `GPU ${index} (${device.model}): ${formatPercent(device.utilization)} busy, ` +
-      `${formatBytePair(device.memory_used, device.memory_total)}`
-  );
 }
 
 /** The status-bar tooltip: the figures in full, one per line. */
@@ -426,9 +465,11 @@ export interface IKernelStartPreference {
 }
 
 /**
- * A kernel preference that never starts a kernel (no automatic start, no
- * default kernel, no start at all), keeping the other fields; the same object
- * when it already does not.
+ * A kernel preference that never starts or joins a kernel (no automatic
+ * start, no default kernel, no start at all, no reuse of the kernel running
+ * for the path: a read-only viewer may not open its websocket, so it would
+ * only ever say "connecting"), keeping the other fields; the same object
+ * when it already does none of these.
  */
 export function readOnlyKernelPreference<T extends IKernelStartPreference>(
   preference: T
@@ -436,7 +477,8 @@ export function readOnlyKernelPreference<T extends IKernelStartPreference>(
   if (
     preference.canStart === false &&
     preference.shouldStart === false &&
-    preference.autoStartDefault === false
+    preference.autoStartDefault === false &&
+    preference.shouldReuse === false
   ) {
     return preference;
   }
@@ -444,7 +486,8 @@ export function readOnlyKernelPreference<T extends IKernelStartPreference>(
     ...preference,
     canStart: false,
     shouldStart: false,
-    autoStartDefault: false
+    autoStartDefault: false,
+    shouldReuse: false
   };
 }
 

@@ -3,7 +3,7 @@
  * user can act on, instead of silent 404s from every later feature.
  */
 import { ServerConnection } from '@jupyterlab/services';
-import { requestAPI } from './api';
+import { errorMessage, requestAPI } from './api';
 import { ICguLabSession, IServerInfo } from './tokens';
 
 export type HandshakeResult =
@@ -26,7 +26,7 @@ export async function handshake(
     ) {
       return { ok: false, message: MISSING_EXTENSION_MESSAGE };
     }
-    return { ok: false, message: (error as Error).message };
+    return { ok: false, message: errorMessage(error) };
   }
 }
 

@@ -2,17 +2,22 @@
  * The cgu-lab lab extension: several small plugins, one per feature.
  *
  * - `cgu-lab:core` — the handshake with the server extension; provides the
- *   session (who is looking, with what access) and the way back to the
- *   platform's control panel.
- * - `cgu-lab:readonly` — the notice and status-bar label for users who are not
- *   the owner; keeps read-only notebooks from starting kernels.
+ *   session (who is looking, with what access).
+ * - `cgu-lab:connection`, `cgu-lab:platform` — tell the user when the
+ *   notebook stopped (idle culler, crash, stop) or their share ended, with the
+ *   way to go on, instead of "Server Connection Error" (platformPlugin.ts).
+ * - `cgu-lab:portal` — "Back to cgu-lab portal" in the File menu and top bar.
+ * - `cgu-lab:readonly`, `cgu-lab:cell-executor` — the notice and status-bar
+ *   label for users who are not the owner; read-only notebooks start no
+ *   kernel and "run cell" says at once why it cannot (readonly.ts).
  * - `cgu-lab:resources` — status-bar figures, the Resources panel, Resize.
  * - `cgu-lab:share` — the Share dialog (toolbar button, palette, file browser).
  * - `cgu-lab:shared-with-me` — the left-sidebar list of what others shared.
- * - `cgu-lab:culling` — the idle countdown with "Keep running".
+ * - `cgu-lab:culling` — the idle countdown with "Keep running" (culling.ts).
  * - `cgu-lab:templates` — "Save as template" for teachers (toolbar, palette,
  *   File menu).
- * - `cgu-lab:submit` — "Submit" an assignment, with its receipt.
+ * - `cgu-lab:submit` — "Submit" an assignment, with its receipt; preselects
+ *   what the notebook reads and what its template brought.
  * - `cgu-lab:course` — the left-sidebar Course panel: material, live
  *   broadcasts, assignments.
  * - `cgu-lab:live-view` — for read-only viewers (a broadcast), open documents
@@ -40,19 +45,15 @@ import {
   NotebookPanel
 } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { LabIcon, shareIcon, ToolbarButton } from '@jupyterlab/ui-components';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { Signal } from '@lumino/signaling';
 import { CguAPI, errorMessage } from './api';
 import { CoursePanel } from './course';
-import { CullingStatusItem, CullingWatch } from './culling';
-import {
-  absoluteShareUrl,
-  blockedCommandMessage,
-  formatBytes,
-  noticeText
-} from './format';
+import { cullingPlugin } from './culling';
+import { absoluteShareUrl, formatBytes } from './format';
 import { handshake, sessionFromHandshake } from './handshake';
 import {
   courseIcon,
@@ -62,7 +63,12 @@ import {
   templateIcon
 } from './icons';
 import { LiveView, LiveViewStatus, openDocuments } from './liveView';
-import { AccessStatus, preventKernelStart } from './readonly';
+import {
+  connectionPlugin,
+  platformPlugin,
+  portalPlugin
+} from './platformPlugin';
+import { cellExecutorPlugin, readonlyPlugin } from './readonly';
 import {
   openResizeDialog,
   ResourcesModel,
@@ -72,6 +78,7 @@ import {
 import { openShareDialog } from './share';
 import { SharedWithMePanel } from './sharedWithMe';
 import { openSubmitDialog, showReceiptDialog } from './submit';
+import { notebookSources, suggestFiles } from './submitPreselect';
 import {
   filesText,
   intervalSeconds,
@@ -81,6 +88,7 @@ import {
 import { openTemplateDialog } from './templates';
 import {
   CommandIDs,
+  DOMAIN,
   ICguLabSession,
   IResourcesModel,
   PALETTE_CATEGORY,
@@ -88,21 +96,15 @@ import {
 } from './tokens';
 
 /**
- * Core plugin: checks the server extension answers, provides the session to
- * the other plugins, and offers a way back to the platform's control panel
- * (the list of my notebooks) from the File menu and the command palette.
+ * Core plugin: checks the server extension answers and provides the session
+ * to the other plugins. (The way back to the portal is `cgu-lab:portal`.)
  */
 const corePlugin: JupyterFrontEndPlugin<ICguLabSession> = {
   id: 'cgu-lab:core',
   description: 'Connects JupyterLab to the cgu-lab platform.',
   autoStart: true,
   provides: ICguLabSession,
-  optional: [ICommandPalette, IMainMenu],
-  activate: async (
-    app: JupyterFrontEnd,
-    palette: ICommandPalette | null,
-    mainMenu: IMainMenu | null
-  ): Promise<ICguLabSession> => {
+  activate: async (): Promise<ICguLabSession> => {
     const result = await handshake();
     const session = sessionFromHandshake(result);
     if (!result.ok) {
@@ -111,104 +113,7 @@ const corePlugin: JupyterFrontEndPlugin<ICguLabSession> = {
     }
     // A landmark for styles and UI tests: <body data-cgu-access="owner|edit|read">.
     document.body.dataset.cguAccess = result.info.access;
-    const controllerUrl = result.info.controller_url;
-    if (!controllerUrl) {
-      return session;
-    }
-    app.commands.addCommand(CommandIDs.openControlPanel, {
-      label: 'cgu-lab Control Panel',
-      caption: 'Open the list of your notebooks on the platform',
-      execute: () => {
-        window.open(controllerUrl, '_blank', 'noopener');
-      }
-    });
-    palette?.addItem({
-      command: CommandIDs.openControlPanel,
-      category: PALETTE_CATEGORY
-    });
-    mainMenu?.fileMenu.addGroup([{ command: CommandIDs.openControlPanel }], 99);
     return session;
-  }
-};
-
-/**
- * Read-only / shared mode: a persistent notice and a status-bar label for a
- * user who is not the owner; for read access, notebooks never try to start a
- * kernel (the server would refuse) and commands that cannot work say why.
- */
-const readonlyPlugin: JupyterFrontEndPlugin<void> = {
-  id: 'cgu-lab:readonly',
-  description: 'Tells a user who is not the owner what a share lets them do.',
-  autoStart: true,
-  requires: [ICguLabSession],
-  optional: [INotebookTracker, IStatusBar, ICommandPalette],
-  activate: (
-    app: JupyterFrontEnd,
-    session: ICguLabSession,
-    notebooks: INotebookTracker | null,
-    statusBar: IStatusBar | null,
-    palette: ICommandPalette | null
-  ) => {
-    const info = session.info;
-    if (!info || info.access === 'owner') {
-      return;
-    }
-    const notice = noticeText(info);
-    if (!notice) {
-      return;
-    }
-
-    if (info.access === 'read') {
-      // As early as possible: a widget extension runs while the notebook
-      // widget is created, before its session is initialised; the tracker
-      // covers notebooks made by other factories.
-      app.docRegistry.addWidgetExtension('Notebook', {
-        createNew: (panel: NotebookPanel) =>
-          preventKernelStart(panel.sessionContext)
-      });
-      notebooks?.widgetAdded.connect((_, panel) =>
-        preventKernelStart(panel.sessionContext)
-      );
-      notebooks?.forEach(panel => preventKernelStart(panel.sessionContext));
-
-      let lastShown = 0;
-      app.commands.commandExecuted.connect((_, args) => {
-        const message = blockedCommandMessage(args.id, info.access);
-        if (!message || Date.now() - lastShown < 4000) {
-          return;
-        }
-        lastShown = Date.now();
-        Notification.warning(message, { autoClose: 6000 });
-      });
-    }
-
-    let noticeId = '';
-    const showNotice = () => {
-      if (noticeId) {
-        Notification.dismiss(noticeId);
-      }
-      noticeId = Notification.emit(
-        notice,
-        info.access === 'read' ? 'warning' : 'info',
-        { autoClose: false }
-      );
-    };
-    app.commands.addCommand(CommandIDs.showAccessNotice, {
-      label: 'Show What This Share Allows',
-      caption: notice,
-      execute: showNotice
-    });
-    palette?.addItem({
-      command: CommandIDs.showAccessNotice,
-      category: PALETTE_CATEGORY
-    });
-    statusBar?.registerStatusItem(readonlyPlugin.id, {
-      item: new AccessStatus(info, showNotice),
-      align: 'left',
-      rank: 0
-    });
-    // After the application is up, so the toast is not lost in the start-up.
-    void app.restored.then(showNotice);
   }
 };
 
@@ -556,46 +461,6 @@ const sharedWithMePlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-/**
- * The idle countdown: a warning with "Keep running" before the platform stops
- * an idle notebook, for those who may use it (owner and editors).
- */
-const cullingPlugin: JupyterFrontEndPlugin<void> = {
-  id: 'cgu-lab:culling',
-  description:
-    'Warns before an idle notebook is stopped and offers to keep it running.',
-  autoStart: true,
-  requires: [ICguLabSession],
-  optional: [IStatusBar, ICommandPalette],
-  activate: (
-    app: JupyterFrontEnd,
-    session: ICguLabSession,
-    statusBar: IStatusBar | null,
-    palette: ICommandPalette | null
-  ) => {
-    if (!session.info || session.access === 'read') {
-      return;
-    }
-    const item = new CullingStatusItem(() => void watch.keepRunning());
-    const watch = new CullingWatch(item);
-    statusBar?.registerStatusItem('cgu-lab:culling', {
-      item,
-      align: 'left',
-      rank: 0
-    });
-    app.commands.addCommand(CommandIDs.keepRunning, {
-      label: 'Keep This Notebook Running',
-      caption: 'Count now as activity so the idle culler does not stop it',
-      execute: () => watch.keepRunning()
-    });
-    palette?.addItem({
-      command: CommandIDs.keepRunning,
-      category: PALETTE_CATEGORY
-    });
-    watch.start();
-  }
-};
-
 /** A toolbar button on every notebook that runs a command with its path. */
 class CommandButtonExtension implements DocumentRegistry.IWidgetExtension<
   NotebookPanel,
@@ -793,17 +658,19 @@ const submitPlugin: JupyterFrontEndPlugin<void> = {
   description: 'Submits files of this home for an assignment.',
   autoStart: true,
   requires: [ICguLabSession],
-  optional: [INotebookTracker, ICommandPalette, IMainMenu],
+  optional: [INotebookTracker, ICommandPalette, IMainMenu, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     session: ICguLabSession,
     notebooks: INotebookTracker | null,
     palette: ICommandPalette | null,
-    mainMenu: IMainMenu | null
+    mainMenu: IMainMenu | null,
+    translator: ITranslator | null
   ) => {
     if (!session.info || !session.isOwner) {
       return;
     }
+    const trans = (translator ?? nullTranslator).load(DOMAIN);
     app.commands.addCommand(CommandIDs.submit, {
       label: 'Submit Assignment…',
       caption: 'Hand in files of this home for an assignment of your course',
@@ -818,10 +685,19 @@ const submitPlugin: JupyterFrontEndPlugin<void> = {
         }
         const path = currentPath(app, notebooks, args);
         const requested = Number(args.assignmentId);
+        // What the notebook needs to run elsewhere: the files it reads, its template's.
+        const suggestions = await suggestFiles({
+          notebookPath: path,
+          sources: path
+            ? await notebookSources(app, notebooks, path).catch(() => [])
+            : []
+        });
         const receipt = await openSubmitDialog({
           assignments,
           assignmentId: Number.isInteger(requested) ? requested : null,
           initialPaths: path ? [path] : [],
+          suggestions,
+          trans,
           onSubmitted: submitted => {
             const url = absoluteShareUrl(submitted.url, window.location.origin);
             Notification.success(receiptSummary(submitted), {
@@ -1039,6 +915,10 @@ const liveViewPlugin: JupyterFrontEndPlugin<void> = {
 
 export default [
   corePlugin,
+  connectionPlugin,
+  platformPlugin,
+  portalPlugin,
+  cellExecutorPlugin,
   readonlyPlugin,
   resourcesPlugin,
   sharePlugin,

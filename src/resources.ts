@@ -15,6 +15,7 @@ import {
   formatCores,
   formatNumber,
   formatPercent,
+  gpuLines,
   gpuTypeChoices,
   hasGpus,
   IResizeForm,
@@ -391,7 +392,12 @@ export class ResourcesPanel extends ModelViewer {
               'data-cgu': 'resources-gpu',
               'data-gpu-uuid': device.uuid
             },
-            h('h4', {}, `GPU ${index}: ${device.model}`),
+            h(
+              'h4',
+              {},
+              `GPU ${index}: ${device.model}` +
+                (device.mig_profile ? ` (MIG ${device.mig_profile})` : '')
+            ),
             meter(
               'Utilisation',
               device.utilization,
@@ -410,7 +416,7 @@ export class ResourcesPanel extends ModelViewer {
           h(
             'p',
             { class: 'cgu-Resources-noGpu', 'data-cgu': 'resources-no-gpu' },
-            resources.gpus.message || 'no GPU on this notebook'
+            gpuLines(resources)[0]
           )
         ];
     return [

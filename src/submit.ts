@@ -1,17 +1,21 @@
 /**
  * "Submit" (students): hand in files of this home for an assignment of one of
  * my groups. The dialog lists the assignments (open ones first, with their
- * deadline countdown), a file picker prefilled with the open notebook, and a
- * note; the receipt (number, time, late or not, size, content hash, link to
- * the receipt page) is shown afterwards.
+ * deadline countdown), a file picker prefilled with the open notebook and
+ * what it needs to run elsewhere (the files its code reads, the files its
+ * template brought: submitPreselect.ts, each with its size and the total),
+ * and a note; the receipt (number, time, late or not, size, content hash,
+ * link to the receipt page) is shown afterwards.
  */
 import { Dialog } from '@jupyterlab/apputils';
+import { nullTranslator, TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { CguAPI } from './api';
 import { IKeyAwareBody, openFormDialog } from './dialog';
 import { h, replaceChildren, uniqueId } from './dom';
 import { FilePicker } from './filePicker';
 import { absoluteShareUrl, formatBytes } from './format';
+import { ISuggestion, SuggestionList } from './submitPreselect';
 import {
   deadlineState,
   deadlineText,
@@ -36,6 +40,9 @@ export interface ISubmitDialogOptions {
   assignmentId: number | null;
   /** Paths chosen at the start (the open notebook), relative to the home. */
   initialPaths: ReadonlyArray<string>;
+  /** Preselected paths with their sizes and why (added to `initialPaths`). */
+  suggestions?: ReadonlyArray<ISuggestion>;
+  trans?: TranslationBundle;
   /** Called with the receipt once the submission is received. */
   onSubmitted: (receipt: ISubmission) => void;
   /** The endpoints; replaceable in tests. */
@@ -59,14 +66,22 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
     this.node.dataset.cgu = 'submit-dialog';
     this._ordered = orderAssignments(options.assignments, Date.now());
     this._chosen = initialAssignment(this._ordered, options.assignmentId);
+    const suggested = options.suggestions ?? [];
     this.picker = new FilePicker({
-      initial: options.initialPaths,
+      initial: [...options.initialPaths, ...suggested.map(s => s.path)],
       maxBytes: this._chosen?.max_bytes ?? null,
       limitWhat: this._chosen ? `"${assignmentTitle(this._chosen)}"` : 'it',
       editablePatterns: false,
       label: 'Files to submit',
       fetch: options.files
     });
+    this._suggestions = suggested.length
+      ? new SuggestionList(
+          suggested,
+          this.picker,
+          options.trans ?? nullTranslator.load('cgu_lab')
+        )
+      : null;
     this._build();
   }
 
@@ -120,6 +135,7 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
       return;
     }
     window.clearInterval(this._timer);
+    this._suggestions?.dispose();
     this.picker.dispose();
     super.dispose();
   }
@@ -240,6 +256,7 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
         h('legend', {}, 'Assignment'),
         this._list
       ),
+      ...(this._suggestions ? [this._suggestions.node] : []),
       this.picker.node,
       h(
         'div',
@@ -275,6 +292,7 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
       });
   }
 
+  private _suggestions: SuggestionList | null;
   private _ordered: IAssignment[];
   private _chosen: IAssignment | null;
   private _timer = 0;

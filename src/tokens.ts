@@ -7,7 +7,7 @@ import { ISignal } from '@lumino/signaling';
 
 /** Every command of the lab extension, in one table. */
 export namespace CommandIDs {
-  export const openControlPanel = 'cgu-lab:open-control-panel';
+  export const openPortal = 'cgu-lab:open-portal';
   export const share = 'cgu-lab:share';
   export const shareFile = 'cgu-lab:share-file';
   export const openResources = 'cgu-lab:open-resources';
@@ -21,7 +21,11 @@ export namespace CommandIDs {
   export const openCourse = 'cgu-lab:open-course';
   export const refreshCourse = 'cgu-lab:refresh-course';
   export const checkLiveView = 'cgu-lab:check-live-view';
+  export const checkPlatform = 'cgu-lab:check-platform';
 }
+
+/** The translation domain of the lab extension's sentences. */
+export const DOMAIN = 'cgu_lab';
 
 /** The command palette category of every cgu-lab command. */
 export const PALETTE_CATEGORY = 'cgu-lab';
@@ -46,14 +50,41 @@ export interface IServerInfo {
   controller_url: string | null;
 }
 
-/** One GPU as `GET cgu-lab/resources` reports it. */
+/**
+ * The error body of the platform (the proxy, the controller, the server
+ * extension): always a readable `message` and a `code`; the proxy's
+ * "notebook_stopped" and "no_access" answers carry where to go next.
+ */
+export interface IPlatformError {
+  message: string;
+  code?: string;
+  reason?: string;
+  detail?: string;
+  cause?: string;
+  state?: string;
+  restart_url?: string;
+  portal_url?: string;
+}
+
+/** One GPU (or MIG slice) as `GET cgu-lab/resources` reports it. */
 export interface IGpuDevice {
   uuid: string;
   model: string;
+  /** The MIG profile ("1g.18gb") of a MIG slice; '' or missing for a whole GPU. */
+  mig_profile?: string;
   /** Percent busy, 0-100; null when the driver does not say. */
   utilization: number | null;
   memory_used: number;
   memory_total: number;
+}
+
+/** The GPUs a notebook was given (its environment), readable or not. */
+export interface IGpuAllocation {
+  gpu_type: string | null;
+  count: number;
+  /** As the environment names them: "GPU-…", "MIG-…", an index. */
+  devices: string[];
+  mig: boolean;
 }
 
 /** What `GET cgu-lab/resources` answers. */
@@ -64,7 +95,14 @@ export interface IResources {
     percent: number | null;
   };
   memory: { used_bytes: number; limit_bytes: number | null };
-  gpus: { available: boolean; message: string; devices: IGpuDevice[] };
+  gpus: {
+    /** True when NVML read figures for at least one device. */
+    available: boolean;
+    message: string;
+    devices: IGpuDevice[];
+    /** What the notebook was given, whether or not its figures can be read. */
+    allocated?: IGpuAllocation;
+  };
   requested: {
     cpu_milli: number;
     memory: number;
@@ -87,6 +125,14 @@ export interface ICullingStatus {
   message: string;
   /** ISO time of the announced stop; null when none is ahead. */
   stop_at: string | null;
+  /** The server's clock when it answered (ISO): the countdown's reference. */
+  now?: string;
+  /** How long the notebook has been idle at `now`; null when it is working or unknown. */
+  idle_seconds?: number | null;
+  /** Why a stop is ahead: "idle" or "lifetime". */
+  cause?: 'idle' | 'lifetime' | null;
+  /** Why the culler never stops it (an exempt group, the culler off); '' when it may. */
+  exempt?: string;
 }
 
 /** A GPU type the platform offers. */
@@ -190,6 +236,20 @@ export interface ISharedWithMe {
 }
 
 /* ------------------------------------------------------- teaching workflow */
+
+/** What `GET cgu-lab/templates/files` answers: the files this notebook's template brought. */
+export interface ITemplateFiles {
+  template: string | null;
+  display_name: string;
+  version: number | null;
+  files: string[];
+}
+
+/** What `GET cgu-lab/files/stat?path=…` answers: which of the paths exist, with sizes. */
+export interface IFileStat {
+  entries: IFileEntry[];
+  excluded_patterns: string[];
+}
 
 /** One file or folder of the home, as `GET cgu-lab/files?path=` lists it. */
 export interface IFileEntry {

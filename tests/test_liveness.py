@@ -48,6 +48,6 @@ def test_a_dead_notebook_is_stopped_with_the_reason(watched):
     start = mia.get(page.headers["location"])
     assert start.status_code == 200 and "stopped by itself" in start.text
     api = mia.get("/notebook/mia/nb/api/status")
-    assert api.status_code == 503 and api.json()["code"] == "not_running"
+    assert api.status_code == 503 and api.json()["code"] == "notebook_stopped"
     # It starts again from there.
     assert mia.ok("POST", "/api/notebooks/mia/nb/start?wait=true", 202)["state"] == "running"

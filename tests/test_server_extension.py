@@ -172,3 +172,123 @@ async def test_single_file_share_sees_that_file_only(jp_fetch, files):
     assert await status_of(jp_fetch, "api", "contents", headers=headers) == 403
     assert await status_of(jp_fetch, "api", "kernels", headers=headers) == 403
     assert await status_of(jp_fetch, "api", "terminals", headers=headers) == 403
+
+
+# -- a teaching day: workspaces per visitor, the Submit dialog's preselection, GPUs --------
+
+
+@pytest.fixture
+def lab_config(jp_server_config):
+    """The same server with JupyterLab's own routes (workspaces) loaded too."""
+    jp_server_config["ServerApp"]["jpserver_extensions"]["jupyterlab"] = True
+    return jp_server_config
+
+
+def layout(space: str, tab: str) -> str:
+    return json.dumps({"data": {"layout-restorer:data": {"main": tab}}, "metadata": {"id": space}})
+
+
+async def workspace(jp_fetch, headers, space="default") -> dict:
+    response = await jp_fetch("lab", "api", "workspaces", space, headers=headers)
+    return json.loads(response.body)
+
+
+async def save_workspace(jp_fetch, headers, tab: str, space="default") -> int:
+    return await status_of(
+        jp_fetch,
+        "lab",
+        "api",
+        "workspaces",
+        space,
+        method="PUT",
+        body=layout(space, tab),
+        headers=headers,
+    )
+
+
+async def test_each_visitor_has_a_workspace_of_their_own(lab_config, jp_fetch, files):
+    owner, ta, viewer = as_user("alice"), as_user("ta", "edit"), as_user("guest", "read")
+    assert await save_workspace(jp_fetch, owner, "the owner's tabs") == 204
+    # The editing TA starts from a layout of their own, not the owner's...
+    mine = await workspace(jp_fetch, ta)
+    assert mine["data"] == {} and mine["metadata"]["id"] == "/default"
+    # ...and saving it leaves the owner's alone, and the other way round.
+    assert await save_workspace(jp_fetch, ta, "the TA's tabs") == 204
+    assert (await workspace(jp_fetch, owner))["data"]["layout-restorer:data"]["main"] == (
+        "the owner's tabs"
+    )
+    assert (await workspace(jp_fetch, ta))["data"]["layout-restorer:data"]["main"] == (
+        "the TA's tabs"
+    )
+    assert await save_workspace(jp_fetch, owner, "the owner's new tabs") == 204
+    assert (await workspace(jp_fetch, ta))["data"]["layout-restorer:data"]["main"] == (
+        "the TA's tabs"
+    )
+    # A read-only visitor reads neither and writes nothing.
+    assert (await workspace(jp_fetch, viewer))["data"] == {}
+    assert await save_workspace(jp_fetch, viewer, "a viewer's tabs") == 403
+    # Listings: each sees their own under the names they use.
+    listing = json.loads((await jp_fetch("lab", "api", "workspaces", headers=ta)).body)
+    assert [i.strip("/") for i in listing["workspaces"]["ids"]] == ["default"]
+    assert listing["workspaces"]["values"][0]["data"]["layout-restorer:data"]["main"] == (
+        "the TA's tabs"
+    )
+    listing = json.loads((await jp_fetch("lab", "api", "workspaces", headers=owner)).body)
+    assert [i.strip("/") for i in listing["workspaces"]["ids"]] == ["default"]
+    assert listing["workspaces"]["values"][0]["data"]["layout-restorer:data"]["main"] == (
+        "the owner's new tabs"
+    )
+    # A visitor cannot reach the owner's copy by naming it, nor save under another id.
+    assert (await workspace(jp_fetch, ta, "cgu-visitor-ta--default"))["data"] == {}
+    mismatch = await status_of(
+        jp_fetch,
+        "lab",
+        "api",
+        "workspaces",
+        "default",
+        method="PUT",
+        body=layout("other", "x"),
+        headers=ta,
+    )
+    assert mismatch == 400
+
+
+async def test_file_stat_preselects_what_exists_with_sizes(jp_fetch, files):
+    (files / "data").mkdir()
+    (files / "data" / "iris.csv").write_text("a,b\n1,2\n")
+    (files / "helper.py").write_text("X = 1\n")
+    paths = ["data/iris.csv", "helper.py", "data", "missing.csv", "../etc/passwd", "/etc"]
+    query = [("path", p) for p in paths]
+    response = await jp_fetch("cgu-lab", "files", "stat", params=query, headers=as_user("alice"))
+    entries = {e["path"]: e for e in json.loads(response.body)["entries"]}
+    assert set(entries) == {"data/iris.csv", "helper.py", "data"}
+    assert entries["data/iris.csv"]["size"] == 8 and entries["data/iris.csv"]["type"] == "file"
+    assert entries["data"]["type"] == "directory" and entries["data"]["files"] == 1
+    for visitor in (as_user("ta", "edit"), as_user("guest", "read")):
+        try:
+            await jp_fetch("cgu-lab", "files", "stat", params=query, headers=visitor)
+        except HTTPClientError as error:
+            assert error.code == 403
+        else:
+            raise AssertionError("a visitor listed the owner's files")
+
+
+async def test_resources_show_the_allocated_mig_slice_without_nvml(jp_fetch, files, monkeypatch):
+    """No NVIDIA driver here: the status bar must still say what the notebook was given."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "MIG-4b5c1d2e-0000-5f6a-8b9c-0123456789ab")
+    monkeypatch.setenv("CGU_GPU_TYPE", "h200-1g")
+    reading = json.loads((await jp_fetch("cgu-lab", "resources", headers=as_user("alice"))).body)
+    gpus = reading["gpus"]
+    assert gpus["allocated"] == {
+        "gpu_type": "h200-1g",
+        "count": 1,
+        "devices": ["MIG-4b5c1d2e-0000-5f6a-8b9c-0123456789ab"],
+        "mig": True,
+    }
+    assert not gpus["available"] and gpus["devices"] == []
+    assert gpus["message"].startswith("1 GPU (h200-1g) allocated; no figures:")
+    assert reading["requested"]["gpus"] == 1 and reading["requested"]["gpu_type"] == "h200-1g"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    monkeypatch.setenv("CGU_GPU_TYPE", "")
+    reading = json.loads((await jp_fetch("cgu-lab", "resources", headers=as_user("alice"))).body)
+    assert reading["gpus"]["message"] == "no GPU on this notebook"

@@ -255,6 +255,7 @@ def test_server_extension_forwards_with_the_notebook_token(controller, lab, alic
         "available": False,
         "message": "no GPU on this notebook",
         "devices": [],
+        "allocated": {"gpu_type": None, "count": 0, "devices": [], "mig": False},
     }
     quota = alice.ok("GET", "/notebook/alice/lab/cgu-lab/quota", headers=lab)
     assert quota["limits"]["cpu_milli"] == 4000 and quota["usage"]["notebooks"] >= 1

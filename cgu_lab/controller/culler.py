@@ -156,6 +156,28 @@ async def set_policy(
     return policy_dict(row, scope)
 
 
+def exemption(policies: Policies, group: str | None) -> str:
+    """Why the culler leaves every notebook charged to `group` alone; "" when it applies."""
+    if policies.applies(group):
+        return ""
+    if group is not None and group in policies.rules.groups:
+        return f"exempt through its group '{group}': the idle culler never stops its notebooks"
+    return "the idle culler is switched off on this platform"
+
+
+def _record_warning(session, nb: Notebook, owner: str, decision, now: datetime) -> None:
+    """A "warn" decision delivered: the countdown starts now, once, for pass and page alike."""
+    nb.warned_at = now
+    audit.record(
+        session,
+        SYSTEM,
+        "notebook.warned",
+        f"notebook:{owner}/{nb.name}",
+        reason=decision.reason,
+        stop_at=decision.stop_at.isoformat() if decision.stop_at else None,
+    )
+
+
 def _shown_action(decision: culling.Decision) -> str:
     """A warned notebook counting down shows as "warn" until it stops or is kept."""
     return "warn" if decision.action == "keep" and decision.message else decision.action
@@ -207,10 +229,11 @@ class Culler:
             last_activity=last,
             busy=busy,
             gpu_utilization=gpu,
-            persistent=nb.persistent or not policies.applies(group),
+            persistent=nb.persistent,
             group=group,
             warned_at=nb.warned_at,
             kept_at=nb.kept_at,
+            exempt=exemption(policies, group),
         )
 
     async def pass_once(self) -> list[culling.Decision]:
@@ -247,16 +270,8 @@ class Culler:
                     current.last_activity = activity.last_activity
                 decision = self.decisions[activity.notebook_id]
                 if decision.action == "warn":
-                    current.warned_at = now
                     nb, owner = by_id[activity.notebook_id]
-                    audit.record(
-                        session,
-                        SYSTEM,
-                        "notebook.warned",
-                        f"notebook:{owner}/{nb.name}",
-                        reason=decision.reason,
-                        stop_at=decision.stop_at.isoformat() if decision.stop_at else None,
-                    )
+                    _record_warning(session, current, owner, decision, now)
         for decision in decisions:
             if decision.action == "stop":
                 nb, owner = by_id[decision.notebook_id]
@@ -267,33 +282,62 @@ class Culler:
         return decisions
 
     async def status(self, nb: Notebook, group: str | None) -> dict:
-        """What the culler would do with this notebook now, for the countdown in JupyterLab."""
+        """What the culler would do with this notebook now, for the countdown in JupyterLab.
+
+        One source of truth with the passes: the notebook's kernels and terminals are
+        read now (not at the last pass, which may be a minute old: a cell run since
+        must not leave a stale "idle for 4 minutes" on screen), decided by the same
+        rules, and a warning shown here is recorded as given, so its countdown is the
+        one the next pass stops by. `idle_seconds` is measured at `now`.
+        """
+        now = _now()
         async with self.db.session() as session:
             policies = await load_policies(session)
         policy = policies.rules.for_group(group)
-        enabled = policies.applies(group) and not nb.persistent
-        activity = self.notebooks.activity.get(nb.id)
+        exempt = exemption(policies, group)
+        enabled = not exempt and not nb.persistent
+        route = self._route_of(nb.id)
         decision = None
-        if activity is not None and nb.state == State.RUNNING.value:
-            fresh = replace(
-                activity,
-                warned_at=nb.warned_at,
-                kept_at=nb.kept_at,
-                persistent=activity.persistent or nb.persistent,
-            )
-            decision = culling.decide(policy, fresh, _now())
+        last_activity = nb.last_activity
+        if route is not None and route.target is not None and nb.state == State.RUNNING.value:
+            activity = await self._read(route, nb, group, policies)
+            seen = self.notebooks.activity.get(nb.id)
+            if activity.last_activity is None and seen is not None:
+                # Unreadable now: what the last pass saw, with today's bookkeeping.
+                activity = replace(
+                    seen, warned_at=nb.warned_at, kept_at=nb.kept_at, exempt=activity.exempt
+                )
+            else:
+                self.notebooks.activity[nb.id] = activity
+            decision = culling.decide(policy, activity, now)
+            last_activity = activity.last_activity or last_activity
+            if decision.action == "warn" and enabled:
+                async with self.db.session() as session:
+                    current = await session.get(Notebook, nb.id)
+                    if current is not None and current.warned_at == nb.warned_at:
+                        _record_warning(session, current, route.owner, decision, now)
+        shown = enabled and decision is not None
         return {
             "enabled": enabled,
             "persistent": nb.persistent,
+            "exempt": exempt,
             "idle_minutes": policy.idle_minutes,
             "warn_minutes": policy.warn_minutes,
             "max_lifetime_hours": policy.max_lifetime_hours,
-            "last_activity": nb.last_activity,
-            "action": _shown_action(decision) if decision and enabled else "keep",
-            "reason": decision.reason if decision else "",
-            "message": decision.message if decision and enabled else "",
-            "stop_at": decision.stop_at if decision and enabled else None,
+            "last_activity": last_activity,
+            "now": now,
+            "idle_seconds": decision.idle_seconds if decision else None,
+            "cause": decision.cause if shown else None,
+            "action": _shown_action(decision) if shown else "keep",
+            "reason": decision.reason if decision else (exempt or ""),
+            "message": decision.message if shown else "",
+            "stop_at": decision.stop_at if shown else None,
         }
+
+    def _route_of(self, notebook_id: int) -> Route | None:
+        return next(
+            (r for r in self.notebooks.routes.values() if r.notebook_id == notebook_id), None
+        )
 
     async def keep_running(self, actor: Principal | None, owner: str, name: str) -> None:
         async with self.db.session() as session:

@@ -59,8 +59,10 @@ from .proxy_replies import (
     redirect,
     request_body,
     send_json,
+    send_problem,
     session_cookie,
     set_cookie,
+    stop_reason,
     wants_page,
 )
 from .proxy_tunnel import Tunnel, pump
@@ -97,7 +99,7 @@ REVALIDATE_SECONDS = 5.0
 # JupyterLab's routes that the controller answers (formerly forwarded by the notebook server).
 LAB_ROUTE = re.compile(
     r"^/cgu-lab/(shares(/\d+)?|resize|quota|directory|shared-with-me|culling|keep-running"
-    r"|templates(/options)?|assignments|submit|courses(/seen)?)$"
+    r"|templates(/options|/files)?|assignments|submit|courses(/seen)?)$"
 )
 
 
@@ -228,7 +230,7 @@ class NotebookProxy(LoginHandOff):
         """`/notebook/...` on the controller: scripts with a token, else off to the notebook."""
         parsed = parse_path(scope["path"])
         if parsed is None:
-            await send_json(send, 404, "no notebook at this address", "not_found")
+            await self._not_found(scope, send, "there is no notebook at this address")
             return
         owner, name, rest = parsed
         if header(scope, b"authorization"):
@@ -258,7 +260,7 @@ class NotebookProxy(LoginHandOff):
         owner, name, rest = parsed
         route = await self.platform.notebooks.route(owner, name)
         if route is None:
-            await send_json(guarded(send), 404, f"{owner} has no notebook '{name}'", "not_found")
+            await self._not_found(scope, guarded(send), f"{owner} has no notebook '{name}'")
             return
         if not rest:
             await redirect(guarded(send), f"{PREFIX}{quote(owner)}/{quote(name)}/lab")
@@ -270,12 +272,23 @@ class NotebookProxy(LoginHandOff):
         if identity is None:
             await self._log_in(scope, guarded(send), route)
             return
+        if caller is None and header(scope, b"authorization"):
+            await self._not_found(
+                scope, guarded(send), f"{owner} has no notebook '{name}' that you may open"
+            )
+            return
         if caller is None:
-            await send_json(
+            # Logged in here once (the origin's cookie is good), but no share any more.
+            await send_problem(
+                scope,
                 guarded(send),
                 404,
-                f"{owner} has no notebook '{name}' that you may open",
-                "not_found",
+                f"you no longer have access to {owner}'s notebook '{name}': "
+                "its share ended or was revoked",
+                "no_access",
+                {"portal_url": self.plan.controller_url + "/"},
+                title="No access to this notebook",
+                links=[("Back to the cgu-lab portal", self.plan.controller_url + "/")],
             )
             return
         send = guarded(send, caller.renew)
@@ -306,15 +319,41 @@ class NotebookProxy(LoginHandOff):
             if wants_page(scope):
                 await redirect(send, self._start_page(route, original(scope)))
             else:
-                await send_json(
-                    send,
-                    503,
-                    f"notebook '{route.name}' is {route.state.value}; start it first",
-                    "not_running",
-                    {"state": route.state.value},
-                )
+                await self._stopped(send, route)
             return
         await self._forward(scope, receive, send, route, caller)
+
+    async def _stopped(self, send, route: Route) -> None:
+        """503 for JupyterLab's requests to a notebook that is not running: why (the culler,
+        its server dying, a stop) and where to restart it, so the page can say so."""
+        why = await stop_reason(self.platform.db, route.notebook_id, route.state.value)
+        lab = f"{PREFIX}{quote(route.owner)}/{quote(route.name)}/lab"
+        await send_json(
+            send,
+            503,
+            f"notebook '{route.name}' is {route.state.value}: {why.sentence}; restart it to go on",
+            "notebook_stopped",
+            {
+                "reason": why.reason,
+                "detail": why.detail,
+                "cause": why.cause,
+                "state": route.state.value,
+                "restart_url": self._start_page(route, lab),
+                "portal_url": self.plan.controller_url + "/",
+            },
+        )
+
+    async def _not_found(self, scope, send, message: str) -> None:
+        portal = self.plan.controller_url + "/"
+        await send_problem(
+            scope,
+            send,
+            404,
+            message,
+            "not_found",
+            title="Notebook not found",
+            links=[("Back to the cgu-lab portal", portal)],
+        )
 
     def _start_page(self, route: Route, target: str) -> str:
         """The controller's start page of a notebook, coming back to `target` once it runs."""
@@ -331,7 +370,7 @@ class NotebookProxy(LoginHandOff):
         if scope["method"] == "GET" and safe_next(scope["path"], "") == scope["path"]:
             await redirect(send, self.plan.controller_url + original(scope))
             return
-        await send_json(send, 404, "this address serves one notebook only", "not_found")
+        await self._not_found(scope, send, "this address serves one notebook only")
 
     # -- JupyterLab's calls to the controller -------------------------------------------
 

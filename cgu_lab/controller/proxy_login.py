@@ -16,7 +16,16 @@ from urllib.parse import parse_qs, quote, urlencode
 from ..core.redirects import safe_next
 from .notebooks import Route
 from .origin_auth import STATE_SECONDS, cookie_name, state_cookie_name
-from .proxy_replies import PREFIX, cookies, header, original, redirect, send_json, wants_page
+from .proxy_replies import (
+    PREFIX,
+    cookies,
+    header,
+    original,
+    redirect,
+    send_json,
+    send_problem,
+    wants_page,
+)
 
 
 class LoginHandOff:
@@ -46,11 +55,18 @@ class LoginHandOff:
         if code and state and expected and hmac.compare_digest(state, expected):
             grant = self.origin_auth.redeem(code, route.notebook_id, header(scope, b"host"))
         if grant is None:
-            await send_json(
+            lab = f"{PREFIX}{quote(route.owner)}/{quote(route.name)}/lab"
+            await send_problem(
+                scope,
                 send,
                 400,
                 "the log-in to this notebook expired or did not start here; open it again",
                 "login_failed",
+                title="Log-in expired",
+                links=[
+                    ("Open the notebook again", lab),
+                    ("Back to the cgu-lab portal", f"{self.plan.controller_url}/"),
+                ],
             )
             return
         prefix = f"{PREFIX}{quote(route.owner)}/{quote(route.name)}/"

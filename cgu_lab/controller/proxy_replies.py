@@ -10,11 +10,15 @@ once.
 
 from __future__ import annotations
 
+import html
 import json
+from dataclasses import dataclass
 
+from sqlalchemy import select
 from yarl import URL
 
 from ..core.names import DNS_LABEL, USER_NAME
+from ..store.models import Notebook, StopRecord
 from .auth import SESSION_COOKIE
 
 PREFIX = "/notebook/"
@@ -197,3 +201,138 @@ async def request_body(receive):
             yield chunk.get("body", b"")
 
     return stream()
+
+
+# -- pages for browsers, JSON for scripts ----------------------------------------------------
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} · cgu-lab</title>
+<style>
+body{{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2230}}
+main{{max-width:34rem;margin:12vh auto;background:#fff;border-radius:8px;padding:2rem;
+box-shadow:0 1px 4px rgba(0,0,0,.12)}}
+h1{{font-size:1.3rem;margin:0 0 .75rem}} p{{margin:.5rem 0}}
+.actions{{margin-top:1.5rem;display:flex;gap:.75rem;flex-wrap:wrap}}
+.actions a{{padding:.5rem 1rem;border-radius:4px;text-decoration:none;border:1px solid #1565c0;
+color:#1565c0}} .actions a:first-child{{background:#1565c0;color:#fff}}
+</style></head>
+<body data-cgu-code="{code}"><main>
+<h1>{title}</h1>
+<p data-cgu="page-message">{message}</p>
+<div class="actions">{links}</div>
+</main></body></html>
+"""
+
+
+def page_html(title: str, message: str, code: str, links: list[tuple[str, str]]) -> bytes:
+    """A small page that says what happened and where to go (every value escaped)."""
+    anchors = "".join(
+        f'<a href="{html.escape(href, quote=True)}" data-cgu="page-link">{html.escape(label)}</a>'
+        for label, href in links
+    )
+    return PAGE.format(
+        title=html.escape(title),
+        message=html.escape(message),
+        code=html.escape(code, quote=True),
+        links=anchors,
+    ).encode()
+
+
+async def send_page(
+    send, status: int, title: str, message: str, code: str, links: list[tuple[str, str]]
+) -> None:
+    body = page_html(title, message, code, links)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/html; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                (b"cache-control", b"no-store"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_problem(
+    scope,
+    send,
+    status: int,
+    message: str,
+    code: str,
+    extra: dict | None = None,
+    *,
+    title: str,
+    links: list[tuple[str, str]],
+) -> None:
+    """The same refusal for both kinds of caller: a page for a browser's navigation (a
+    reload never shows raw JSON), `{message, code, ...}` for JupyterLab and scripts."""
+    if wants_page(scope):
+        await send_page(send, status, title, message[:1].upper() + message[1:], code, links)
+    else:
+        await send_json(send, status, message, code, extra)
+
+
+# -- why a notebook is not running ------------------------------------------------------
+
+# A stop's cause (StopRecord.cause) in the words the owner reads.
+STOP_CAUSES = {
+    "idle": "stopped for idleness",
+    "lifetime": "stopped after its maximum running time",
+    "reclaim": "stopped to free its GPU for someone who was waiting",
+    "admin": "stopped by an administrator",
+    "user": "stopped by its owner",
+}
+
+
+@dataclass(frozen=True)
+class StopReason:
+    """Why a notebook is not running: a cause, a short reason and the detail on record."""
+
+    cause: str  # idle, lifetime, reclaim, admin, user, died, not_running
+    reason: str  # "stopped for idleness"
+    detail: str  # "idle for 62 minutes (limit 60)"; "" when nothing more is known
+
+    @property
+    def sentence(self) -> str:
+        return f"{self.reason} ({self.detail})" if self.detail else self.reason
+
+
+async def stop_reason(db, notebook_id: int, state: str) -> StopReason:
+    """The latest stop of this notebook's last run, or what its record says (a server that
+    died, a start that failed), for the "your notebook stopped" answers."""
+    if state in ("starting", "queued"):
+        waiting = "is waiting for a GPU" if state == "queued" else "is starting"
+        return StopReason("not_running", f"it {waiting}", "")
+    async with db.session() as session:
+        nb = await session.get(Notebook, notebook_id)
+        record = await session.scalar(
+            select(StopRecord)
+            .where(StopRecord.notebook_id == notebook_id)
+            .order_by(StopRecord.id.desc())
+            .limit(1)
+        )
+    if nb is None:
+        return StopReason("not_running", "it no longer exists", "")
+    this_run = record is not None and (
+        nb.started_at is None or _naive(record.stopped_at) >= _naive(nb.started_at)
+    )
+    if this_run and record.cause in STOP_CAUSES:
+        return StopReason(record.cause, STOP_CAUSES[record.cause], record.reason)
+    if state == "stopping":
+        return StopReason("not_running", "it is stopping", "")
+    message = (nb.message or "").strip()
+    if "stopped by itself" in message:
+        detail = message.split(":", 1)[1].strip() if ":" in message else ""
+        return StopReason("died", "its server stopped by itself", detail)
+    if message:
+        return StopReason("not_running", "it is not running", message.rstrip("."))
+    return StopReason("not_running", "it is not running", "")
+
+
+def _naive(moment):
+    return moment.replace(tzinfo=None) if moment is not None and moment.tzinfo else moment

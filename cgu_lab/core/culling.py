@@ -134,6 +134,9 @@ class Activity:
     group: str | None = None
     warned_at: datetime | None = None
     kept_at: datetime | None = None
+    # Why the culler leaves this notebook alone whatever it does (its group is exempt, the
+    # culler is off); "" when the policy applies. Not `persistent`: the owner did not ask.
+    exempt: str = ""
 
 
 @dataclass(frozen=True)
@@ -191,6 +194,8 @@ def decide(policy: CullPolicy, activity: Activity, now: datetime) -> Decision:
     def keep(reason: str, stop_at: datetime | None = None, cause: Cause | None = None):
         return Decision(activity.notebook_id, "keep", reason, stop_at, cause, idle)
 
+    if activity.exempt:
+        return keep(activity.exempt)
     if activity.persistent:
         return keep("persistent notebooks are never stopped")
     if since is None or idle is None:
@@ -281,9 +286,9 @@ def _earliest_due(
             return (
                 end,
                 "lifetime",
-                f"running for {_number(hours)} hours (limit {spans.lifetime_text})",
+                f"running for {_count(hours, 'hour')} (limit {spans.lifetime_text})",
             )
-    return due, "idle", f"idle for {math.floor(idle / 60)} minutes (limit {spans.idle_text})"
+    return due, "idle", f"idle for {minutes_text(idle)} (limit {spans.idle_text})"
 
 
 def _working(policy: CullPolicy, activity: Activity) -> str:
@@ -298,9 +303,28 @@ def _working(policy: CullPolicy, activity: Activity) -> str:
     )
 
 
+def minutes_text(seconds: float) -> str:
+    """A span as people say it: "less than a minute", "1 minute", "4 minutes" (whole minutes
+    gone by, so a notebook idle for 4:50 is "4 minutes" idle, the way a clock counts)."""
+    minutes = math.floor(max(0.0, seconds) / 60)
+    return "less than a minute" if minutes < 1 else _count(minutes, "minute")
+
+
+def time_left_text(seconds: float) -> str:
+    """How long until something happens: "in less than a minute", "in 1 minute", "in 10
+    minutes" (rounded to the nearest minute, never "in 0 minutes" nor "in 1 minute" for 0:17)."""
+    if seconds < 60:
+        return "in less than a minute"
+    return f"in {_count(max(1, round(seconds / 60)), 'minute')}"
+
+
+def _count(value: float, word: str) -> str:
+    """1 -> "1 minute", 2 -> "2 minutes", 1.5 -> "1.5 hours"."""
+    return f"{_number(value)} {word}{'' if _number(value) == '1' else 's'}"
+
+
 def _warning(cause: Cause, reason: str, left: timedelta) -> str:
-    minutes = max(1, math.ceil(left.total_seconds() / 60))
-    when = f"in {minutes} minute{'s' if minutes != 1 else ''}"
+    when = time_left_text(left.total_seconds())
     if cause == "idle":
         return (
             f"This notebook has been {reason} and will be stopped {when}. "

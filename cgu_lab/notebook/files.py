@@ -12,6 +12,7 @@ import os
 import stat
 from pathlib import Path
 
+from ..core.errors import Invalid
 from ..core.paths import relative_path
 from ..core.selection import DEFAULT_EXCLUDED, excluded
 
@@ -38,6 +39,65 @@ def _totals(directory: Path, relative: str, patterns: list[str]) -> tuple[int, i
                 size += entry.stat(follow_symlinks=False).st_size
                 files += 1
     return size, files
+
+
+def _entry(root: Path, relative: str, patterns: list[str]) -> dict | None:
+    """One path of the home as the picker shows it; None when it does not exist (or a folder
+    on the way is a link: copies never follow one, so neither does this)."""
+    here = root
+    for part in relative.split("/"):
+        try:
+            info = os.lstat(here / part)
+        except OSError:
+            return None
+        here = here / part
+        if stat.S_ISLNK(info.st_mode) and here != root / relative:
+            return None
+    rule = excluded(relative, patterns)
+    is_link = stat.S_ISLNK(info.st_mode)
+    is_dir = stat.S_ISDIR(info.st_mode)
+    if is_dir and not rule:
+        size, files = _totals(here, relative, patterns)
+    else:
+        size = 0 if is_dir or is_link else info.st_size
+        files = 0 if is_dir or is_link else 1
+    return {
+        "name": relative.rsplit("/", 1)[-1],
+        "path": relative,
+        "type": "directory" if is_dir else "file",
+        "size": size,
+        "files": files,
+        "excluded": bool(rule) or is_link,
+        "reason": f"excluded by '{rule}'"
+        if rule
+        else ("symbolic links are not copied" if is_link else ""),
+    }
+
+
+MAX_STAT = 500
+
+
+def stat_paths(root: str | Path, paths: list[str], patterns: list[str] | None = None) -> dict:
+    """Which of `paths` exist in the home, with sizes: what the Submit dialog may preselect.
+
+    Paths that are not valid (absolute, with '..') or do not exist are left out, not
+    refused: they come from a notebook's code, which names many strings that are not files.
+    """
+    root = Path(root).expanduser()
+    patterns = list(DEFAULT_EXCLUDED) if patterns is None else patterns
+    entries, seen = [], set()
+    for path in paths[:MAX_STAT]:
+        try:
+            relative = relative_path(path)
+        except Invalid:
+            continue
+        if not relative or relative in seen:
+            continue
+        seen.add(relative)
+        entry = _entry(root, relative, patterns)
+        if entry is not None:
+            entries.append(entry)
+    return {"entries": entries, "excluded_patterns": patterns}
 
 
 def listing(root: str | Path, path: str, patterns: list[str] | None = None) -> dict:

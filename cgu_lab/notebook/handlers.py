@@ -1,7 +1,9 @@
 """REST routes of the server extension, all below `<base_url>/cgu-lab/`.
 
 `info` and `resources` answer anyone with access to this notebook; `files`
-(the home, for the file pickers) only its owner. What JupyterLab asks of the
+(the home, for the file pickers) and `files/stat` (which of some paths exist,
+for the Submit dialog's preselection) only its owner. Visitors' JupyterLab
+workspaces are kept apart from the owner's in `workspaces.py`. What JupyterLab asks of the
 controller (shares, resize, quota, templates, submissions, courses, culling)
 never reaches this server: the controller's proxy answers those paths on the
 notebook's origin with the browser user's own identity, so no credential a
@@ -21,7 +23,7 @@ from tornado import web
 
 from .. import __version__
 from ..core.errors import Invalid
-from . import files
+from . import files, gpus
 from .controller_client import controller_client
 from .usage import Sampler
 
@@ -84,7 +86,7 @@ class ResourcesHandler(BaseHandler):
             "cpu_milli": round(float(os.environ.get("CGU_CPU_LIMIT", "0") or 0) * 1000),
             "memory": int(os.environ.get("CGU_MEM_LIMIT", "0") or 0),
             "gpu_type": os.environ.get("CGU_GPU_TYPE") or None,
-            "gpus": len([d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d]),
+            "gpus": len(gpus.visible_devices()),
         }
         self.finish(reading)
 
@@ -110,10 +112,27 @@ class FilesHandler(BaseHandler):
         self.finish(answer)
 
 
+class FileStatHandler(BaseHandler):
+    """Which of some paths exist in the home, with their sizes (the Submit dialog's
+    preselection: the files a notebook reads, the files its template brought)."""
+
+    _track_activity = False
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        self.require_owner()
+        root = self.settings["server_root_dir"]
+        paths = self.get_arguments("path")
+        answer = await asyncio.to_thread(files.stat_paths, root, paths)
+        self.finish(answer)
+
+
 def route_table() -> list[tuple[str, type]]:
     """Every route of the extension; the ExtensionApp prefixes the server's base_url."""
     return [
         (r"cgu-lab/info", InfoHandler),
         (r"cgu-lab/resources", ResourcesHandler),
         (r"cgu-lab/files", FilesHandler),
+        (r"cgu-lab/files/stat", FileStatHandler),
     ]

@@ -47,6 +47,7 @@ from jupyter_server.auth.identity import IdentityProvider, User
 from tornado import web
 from traitlets import Float, Unicode, default
 
+from . import workspaces
 from .controller_client import ControllerError, controller_client
 
 USER_HEADER = "X-Cgu-User"
@@ -156,6 +157,7 @@ class ProxyIdentityProvider(IdentityProvider):
         refusal = request_refusal(handler, user)
         if refusal is not None:
             self._refuse(handler, user, refusal)
+        workspaces.separate(handler, user)  # a visitor's layout is their own
         return user
 
     def _refuse(self, handler, user: PlatformUser | None, refusal: tuple[str, str]) -> None:

@@ -2,7 +2,8 @@
 
 CPU is measured as the change of the process tree's CPU time between two
 readings, so the figure is the average over the refresh interval rather than
-a snapshot. GPUs are read with NVML for the devices this notebook was given.
+a snapshot. GPUs are read with NVML for the devices this notebook was given,
+MIG slices included (gpus.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from .. import gpu_probe
+from . import gpus as gpu_devices
 
 
 def _tree() -> list[psutil.Process]:
@@ -70,7 +71,6 @@ class Sampler:
                 memory += process.memory_info().rss
             except psutil.Error:
                 continue
-        visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d]
         return {
             "cpu": {
                 "used_cores": round(cores, 3) if cores is not None else 0.0,
@@ -83,31 +83,5 @@ class Sampler:
                 "used_bytes": memory,
                 "limit_bytes": int(_limit("CGU_MEM_LIMIT") or 0) or None,
             },
-            "gpus": gpus(visible),
+            "gpus": gpu_devices.summary(),
         }
-
-
-def gpus(visible: list[str]) -> dict:
-    if not visible:
-        return {"available": False, "message": "no GPU on this notebook", "devices": []}
-    devices = gpu_probe.usage(visible)
-    if not devices:
-        return {
-            "available": False,
-            "message": "the GPU driver (NVML) is not available on this machine",
-            "devices": [],
-        }
-    return {
-        "available": True,
-        "message": f"{len(devices)} GPU{'s' if len(devices) != 1 else ''}",
-        "devices": [
-            {
-                "uuid": d.uuid,
-                "model": d.model,
-                "utilization": d.utilization,
-                "memory_used": d.memory_used,
-                "memory_total": d.memory_total,
-            }
-            for d in devices
-        ],
-    }

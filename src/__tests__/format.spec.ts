@@ -475,12 +475,12 @@ describe('read-only and shared notices', () => {
     expect(blockedCommandMessage('docmanager:open', 'read')).toBeNull();
   });
 
-  it('turns off every way a kernel could start, keeping other preferences', () => {
+  it('turns off every way a kernel could start or be joined, keeping the name', () => {
     const before = { name: 'python3', shouldReuse: true };
     const after = readOnlyKernelPreference(before);
     expect(after).toEqual({
       name: 'python3',
-      shouldReuse: true,
+      shouldReuse: false,
       canStart: false,
       shouldStart: false,
       autoStartDefault: false

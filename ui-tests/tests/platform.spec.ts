@@ -36,7 +36,7 @@ test('a student logs in, creates a notebook and reaches JupyterLab through the a
 
   // The lab extension offers the way back to the platform.
   await page.getByRole('menuitem', { name: 'File' }).click();
-  await expect(page.getByRole('menuitem', { name: 'cgu-lab Control Panel' })).toBeVisible();
+  await expect(page.getByRole('menuitem', { name: 'Back to cgu-lab portal' })).toBeVisible();
   await page.keyboard.press('Escape');
 });
 

@@ -14,11 +14,17 @@ The routes are not part of the public API document: only the proxy reaches them.
 
 from __future__ import annotations
 
+import asyncio
+import tarfile
+from pathlib import Path
 from urllib.parse import quote
 
 from fastapi import APIRouter, Query
 from pydantic import Field
+from sqlalchemy import select
 
+from ...store.models import AuditEvent, Template, TemplateVersion
+from ..archives import template_archive
 from . import accounts, catalog, culling, gpus, notebooks, quotas, shares, system, teaching
 from .deps import ActorDep, IdentityDep, PlatformDep, require_scope
 from .schemas import (
@@ -87,8 +93,11 @@ async def shared_with_me(platform: PlatformDep, actor: ActorDep):
 
 
 @router.get("/culling", dependencies=EDIT)
-async def culling_status(owner: str, name: str, platform: PlatformDep, actor: ActorDep):
-    return await culling.culling_status(owner, name, platform, actor)
+async def culling_status(owner: str, name: str, platform: PlatformDep, actor: ActorDep) -> dict:
+    """The culler's view read now, with the figures the lab counts down from: `now` (the
+    server's clock, so a skewed laptop clock shifts nothing), `idle_seconds` and `stop_at`."""
+    nb, group = await culling._notebook(platform, actor, owner, name)  # 404 unless editor
+    return await platform.culler.status(nb, group)
 
 
 @router.post("/keep-running", dependencies=EDIT)
@@ -153,6 +162,56 @@ async def template_options(
             "gpus": notebook.gpus,
         },
         "max_bytes": version.limits["template_max_bytes"],
+    }
+
+
+TEMPLATE_FILES_SHOWN = 500
+
+
+def _archive_files(archive: Path) -> list[str]:
+    """The regular files of a template's archive, as relative paths of the home."""
+    names = []
+    with tarfile.open(archive, mode="r:*") as tar:
+        for member in tar:
+            if member.isfile():
+                names.append(member.name.removeprefix("./"))
+            if len(names) >= TEMPLATE_FILES_SHOWN:
+                break
+    return names
+
+
+@router.get("/templates/files", dependencies=OWN)
+async def template_files(owner: str, name: str, platform: PlatformDep, actor: ActorDep) -> dict:
+    """The files this notebook's template brought into its home (none when it was not made
+    from one): what a submission should include for the notebook to run elsewhere."""
+    await notebooks.get_notebook(owner, name, platform, actor)  # the owner's, or 404
+    async with platform.db.session() as session:
+        created = await session.scalar(
+            select(AuditEvent)
+            .where(
+                AuditEvent.action == "notebook.created",
+                AuditEvent.target == f"notebook:{owner}/{name}",
+            )
+            .order_by(AuditEvent.id.desc())
+            .limit(1)
+        )
+        seed = (created.details or {}).get("seed") if created is not None else None
+        version = template = None
+        if isinstance(seed, dict) and seed.get("kind") == "template":
+            version = await session.get(TemplateVersion, seed.get("id"))
+            template = await session.get(Template, version.template_id) if version else None
+    if version is None or template is None:
+        return {"template": None, "display_name": "", "version": None, "files": []}
+    archive = template_archive(Path(platform.settings.store), template.id, version.version)
+    try:
+        files = await asyncio.to_thread(_archive_files, archive)
+    except (OSError, tarfile.TarError):
+        files = []  # the archive is gone (a retired template): nothing to suggest
+    return {
+        "template": template.name,
+        "display_name": template.display_name,
+        "version": version.version,
+        "files": files,
     }
 
 
