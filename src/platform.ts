@@ -254,6 +254,7 @@ export class PlatformWatch {
     className: string
   ): Promise<boolean> {
     this._closeDialog();
+    await clearOtherDialogs();
     const dialog = new Dialog({ title, body, buttons });
     dialog.addClass(className);
     this._dialog = dialog;
@@ -337,4 +338,17 @@ export function provideWatch(watch: PlatformWatch | null): void {
 /** The watch, when the page has one. */
 export function platformWatch(): Promise<PlatformWatch | null> {
   return watchReady.promise;
+}
+
+/**
+ * Close JupyterLab's own dialogs ("Kernel died unexpectedly", "Cannot open …")
+ * raised by requests caught in the seconds before the platform said why: ours
+ * says more, and a modal queue would otherwise hide it behind them. A queued
+ * dialog is tracked only once shown, so this repeats while more appear.
+ */
+async function clearOtherDialogs(): Promise<void> {
+  for (let round = 0; round < 20 && Dialog.tracker.size > 0; round++) {
+    Dialog.flush();
+    await new Promise(resolve => setTimeout(resolve, 50));
+  }
 }

@@ -338,7 +338,7 @@ class NotebookProxy(LoginHandOff):
                 "detail": why.detail,
                 "cause": why.cause,
                 "state": route.state.value,
-                "restart_url": self._start_page(route, lab),
+                "restart_url": self._start_page(route, lab, start=True),
                 "portal_url": self.plan.controller_url + "/",
             },
         )
@@ -355,10 +355,13 @@ class NotebookProxy(LoginHandOff):
             links=[("Back to the cgu-lab portal", portal)],
         )
 
-    def _start_page(self, route: Route, target: str) -> str:
-        """The controller's start page of a notebook, coming back to `target` once it runs."""
+    def _start_page(self, route: Route, target: str, start: bool = False) -> str:
+        """The controller's start page of a notebook, coming back to `target` once it runs;
+        `start`: the person already chose to restart (JupyterLab's Restart), so the page
+        starts it for its owner instead of asking again."""
         where = f"{quote(route.owner)}/{quote(route.name)}"
-        return f"{self.plan.controller_url}{AUTO_START}{where}?{urlencode({'next': target})}"
+        query = {"next": target, **({"start": "1"} if start else {})}
+        return f"{self.plan.controller_url}{AUTO_START}{where}?{urlencode(query)}"
 
     async def _elsewhere(self, scope, send, slug: str | None) -> None:
         """A path that is not this origin's notebook: pages go where they belong."""

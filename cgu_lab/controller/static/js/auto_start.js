@@ -56,6 +56,8 @@ button.addEventListener('click', async () => {
 
 if (button.hidden) {
   follow();
+} else if (new URLSearchParams(window.location.search).get('start') === '1') {
+  button.click(); // "Restart" was pressed in JupyterLab: no second question
 } else {
   button.focus();
 }

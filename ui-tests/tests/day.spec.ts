@@ -1,0 +1,335 @@
+/**
+ * The whole teaching day, walked in Chromium by every role, through the pages and
+ * JupyterLab as people would (the API only where a person would have a second tab).
+ * Each step's time goes to artifacts/day-walk-times.json and a screenshot per step.
+ */
+import { expect, Page, test, TestInfo } from '@playwright/test';
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { apiToken, asToken, login, snapshot } from './helpers';
+
+const COURSE = 'day-course';
+const STUDENTS = ['day-s1', 'day-s2', 'day-s3', 'day-s4', 'day-s5'];
+const TEMPLATE = 'day-lab';
+const TIMES = path.resolve(__dirname, '../../artifacts/day-walk-times.json');
+
+const MALFORMED = [
+  'username,display_name,email',
+  'day-s1,Ada Lovelace,ada@uni.example.edu',
+  'day-s2,"Alan Turing,alan@uni.example.edu',
+  'day-s3,Grace Hopper,grace@uni.example.edu'
+].join('\n');
+
+const CLASS_LIST = [
+  'username,display_name,email',
+  'day-s1,Ada Lovelace,ada@uni.example.edu',
+  'day-s2,Alan Turing,alan@uni.example.edu',
+  'day-s3,Grace Hopper,grace@uni.example.edu',
+  'day-s4,Edsger Dijkstra,edsger@uni.example.edu',
+  'day-s5,Barbara Liskov,barbara@uni.example.edu'
+].join('\n');
+
+const IRIS = ['sepal_length,sepal_width,species', '5.1,3.5,setosa', '7.0,3.2,versicolor', '6.3,3.3,virginica'].join('\n');
+
+/** The lab's notebook: it reads a data file of the home, as students' work does. */
+const ANALYSIS = {
+  type: 'notebook',
+  format: 'json',
+  content: {
+    cells: [
+      {
+        cell_type: 'code',
+        source: "import pandas as pd\ndf = pd.read_csv('data/iris.csv')\nprint('rows:', len(df), 'species:', df.species.nunique())",
+        metadata: {},
+        outputs: [],
+        execution_count: null
+      }
+    ],
+    metadata: { kernelspec: { name: 'python3', display_name: 'Python 3 (ipykernel)', language: 'python' } },
+    nbformat: 4,
+    nbformat_minor: 5
+  }
+};
+
+// A step that cannot happen fails within a minute, with its screenshot, instead of hanging.
+test.use({ actionTimeout: 60_000 });
+
+/** Each step's wall time, for the closing note. */
+const times: { step: string; seconds: number }[] = [];
+
+async function step<T>(name: string, work: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  const result = await test.step(name, work);
+  times.push({ step: name, seconds: Math.round((Date.now() - started) / 100) / 10 });
+  fs.mkdirSync(path.dirname(TIMES), { recursive: true });
+  fs.writeFileSync(TIMES, JSON.stringify(times, null, 2));
+  return result;
+}
+
+async function newPage(page: Page): Promise<Page> {
+  return (await page.context().browser()!.newContext()).newPage();
+}
+
+/** A first log-in with a one-time password: the person chooses their own at once. */
+async function firstLogin(page: Page, name: string, oneTime: string): Promise<void> {
+  await page.goto('/login');
+  await page.getByLabel('User name').fill(name);
+  await page.getByLabel('Password').fill(oneTime);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect(page.getByRole('heading', { name: 'My account' })).toBeVisible();
+  await page.getByLabel('Current password').fill(oneTime);
+  await page.getByLabel('New password', { exact: true }).fill(`${name}-own-password`);
+  await page.getByLabel('Repeat new password').fill(`${name}-own-password`);
+  await page.getByRole('button', { name: 'Change password' }).click();
+  await expect(page.getByRole('heading', { name: 'My account' })).toBeHidden();
+}
+
+/** The admin adds an account on the Users page and reads its one-time password there. */
+async function addAccount(admin: Page, name: string, full: string, role: string): Promise<string> {
+  await admin.getByLabel('User name').fill(name);
+  await admin.getByLabel('Full name').fill(full);
+  await admin.locator('#u-role').selectOption(role);
+  await admin.getByRole('button', { name: 'Add account' }).click();
+  const created = admin.locator('#user-created');
+  await expect(created).toContainText(`Account ${name} created`);
+  return (await created.locator('code').textContent())!.trim();
+}
+
+/** Run the notebook's first cell in JupyterLab and return its output text. */
+async function runFirstCell(page: Page): Promise<string> {
+  // The kernel must be connected first: a cell run while it connects is dropped.
+  await expect(page.locator('#jp-main-statusbar').getByText(/\| Idle/)).toBeVisible({ timeout: 90_000 });
+  const cell = page.locator('.jp-Notebook .jp-CodeCell').first();
+  await cell.locator('.jp-InputArea-editor').click();
+  await page.keyboard.press('Shift+Enter');
+  const output = cell.locator('.jp-OutputArea-output');
+  await expect(output).toBeVisible({ timeout: 90_000 });
+  return (await output.innerText()).trim();
+}
+
+test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo: TestInfo) => {
+  test.setTimeout(30 * 60_000);
+  const shot = (p: Page, name: string) => snapshot(p, testInfo, `day-${name}`);
+
+  // -- the admin: the teacher's and the TA's accounts, then the Data science environment --
+  await login(page, 'ui-admin');
+  const accounts = await step('admin creates the teacher and the TA', async () => {
+    await page.goto('/admin/users');
+    const teacher = await addAccount(page, 'day-teacher', 'Dana Teacher', 'teacher');
+    const ta = await addAccount(page, 'day-ta', 'Tom Assistant', 'ta');
+    await shot(page, '01-admin-accounts');
+    return { teacher, ta };
+  });
+
+  await step('admin builds the Data science environment', async () => {
+    await page.goto('/admin/system');
+    await page.getByLabel('Recipe').selectOption('data-science');
+    await page.locator('#b-name').fill('data-science');
+    await page.getByRole('button', { name: 'Build' }).click();
+    await expect(page.locator('#build-box')).toBeVisible();
+    await shot(page, '02-environment-building');
+    const row = page.locator('#environments tr').filter({ hasText: 'data-science' });
+    await expect(row).toContainText('ready', { timeout: 15 * 60_000 });
+    await expect(row).toContainText('pandas');
+    await shot(page, '03-environment-ready');
+  });
+
+  // -- the teacher: the course, the class list, the TA --
+  const teacher = await newPage(page);
+  const passwords = await step('teacher creates the course and imports the class', async () => {
+    await firstLogin(teacher, 'day-teacher', accounts.teacher);
+    await teacher.goto('/courses');
+    await teacher.getByLabel('Name', { exact: true }).fill(COURSE);
+    await teacher.getByLabel('Display name').fill('Data Science 101');
+    await teacher.getByRole('button', { name: 'Create course' }).click();
+    await teacher.waitForURL(new RegExp(`/courses/${COURSE}`));
+    const members = teacher.locator('#panel-members');
+    await members.getByLabel('or paste it').fill(MALFORMED);
+    await members.getByRole('button', { name: 'Import' }).click();
+    await expect(teacher.locator('#import-errors')).toContainText('Nothing was imported');
+    await expect(teacher.locator('#import-error-lines li').first()).toContainText('Line 3:');
+    await expect(teacher.locator('#members tr[data-member="day-s1"]')).toHaveCount(0);
+    await shot(teacher, '04-class-list-refused');
+    await members.getByLabel('or paste it').fill(CLASS_LIST);
+    await members.getByRole('button', { name: 'Import' }).click();
+    await expect(teacher.locator('#import-summary')).toContainText('5 account(s) created');
+    const [download] = await Promise.all([
+      teacher.waitForEvent('download'),
+      teacher.getByRole('button', { name: 'Download passwords (CSV)' }).click()
+    ]);
+    const rows = fs.readFileSync((await download.path())!, 'utf-8').trim().split(/\r?\n/).slice(1);
+    await shot(teacher, '05-class-imported');
+    return Object.fromEntries(rows.map(line => line.split(','))) as Record<string, string>;
+  });
+  expect(Object.keys(passwords).sort()).toEqual(STUDENTS);
+
+  const ta = await newPage(page);
+  await step('teacher adds the TA, who accepts', async () => {
+    await teacher.getByRole('tab', { name: 'TAs', exact: true }).click();
+    await teacher.getByLabel('Make TA').fill('day-ta');
+    await teacher.getByRole('button', { name: 'Promote' }).click();
+    await expect(teacher.locator('#tas tr[data-ta="day-ta"]')).toContainText('invited');
+    await firstLogin(ta, 'day-ta', accounts.ta);
+    const taApi = await asToken(baseURL!, await apiToken(ta));
+    expect((await taApi.post(`/api/me/invitations/${COURSE}`)).status()).toBe(200);
+    await taApi.dispose();
+    await teacher.reload();
+    await expect(teacher.locator('#tas tr[data-ta="day-ta"]')).not.toContainText('invited');
+    await shot(teacher, '06-course-ta');
+  });
+
+  // -- the teacher prepares the lab in a Data science notebook and publishes it --
+  const teacherApi = await asToken(baseURL!, await apiToken(teacher));
+  await step('teacher publishes a template with its data file', async () => {
+    await teacher.goto('/notebooks/new');
+    await teacher.getByLabel('Name', { exact: true }).fill('prep');
+    await teacher.getByLabel('Environment').selectOption('data-science');
+    await expect(teacher.locator('#nb-environment-packages')).toContainText('pandas');
+    await shot(teacher, '07-new-notebook-form');
+    await teacher.getByRole('button', { name: 'Create and start' }).click();
+    await teacher.waitForURL(/\/notebook\/day-teacher\/prep\/lab/, { timeout: 180_000 });
+    for (const [where, body] of [
+      ['week1', { type: 'directory' }],
+      ['week1/data', { type: 'directory' }],
+      ['week1/data/iris.csv', { type: 'file', format: 'text', content: IRIS }],
+      ['week1/analysis.ipynb', ANALYSIS]
+    ] as const) {
+      const put = await teacherApi.put(`/notebook/day-teacher/prep/api/contents/${where}`, { data: body });
+      expect(put.status(), where).toBe(201);
+    }
+    await teacher.goto('/notebook/day-teacher/prep/lab/tree/week1/analysis.ipynb');
+    await expect(teacher.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+    await teacher.locator('[data-cgu="save-template-button"]').first().click();
+    await teacher.locator('[data-cgu="template-display-name"]').fill('Day lab');
+    await expect(teacher.locator('[data-cgu="template-name"]')).toHaveValue(TEMPLATE);
+    await teacher.locator('[data-cgu="template-visibility-group"]').check();
+    await teacher.locator('[data-cgu="template-group"]').selectOption(COURSE);
+    await teacher.locator('[data-cgu="picker-checkbox"][data-path="week1"]').check();
+    await shot(teacher, '08-save-as-template');
+    await teacher.locator('[data-cgu="template-save"]').click();
+    await expect(teacher.getByText(/Saved template "day-lab" version 1/)).toBeVisible({ timeout: 60_000 });
+  });
+
+  const assignment = await step('teacher deploys lab files and sets an assignment', async () => {
+    await teacher.goto(`/courses/${COURSE}#files`);
+    const files = teacher.locator('#panel-files');
+    await files.getByLabel('From').selectOption('notebook:prep');
+    await files.getByLabel('Title').fill('Week 1 reading');
+    await files.getByLabel('Folder of that notebook').fill('week1/data');
+    await files.getByLabel('To the folder').fill('week1-data');
+    await files.getByRole('button', { name: 'Copy to every member' }).click();
+    await expect(teacher.locator('#deployments tr').filter({ hasText: 'Week 1 reading' })).toContainText('done', {
+      timeout: 60_000
+    });
+    await teacher.getByRole('tab', { name: 'Assignments' }).click();
+    const form = teacher.locator('#panel-assignments');
+    await form.getByLabel('Name').fill('hw1');
+    await form.getByLabel('Title').fill('Homework 1: the iris data');
+    await form.getByRole('button', { name: 'Create assignment' }).click();
+    await expect(teacher.locator('#assignments tr').filter({ hasText: 'Homework 1' })).toBeVisible();
+    await shot(teacher, '09-course-assignment');
+    const list = await (await teacherApi.get(`/api/groups/${COURSE}/assignments`)).json();
+    return list.find((a: { name: string }) => a.name === 'hw1') as { id: number };
+  });
+
+  // -- a student: first log-in, start from the template, run it --
+  const student = await newPage(page);
+  const NOTEBOOK = `/notebook/day-s1/${TEMPLATE}`;
+  await step('student starts from the template and runs it (pandas)', async () => {
+    await firstLogin(student, 'day-s1', passwords['day-s1']);
+    await student.goto('/templates');
+    const card = student.locator(`[data-template="${TEMPLATE}"]`);
+    await card.getByRole('button', { name: /Start a notebook from Day lab/ }).click();
+    await student.waitForURL(new RegExp(`${NOTEBOOK}/lab`), { timeout: 180_000 });
+    await student.goto(`${NOTEBOOK}/lab/tree/week1/analysis.ipynb`);
+    await expect(student.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+    expect(await runFirstCell(student)).toContain('rows: 3 species: 3');
+    await shot(student, '10-student-ran-template');
+  });
+
+  // -- sharing with the TA: read-only first, then editable --
+  await step('student shares read-only, then editable, with the TA', async () => {
+    await student.locator('[data-cgu="share-button"]').first().click();
+    await student.locator('[data-cgu="share-scope-notebook"]').check();
+    await student.locator('[data-cgu="share-search"]').fill('day-ta');
+    await student.locator('[data-cgu="share-suggestion"][data-grantee="user:day-ta"]').click();
+    await student.locator('[data-cgu="share-access-read"]').check();
+    await student.locator('[data-cgu="share-submit"]').click();
+    await expect(student.locator('[data-cgu="share-row"]')).toHaveCount(1);
+    await shot(student, '11-share-read-only');
+    await student.locator('.cgu-ShareDialog .jp-Dialog-footer button', { hasText: 'Close' }).click();
+
+    await ta.goto(`${NOTEBOOK}/lab/tree/week1/analysis.ipynb`);
+    await expect(ta.locator('[data-cgu="access-status"]')).toHaveText('Read-only', { timeout: 60_000 });
+    await shot(ta, '12-ta-reads');
+
+    await student.locator('[data-cgu="share-button"]').first().click();
+    await student.locator('[data-cgu="share-scope-notebook"]').check();
+    await student.locator('[data-cgu="share-search"]').fill('day-ta');
+    await student.locator('[data-cgu="share-suggestion"][data-grantee="user:day-ta"]').click();
+    await student.locator('[data-cgu="share-access-edit"]').check();
+    await student.locator('[data-cgu="share-submit"]').click();
+    await expect(student.locator('[data-cgu="share-row"]')).toHaveCount(2);
+    await student.locator('.cgu-ShareDialog .jp-Dialog-footer button', { hasText: 'Close' }).click();
+
+    await ta.reload();
+    await expect(ta.locator('[data-cgu="access-status"]')).toHaveText('Shared: can edit', { timeout: 60_000 });
+    await expect(ta.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+    expect(await runFirstCell(ta)).toContain('rows: 3');
+    await shot(ta, '13-ta-edits');
+  });
+
+  // -- the student submits with the data; the TA runs the submission --
+  await step('student submits the notebook with its data', async () => {
+    await student.locator('[data-cgu="submit-button"]').first().click();
+    await expect(student.locator('[data-cgu="submit-dialog"]')).toBeVisible();
+    await student
+      .locator(`[data-cgu="submit-assignment"][data-assignment-id="${assignment.id}"] [data-cgu="submit-assignment-radio"]`)
+      .check();
+    await expect(student.locator('[data-cgu="picker-checkbox"][data-path="week1/data/iris.csv"]')).toBeChecked();
+    await shot(student, '14-submit-with-data');
+    await student.locator('[data-cgu="submit-send"]').click();
+    await expect(student.locator('[data-cgu="submit-receipt"]')).toBeVisible({ timeout: 60_000 });
+    await shot(student, '15-submission-receipt');
+  });
+
+  await step('the TA opens the submission and runs it', async () => {
+    await ta.goto(`/assignments/${assignment.id}`);
+    await expect(ta.locator('#submissions tr[data-submission]')).toHaveCount(1);
+    await ta.getByRole('button', { name: 'Open as notebook' }).click();
+    await ta.waitForURL(/\/notebook\/day-ta\/hw1-day-s1-1\/lab/, { timeout: 180_000 });
+    await ta.goto('/notebook/day-ta/hw1-day-s1-1/lab/tree/week1/analysis.ipynb');
+    await expect(ta.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+    expect(await runFirstCell(ta)).toContain('rows: 3 species: 3');
+    await shot(ta, '16-ta-ran-submission');
+  });
+
+  // -- the student's notebook dies: they see it within seconds and restart it --
+  await step('a killed notebook is seen stopped and restarted', async () => {
+    await student.goto(`${NOTEBOOK}/lab/tree/week1/analysis.ipynb`);
+    await expect(student.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+    // The student is at work: the notebook loaded, its kernel connected.
+    await expect(student.locator('#jp-main-statusbar').getByText(/\| Idle/)).toBeVisible({ timeout: 90_000 });
+    const killed = Date.now();
+    // No shell: its own command line would match the pattern and be killed too.
+    execFileSync('pkill', ['-KILL', '-f', '--', `--ServerApp.base_url=${NOTEBOOK}/`]);
+    // JupyterLab's own dialogs for requests caught in the seconds before the platform
+    // noticed ("Cannot open: … is not answering") queue before ours: close them.
+    const dialog = student.getByRole('dialog').filter({ hasText: 'Your notebook stopped' });
+    const other = student.locator('.jp-Dialog').filter({ hasNotText: 'Your notebook stopped' });
+    await expect(async () => {
+      if (await other.count()) {
+        await other.first().getByRole('button', { name: 'Close' }).click({ timeout: 2000 });
+      }
+      await expect(dialog).toBeVisible({ timeout: 1000 });
+    }).toPass({ timeout: 20_000 });
+    times.push({ step: 'kill → the student sees it stopped', seconds: Math.round((Date.now() - killed) / 100) / 10 });
+    await shot(student, '17-notebook-stopped');
+    await dialog.getByRole('button', { name: 'Restart' }).click();
+    await student.waitForURL(new RegExp(`${NOTEBOOK}/lab`), { timeout: 180_000 });
+    await expect(student.locator('.jp-DirListing-item[title*="week1"]').first()).toBeVisible({ timeout: 60_000 });
+    await shot(student, '18-notebook-restarted');
+  });
+  await teacherApi.dispose();
+});
