@@ -23,7 +23,6 @@ import {
   IResizeRequest,
   IResizeResponse,
   IResources,
-  IServerInfo,
   IShare,
   IShareRequest,
   ISharedWithMe,
@@ -33,7 +32,8 @@ import {
   ITemplateFiles,
   ITemplateOptions,
   ITemplateRequest
-} from './tokens';
+} from './apiTypes';
+import { IServerInfo } from './tokens';
 
 /** The namespace of every route of the server extension. */
 export const API_NAMESPACE = 'cgu-lab';

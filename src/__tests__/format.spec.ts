@@ -1,48 +1,55 @@
+import { cullingLabel, cullingPollSeconds, timeLeft } from '../culling/format';
 import {
   absoluteShareUrl,
-  accessLabel,
-  accessNotice,
-  accessStatusLabel,
-  blockedCommandMessage,
   countdownText,
-  cpuQuantity,
-  cullingLabel,
-  cullingPollSeconds,
-  EXPIRY_CHOICES,
-  expiryMinutes,
   formatBytePair,
   formatBytes,
   formatCores,
   formatMilliCores,
   formatNumber,
   formatPercent,
+  percentOf,
+  pollDelaySeconds
+} from '../format';
+import { restartTarget } from '../platform/format';
+import {
+  accessNotice,
+  accessStatusLabel,
+  blockedCommandMessage,
   fullNotice,
+  noticeText,
+  readOnlyKernelPreference,
+  scopeText
+} from '../readonly/format';
+import {
   gpuLines,
+  requestedText,
+  statusBarText,
+  statusBarTooltip
+} from '../resources/format';
+import {
+  cpuQuantity,
   gpuQuotaLines,
   gpuTypeChoices,
-  granteeSuggestions,
   memoryQuantity,
-  noticeText,
-  notebookStateLabel,
-  percentOf,
-  pollDelaySeconds,
   quotaAllowsGpuType,
   quotaLines,
-  readOnlyKernelPreference,
-  requestedText,
   resizeFormFrom,
   resizeRequest,
-  restartTarget,
-  scopeLabel,
-  scopeText,
-  sharePath,
-  shouldSearch,
-  statusBarText,
-  statusBarTooltip,
-  timeLeft,
   validateResize
-} from '../format';
-import { IDirectory, IQuota, IResources, IServerInfo } from '../tokens';
+} from '../resources/quota';
+import {
+  accessLabel,
+  EXPIRY_CHOICES,
+  expiryMinutes,
+  granteeSuggestions,
+  notebookStateLabel,
+  scopeLabel,
+  sharePath,
+  shouldSearch
+} from '../share/format';
+import { IDirectory, IQuota, IResources } from '../apiTypes';
+import { IServerInfo } from '../tokens';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;

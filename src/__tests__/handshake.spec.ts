@@ -3,7 +3,7 @@ import {
   handshake,
   MISSING_EXTENSION_MESSAGE,
   sessionFromHandshake
-} from '../handshake';
+} from '../core/handshake';
 import { messageFromBody } from '../api';
 import { IServerInfo } from '../tokens';
 

@@ -1,50 +1,55 @@
 import {
-  addPattern,
   agoText,
-  ancestorsOf,
   broadcastLabel,
-  checkState,
   courseSections,
-  deadlineState,
-  deadlineText,
-  deselectPath,
   durationText,
+  isBroadcastLive,
+  newArrivals,
+  newDeploymentIds,
+  newMaterialHint
+} from '../course/format';
+import {
+  addPattern,
+  ancestorsOf,
+  checkState,
+  deselectPath,
   effectivePaths,
   exclusionReason,
   globToRegExp,
-  initialAssignment,
-  intervalSeconds,
   IPickerIndex,
-  isBroadcastLive,
   isCovered,
   isOverLimit,
-  ITemplateForm,
-  liveViewAction,
-  liveViewTooltip,
   matchesPattern,
-  newArrivals,
-  newDeploymentIds,
-  newMaterialHint,
   normalizePath,
   normalizeSelection,
-  orderAssignments,
-  ordinal,
   overLimitText,
-  receiptRows,
-  receiptSummary,
   selectionTotals,
   selectPath,
+  totalsText
+} from '../files/selection';
+import { intervalSeconds } from '../format';
+import { liveViewAction, liveViewTooltip } from '../liveView/format';
+import {
+  deadlineState,
+  deadlineText,
+  initialAssignment,
+  orderAssignments,
+  ordinal,
+  receiptRows,
+  receiptSummary,
   shortHash,
-  slugify,
   submissionCountText,
+  validateSubmission
+} from '../submit/format';
+import {
+  ITemplateForm,
+  slugify,
   templateFormDefaults,
   templateNameProblem,
   templateRequest,
   templateVersionNote,
-  totalsText,
-  validateSubmission,
   validateTemplateForm
-} from '../teaching';
+} from '../templates/format';
 import {
   IAssignment,
   IBroadcast,
@@ -53,7 +58,7 @@ import {
   IFileEntry,
   ISubmission,
   ITemplateOptions
-} from '../tokens';
+} from '../apiTypes';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;

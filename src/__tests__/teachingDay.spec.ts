@@ -5,14 +5,15 @@
 import { ServerConnection } from '@jupyterlab/services';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { errorMessage, platformError, statusSentence } from '../api';
-import { cullingLabel, gpuLines, statusBarText } from '../format';
+import { cullingLabel } from '../culling/format';
+import { gpuLines, statusBarText } from '../resources/format';
 import {
   idleSecondsAt,
   idleWarningText,
   minutesText,
   serverSkew,
   whenText
-} from '../idle';
+} from '../culling/idle';
 import {
   candidatePaths,
   commandLineFiles,
@@ -21,7 +22,7 @@ import {
   pathFromLiteral,
   resolveInHome,
   stringLiterals
-} from '../notebookReads';
+} from '../submit/notebookReads';
 import {
   accessChangeText,
   accessLabel,
@@ -29,8 +30,9 @@ import {
   problemOf,
   revokedDialogText,
   stoppedDialogText
-} from '../platformState';
-import { ICullingStatus, IFileEntry, IResources, IServerInfo } from '../tokens';
+} from '../platform/state';
+import { ICullingStatus, IFileEntry, IResources } from '../apiTypes';
+import { IServerInfo } from '../tokens';
 
 /** JupyterLab's null translator, as it formats: %1, %2... (its module is ESM-only for jest). */
 const format = (text: string, ...args: unknown[]): string =>

@@ -1,0 +1,269 @@
+/**
+ * The Course panel (left sidebar): per group of mine, the material teachers
+ * put into my home (with a "new" badge), the notebooks shown live to the
+ * class, and the assignments with their deadlines, my submission count and a
+ * "Submit…" button. It polls the server, marks material seen while it is
+ * shown, and tells the plugin when new material arrives while it is hidden.
+ */
+import { Widget } from '@lumino/widgets';
+import { CguAPI, errorMessage } from '../api';
+import { h, replaceChildren } from '../dom';
+import { pollDelaySeconds } from '../format';
+import {
+  courseSections,
+  newArrivals,
+  newDeploymentIds,
+  newMaterialHint
+} from './format';
+import { renderCourseSection } from './section';
+import { ICourses } from '../apiTypes';
+
+/** What the Course panel needs. */
+export interface ICoursePanelOptions {
+  /** Open a path of the home (a folder in the file browser, a file in its editor). */
+  openPath: (path: string) => void;
+  /** Open the Submit dialog for an assignment. */
+  submit: (assignmentId: number) => void;
+  /** Called when new material arrives while the panel is hidden. */
+  onNewMaterial?: (hint: string) => void;
+  /** Called each time the panel is shown. */
+  onShow?: () => void;
+  /** Seconds between refreshes (default 60). */
+  interval?: number;
+  /** The endpoints; replaceable in tests. */
+  fetch?: () => Promise<ICourses>;
+  markSeen?: () => Promise<unknown>;
+  origin?: string;
+}
+
+/** The class of the panel's sidebar tab; `cgu-mod-new` adds a dot. */
+const TAB_CLASS = 'cgu-CourseTab';
+
+export class CoursePanel extends Widget {
+  constructor(options: ICoursePanelOptions) {
+    super();
+    this._options = options;
+    this._fetch = options.fetch ?? CguAPI.courses;
+    this._markSeen = options.markSeen ?? CguAPI.coursesSeen;
+    this._origin = options.origin ?? window.location.origin;
+    this._interval = options.interval ?? 60;
+    this.addClass('cgu-Course');
+    this.node.dataset.cgu = 'course-panel';
+    this.title.className = TAB_CLASS;
+    this._list = h('div', {
+      class: 'cgu-Course-list',
+      role: 'region',
+      'aria-label': 'My courses'
+    });
+    this._status = h('div', {
+      class: 'cgu-Course-status',
+      role: 'status',
+      'aria-live': 'polite',
+      'data-cgu': 'course-status'
+    });
+    replaceChildren(
+      this.node,
+      h(
+        'div',
+        { class: 'cgu-Course-header' },
+        h('h2', { class: 'cgu-Course-title' }, 'Course'),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'jp-Button jp-mod-styled cgu-Course-refresh',
+            'data-cgu': 'course-refresh',
+            onclick: () => void this.refresh()
+          },
+          'Refresh'
+        )
+      ),
+      this._status,
+      this._list
+    );
+    this._render();
+    document.addEventListener('visibilitychange', this._onVisibility);
+  }
+
+  /** Seconds between refreshes (at least 10). */
+  get interval(): number {
+    return this._interval;
+  }
+  set interval(seconds: number) {
+    this._interval = Math.max(10, Number.isFinite(seconds) ? seconds : 60);
+    this._schedule();
+  }
+
+  /** Start polling. */
+  start(): void {
+    void this.refresh();
+  }
+
+  /** Load the courses now. */
+  async refresh(): Promise<void> {
+    window.clearTimeout(this._timer);
+    this._timer = 0;
+    if (this._inFlight) {
+      return this._inFlight;
+    }
+    this._inFlight = this._refresh().finally(() => {
+      this._inFlight = null;
+      this._schedule();
+    });
+    return this._inFlight;
+  }
+
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    window.clearTimeout(this._timer);
+    window.clearInterval(this._clock);
+    document.removeEventListener('visibilitychange', this._onVisibility);
+    super.dispose();
+  }
+
+  /** Shown: refresh (which marks the new material seen) and clear the dot. */
+  protected onAfterShow(): void {
+    this._setDot(false);
+    this._options.onShow?.();
+    void this.refresh();
+    window.clearInterval(this._clock);
+    this._clock = window.setInterval(() => this._render(), 30 * 1000);
+  }
+
+  /** Hidden: the badges of this visit go; what is new next time gets them. */
+  protected onAfterHide(): void {
+    window.clearInterval(this._clock);
+    this._remembered.clear();
+  }
+
+  private async _refresh(): Promise<void> {
+    this._status.textContent = 'Loading…';
+    let courses: ICourses;
+    try {
+      courses = await this._fetch();
+    } catch (error) {
+      this._failures += 1;
+      this._error = errorMessage(error);
+      this._status.textContent = '';
+      this._render();
+      return;
+    }
+    if (this.isDisposed) {
+      return;
+    }
+    this._failures = 0;
+    this._error = null;
+    this._courses = courses;
+    const newIds = newDeploymentIds(courses);
+    const arrivals = newArrivals(courses, this._known);
+    this._known = newIds;
+    const visible = this.isVisible;
+    if (visible) {
+      newIds.forEach(id => this._remembered.add(id));
+    }
+    this._status.textContent = `Updated at ${new Date().toLocaleTimeString()}.`;
+    this._render();
+    if (newIds.size > 0 && visible) {
+      try {
+        await this._markSeen();
+      } catch (error) {
+        console.warn('cgu-lab: could not mark course material seen', error);
+      }
+    } else if (arrivals.length > 0 && !visible) {
+      this._setDot(true);
+      const hint = newMaterialHint(arrivals);
+      if (hint) {
+        this._options.onNewMaterial?.(hint);
+      }
+    }
+  }
+
+  private _schedule(): void {
+    window.clearTimeout(this._timer);
+    this._timer = 0;
+    if (this.isDisposed || document.hidden || this._inFlight) {
+      return;
+    }
+    const delay = pollDelaySeconds(this._interval, this._failures) * 1000;
+    this._timer = window.setTimeout(() => void this.refresh(), delay);
+  }
+
+  private _onVisibility = (): void => {
+    if (document.hidden) {
+      window.clearTimeout(this._timer);
+      this._timer = 0;
+    } else {
+      void this.refresh();
+    }
+  };
+
+  private _setDot(on: boolean): void {
+    this.title.className = on ? `${TAB_CLASS} cgu-mod-new` : TAB_CLASS;
+  }
+
+  /* ------------------------------------------------------------ rendering */
+
+  private _render(): void {
+    if (this._error) {
+      replaceChildren(
+        this._list,
+        h(
+          'p',
+          {
+            class: 'cgu-Course-error',
+            role: 'alert',
+            'data-cgu': 'course-error'
+          },
+          this._error
+        )
+      );
+      return;
+    }
+    if (!this._courses) {
+      return;
+    }
+    const now = Date.now();
+    const sections = courseSections(this._courses, now, this._remembered);
+    if (sections.length === 0) {
+      replaceChildren(
+        this._list,
+        h(
+          'p',
+          { class: 'cgu-Course-empty', 'data-cgu': 'course-empty' },
+          'You are not in any course group yet.'
+        )
+      );
+      return;
+    }
+    replaceChildren(
+      this._list,
+      ...sections.map(section =>
+        renderCourseSection(section, now, {
+          openPath: path => this._options.openPath(path),
+          submit: id => this._options.submit(id),
+          origin: this._origin
+        })
+      )
+    );
+  }
+
+  private _options: ICoursePanelOptions;
+  private _fetch: () => Promise<ICourses>;
+  private _markSeen: () => Promise<unknown>;
+  private _origin: string;
+  private _interval: number;
+  private _courses: ICourses | null = null;
+  private _error: string | null = null;
+  private _failures = 0;
+  private _timer = 0;
+  private _clock = 0;
+  private _inFlight: Promise<void> | null = null;
+  /** Ids the server called new in its latest answer (not yet marked seen). */
+  private _known = new Set<number>();
+  /** Ids that were new earlier in this visit of the panel. */
+  private _remembered = new Set<number>();
+  private _list: HTMLElement;
+  private _status: HTMLElement;
+}

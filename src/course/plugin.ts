@@ -1,0 +1,124 @@
+/**
+ * `cgu-lab:course` — the left-sidebar Course panel: material, live
+ * broadcasts, assignments.
+ */
+import {
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { registerCommand } from '../commands';
+import { CoursePanel } from './panel';
+import { courseIcon } from '../icons';
+import { intervalSeconds } from '../format';
+import { CommandIDs, ICguLabSession } from '../tokens';
+
+/** The Course panel (owner): material, live broadcasts, assignments. */
+export const coursePlugin: JupyterFrontEndPlugin<void> = {
+  id: 'cgu-lab:course',
+  description:
+    'Lists the material, live notebooks and assignments of my course groups.',
+  autoStart: true,
+  requires: [ICguLabSession],
+  optional: [ICommandPalette, ILayoutRestorer, ISettingRegistry],
+  activate: (
+    app: JupyterFrontEnd,
+    session: ICguLabSession,
+    palette: ICommandPalette | null,
+    restorer: ILayoutRestorer | null,
+    settingRegistry: ISettingRegistry | null
+  ) => {
+    if (!session.info || !session.isOwner) {
+      return;
+    }
+    const { commands, shell } = app;
+    let notify = true;
+    let hintId = '';
+    const panel = new CoursePanel({
+      openPath: path => {
+        const command = commands.hasCommand('filebrowser:open-path')
+          ? 'filebrowser:open-path'
+          : 'docmanager:open';
+        void commands.execute(command, { path });
+      },
+      submit: assignmentId =>
+        void commands.execute(CommandIDs.submit, { assignmentId }),
+      onNewMaterial: hint => {
+        if (!notify) {
+          return;
+        }
+        if (hintId) {
+          Notification.dismiss(hintId);
+        }
+        hintId = Notification.info(hint, {
+          autoClose: 8000,
+          actions: [
+            {
+              label: 'Open Course',
+              caption: 'Show the Course panel',
+              callback: () => shell.activateById(panel.id)
+            }
+          ]
+        });
+      },
+      onShow: () => {
+        if (hintId) {
+          Notification.dismiss(hintId);
+          hintId = '';
+        }
+      }
+    });
+    panel.id = 'cgu-lab-course';
+    panel.title.icon = courseIcon;
+    panel.title.caption = 'Course';
+    panel.node.setAttribute('aria-label', 'Course');
+    shell.add(panel, 'left', { rank: 850 });
+    restorer?.add(panel, 'cgu-lab-course');
+
+    registerCommand(
+      app,
+      CommandIDs.openCourse,
+      {
+        label: 'Open Course Panel',
+        caption:
+          'Show the material, live notebooks and assignments of your courses',
+        icon: courseIcon,
+        execute: () => shell.activateById(panel.id)
+      },
+      { palette }
+    );
+    registerCommand(
+      app,
+      CommandIDs.refreshCourse,
+      {
+        label: 'Refresh Course Panel',
+        caption: 'Load the material and assignments of your courses again',
+        execute: () => panel.refresh()
+      },
+      { palette }
+    );
+
+    if (settingRegistry) {
+      void settingRegistry
+        .load(coursePlugin.id)
+        .then(settings => {
+          const apply = () => {
+            panel.interval = intervalSeconds(
+              settings.get('pollInterval').composite,
+              60,
+              10
+            );
+            notify = settings.get('notifyNewMaterial').composite !== false;
+          };
+          apply();
+          settings.changed.connect(apply);
+        })
+        .catch(reason =>
+          console.error('cgu-lab: cannot load the course settings', reason)
+        );
+    }
+    void app.restored.then(() => panel.start());
+  }
+};

@@ -1,0 +1,84 @@
+/**
+ * `cgu-lab:live-view` — for read-only viewers (a broadcast), open documents
+ * reload when the owner saves them.
+ */
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { IStatusBar } from '@jupyterlab/statusbar';
+import { registerCommand } from '../commands';
+import { LiveView, LiveViewStatus, openDocuments } from './liveView';
+import { intervalSeconds } from '../format';
+import { CommandIDs, ICguLabSession } from '../tokens';
+
+/**
+ * The live view (read-only viewers, e.g. a broadcast to a class): open
+ * documents reload when the owner saves them; "Live view" in the status bar.
+ */
+export const liveViewPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'cgu-lab:live-view',
+  description:
+    'Reloads the documents a read-only viewer has open when the owner saves them.',
+  autoStart: true,
+  requires: [ICguLabSession],
+  optional: [ISettingRegistry, IStatusBar, ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    session: ICguLabSession,
+    settingRegistry: ISettingRegistry | null,
+    statusBar: IStatusBar | null,
+    palette: ICommandPalette | null
+  ) => {
+    const info = session.info;
+    if (!info || info.access !== 'read') {
+      return;
+    }
+    const status = new LiveViewStatus(() => void live.check());
+    const live = new LiveView({
+      documents: () => openDocuments(app.shell),
+      contents: app.serviceManager.contents,
+      interval: 5,
+      owner: info.notebook?.owner || 'the owner',
+      status
+    });
+    // A landmark for styles and UI tests: <body data-cgu-live-view="on">.
+    document.body.dataset.cguLiveView = 'on';
+    statusBar?.registerStatusItem(liveViewPlugin.id, {
+      item: status,
+      align: 'left',
+      rank: 1
+    });
+    registerCommand(
+      app,
+      CommandIDs.checkLiveView,
+      {
+        label: 'Check Live View Now',
+        caption: 'Reload the open documents that changed on the server now',
+        execute: () => live.check()
+      },
+      { palette }
+    );
+    if (settingRegistry) {
+      void settingRegistry
+        .load(liveViewPlugin.id)
+        .then(settings => {
+          const apply = () => {
+            live.interval = intervalSeconds(
+              settings.get('interval').composite,
+              5,
+              1
+            );
+          };
+          apply();
+          settings.changed.connect(apply);
+        })
+        .catch(reason =>
+          console.error('cgu-lab: cannot load the live-view settings', reason)
+        );
+    }
+    void app.restored.then(() => live.start());
+  }
+};

@@ -1,0 +1,200 @@
+/**
+ * Resources: the Resize dialog (owner only).
+ */
+import { Dialog } from '@jupyterlab/apputils';
+import { Widget } from '@lumino/widgets';
+import { CguAPI } from '../api';
+import { openFormDialog } from '../dialog';
+import { h, replaceChildren, uniqueId } from '../dom';
+import { formatNumber } from '../format';
+import { restartTarget } from '../platform/format';
+import { requestedText } from './format';
+import {
+  gpuTypeChoices,
+  IResizeForm,
+  quotaLines,
+  resizeFormFrom,
+  resizeRequest,
+  validateResize
+} from './quota';
+import {
+  IQuota,
+  IResizeRequest,
+  IResizeResponse,
+  IResources
+} from '../apiTypes';
+
+/* ------------------------------------------------------------------ resize */
+
+/** The body of the Resize dialog. */
+export class ResizeBody
+  extends Widget
+  implements Dialog.IBodyWidget<IResizeForm>
+{
+  constructor(quota: IQuota, resources: IResources) {
+    super();
+    this.addClass('cgu-Resize');
+    this.node.dataset.cgu = 'resize-dialog';
+    const form = resizeFormFrom(resources.requested);
+    const field = (
+      label: string,
+      input: HTMLInputElement | HTMLSelectElement,
+      note?: string
+    ): HTMLElement => {
+      const noteId = note ? uniqueId('cgu-resize-note') : null;
+      if (noteId) {
+        input.setAttribute('aria-describedby', noteId);
+      }
+      return h(
+        'div',
+        { class: 'cgu-Resize-field' },
+        h('label', { for: input.id }, label),
+        input,
+        note ? h('span', { id: noteId, class: 'cgu-Resize-note' }, note) : null
+      );
+    };
+    this._cpus = h('input', {
+      type: 'number',
+      id: uniqueId('cgu-resize-cpus'),
+      class: 'jp-mod-styled',
+      min: 0.1,
+      step: 'any',
+      value: formatNumber(form.cpus, 3),
+      'data-cgu': 'resize-cpus'
+    });
+    this._memory = h('input', {
+      type: 'number',
+      id: uniqueId('cgu-resize-memory'),
+      class: 'jp-mod-styled',
+      min: 0.1,
+      step: 'any',
+      value: formatNumber(form.memoryGiB, 3),
+      'data-cgu': 'resize-memory'
+    });
+    const choices = gpuTypeChoices(quota);
+    if (form.gpuType && !choices.some(c => c.value === form.gpuType)) {
+      // The notebook's type is no longer offered: keep it choosable.
+      choices.push({ value: form.gpuType, label: form.gpuType, allowed: true });
+    }
+    this._gpuType = h(
+      'select',
+      {
+        id: uniqueId('cgu-resize-gpu-type'),
+        class: 'jp-mod-styled',
+        'data-cgu': 'resize-gpu-type',
+        onchange: () => this._onGpuTypeChange()
+      },
+      ...choices.map(choice =>
+        h(
+          'option',
+          {
+            value: choice.value,
+            selected: choice.value === form.gpuType,
+            disabled: !choice.allowed && choice.value !== form.gpuType
+          },
+          choice.label
+        )
+      )
+    );
+    this._gpus = h('input', {
+      type: 'number',
+      id: uniqueId('cgu-resize-gpus'),
+      class: 'jp-mod-styled',
+      min: 0,
+      step: 1,
+      value: form.gpus,
+      disabled: !form.gpuType,
+      'data-cgu': 'resize-gpus'
+    });
+    this._error = h('div', {
+      class: 'cgu-Resize-error',
+      role: 'alert',
+      'data-cgu': 'resize-error',
+      hidden: true
+    });
+    replaceChildren(
+      this.node,
+      h(
+        'p',
+        { class: 'cgu-Resize-warning' },
+        'Resizing restarts this notebook server: running kernels stop and ' +
+          'unsaved changes are lost. Save your work first.'
+      ),
+      h(
+        'div',
+        { class: 'cgu-Resize-quota', 'data-cgu': 'resize-quota' },
+        h('h3', {}, 'Your quota and current use'),
+        h('ul', {}, ...quotaLines(quota).map(line => h('li', {}, line)))
+      ),
+      h('p', { class: 'cgu-Resize-now' }, `Now: ${requestedText(resources)}.`),
+      field('CPUs', this._cpus, 'e.g. 2 or 0.5'),
+      field('Memory (GiB)', this._memory, 'e.g. 4 or 0.5'),
+      field('GPU type', this._gpuType),
+      field('GPUs', this._gpus, 'how many GPUs of that type'),
+      this._error
+    );
+  }
+
+  /** The form's values. */
+  getValue(): IResizeForm {
+    return {
+      cpus: parseFloat(this._cpus.value),
+      memoryGiB: parseFloat(this._memory.value),
+      gpuType: this._gpuType.value,
+      gpus: this._gpuType.value ? Number(this._gpus.value) : 0
+    };
+  }
+
+  /** Show a message (from validation or the server) inside the dialog. */
+  showError(message: string | null): void {
+    this._error.textContent = message ?? '';
+    this._error.hidden = !message;
+  }
+
+  private _onGpuTypeChange(): void {
+    const type = this._gpuType.value;
+    this._gpus.disabled = !type;
+    if (!type) {
+      this._gpus.value = '0';
+    } else if (Number(this._gpus.value) < 1) {
+      this._gpus.value = '1';
+    }
+  }
+
+  private _cpus: HTMLInputElement;
+  private _memory: HTMLInputElement;
+  private _gpuType: HTMLSelectElement;
+  private _gpus: HTMLInputElement;
+  private _error: HTMLElement;
+}
+
+/** What the Resize dialog needs. */
+export interface IResizeDialogOptions {
+  quota: IQuota;
+  resources: IResources;
+  resize?: (body: IResizeRequest) => Promise<IResizeResponse>;
+  /** Called with the restart page once the server accepted the request. */
+  onAccepted: (response: IResizeResponse, target: string | null) => void;
+}
+
+/** Open the Resize dialog; resolves true when a resize was accepted. */
+export async function openResizeDialog(
+  options: IResizeDialogOptions
+): Promise<boolean> {
+  const resize = options.resize ?? CguAPI.resize;
+  const response = await openFormDialog({
+    title: 'Resize this notebook',
+    body: new ResizeBody(options.quota, options.resources),
+    acceptLabel: 'Resize and restart',
+    focusNodeSelector: '[data-cgu="resize-cpus"]',
+    className: 'cgu-ResizeDialog',
+    validate: validateResize,
+    send: form => resize(resizeRequest(form)),
+    onDone: accepted =>
+      options.onAccepted(
+        accepted,
+        restartTarget(accepted.restart_url, window.location.href)
+      )
+  });
+  return response !== null;
+}

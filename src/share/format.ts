@@ -1,0 +1,134 @@
+/**
+ * Pure helpers of the Share dialog and the Shared-with-me list: expiry
+ * choices, access and scope labels, grantee suggestions.
+ */
+import { IDirectory } from '../apiTypes';
+import { ShareAccess } from '../tokens';
+
+/* ------------------------------------------------------------------ sharing */
+
+/** One choice of the share dialog's "Expires" list. */
+export interface IExpiryChoice {
+  id: string;
+  label: string;
+  /** null = the share does not end. */
+  minutes: number | null;
+}
+
+/** The expiry choices, in the order the dialog offers them. */
+export const EXPIRY_CHOICES: ReadonlyArray<IExpiryChoice> = [
+  { id: 'none', label: 'No end', minutes: null },
+  { id: '30m', label: '30 minutes', minutes: 30 },
+  { id: '1h', label: '1 hour', minutes: 60 },
+  { id: '2h', label: '2 hours', minutes: 120 },
+  { id: '1d', label: '1 day', minutes: 24 * 60 },
+  { id: '1w', label: '1 week', minutes: 7 * 24 * 60 }
+];
+
+/**
+ * The `expires_in_minutes` of an expiry choice. An unknown id is an error, not
+ * "no end": a typo must never make a share last forever.
+ */
+export function expiryMinutes(choiceId: string): number | null {
+  const choice = EXPIRY_CHOICES.find(c => c.id === choiceId);
+  if (!choice) {
+    throw new Error(`Unknown expiry choice "${choiceId}".`);
+  }
+  return choice.minutes;
+}
+
+/** "read-only" or "can edit". */
+export function accessLabel(access: ShareAccess): string {
+  return access === 'edit' ? 'can edit' : 'read-only';
+}
+
+/** What a share covers: "whole notebook" or the file's path. */
+export function scopeLabel(path: string): string {
+  return path ? path : 'whole notebook';
+}
+
+/** A suggestion of the share dialog's grantee search. */
+export interface IGranteeSuggestion {
+  kind: 'user' | 'group';
+  name: string;
+  display_name: string;
+  /** What the list shows: "Bob Lee (bob) · student", "Class A · group". */
+  label: string;
+}
+
+/** Whether the directory should be asked: from 2 characters on. */
+export function shouldSearch(query: string): boolean {
+  return query.trim().length >= 2;
+}
+
+/**
+ * The suggestions to show for a directory answer: people then groups, without
+ * the ones already picked and without the user themself, those whose name or
+ * display name starts with the query first, at most `limit`.
+ */
+export function granteeSuggestions(
+  directory: IDirectory,
+  query: string,
+  picked: ReadonlyArray<{ kind: 'user' | 'group'; name: string }>,
+  selfName: string | null,
+  limit = 8
+): IGranteeSuggestion[] {
+  const taken = new Set(picked.map(p => `${p.kind}:${p.name}`));
+  const q = query.trim().toLowerCase();
+  const all: IGranteeSuggestion[] = [
+    ...(directory.users ?? [])
+      .filter(u => u.name !== selfName)
+      .map(u => ({
+        kind: 'user' as const,
+        name: u.name,
+        display_name: u.display_name || u.name,
+        label:
+          `${u.display_name || u.name} (${u.name})` +
+          (u.role ? ` · ${u.role}` : '')
+      })),
+    ...(directory.groups ?? []).map(g => ({
+      kind: 'group' as const,
+      name: g.name,
+      display_name: g.display_name || g.name,
+      label: `${g.display_name || g.name} · group`
+    }))
+  ].filter(s => !taken.has(`${s.kind}:${s.name}`));
+  const starts = (s: IGranteeSuggestion): boolean =>
+    q.length > 0 &&
+    (s.name.toLowerCase().startsWith(q) ||
+      s.display_name.toLowerCase().startsWith(q));
+  // A stable sort: the server's order is kept within each rank.
+  const ranked = all
+    .map((s, index) => ({ s, index, rank: starts(s) ? 0 : 1 }))
+    .sort((a, b) => a.rank - b.rank || a.index - b.index)
+    .map(r => r.s);
+  return ranked.slice(0, Math.max(0, limit));
+}
+
+/**
+ * The path a share covers for the dialog's "what to share" choice.
+ */
+export function sharePath(
+  scope: 'notebook' | 'file',
+  filePath: string | null
+): string {
+  return scope === 'file' && filePath ? filePath : '';
+}
+
+/* --------------------------------------------------------- shared with me */
+
+/** The state of a shared notebook in words. */
+export function notebookStateLabel(state: string): string {
+  switch (state) {
+    case 'running':
+      return 'running';
+    case 'stopped':
+      return 'stopped';
+    case 'starting':
+      return 'starting…';
+    case 'stopping':
+      return 'stopping…';
+    default:
+      return state;
+  }
+}

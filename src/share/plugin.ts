@@ -1,0 +1,202 @@
+/**
+ * `cgu-lab:share` — the Share dialog (toolbar button, palette, file browser);
+ * `cgu-lab:shared-with-me` — the left-sidebar list of what others shared.
+ */
+import {
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { shareIcon } from '@jupyterlab/ui-components';
+import { registerCommand } from '../commands';
+import { sharedWithMeIcon } from '../icons';
+import { openShareDialog } from './dialog';
+import { SharedWithMePanel } from './sharedWithMe';
+import { CommandIDs, ICguLabSession, ShareAccess } from '../tokens';
+
+/**
+ * Share (owner only): the toolbar button, the palette command and the file
+ * browser's "Share this file…".
+ */
+export const sharePlugin: JupyterFrontEndPlugin<void> = {
+  id: 'cgu-lab:share',
+  description:
+    'Shares this notebook, or one file in it, with people or groups.',
+  autoStart: true,
+  requires: [ICguLabSession],
+  optional: [
+    INotebookTracker,
+    IDefaultFileBrowser,
+    ICommandPalette,
+    ISettingRegistry
+  ],
+  activate: (
+    app: JupyterFrontEnd,
+    session: ICguLabSession,
+    notebooks: INotebookTracker | null,
+    browser: IDefaultFileBrowser | null,
+    palette: ICommandPalette | null,
+    settingRegistry: ISettingRegistry | null
+  ) => {
+    const info = session.info;
+    if (!info || !session.isOwner) {
+      return;
+    }
+    const { shell } = app;
+    const contents = app.serviceManager.contents;
+    let defaultAccess: ShareAccess = 'read';
+    let defaultExpiry = 'none';
+    if (settingRegistry) {
+      void settingRegistry
+        .load(sharePlugin.id)
+        .then(settings => {
+          const apply = () => {
+            defaultAccess =
+              settings.get('defaultAccess').composite === 'edit'
+                ? 'edit'
+                : 'read';
+            defaultExpiry = String(
+              settings.get('defaultExpiry').composite ?? 'none'
+            );
+          };
+          apply();
+          settings.changed.connect(apply);
+        })
+        .catch(reason =>
+          console.error('cgu-lab: cannot load the share settings', reason)
+        );
+    }
+
+    const open = (mode: 'choose' | 'file' | 'notebook', path: string | null) =>
+      openShareDialog({
+        mode,
+        filePath: path === null ? null : contents.localPath(path),
+        notebookName: info.notebook?.name ?? null,
+        selfName: info.user.name,
+        defaultAccess,
+        defaultExpiry,
+        origin: window.location.origin
+      });
+
+    registerCommand(
+      app,
+      CommandIDs.share,
+      {
+        label: 'Share…',
+        caption:
+          'Share the open notebook, or this whole notebook server, with people or groups',
+        icon: shareIcon,
+        execute: async args => {
+          let path = typeof args.path === 'string' ? args.path : null;
+          if (path === null) {
+            const current = notebooks?.currentWidget;
+            if (current && current === shell.currentWidget) {
+              path = current.context.path;
+            }
+          }
+          await open(path ? 'choose' : 'notebook', path);
+        }
+      },
+      {
+        palette,
+        button: {
+          id: 'cgu-share',
+          label: 'Share',
+          tooltip: 'Share this notebook with people or groups',
+          icon: shareIcon,
+          dataCgu: 'share-button',
+          className: 'cgu-ShareButton',
+          after: ['spacer']
+        }
+      }
+    );
+
+    const selectedFile = (): string | null => {
+      const item = browser?.selectedItems().next();
+      if (!item || item.done || !item.value) {
+        return null;
+      }
+      return item.value.type === 'directory' ? null : item.value.path;
+    };
+    registerCommand(
+      app,
+      CommandIDs.shareFile,
+      {
+        label: 'Share this file…',
+        caption: 'Share only the selected file with people or groups',
+        icon: shareIcon,
+        isEnabled: args => typeof args.path === 'string' || !!selectedFile(),
+        execute: async args => {
+          const path =
+            typeof args.path === 'string' ? args.path : selectedFile();
+          if (!path) {
+            Notification.warning('Select a file in the file browser first.', {
+              autoClose: 5000
+            });
+            return;
+          }
+          await open('file', path);
+        }
+      },
+      {
+        palette,
+        contextMenu: {
+          selector: '.jp-DirListing-item[data-isdir="false"]',
+          rank: 60
+        }
+      }
+    );
+  }
+};
+
+/** Shared with me (owner only): a left-sidebar list. */
+export const sharedWithMePlugin: JupyterFrontEndPlugin<void> = {
+  id: 'cgu-lab:shared-with-me',
+  description: 'Lists the notebooks and files others shared with me.',
+  autoStart: true,
+  requires: [ICguLabSession],
+  optional: [ICommandPalette, ILayoutRestorer],
+  activate: (
+    app: JupyterFrontEnd,
+    session: ICguLabSession,
+    palette: ICommandPalette | null,
+    restorer: ILayoutRestorer | null
+  ) => {
+    if (!session.info || !session.isOwner) {
+      return;
+    }
+    const panel = new SharedWithMePanel();
+    panel.id = 'cgu-lab-shared-with-me';
+    panel.title.icon = sharedWithMeIcon;
+    panel.title.caption = 'Shared with me';
+    app.shell.add(panel, 'left', { rank: 900 });
+    restorer?.add(panel, 'cgu-lab-shared-with-me');
+
+    registerCommand(
+      app,
+      CommandIDs.openSharedWithMe,
+      {
+        label: 'Open Shared with Me',
+        caption: 'List the notebooks and files others shared with you',
+        execute: () => {
+          app.shell.activateById(panel.id);
+        }
+      },
+      { palette }
+    );
+    registerCommand(
+      app,
+      CommandIDs.refreshSharedWithMe,
+      {
+        label: 'Refresh Shared with Me',
+        caption: 'Load the list of what others shared with you again',
+        execute: () => panel.refresh()
+      },
+      { palette }
+    );
+  }
+};

@@ -1,0 +1,186 @@
+/**
+ * "Shared with me": a left-sidebar panel listing the notebooks and files other
+ * people shared with the owner of this notebook server, each with a link that
+ * opens it in a new tab.
+ */
+import { Widget } from '@lumino/widgets';
+import { CguAPI, errorMessage } from '../api';
+import { h, replaceChildren } from '../dom';
+import { absoluteShareUrl, countdownText } from '../format';
+import { accessLabel, notebookStateLabel, scopeLabel } from './format';
+import { ISharedWithMe } from '../apiTypes';
+
+/** The panel's content. */
+export class SharedWithMePanel extends Widget {
+  constructor(
+    options: {
+      fetch?: () => Promise<ISharedWithMe[]>;
+      origin?: string;
+    } = {}
+  ) {
+    super();
+    this._fetch = options.fetch ?? CguAPI.sharedWithMe;
+    this._origin = options.origin ?? window.location.origin;
+    this.addClass('cgu-SharedWithMe');
+    this.node.dataset.cgu = 'shared-with-me';
+    this._list = h('div', {
+      class: 'cgu-SharedWithMe-list',
+      role: 'region',
+      'aria-label': 'Notebooks shared with me'
+    });
+    this._status = h('div', {
+      class: 'cgu-SharedWithMe-status',
+      role: 'status',
+      'aria-live': 'polite'
+    });
+    replaceChildren(
+      this.node,
+      h(
+        'div',
+        { class: 'cgu-SharedWithMe-header' },
+        h('h2', { class: 'cgu-SharedWithMe-title' }, 'Shared with me'),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'jp-Button jp-mod-styled cgu-SharedWithMe-refresh',
+            'data-cgu': 'shared-with-me-refresh',
+            onclick: () => void this.refresh()
+          },
+          'Refresh'
+        )
+      ),
+      this._status,
+      this._list
+    );
+  }
+
+  /** Load the list again. */
+  async refresh(): Promise<void> {
+    this._status.textContent = 'Loading…';
+    try {
+      this._items = await this._fetch();
+      this._error = null;
+      this._status.textContent = `Updated at ${new Date().toLocaleTimeString()}.`;
+    } catch (error) {
+      this._error = errorMessage(error);
+      this._status.textContent = '';
+    }
+    this._render();
+  }
+
+  /** Refresh each time the panel is shown. */
+  protected onAfterShow(): void {
+    void this.refresh();
+  }
+
+  private _render(): void {
+    if (this._error) {
+      replaceChildren(
+        this._list,
+        h('p', { class: 'cgu-SharedWithMe-error', role: 'alert' }, this._error)
+      );
+      return;
+    }
+    if (!this._items || this._items.length === 0) {
+      replaceChildren(
+        this._list,
+        h(
+          'p',
+          {
+            class: 'cgu-SharedWithMe-empty',
+            'data-cgu': 'shared-with-me-empty'
+          },
+          'Nothing is shared with you yet.'
+        )
+      );
+      return;
+    }
+    const now = Date.now();
+    replaceChildren(
+      this._list,
+      h(
+        'ul',
+        { class: 'cgu-SharedWithMe-items' },
+        ...this._items.map(item => {
+          const what = `${item.notebook}${item.path ? ` / ${item.path}` : ''}`;
+          return h(
+            'li',
+            {
+              class: 'cgu-SharedWithMe-item',
+              'data-cgu': 'shared-item',
+              'data-share-id': item.id,
+              'data-owner': item.owner
+            },
+            h(
+              'div',
+              { class: 'cgu-SharedWithMe-line' },
+              h(
+                'span',
+                { class: 'cgu-SharedWithMe-owner', title: item.owner },
+                item.owner_display_name || item.owner
+              ),
+              h(
+                'span',
+                { class: `cgu-Badge cgu-Badge-${item.access}` },
+                accessLabel(item.access)
+              )
+            ),
+            h(
+              'div',
+              { class: 'cgu-SharedWithMe-line' },
+              h('span', { class: 'cgu-SharedWithMe-notebook' }, item.notebook),
+              h(
+                'span',
+                { class: 'cgu-SharedWithMe-path' },
+                scopeLabel(item.path)
+              )
+            ),
+            h(
+              'div',
+              { class: 'cgu-SharedWithMe-line cgu-SharedWithMe-meta' },
+              h(
+                'span',
+                {
+                  class: `cgu-State cgu-State-${item.state}`,
+                  'data-state': item.state
+                },
+                notebookStateLabel(item.state)
+              ),
+              h(
+                'span',
+                {
+                  title: item.expires_at
+                    ? new Date(item.expires_at).toLocaleString()
+                    : 'This share does not end.'
+                },
+                countdownText(item.expires_at, now)
+              )
+            ),
+            h(
+              'a',
+              {
+                class: 'cgu-SharedWithMe-open',
+                href: absoluteShareUrl(item.url, this._origin),
+                target: '_blank',
+                rel: 'noopener noreferrer',
+                'data-cgu': 'shared-item-open',
+                'aria-label': `Open ${what} of ${
+                  item.owner_display_name || item.owner
+                } (opens a new tab)`
+              },
+              'Open'
+            )
+          );
+        })
+      )
+    );
+  }
+
+  private _fetch: () => Promise<ISharedWithMe[]>;
+  private _origin: string;
+  private _items: ISharedWithMe[] | null = null;
+  private _error: string | null = null;
+  private _list: HTMLElement;
+  private _status: HTMLElement;
+}

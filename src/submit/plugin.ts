@@ -1,0 +1,118 @@
+/**
+ * `cgu-lab:submit` — "Submit" an assignment, with its receipt; preselects
+ * what the notebook reads and what its template brought.
+ */
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import {
+  ICommandPalette,
+  Notification,
+  showErrorMessage
+} from '@jupyterlab/apputils';
+import { IMainMenu } from '@jupyterlab/mainmenu';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import { CguAPI, errorMessage } from '../api';
+import { currentPath, registerCommand } from '../commands';
+import { absoluteShareUrl } from '../format';
+import { submitIcon } from '../icons';
+import { openSubmitDialog, showReceiptDialog } from './dialog';
+import { notebookSources, suggestFiles } from './preselect';
+import { receiptSummary } from './format';
+import { CommandIDs, DOMAIN, ICguLabSession } from '../tokens';
+
+/** Submit (owner): the toolbar button, the palette command and the File menu item. */
+export const submitPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'cgu-lab:submit',
+  description: 'Submits files of this home for an assignment.',
+  autoStart: true,
+  requires: [ICguLabSession],
+  optional: [INotebookTracker, ICommandPalette, IMainMenu, ITranslator],
+  activate: (
+    app: JupyterFrontEnd,
+    session: ICguLabSession,
+    notebooks: INotebookTracker | null,
+    palette: ICommandPalette | null,
+    mainMenu: IMainMenu | null,
+    translator: ITranslator | null
+  ) => {
+    if (!session.info || !session.isOwner) {
+      return;
+    }
+    const trans = (translator ?? nullTranslator).load(DOMAIN);
+    registerCommand(
+      app,
+      CommandIDs.submit,
+      {
+        label: 'Submit Assignment…',
+        caption: 'Hand in files of this home for an assignment of your course',
+        icon: submitIcon,
+        execute: async args => {
+          let assignments;
+          try {
+            assignments = await CguAPI.assignments();
+          } catch (error) {
+            await showErrorMessage('Cannot submit', errorMessage(error));
+            return;
+          }
+          const path = currentPath(app, notebooks, args);
+          const requested = Number(args.assignmentId);
+          // What the notebook needs to run elsewhere: the files it reads, its template's.
+          const suggestions = await suggestFiles({
+            notebookPath: path,
+            sources: path
+              ? await notebookSources(app, notebooks, path).catch(() => [])
+              : []
+          });
+          const receipt = await openSubmitDialog({
+            assignments,
+            assignmentId: Number.isInteger(requested) ? requested : null,
+            initialPaths: path ? [path] : [],
+            suggestions,
+            trans,
+            onSubmitted: submitted => {
+              const url = absoluteShareUrl(
+                submitted.url,
+                window.location.origin
+              );
+              Notification.success(receiptSummary(submitted), {
+                autoClose: 10000,
+                actions: submitted.url
+                  ? [
+                      {
+                        label: 'Open receipt',
+                        caption: url,
+                        displayType: 'link',
+                        callback: () => {
+                          window.open(url, '_blank', 'noopener');
+                        }
+                      }
+                    ]
+                  : []
+              });
+            }
+          });
+          if (receipt) {
+            await showReceiptDialog(receipt);
+            void app.commands.execute(CommandIDs.refreshCourse).catch(() => {
+              /* no Course panel */
+            });
+          }
+        }
+      },
+      {
+        palette,
+        fileMenu: { mainMenu, rank: 98 },
+        button: {
+          id: 'cgu-submit',
+          label: 'Submit',
+          tooltip: 'Submit this notebook (and other files) for an assignment',
+          icon: submitIcon,
+          dataCgu: 'submit-button'
+        }
+      }
+    );
+  }
+};

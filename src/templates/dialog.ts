@@ -1,0 +1,322 @@
+/**
+ * "Save as template" (teachers, TAs and admins): publish files of this home,
+ * an environment and default resources as a template students can start.
+ * The dialog holds the template's names, its visibility, its environment and
+ * resources, and a file picker; the snapshot is taken while the dialog shows
+ * an indeterminate progress bar.
+ */
+import { Widget } from '@lumino/widgets';
+import { CguAPI } from '../api';
+import { IKeyAwareBody, openFormDialog } from '../dialog';
+import { h, replaceChildren, uniqueId } from '../dom';
+import { FilePicker } from '../files/filePicker';
+import { formatBytes } from '../format';
+import { filesText } from '../files/selection';
+import {
+  ITemplateForm,
+  slugify,
+  templateFormDefaults,
+  templateNameProblem,
+  templateRequest,
+  templateVersionNote,
+  validateTemplateForm
+} from './format';
+import {
+  environmentFields,
+  formField,
+  progressParts,
+  visibilityFieldset
+} from './fields';
+import {
+  IFileListing,
+  IGpuType,
+  ITemplateCreated,
+  ITemplateOptions,
+  ITemplateRequest,
+  TemplateVisibility
+} from '../apiTypes';
+
+/** What the Save-as-template dialog needs. */
+export interface ITemplateDialogOptions {
+  options: ITemplateOptions;
+  /** GPU types to offer (from the quota); empty when unknown. */
+  gpuTypes: ReadonlyArray<IGpuType>;
+  /** Paths chosen at the start (the open notebook), relative to the home. */
+  initialPaths: ReadonlyArray<string>;
+  /** A display name to start with (the notebook's name). */
+  displayName?: string;
+  /** Called once the template is saved. */
+  onCreated: (created: ITemplateCreated) => void;
+  /** The endpoints; replaceable in tests. */
+  create?: (body: ITemplateRequest) => Promise<ITemplateCreated>;
+  files?: (path: string) => Promise<IFileListing>;
+}
+
+/** The label of the "new template" choice of the template list. */
+const NEW_TEMPLATE = '';
+
+/** The body of the Save-as-template dialog. */
+export class TemplateBody extends Widget implements IKeyAwareBody {
+  constructor(options: ITemplateDialogOptions) {
+    super();
+    this._options = options;
+    this.addClass('cgu-Template');
+    this.node.dataset.cgu = 'template-dialog';
+    this._form = templateFormDefaults(
+      options.options,
+      options.displayName ?? ''
+    );
+    this.picker = new FilePicker({
+      initial: options.initialPaths,
+      maxBytes: options.options.max_bytes,
+      limitWhat: 'a template',
+      editablePatterns: true,
+      label: 'Files to include',
+      fetch: options.files
+    });
+    this._build();
+  }
+
+  /** The file picker (its `ready` resolves once the home is listed). */
+  readonly picker: FilePicker;
+
+  handleDialogKeydown(event: KeyboardEvent): boolean {
+    return this.picker.handleDialogKeydown(event);
+  }
+
+  /** The form's values. */
+  getValue(): ITemplateForm {
+    const visibility = (this.node.querySelector<HTMLInputElement>(
+      'input[data-cgu^="template-visibility-"]:checked'
+    )?.value ?? 'private') as TemplateVisibility;
+    return {
+      name: this._name.value.trim(),
+      displayName: this._displayName.value,
+      description: this._description.value,
+      versionLabel: this._versionLabel.value,
+      visibility,
+      group: this._group.value,
+      environment: this._environment.value,
+      resources: {
+        cpus: parseFloat(this._cpus.value),
+        memoryGiB: parseFloat(this._memory.value),
+        gpuType: this._gpuType.value,
+        gpus: this._gpuType.value ? Number(this._gpus.value) : 0
+      },
+      paths: this.picker.paths,
+      excluded: this.picker.patterns
+    };
+  }
+
+  /** Show a message (from validation or the server); null hides it. */
+  showError(message: string | null): void {
+    this._error.textContent = message ?? '';
+    this._error.hidden = !message;
+    if (message) {
+      this._error.scrollIntoView?.({ block: 'nearest' });
+    }
+  }
+
+  /** Show or hide the progress bar while the snapshot is taken. */
+  setBusy(busy: boolean): void {
+    this._progress.hidden = !busy;
+    if (busy) {
+      this._progress.scrollIntoView?.({ block: 'nearest' });
+    }
+    this.node.setAttribute('aria-busy', busy ? 'true' : 'false');
+    const totals = this.picker.totals;
+    this._progressText.textContent = busy
+      ? `Saving a snapshot of ${filesText(totals.files)} ` +
+        `(${formatBytes(totals.bytes)}); this can take a while…`
+      : '';
+  }
+
+  /* ------------------------------------------------------------ building */
+
+  private _build(): void {
+    const o = this._options.options;
+    const form = this._form;
+    // Which template: a new one, or a new version of one of mine.
+    this._existing = h(
+      'select',
+      {
+        id: uniqueId('cgu-template-existing'),
+        class: 'jp-mod-styled',
+        'data-cgu': 'template-existing',
+        onchange: () => this._onExistingChange()
+      },
+      h('option', { value: NEW_TEMPLATE }, 'A new template'),
+      ...o.templates.map(t =>
+        h(
+          'option',
+          { value: t.name },
+          `New version of ${t.display_name || t.name} (${t.name})`
+        )
+      )
+    );
+    this._displayName = h('input', {
+      type: 'text',
+      id: uniqueId('cgu-template-display-name'),
+      class: 'jp-mod-styled',
+      value: form.displayName,
+      placeholder: 'e.g. Intro to Machine Learning',
+      'data-cgu': 'template-display-name',
+      oninput: () => {
+        if (!this._nameEdited && !this._name.readOnly) {
+          this._name.value = slugify(this._displayName.value);
+          this._updateVersionNote();
+        }
+      }
+    });
+    this._name = h('input', {
+      type: 'text',
+      id: uniqueId('cgu-template-name'),
+      class: 'jp-mod-styled',
+      value: form.name,
+      placeholder: 'e.g. ml-intro',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      'data-cgu': 'template-name',
+      oninput: () => {
+        this._nameEdited = true;
+        this._updateVersionNote();
+      }
+    });
+    this._versionNote = h('span', {
+      class: 'cgu-Form-note',
+      'data-cgu': 'template-version-note'
+    });
+    this._description = h('textarea', {
+      id: uniqueId('cgu-template-description'),
+      class: 'jp-mod-styled cgu-Form-textarea',
+      rows: 3,
+      placeholder: 'What students find in it',
+      'data-cgu': 'template-description'
+    });
+    this._versionLabel = h('input', {
+      type: 'text',
+      id: uniqueId('cgu-template-version-label'),
+      class: 'jp-mod-styled',
+      placeholder: 'e.g. 2027 spring',
+      'data-cgu': 'template-version-label'
+    });
+
+    // Visibility.
+    const { visibility, group } = visibilityFieldset(o, form);
+    this._group = group;
+
+    // Environment and resources.
+    const env = environmentFields(o, form, this._options.gpuTypes);
+    this._environment = env.environment;
+    this._cpus = env.cpus;
+    this._memory = env.memory;
+    this._gpuType = env.gpuType;
+    this._gpus = env.gpus;
+
+    const progress = progressParts();
+    this._error = progress.error;
+    this._progressText = progress.progressText;
+    this._progress = progress.progress;
+
+    replaceChildren(
+      this.node,
+      h(
+        'div',
+        { class: 'cgu-Form-grid' },
+        formField('Template', this._existing),
+        formField('Display name', this._displayName),
+        formField('Name', this._name, this._versionNote),
+        formField('Version label', this._versionLabel, 'optional'),
+        formField('Description', this._description)
+      ),
+      visibility,
+      h(
+        'fieldset',
+        { class: 'cgu-Form-fieldset' },
+        h('legend', {}, 'Environment and default resources'),
+        h(
+          'div',
+          { class: 'cgu-Form-grid' },
+          formField('Environment', this._environment),
+          formField('CPUs', this._cpus, 'e.g. 2 or 0.5'),
+          formField('Memory (GiB)', this._memory, 'e.g. 4 or 0.5'),
+          formField('GPU type', this._gpuType),
+          formField('GPUs', this._gpus)
+        )
+      ),
+      this.picker.node,
+      this._error,
+      this._progress
+    );
+    this._updateVersionNote();
+  }
+
+  dispose(): void {
+    this.picker.dispose();
+    super.dispose();
+  }
+
+  private _onExistingChange(): void {
+    const name = this._existing.value;
+    const existing = this._options.options.templates.find(t => t.name === name);
+    if (existing) {
+      this._name.value = existing.name;
+      this._name.readOnly = true;
+      if (!this._displayName.value.trim()) {
+        this._displayName.value = existing.display_name;
+      }
+    } else {
+      this._name.readOnly = false;
+      this._nameEdited = false;
+      this._name.value = slugify(this._displayName.value);
+    }
+    this._updateVersionNote();
+  }
+
+  /** Say what the name makes (a new template or a new version), or what is wrong with it. */
+  private _updateVersionNote(): void {
+    const name = this._name.value.trim();
+    const problem = name ? templateNameProblem(name) : null;
+    this._versionNote.textContent =
+      problem ?? templateVersionNote(this._options.options.templates, name);
+    this._versionNote.classList.toggle('cgu-mod-error', problem !== null);
+    this._name.setAttribute('aria-invalid', problem ? 'true' : 'false');
+  }
+
+  private _options: ITemplateDialogOptions;
+  private _form: ITemplateForm;
+  private _nameEdited = false;
+  private _existing!: HTMLSelectElement;
+  private _displayName!: HTMLInputElement;
+  private _name!: HTMLInputElement;
+  private _versionNote!: HTMLElement;
+  private _description!: HTMLTextAreaElement;
+  private _versionLabel!: HTMLInputElement;
+  private _group!: HTMLSelectElement;
+  private _environment!: HTMLSelectElement;
+  private _cpus!: HTMLInputElement;
+  private _memory!: HTMLInputElement;
+  private _gpuType!: HTMLSelectElement;
+  private _gpus!: HTMLInputElement;
+  private _error!: HTMLElement;
+  private _progress!: HTMLElement;
+  private _progressText!: HTMLElement;
+}
+
+/** Open the Save-as-template dialog; resolves with the template once saved. */
+export async function openTemplateDialog(
+  options: ITemplateDialogOptions
+): Promise<ITemplateCreated | null> {
+  const create = options.create ?? CguAPI.createTemplate;
+  return openFormDialog({
+    title: 'Save as template',
+    body: new TemplateBody(options),
+    acceptLabel: 'Save',
+    focusNodeSelector: '[data-cgu="template-display-name"]',
+    className: 'cgu-TemplateDialog',
+    acceptLandmark: 'template-save',
+    validate: validateTemplateForm,
+    send: form => create(templateRequest(form)),
+    onDone: options.onCreated
+  });
+}

@@ -1,0 +1,225 @@
+/**
+ * Pieces of the Save-as-template form: a labelled field, who may use the
+ * template, its environment and default resources, and the error and
+ * progress lines.
+ */
+import { h, uniqueId } from '../dom';
+import { formatNumber } from '../format';
+import { ITemplateForm } from './format';
+import { IGpuType, ITemplateOptions, TemplateVisibility } from '../apiTypes';
+
+/** A labelled form field, with an optional note that describes the input. */
+export function formField(
+  label: string,
+  input: HTMLElement,
+  note?: string | HTMLElement
+): HTMLElement {
+  let noteNode: HTMLElement | null = null;
+  if (note) {
+    noteNode =
+      typeof note === 'string'
+        ? h('span', { class: 'cgu-Form-note' }, note)
+        : note;
+    noteNode.id = noteNode.id || uniqueId('cgu-template-note');
+    input.setAttribute('aria-describedby', noteNode.id);
+  }
+  return h(
+    'div',
+    { class: 'cgu-Form-field' },
+    h('label', { for: input.id }, label),
+    input,
+    noteNode
+  );
+}
+
+/** Who may use the template: everyone, a group (with its select) or only me. */
+export function visibilityFieldset(
+  o: ITemplateOptions,
+  form: ITemplateForm
+): { visibility: HTMLElement; group: HTMLSelectElement } {
+  const visibilityName = uniqueId('cgu-template-visibility');
+  const group = h(
+    'select',
+    {
+      id: uniqueId('cgu-template-group'),
+      class: 'jp-mod-styled',
+      'aria-label': 'Group that may use the template',
+      'data-cgu': 'template-group',
+      disabled: form.visibility !== 'group' || o.groups.length === 0
+    },
+    ...o.groups.map(g =>
+      h(
+        'option',
+        { value: g.name, selected: g.name === form.group },
+        g.display_name || g.name
+      )
+    )
+  );
+  const visibilityChoice = (
+    value: TemplateVisibility,
+    label: string,
+    extra: HTMLElement | null,
+    disabled = false
+  ): HTMLElement => {
+    const id = uniqueId(`cgu-template-visibility-${value}`);
+    return h(
+      'div',
+      { class: 'cgu-Form-radio' },
+      h('input', {
+        type: 'radio',
+        id,
+        name: visibilityName,
+        value,
+        checked: form.visibility === value,
+        disabled,
+        'data-cgu': `template-visibility-${value}`,
+        onchange: () => {
+          group.disabled = value !== 'group';
+        }
+      }),
+      h('label', { for: id }, label),
+      extra
+    );
+  };
+  const visibility = h(
+    'fieldset',
+    { class: 'cgu-Form-fieldset' },
+    h('legend', {}, 'Who may use it'),
+    visibilityChoice('public', 'Everyone on the platform', null),
+    visibilityChoice(
+      'group',
+      o.groups.length ? 'A group:' : 'A group (you belong to none)',
+      o.groups.length ? group : null,
+      o.groups.length === 0
+    ),
+    visibilityChoice('private', 'Only me', null)
+  );
+  return { visibility, group };
+}
+
+/** The environment select and the default resources of the template. */
+export function environmentFields(
+  o: ITemplateOptions,
+  form: ITemplateForm,
+  gpuTypes: ReadonlyArray<IGpuType>
+): {
+  environment: HTMLSelectElement;
+  cpus: HTMLInputElement;
+  memory: HTMLInputElement;
+  gpuType: HTMLSelectElement;
+  gpus: HTMLInputElement;
+} {
+  const environment = h(
+    'select',
+    {
+      id: uniqueId('cgu-template-environment'),
+      class: 'jp-mod-styled',
+      'data-cgu': 'template-environment'
+    },
+    ...o.environments.map(e =>
+      h(
+        'option',
+        { value: e.name, selected: e.name === form.environment },
+        e.display_name || e.name
+      )
+    )
+  );
+  if (
+    form.environment &&
+    !o.environments.some(e => e.name === form.environment)
+  ) {
+    environment.appendChild(
+      h('option', { value: form.environment, selected: true }, form.environment)
+    );
+  }
+  const r = form.resources;
+  const cpus = h('input', {
+    type: 'number',
+    id: uniqueId('cgu-template-cpus'),
+    class: 'jp-mod-styled',
+    min: 0.1,
+    step: 'any',
+    value: formatNumber(r.cpus, 3),
+    'data-cgu': 'template-cpus'
+  });
+  const memory = h('input', {
+    type: 'number',
+    id: uniqueId('cgu-template-memory'),
+    class: 'jp-mod-styled',
+    min: 0.1,
+    step: 'any',
+    value: formatNumber(r.memoryGiB, 3),
+    'data-cgu': 'template-memory'
+  });
+  const types = [...gpuTypes];
+  if (r.gpuType && !types.some(t => t.name === r.gpuType)) {
+    types.push({ name: r.gpuType, display_name: r.gpuType, capacity: 0 });
+  }
+  const gpuType = h(
+    'select',
+    {
+      id: uniqueId('cgu-template-gpu-type'),
+      class: 'jp-mod-styled',
+      'data-cgu': 'template-gpu-type',
+      onchange: () => {
+        const type = gpuType.value;
+        gpus.disabled = !type;
+        if (!type) {
+          gpus.value = '0';
+        } else if (Number(gpus.value) < 1) {
+          gpus.value = '1';
+        }
+      }
+    },
+    h('option', { value: '', selected: !r.gpuType }, 'No GPU'),
+    ...types.map(t =>
+      h(
+        'option',
+        { value: t.name, selected: t.name === r.gpuType },
+        t.display_name || t.name
+      )
+    )
+  );
+  const gpus = h('input', {
+    type: 'number',
+    id: uniqueId('cgu-template-gpus'),
+    class: 'jp-mod-styled',
+    min: 0,
+    step: 1,
+    value: r.gpus,
+    disabled: !r.gpuType,
+    'data-cgu': 'template-gpus'
+  });
+  return { environment, cpus, memory, gpuType, gpus };
+}
+
+/** The error line and the progress bar shown while saving. */
+export function progressParts(): {
+  error: HTMLElement;
+  progressText: HTMLElement;
+  progress: HTMLElement;
+} {
+  const error = h('div', {
+    class: 'cgu-Form-error',
+    role: 'alert',
+    'data-cgu': 'template-error',
+    hidden: true
+  });
+  const progressText = h('span', { class: 'cgu-Form-note' });
+  const progressId = uniqueId('cgu-template-progress');
+  const progress = h(
+    'div',
+    {
+      class: 'cgu-Progress',
+      'data-cgu': 'template-progress',
+      hidden: true
+    },
+    h('progress', {
+      id: progressId,
+      class: 'cgu-Progress-bar',
+      'aria-label': 'Saving the template'
+    }),
+    progressText
+  );
+  return { error, progressText, progress };
+}

@@ -1,0 +1,141 @@
+/**
+ * `cgu-lab:templates` — "Save as template" for teachers (toolbar, palette,
+ * File menu).
+ */
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import {
+  ICommandPalette,
+  Notification,
+  showErrorMessage
+} from '@jupyterlab/apputils';
+import { PathExt } from '@jupyterlab/coreutils';
+import { IMainMenu } from '@jupyterlab/mainmenu';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { CguAPI, errorMessage } from '../api';
+import { currentPath, registerCommand } from '../commands';
+import { absoluteShareUrl, formatBytes } from '../format';
+import { templateIcon } from '../icons';
+import { filesText } from '../files/selection';
+import { openTemplateDialog } from './dialog';
+import { CommandIDs, ICguLabSession } from '../tokens';
+
+/**
+ * Save as template (teachers, TAs and admins): the toolbar button, the palette
+ * command and the File menu item, shown once the server says the user may
+ * publish.
+ */
+export const templatesPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'cgu-lab:templates',
+  description:
+    'Saves files of this home, an environment and resources as a template.',
+  autoStart: true,
+  requires: [ICguLabSession],
+  optional: [INotebookTracker, ICommandPalette, IMainMenu],
+  activate: (
+    app: JupyterFrontEnd,
+    session: ICguLabSession,
+    notebooks: INotebookTracker | null,
+    palette: ICommandPalette | null,
+    mainMenu: IMainMenu | null
+  ) => {
+    if (!session.info || !session.isOwner) {
+      return;
+    }
+    let canPublish = false;
+    const allowed = CguAPI.templateOptions()
+      .then(options => {
+        canPublish = options.can_publish;
+        app.commands.notifyCommandChanged(CommandIDs.saveTemplate);
+        return canPublish;
+      })
+      .catch(reason => {
+        console.warn(
+          'cgu-lab: cannot ask whether templates may be saved',
+          reason
+        );
+        return false;
+      });
+
+    registerCommand(
+      app,
+      CommandIDs.saveTemplate,
+      {
+        label: 'Save as Template…',
+        caption:
+          'Publish files of this home, an environment and default resources as a template',
+        icon: templateIcon,
+        isVisible: () => canPublish,
+        execute: async args => {
+          let options, quota;
+          try {
+            [options, quota] = await Promise.all([
+              CguAPI.templateOptions(),
+              CguAPI.quota().catch(() => null)
+            ]);
+          } catch (error) {
+            await showErrorMessage(
+              'Cannot save a template',
+              errorMessage(error)
+            );
+            return;
+          }
+          if (!options.can_publish) {
+            await showErrorMessage(
+              'Cannot save a template',
+              'Only teachers, teaching assistants and administrators can publish templates.'
+            );
+            return;
+          }
+          const path = currentPath(app, notebooks, args);
+          const baseName = path
+            ? PathExt.basename(path, PathExt.extname(path))
+            : '';
+          await openTemplateDialog({
+            options,
+            gpuTypes: quota?.gpu_types ?? [],
+            initialPaths: path ? [path] : [],
+            displayName: baseName,
+            onCreated: created => {
+              const url = absoluteShareUrl(created.url, window.location.origin);
+              Notification.success(
+                `Saved template "${created.name}" version ${created.version}: ` +
+                  `${filesText(created.files)}, ${formatBytes(created.bytes)}.`,
+                {
+                  autoClose: false,
+                  actions: created.url
+                    ? [
+                        {
+                          label: 'Open template page',
+                          caption: url,
+                          displayType: 'link',
+                          callback: () => {
+                            window.open(url, '_blank', 'noopener');
+                          }
+                        }
+                      ]
+                    : []
+                }
+              );
+            }
+          });
+        }
+      },
+      {
+        palette,
+        fileMenu: { mainMenu, rank: 98 },
+        button: {
+          id: 'cgu-save-template',
+          label: 'Save as template',
+          tooltip:
+            'Publish this notebook and other files of your home as a template',
+          icon: templateIcon,
+          dataCgu: 'save-template-button',
+          visible: allowed
+        }
+      }
+    );
+  }
+};
