@@ -32,6 +32,7 @@ from ..store.models import Assignment, Environment, Group, Membership, Submissio
 from . import audit
 from .accounts import get_group
 from .archives import remove_quietly, submission_archive
+from .notebooks import NotebookRequest
 
 MAX_SUBMISSION_FILES = 5000
 
@@ -340,10 +341,14 @@ class AssignmentService:
             name = await self.notebooks.free_name(session, actor.id, base)
         nb, owner = await self.notebooks.create(
             actor,
-            name,
-            display_name=f"{student}: {assignment.title or assignment.name} #{submission.number}",
-            environment=environment,
-            seed={"kind": "submission", "id": submission.id},
+            NotebookRequest(
+                name,
+                display_name=(
+                    f"{student}: {assignment.title or assignment.name} #{submission.number}"
+                ),
+                environment=environment,
+                seed={"kind": "submission", "id": submission.id},
+            ),
         )
         async with self.db.session() as session:
             audit.record(
@@ -354,7 +359,7 @@ class AssignmentService:
                 submission=submission.id,
                 notebook=f"{owner}/{nb.name}",
             )
-        await self.notebooks.start(actor, owner, nb.name)
+        await self.notebooks.lifecycle.start(actor, owner, nb.name)
         return owner, nb.name
 
 

@@ -306,7 +306,7 @@ class CourseworkService:
                     nb_owner, _, nb_name = names.get(share.notebook_id, "").partition("/")
                     if not nb_name or nb_owner == actor.name:
                         continue
-                    route = await self.notebooks.route(nb_owner, nb_name)
+                    route = await self.notebooks.routes.lookup(nb_owner, nb_name)
                     live.append(
                         {
                             "owner": nb_owner,
@@ -463,7 +463,7 @@ class CourseworkService:
         if state not in LIVE_STATES:
             return f"{owner}'s notebook '{name}' is not running ({state})"
         reason = f"ended by {actor.name} for course {target.name}"
-        await self.notebooks.stop(None, owner, name, reason=reason, cause="course")
+        await self.notebooks.lifecycle.stop(None, owner, name, reason=reason, cause="course")
         async with self.db.session() as session:
             audit.record(
                 session,

@@ -24,7 +24,8 @@ from ..store.db import Database
 from ..store.models import CullPolicyRow, Group, Notebook, User
 from . import audit
 from .accounts import get_group
-from .notebooks import SYSTEM, NotebookService, Route
+from .notebook_routes import SYSTEM, Route
+from .notebooks import NotebookService
 from .reader import NotebookReader
 
 log = logging.getLogger("cgu_lab.culler")
@@ -250,14 +251,14 @@ class Culler:
             ).all()
         work = []
         for nb, owner, group in rows:
-            route = await self.notebooks.route(owner, nb.name)
+            route = await self.notebooks.routes.lookup(owner, nb.name)
             if route is not None and route.target is not None:
                 work.append((nb, owner, group, route))
         activities = await asyncio.gather(
             *(self._read(route, nb, group, policies) for nb, _, group, route in work)
         )
         for activity in activities:
-            self.notebooks.activity[activity.notebook_id] = activity
+            self.notebooks.admission.activity[activity.notebook_id] = activity
         decisions = culling.plan(policies.rules, activities, now, MAX_STOPS_PER_PASS)
         self.decisions = {d.notebook_id: d for d in decisions}
         by_id = {nb.id: (nb, owner) for nb, owner, _, _ in work}
@@ -275,10 +276,10 @@ class Culler:
         for decision in decisions:
             if decision.action == "stop":
                 nb, owner = by_id[decision.notebook_id]
-                await self.notebooks.stop(
+                await self.notebooks.lifecycle.stop(
                     None, owner, nb.name, reason=decision.reason, cause=decision.cause or "idle"
                 )
-        self.notebooks.queue_drain()
+        self.notebooks.admission.queue_drain()
         return decisions
 
     async def status(self, nb: Notebook, group: str | None) -> dict:
@@ -301,14 +302,14 @@ class Culler:
         last_activity = nb.last_activity
         if route is not None and route.target is not None and nb.state == State.RUNNING.value:
             activity = await self._read(route, nb, group, policies)
-            seen = self.notebooks.activity.get(nb.id)
+            seen = self.notebooks.admission.activity.get(nb.id)
             if activity.last_activity is None and seen is not None:
                 # Unreadable now: what the last pass saw, with today's bookkeeping.
                 activity = replace(
                     seen, warned_at=nb.warned_at, kept_at=nb.kept_at, exempt=activity.exempt
                 )
             else:
-                self.notebooks.activity[nb.id] = activity
+                self.notebooks.admission.activity[nb.id] = activity
             decision = culling.decide(policy, activity, now)
             last_activity = activity.last_activity or last_activity
             if decision.action == "warn" and enabled:
@@ -335,9 +336,7 @@ class Culler:
         }
 
     def _route_of(self, notebook_id: int) -> Route | None:
-        return next(
-            (r for r in self.notebooks.routes.values() if r.notebook_id == notebook_id), None
-        )
+        return self.notebooks.routes.by_id(notebook_id)
 
     async def keep_running(self, actor: Principal | None, owner: str, name: str) -> None:
         async with self.db.session() as session:
@@ -350,6 +349,8 @@ class Culler:
                 "notebook.kept_running",
                 f"notebook:{owner}/{name}",
             )
-        activity = self.notebooks.activity.get(nb.id)
+        activity = self.notebooks.admission.activity.get(nb.id)
         if activity is not None:
-            self.notebooks.activity[nb.id] = replace(activity, kept_at=nb.kept_at, warned_at=None)
+            self.notebooks.admission.activity[nb.id] = replace(
+                activity, kept_at=nb.kept_at, warned_at=None
+            )

@@ -20,7 +20,8 @@ from sqlalchemy import select
 from ..core.lifecycle import State
 from ..store.models import Notebook, User
 from . import audit
-from .notebooks import SYSTEM, NotebookService
+from .notebook_routes import SYSTEM
+from .notebooks import NotebookService
 
 log = logging.getLogger("cgu_lab.liveness")
 
@@ -38,18 +39,18 @@ async def check(notebooks: NotebookService) -> list[str]:
             )
         ).all()
         work = [
-            (nb, owner, await notebooks.spec_of(session, nb, owner))
+            (nb, owner, await notebooks.spec(session, nb, owner))
             for nb, owner in rows
-            if not notebooks.busy(nb.id)
+            if not notebooks.lifecycle.busy(nb.id)
         ]
     dead = []
     for nb, owner, spec in work:
         observed = await notebooks.backend.observe(spec, nb.backend_state)
-        if observed.alive or notebooks.busy(nb.id):
+        if observed.alive or notebooks.lifecycle.busy(nb.id):
             continue
         reason = f"it stopped by itself: {observed.detail or 'its server is gone'}"
         await notebooks.backend.stop(spec, nb.backend_state)  # its cgroup, its leftovers
-        await notebooks.finish_stopped(nb.id, owner, nb.name, reason)
+        await notebooks.lifecycle.finish_stopped(nb.id, owner, nb.name, reason)
         async with notebooks.db.session() as session:
             audit.record(
                 session, SYSTEM, "notebook.died", f"notebook:{owner}/{nb.name}", reason=reason

@@ -213,7 +213,7 @@ class Monitor:
         return rows
 
     async def _notebook(self, nb: Notebook, owner: str) -> dict:
-        route = await self.notebooks.route(owner, nb.name)
+        route = await self.notebooks.routes.lookup(owner, nb.name)
         reading = await self.reader.get(route, "cgu-lab/resources") if route else None
         cpu = (reading or {}).get("cpu", {})
         memory = (reading or {}).get("memory", {})

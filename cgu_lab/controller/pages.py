@@ -291,7 +291,7 @@ async def notebook_login(
     """The controller's half of the log-in hand-off to a notebook's origin (origin_auth.py)."""
     identity = await page(request)
     platform = platform_of(request)
-    route = await platform.notebooks.route(owner, name) if owner and name else None
+    route = await platform.notebooks.routes.lookup(owner, name) if owner and name else None
     if route is None or not state or len(state) > 100:
         raise NotFound(f"{owner} has no notebook '{name}' that you may open")
     if identity.user_id != route.owner_id:

@@ -39,7 +39,7 @@ from ..core.redirects import safe_next
 from ..core.sharing import OWNER, Access
 from .api.deps import ORIGIN_IDENTITY
 from .auth import Identity
-from .notebooks import Route
+from .notebook_routes import Route
 from .origin_auth import (
     COOKIE_SECONDS,
     LOGIN_PATH,
@@ -234,7 +234,7 @@ class NotebookProxy(LoginHandOff):
             return
         owner, name, rest = parsed
         if header(scope, b"authorization"):
-            route = await self.platform.notebooks.route(owner, name)
+            route = await self.platform.notebooks.routes.lookup(owner, name)
             caller = (await self._caller(scope, route))[1] if route is not None else None
             if caller is None:
                 await send_json(
@@ -258,7 +258,7 @@ class NotebookProxy(LoginHandOff):
             await self._elsewhere(scope, guarded(send), slug)
             return
         owner, name, rest = parsed
-        route = await self.platform.notebooks.route(owner, name)
+        route = await self.platform.notebooks.routes.lookup(owner, name)
         if route is None:
             await self._not_found(scope, guarded(send), f"{owner} has no notebook '{name}'")
             return
@@ -366,7 +366,7 @@ class NotebookProxy(LoginHandOff):
     async def _elsewhere(self, scope, send, slug: str | None) -> None:
         """A path that is not this origin's notebook: pages go where they belong."""
         if slug is not None and scope["path"] in ("", "/"):
-            for (owner, name), _route in list(self.platform.notebooks.routes.items()):
+            for (owner, name), _route in self.platform.notebooks.routes.items():
                 if notebook_slug(owner, name) == slug:
                     await redirect(send, f"{PREFIX}{quote(owner)}/{quote(name)}/lab")
                     return
@@ -482,7 +482,9 @@ class NotebookProxy(LoginHandOff):
         if connect["type"] != "websocket.connect":
             return
         parsed = parse_path(scope["path"])
-        route = await self.platform.notebooks.route(parsed[0], parsed[1]) if parsed else None
+        route = (
+            await self.platform.notebooks.routes.lookup(parsed[0], parsed[1]) if parsed else None
+        )
         caller = None
         if route is not None:
             on_origin = self.on_notebook_origin(scope)
@@ -536,10 +538,7 @@ class NotebookProxy(LoginHandOff):
         tunnels = list(self._tunnels.get(notebook_id, ()))
         if not tunnels:
             return
-        route = next(
-            (r for r in self.platform.notebooks.routes.values() if r.notebook_id == notebook_id),
-            None,
-        )
+        route = self.platform.notebooks.routes.by_id(notebook_id)
         for tunnel in tunnels:
             if not await self._recheck(tunnel, route):
                 tunnel.revoked.set()

@@ -14,7 +14,7 @@ import secrets
 from urllib.parse import parse_qs, quote, urlencode
 
 from ..core.redirects import safe_next
-from .notebooks import Route
+from .notebook_routes import Route
 from .origin_auth import STATE_SECONDS, cookie_name, state_cookie_name
 from .proxy_replies import (
     PREFIX,

@@ -13,7 +13,7 @@ from typing import Any
 
 import aiohttp
 
-from .notebooks import Route, base_path
+from .notebook_routes import Route, base_path
 
 CONCURRENCY = 16
 TIMEOUT = aiohttp.ClientTimeout(total=5)

@@ -104,11 +104,11 @@ class Platform:
                         updated_by="system",
                     )
                 )
-        result = await self.notebooks.reconcile()
+        result = await self.notebooks.routes.reconcile(self.notebooks, self.notebooks.lifecycle)
         if result["adopted"] or result["stopped"]:
             log.info("notebooks adopted: %s; stopped: %s", result["adopted"], result["stopped"])
         await self.reader.open()
-        await self.notebooks.drain_queue()
+        await self.notebooks.admission.drain_queue()
         self._loops = [
             asyncio.create_task(self._housekeep()),
             asyncio.create_task(self.culler.run()),
@@ -124,7 +124,7 @@ class Platform:
             with contextlib.suppress(asyncio.CancelledError):
                 await loop
         await self.environments.shutdown()
-        await self.notebooks.shutdown()
+        await self.notebooks.lifecycle.shutdown()
         await self.reader.close()
         await self.backend.close()
         await self.db.close()

@@ -101,7 +101,9 @@ async def stop_all(platform, actor: roles.Principal, name: str) -> list[str]:
             )
         ).all()
     for notebook in names:
-        await platform.notebooks.stop(actor, name, notebook, reason=f"stopped by {actor.name}")
+        await platform.notebooks.lifecycle.stop(
+            actor, name, notebook, reason=f"stopped by {actor.name}"
+        )
     return list(names)
 
 

@@ -79,7 +79,7 @@ def require_scope(name: str):
         owner, nb = request.path_params.get("owner"), request.path_params.get("name")
         if who.notebook_id is None or owner is None:
             return  # not bound to a notebook, or a route about no notebook (its scope decides)
-        route = await platform(request).notebooks.route(owner, nb) if nb else None
+        route = await platform(request).notebooks.routes.lookup(owner, nb) if nb else None
         if route is None or route.notebook_id != who.notebook_id:
             raise Forbidden("this credential may only be used for its own notebook")
 

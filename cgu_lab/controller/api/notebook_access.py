@@ -29,7 +29,7 @@ async def user_access(
     actor: ActorDep,
     user: user_query("The user the notebook server is asking about"),
 ) -> AccessOut:
-    route = await platform.notebooks.route(owner, name)
+    route = await platform.notebooks.routes.lookup(owner, name)
     if route is None or route.owner_id != actor.id:
         raise NotFound(f"{owner} has no notebook '{name}'")
     if user == owner:

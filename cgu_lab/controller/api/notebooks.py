@@ -10,7 +10,9 @@ from sqlalchemy import select
 
 from ...core.errors import DomainError
 from ...store.models import Group, Notebook
-from ..notebooks import Changes, base_path
+from ..notebook_lifecycle import Changes
+from ..notebook_routes import base_path
+from ..notebooks import NotebookRequest
 from .deps import ActorDep, PlatformDep, require_scope
 from .schema_types import LabelPath, SearchQuery, StateName, UserNamePath, UserNameQuery
 from .schemas import Message, NotebookCreate, NotebookOut, NotebookPatch
@@ -86,27 +88,27 @@ async def list_notebooks(
 async def create_notebook(
     body: NotebookCreate, platform: PlatformDep, actor: ActorDep
 ) -> NotebookOut:
-    nb, owner = await platform.notebooks.create(
-        actor,
-        body.name,
-        body.owner,
-        body.display_name,
-        body.environment,
-        body.cpu,
-        body.memory,
-        body.gpu_type,
-        body.gpus,
-        body.group,
-        body.persistent,
+    request = NotebookRequest(
+        name=body.name,
+        owner=body.owner,
+        display_name=body.display_name,
+        environment=body.environment,
+        cpu=body.cpu,
+        memory=body.memory,
+        gpu_type=body.gpu_type,
+        gpus=body.gpus,
+        group=body.group,
+        persistent=body.persistent,
         template=body.template,
         template_version=body.template_version,
         kind=body.kind,
         image=body.image,
         starting=body.start,
     )
+    nb, owner = await platform.notebooks.create(actor, request)
     if body.start:
         try:
-            await platform.notebooks.start(actor, owner, nb.name)
+            await platform.notebooks.lifecycle.start(actor, owner, nb.name)
         except DomainError:
             # Refused between the two steps (another start took the quota): undo the
             # creation so "create and start" never leaves a notebook nobody asked for.
@@ -138,11 +140,11 @@ async def update_notebook(
     if body.display_name is not None or body.persistent is not None:
         await platform.notebooks.update(actor, owner, name, body.display_name, body.persistent)
     if any(getattr(body, field) is not None for field in RESOURCE_FIELDS):
-        nb = await platform.notebooks.resize(
+        nb = await platform.notebooks.lifecycle.resize(
             actor, owner, name, Changes(body.cpu, body.memory, body.gpu_type, body.gpus)
         )
         if wait:
-            await platform.notebooks.wait(nb.id)
+            await platform.notebooks.lifecycle.wait(nb.id)
     return await _current(platform, actor, owner, name)
 
 
@@ -171,9 +173,9 @@ async def start_notebook(
     actor: ActorDep,
     wait: bool = Query(False, description="Answer once it is running (or failed)"),
 ) -> NotebookOut:
-    nb = await platform.notebooks.start(actor, owner, name)
+    nb = await platform.notebooks.lifecycle.start(actor, owner, name)
     if wait:
-        await platform.notebooks.wait(nb.id)
+        await platform.notebooks.lifecycle.wait(nb.id)
     return await _current(platform, actor, owner, name)
 
 
@@ -190,9 +192,9 @@ async def stop_notebook(
     actor: ActorDep,
     wait: bool = Query(False, description="Answer once it has stopped"),
 ) -> NotebookOut:
-    nb = await platform.notebooks.stop(actor, owner, name)
+    nb = await platform.notebooks.lifecycle.stop(actor, owner, name)
     if wait:
-        await platform.notebooks.wait(nb.id)
+        await platform.notebooks.lifecycle.wait(nb.id)
     return await _current(platform, actor, owner, name)
 
 
