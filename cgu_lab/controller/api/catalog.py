@@ -8,8 +8,6 @@ at once and `/environments/{name}/events` streams its progress.
 
 from __future__ import annotations
 
-import json
-
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
@@ -17,6 +15,7 @@ from ...core import environments as rules
 from ...core import roles
 from .. import catalog as service
 from .deps import ActorDep, PlatformDep, require_scope
+from .events import SSE_RESPONSES, progress_stream
 from .schema_environments import (
     EnvironmentBuild,
     EnvironmentDetail,
@@ -151,7 +150,7 @@ async def rebuild_environment(
     "/environments/{name}/events",
     summary="Progress of an environment's build (Server-Sent Events; admins)",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}}},
+    responses=SSE_RESPONSES,
 )
 async def environment_events(
     name: LabelPath, request: Request, platform: PlatformDep, actor: ActorDep
@@ -160,35 +159,12 @@ async def environment_events(
     async with platform.db.session() as session:
         env = await service.get_environment(session, name)
         state, message = env.state, env.message
-    broker = platform.broker
-    key = platform.environments.key(name)
-
-    async def stream():
-        last = broker.last(key)
-        if last is None or last.done:
-            # Nothing under way here: say where things stand and end.
-            payload = {
-                "operation": "status",
-                "percent": 100,
-                "message": message or f"Environment '{name}' is {state}",
-                "state": state,
-                "done": True,
-                "ok": state == rules.READY,
-            }
-            yield f"data: {json.dumps(payload)}\n\n"
-            return
-        async for event in broker.follow(key):
-            if await request.is_disconnected():
-                return
-            yield (
-                ": keep-alive\n\n" if event is None else f"data: {json.dumps(event.as_dict())}\n\n"
-            )
-
-    return StreamingResponse(
-        stream(),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+    status = {
+        "message": message or f"Environment '{name}' is {state}",
+        "state": state,
+        "ok": state == rules.READY,
+    }
+    return progress_stream(request, platform.broker, platform.environments.key(name), status)
 
 
 @router.delete(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from sqlalchemy import select
@@ -14,6 +12,7 @@ from ..notebook_lifecycle import Changes
 from ..notebook_routes import base_path
 from ..notebooks import NotebookRequest
 from .deps import ActorDep, PlatformDep, require_scope
+from .events import SSE_RESPONSES, progress_stream
 from .schema_types import LabelPath, SearchQuery, StateName, UserNamePath, UserNameQuery
 from .schemas import Message, NotebookCreate, NotebookOut, NotebookPatch
 
@@ -202,7 +201,7 @@ async def stop_notebook(
     "/notebooks/{owner}/{name}/events",
     summary="Progress of the current start, stop or resize (Server-Sent Events)",
     response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}}},
+    responses=SSE_RESPONSES,
 )
 async def notebook_events(
     owner: UserNamePath, name: LabelPath, request: Request, platform: PlatformDep, actor: ActorDep
@@ -210,32 +209,10 @@ async def notebook_events(
     async with platform.db.session() as session:
         nb, _ = await platform.notebooks.visible(session, actor, owner, name)
         current = await notebook_out(session, nb, owner)
-    broker = platform.broker
-
-    async def stream():
-        last = broker.last(nb.id)
-        if last is None or last.done:
-            # Nothing under way: say where things stand and end.
-            payload = {
-                "operation": "status",
-                "percent": 100,
-                "message": current.message or current.state,
-                "state": current.state,
-                "done": True,
-                "ok": True,
-                "url": current.url if current.state == "running" else None,
-            }
-            yield f"data: {json.dumps(payload)}\n\n"
-            return
-        async for event in broker.follow(nb.id):
-            if await request.is_disconnected():
-                return
-            yield (
-                ": keep-alive\n\n" if event is None else f"data: {json.dumps(event.as_dict())}\n\n"
-            )
-
-    return StreamingResponse(
-        stream(),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+    status = {
+        "message": current.message or current.state,
+        "state": current.state,
+        "ok": True,
+        "url": current.url if current.state == "running" else None,
+    }
+    return progress_stream(request, platform.broker, nb.id, status)
