@@ -100,19 +100,19 @@ test('a teacher creates a course, enrols a class from CSV, promotes a TA and dep
 
   // Lab files: a folder of the teacher's notebook copied to every member.
   const teacherApi = await apiAs(teacher, baseURL!);
-  expect((await teacherApi.post('/api/notebooks', { data: { name: 'prep', cpu: 1, memory: '1Gi' } })).status()).toBe(201);
-  expect((await teacherApi.post('/api/notebooks/ui-teacher/prep/start?wait=true')).status()).toBe(202);
-  expect((await teacherApi.put('/notebook/ui-teacher/prep/api/contents/week1', { data: { type: 'directory' } })).status()).toBe(201);
+  expect((await teacherApi.post('/api/notebooks', { data: { name: 'course-prep', cpu: 1, memory: '1Gi' } })).status()).toBe(201);
+  expect((await teacherApi.post('/api/notebooks/ui-teacher/course-prep/start?wait=true')).status()).toBe(202);
+  expect((await teacherApi.put('/notebook/ui-teacher/course-prep/api/contents/week1', { data: { type: 'directory' } })).status()).toBe(201);
   expect(
-    (await teacherApi.put('/notebook/ui-teacher/prep/api/contents/week1/README.md', {
+    (await teacherApi.put('/notebook/ui-teacher/course-prep/api/contents/week1/README.md', {
       data: { type: 'file', format: 'text', content: '# Week 1\nRead me first.\n' }
     })).status()
   ).toBe(201);
   await teacher.reload();
   await teacher.getByRole('tab', { name: 'Lab files' }).click();
   const files = teacher.locator('#panel-files');
-  await expect(files.getByLabel('From')).toContainText('my notebook prep');
-  await files.getByLabel('From').selectOption('notebook:prep');
+  await expect(files.getByLabel('From')).toContainText('my notebook course-prep');
+  await files.getByLabel('From').selectOption('notebook:course-prep');
   await files.getByLabel('Title').fill('Week 1');
   await files.getByLabel('Folder of that notebook').fill('week1');
   await files.getByLabel('To the folder').fill('week1');
@@ -133,7 +133,7 @@ test('a teacher creates a course, enrols a class from CSV, promotes a TA and dep
   await snapshot(teacher, testInfo, '66-course-quotas');
   await teacher.getByRole('tab', { name: 'Live' }).click();
   await expect(teacher.locator('#live-notebooks')).toContainText('No student notebook runs now.');
-  await expect(teacher.getByLabel('Notebook', { exact: true })).toContainText('prep');
+  await expect(teacher.getByLabel('Notebook', { exact: true })).toContainText('course-prep');
   await snapshot(teacher, testInfo, '67-course-live');
 
   // A new student logs in with the downloaded password, chooses their own, and lands on
@@ -154,4 +154,7 @@ test('a teacher creates a course, enrols a class from CSV, promotes a TA and dep
   await expect(student.getByRole('tablist')).toHaveCount(0);
   await expect(student.locator('#student-material')).toContainText('courses/ui-class/week1');
   await snapshot(student, testInfo, '65-course-student-view');
+  // Every spec shares one platform: leave the teacher's quota as it was found.
+  expect((await teacherApi.post('/api/notebooks/ui-teacher/course-prep/stop?wait=true')).status()).toBe(202);
+  await teacherApi.dispose();
 });
