@@ -53,13 +53,20 @@ def _entry(root: Path, relative: str, patterns: list[str]) -> dict | None:
         here = here / part
         if stat.S_ISLNK(info.st_mode) and here != root / relative:
             return None
-    rule = excluded(relative, patterns)
-    is_link = stat.S_ISLNK(info.st_mode)
     is_dir = stat.S_ISDIR(info.st_mode)
+    return _row(here, relative, patterns, is_dir, stat.S_ISLNK(info.st_mode), info.st_size)
+
+
+def _row(
+    where: Path, relative: str, patterns: list[str], is_dir: bool, is_link: bool, size: int
+) -> dict:
+    """A path as the picker shows it: its size and file count (a folder's summed), and
+    whether copies leave it out and why."""
+    rule = excluded(relative, patterns)
     if is_dir and not rule:
-        size, files = _totals(here, relative, patterns)
+        size, files = _totals(where, relative, patterns)
     else:
-        size = 0 if is_dir or is_link else info.st_size
+        size = 0 if is_dir or is_link else size
         files = 0 if is_dir or is_link else 1
     return {
         "name": relative.rsplit("/", 1)[-1],
@@ -113,25 +120,8 @@ def listing(root: str | Path, path: str, patterns: list[str] | None = None) -> d
         os.scandir(directory), key=lambda e: (not e.is_dir(follow_symlinks=False), e.name)
     ):
         child = f"{relative}/{entry.name}" if relative else entry.name
-        rule = excluded(child, patterns)
         is_link = entry.is_symlink()
         is_dir = entry.is_dir(follow_symlinks=False)
-        if is_dir and not rule:
-            size, files = _totals(Path(entry.path), child, patterns)
-        else:
-            size = 0 if is_dir or is_link else entry.stat(follow_symlinks=False).st_size
-            files = 0 if is_dir or is_link else 1
-        entries.append(
-            {
-                "name": entry.name,
-                "path": child,
-                "type": "directory" if is_dir else "file",
-                "size": size,
-                "files": files,
-                "excluded": bool(rule) or is_link,
-                "reason": f"excluded by '{rule}'"
-                if rule
-                else ("symbolic links are not copied" if is_link else ""),
-            }
-        )
+        size = 0 if is_dir or is_link else entry.stat(follow_symlinks=False).st_size
+        entries.append(_row(Path(entry.path), child, patterns, is_dir, is_link, size))
     return {"path": relative, "entries": entries, "excluded_patterns": patterns}
