@@ -24,6 +24,11 @@ the loser fails and tries another, and a server is adopted only when it is our
 process, holds the recorded port and answers with the notebook's random proxy
 secret. Runtime and kernel files live in the home, below this installation's
 data directory; nothing is made under /tmp or /run.
+
+Its length (over the house's ~500 lines): the launch plan, adoption after a restart
+and stopping share the process bookkeeping; accounts, files, limits, launching and
+environments already live in local_accounts, local_files, local_limits,
+local_launch and local_environments.
 """
 
 from __future__ import annotations

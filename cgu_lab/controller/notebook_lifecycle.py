@@ -6,6 +6,10 @@ transaction (permission, quota, GPU admission, state `starting`) and then run
 by a background task that seeds files, launches the server and streams progress
 to the page. Nothing half-done survives a failure: the task stops whatever it
 launched and the notebook returns to `stopped` with the reason in its message.
+
+Its length (just over the house's ~500 lines): start, stop and resize share the
+progress publishing and the busy-task bookkeeping here; moving stop/resize out would
+mean reaching into those private helpers, so it is left for a follow-up.
 """
 
 from __future__ import annotations

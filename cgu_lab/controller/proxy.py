@@ -18,6 +18,11 @@ JupyterLab's calls to the controller (`cgu-lab/shares`, `resize`, ...) are
 answered here, by the controller's API under the browser user's identity and
 scoped to this notebook and their access, never with a credential a kernel
 can read. The isolation headers go on every answer (proxy_replies.py).
+
+Its length (over the house's ~500 lines): one request's path through the proxy -
+origin check, caller, access, forwarding and the refusals a person sees - reads in
+one place; the replies and the log-in hand-off already live in proxy_replies.py,
+proxy_login.py and proxy_tunnel.py. The dialog replies are the next to move out.
 """
 
 from __future__ import annotations
