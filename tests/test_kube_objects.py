@@ -49,6 +49,8 @@ from cgu_lab.controller.settings import Settings
 from cgu_lab.core.errors import NotSupported
 from cgu_lab.core.quota import Limits
 
+from . import kube_crds
+
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy" / "kubernetes"
 KUBERNETES_VERSION = "1.34"
@@ -87,17 +89,11 @@ def created(obj: dict) -> dict:
     return {**obj, "metadata": {**obj["metadata"], "uid": UID}}
 
 
-def crd_schemas() -> dict[str, dict]:
-    """Kind -> openAPIV3Schema of the shipped Notebook CRD and the test stand-ins."""
-    schemas = {}
-    for path in [*(DEPLOY / "base" / "crds").glob("*.yaml"), DEPLOY / "testing" / "crds.yaml"]:
-        for crd in yaml.safe_load_all(path.read_text()):
-            version = crd["spec"]["versions"][0]
-            schemas[crd["spec"]["names"]["kind"]] = version["schema"]["openAPIV3Schema"]
-    return schemas
-
-
-CRD_SCHEMAS = crd_schemas()
+CRD_SCHEMAS = kube_crds.schemas_by_kind(kube_crds.project_crds())
+UPSTREAM_SCHEMAS = kube_crds.schemas_by_kind(kube_crds.upstream_crds())
+UPSTREAM = pytest.mark.skipif(
+    not UPSTREAM_SCHEMAS, reason="no upstream CRDs (../shared/upstream-crds or CGU_UPSTREAM_CRDS)"
+)
 
 
 def pod_templates(obj: dict) -> list[dict]:
@@ -113,6 +109,10 @@ def validate(obj: dict) -> None:
     with the pod templates inside them checked as Kubernetes PodTemplates."""
     if obj["kind"] in CRD_SCHEMAS:
         jsonschema.validate(obj, CRD_SCHEMAS[obj["kind"]])
+        # What jsonschema lets through and the API server refuses (Strict, server-side apply).
+        assert list(kube_crds.unknown_fields(obj, CRD_SCHEMAS[obj["kind"]])) == []
+        if obj["kind"] in UPSTREAM_SCHEMAS:
+            assert list(kube_crds.unknown_fields(obj, UPSTREAM_SCHEMAS[obj["kind"]])) == []
         for template in pod_templates(obj):
             kubernetes_validate.validate(
                 {
@@ -414,7 +414,8 @@ def test_builtin_statefulset_and_service_follow_the_notebook():
     assert labels["statefulset"] == "hw1" and labels[names.NOTEBOOK_NAME] == "hw1"
     assert sts["spec"]["template"]["spec"] == notebook["spec"]["template"]["spec"]
     assert sts["metadata"]["ownerReferences"][0]["uid"] == UID
-    assert "statefulset" not in notebook["spec"]["template"]["metadata"]["labels"]  # not mutated
+    assert set(notebook["spec"]["template"]) == {"spec"}  # Kubeflow's NotebookTemplateSpec
+    assert labels.items() >= notebook["metadata"]["labels"].items()  # the Notebook's labels
 
     stopped = created(objects.notebook(ref, spec, KUBE, stopped_at="2025-01-01T00:00:00Z"))
     assert objects.statefulset(stopped)["spec"]["replicas"] == 0
@@ -520,6 +521,44 @@ def test_crd_schemas_catch_malformed_objects():
     secret["stringDatum"] = {}
     with pytest.raises(kubernetes_validate.ValidationError):
         validate(secret)
+
+
+def test_unknown_fields_are_found_as_the_api_server_finds_them():
+    spec = make_spec()
+    notebook = objects.notebook(NAMING.notebook("a", "b"), spec, KUBE)
+    # What cgu-lab once wrote and Kubeflow's CRD refuses: template metadata.
+    notebook["spec"]["template"]["metadata"] = {"labels": {"app": "b"}}
+    notebook["spec"]["templates"] = {}
+    assert list(kube_crds.unknown_fields(notebook, CRD_SCHEMAS["Notebook"])) == [
+        ".spec.template.metadata",
+        ".spec.templates",
+    ]
+    job = objects.pytorch_job(
+        NAMING.training("a", "j"),
+        TrainingSpec(owner="a", name="j", image="i:1", command=("x",)),
+        KUBE,
+    )
+    job["spec"]["runPolicy"]["cleanupPolicy"] = "All"
+    assert list(kube_crds.unknown_fields(job, CRD_SCHEMAS["PyTorchJob"])) == [
+        ".spec.runPolicy.cleanupPolicy"
+    ]
+
+
+@UPSTREAM
+@pytest.mark.parametrize("kind", ["Notebook", "PyTorchJob", "VirtualMachine"])
+def test_project_crds_declare_only_what_upstream_declares(kind):
+    """So the suite means the same on a clone without the upstream files: an object our
+    CRDs accept is accepted by Kubeflow's and KubeVirt's own."""
+    assert kube_crds.undeclared_upstream(CRD_SCHEMAS[kind], UPSTREAM_SCHEMAS[kind]) == []
+
+
+@UPSTREAM
+def test_upstream_refuses_what_cgu_lab_once_wrote():
+    notebook = objects.notebook(NAMING.notebook("a", "b"), make_spec(), KUBE)
+    notebook["spec"]["template"]["metadata"] = {"labels": {"app": "b"}}
+    assert list(kube_crds.unknown_fields(notebook, UPSTREAM_SCHEMAS["Notebook"])) == [
+        ".spec.template.metadata"
+    ]
 
 
 # -- reading status ----------------------------------------------------------------------------
@@ -657,6 +696,32 @@ def test_notebook_progress(the_pod, events, percent, message, ready, failed):
     assert message in view.message
     if ready:
         assert view.address == "10.1.2.3"
+
+
+RUNNING = {"name": "hw1", "state": {"running": {}}}
+
+
+@pytest.mark.parametrize(
+    "the_pod, down",
+    [
+        (pod("Running", [("Ready", "True", "", "")], [RUNNING]), ""),
+        (pod("Running", [("Ready", "False", "", "")], [RUNNING]), ""),  # a missed probe
+        (None, "its pod is gone"),
+        (pod("Running", [], [RUNNING], deleting=True), "its pod was deleted"),
+        (pod("Pending"), "its pod was replaced and is not running yet (Pending)"),
+        (pod("Failed"), "its pod ended (Failed)"),
+        (
+            pod("Running", [], [{"state": {"waiting": {"reason": "CrashLoopBackOff"}}}]),
+            "JupyterLab's container is not running (CrashLoopBackOff)",
+        ),
+        (
+            pod("Running", [], [{"state": {"terminated": {"reason": "OOMKilled"}}}]),
+            "JupyterLab's container is not running (OOMKilled)",
+        ),
+    ],
+)
+def test_a_running_notebook_without_its_server_is_down(the_pod, down):
+    assert status.notebook_down(the_pod) == down
 
 
 def test_quota_refusal_reads_plainly():

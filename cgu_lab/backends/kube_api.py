@@ -35,6 +35,12 @@ Obj = dict[str, Any]
 FIELD_MANAGER = "cgu-lab"
 
 
+def _strict() -> list[tuple[str, str]]:
+    """Writes refuse a field the API server does not know (a CRD of another version,
+    a typo) instead of dropping it with a warning nobody reads."""
+    return [("fieldValidation", "Strict")]
+
+
 @dataclass(frozen=True)
 class Kind:
     kind: str
@@ -290,7 +296,9 @@ class KubeApi:
                 obj["kind"],
                 meta["name"],
                 meta.get("namespace"),
-                lambda res: self.dynamic.create(res, body=obj, namespace=meta.get("namespace")),
+                lambda res: self.dynamic.create(
+                    res, body=obj, namespace=meta.get("namespace"), query_params=_strict()
+                ),
             )
         except KubeError as error:
             if exist_ok and error.status == 409:
@@ -312,6 +320,7 @@ class KubeApi:
                 namespace=meta.get("namespace"),
                 field_manager=FIELD_MANAGER,
                 force_conflicts=True,
+                query_params=_strict(),
             ),
         )
 
@@ -329,6 +338,7 @@ class KubeApi:
                 namespace=namespace,
                 content_type="application/merge-patch+json",
                 field_manager=FIELD_MANAGER,
+                query_params=_strict(),
             ),
             missing_ok=True,
         )

@@ -388,7 +388,12 @@ def notebook(
     settings: KubeSettings,
     stopped_at: str | None = None,
 ) -> Obj:
-    """The Kubeflow Notebook; with `stopped_at` it is created (or held) stopped."""
+    """The Kubeflow Notebook; with `stopped_at` it is created (or held) stopped.
+
+    Only what Kubeflow's own CRD declares: its NotebookTemplateSpec has a pod
+    `spec` and no `metadata` (server-side apply refuses any other field), and
+    its notebook-controller gives the pod the Notebook's own labels, as
+    `statefulset()` does in builtin mode. So one Notebook serves both modes."""
     labels = notebook_labels(ref, spec, settings, "notebook")
     annotations = _notebook_annotations(spec, "jupyter")
     if stopped_at:
@@ -397,12 +402,7 @@ def notebook(
         "apiVersion": "kubeflow.org/v1",
         "kind": "Notebook",
         "metadata": _metadata(ref.name, ref.namespace, labels, annotations=annotations),
-        "spec": {
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": notebook_pod_spec(ref, spec, settings),
-            }
-        },
+        "spec": {"template": {"spec": notebook_pod_spec(ref, spec, settings)}},
     }
 
 
@@ -485,13 +485,16 @@ def home_claim(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSettings)
 
 def statefulset(notebook_obj: Obj) -> Obj:
     """What Kubeflow's notebook-controller makes of a Notebook: one replica
-    (zero while stopped), pods labelled statefulset=<name>, owned by the Notebook."""
+    (zero while stopped), pods carrying the Notebook's labels plus
+    statefulset=<name>, owned by the Notebook."""
     meta = notebook_obj["metadata"]
     name = meta["name"]
-    template = copy.deepcopy(notebook_obj["spec"]["template"])
-    template.setdefault("metadata", {}).setdefault("labels", {}).update(
-        {names.STATEFULSET: name, names.NOTEBOOK_NAME: name}
-    )
+    labels = dict(meta.get("labels") or {})
+    labels.update({names.STATEFULSET: name, names.NOTEBOOK_NAME: name})
+    template = {
+        "metadata": {"labels": labels},
+        "spec": copy.deepcopy(notebook_obj["spec"]["template"]["spec"]),
+    }
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",

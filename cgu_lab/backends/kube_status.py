@@ -158,6 +158,31 @@ def notebook_progress(pod: Obj | None, events: list[Obj]) -> Progress:
     return Progress(40, f"Preparing the container on {node}" if node else "Preparing the container")
 
 
+def notebook_down(pod: Obj | None) -> str:
+    """Why a notebook that was running has no server any more; "" while it has one.
+
+    Its server is its pod's container running: a pod deleted (or being deleted), evicted,
+    failed, or whose container exited or waits to be recreated has none, even when
+    its StatefulSet (or Kubeflow's controller) is already making a new one. Merely
+    not Ready (a readiness probe missed under load) still counts as a server."""
+    if pod is None:
+        return "its pod is gone"
+    if pod["metadata"].get("deletionTimestamp"):
+        return "its pod was deleted"
+    status = pod.get("status", {})
+    if status.get("phase") != "Running":
+        reason = status.get("reason") or status.get("message") or status.get("phase")
+        if status.get("phase") in ("Failed", "Succeeded"):
+            return f"its pod ended ({reason})"
+        return f"its pod was replaced and is not running yet ({reason or 'Pending'})"
+    for container in status.get("containerStatuses") or []:
+        state = container.get("state", {})
+        if "running" not in state:
+            detail = state.get("terminated") or state.get("waiting") or {}
+            return f"JupyterLab's container is not running ({detail.get('reason', 'restarting')})"
+    return ""
+
+
 def _vm_message(vm: Obj) -> str:
     for item in vm.get("status", {}).get("conditions") or []:
         failing = item.get("status") != "True" or item.get("type") == "Failure"

@@ -16,6 +16,10 @@ make). It then follows the pod: "Waiting for a node: ...", "Pulling image
 ...", until the pod is Ready, or fails with the reason, leaving the Notebook
 stopped and its Secret deleted. Stopping is Kubeflow's annotation (and zero
 replicas), never a deletion: the home volume stays until `remove_storage`.
+A start records the uid of the pod it made: a pod deleted, evicted or replaced
+behind the controller's back is a server gone (its kernels with it) even while
+the StatefulSet makes a new one, so `observe` says so and the controller's
+liveness watch shows the notebook stopped, with the reason, within seconds.
 A VM notebook is the same story told with a KubeVirt VirtualMachine.
 """
 
@@ -128,6 +132,14 @@ class _Workload:
     def gone(self, ref: names.ObjectRef) -> bool:
         raise NotImplementedError
 
+    def server(self, ref: names.ObjectRef) -> str:
+        """What identifies the server a start made (its pod's uid); "" when nothing does."""
+        return ""
+
+    def down(self, ref: names.ObjectRef, server: str) -> str:
+        """Why the server a start made (`server`) is gone; "" while it runs."""
+        return ""
+
 
 class _Jupyter(_Workload):
     name = "jupyter"
@@ -160,6 +172,20 @@ class _Jupyter(_Workload):
 
     def gone(self, ref: names.ObjectRef) -> bool:
         return self._pod(ref) is None
+
+    def server(self, ref: names.ObjectRef) -> str:
+        pod = self._pod(ref)
+        return pod["metadata"].get("uid", "") if pod else ""
+
+    def down(self, ref: names.ObjectRef, server: str) -> str:
+        pod = self._pod(ref)
+        reason = status.notebook_down(pod)
+        if reason or not server or pod is None or pod["metadata"].get("uid") == server:
+            return reason
+        # Its StatefulSet made a new pod (the old one was deleted or evicted): another
+        # server, at another address, whose kernels and unsaved work are not the ones
+        # the user had.
+        return "its pod was replaced behind the controller's back"
 
 
 class _Vm(_Workload):
@@ -368,12 +394,16 @@ class KubernetesBackend(Backend):
             raise
         finally:
             self._starting.pop(ref, None)
-        return {
+        started = {
             "kind": workload.name,
             "namespace": ref.namespace,
             "name": ref.name,
             "url": self._url(ref, view),
         }
+        server = workload.server(ref)
+        if server:
+            started["server"] = server
+        return started
 
     async def _wait_ready(
         self,
@@ -433,9 +463,16 @@ class KubernetesBackend(Backend):
         await self._run(self._api.delete, "Secret", ref.secret, ref.namespace)
 
     async def stop(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:
-        """Scale to zero and wait (up to stop_timeout) for the server to be gone."""
+        """Scale to zero and wait (up to stop_timeout) for the server to be gone.
+
+        A server that is already gone (its pod deleted or replaced behind the controller's
+        back) is not waited for: what is left, a replacement pod, ends by itself, and the
+        page must say "stopped" now, not once that pod has finished terminating."""
         workload, ref = self._workload(spec, state), self._ref(spec, state)
+        gone_already = ref not in self._starting and workload.down(ref, state.get("server", ""))
         await self._halt(workload, ref)
+        if gone_already:
+            return
         deadline = time.monotonic() + self.kube.stop_timeout
         while True:
             version = self._cache.version
@@ -456,6 +493,12 @@ class KubernetesBackend(Backend):
             return Observation(alive=False, detail=f"its {workload.resource} is gone")
         if objects.is_stopped(obj):
             return Observation(alive=False, detail="it was stopped in the cluster")
+        if ref not in self._starting:
+            # A server that died is dead even while its StatefulSet makes a new pod: the
+            # controller must not show it running (it stops it and says why).
+            down = workload.down(ref, state.get("server", ""))
+            if down:
+                return Observation(alive=False, detail=down)
         view = workload.progress(ref, 0.0)
         return Observation(alive=True, ready=view.ready, detail="" if view.ready else view.message)
 
