@@ -15,7 +15,7 @@ export PATH := $(BIN):$(PATH)
 TEST_STAMP := $(VENV)/.installed-test
 STEP = @printf '\n==> %s\n' 
 
-.PHONY: up deps deps-test install install-test constraints lint test test-python test-js test-ui bench openapi clean
+.PHONY: up deps deps-test install install-test constraints lint test test-python test-python-local test-kube kube-prepare test-js test-ui bench openapi clean images
 
 up: install
 	@$(BIN)/cgu-lab up --data-dir $(DATA) --host $(HOST) --port $(PORT)
@@ -73,18 +73,39 @@ lint: install-test
 test-js: install-test
 	jlpm test
 
-test-python: install-test
-	@# A real Kubernetes API server, built from source once (cached in .build/kube).
+KUBE_TESTS := tests/test_kubernetes_backend.py tests/test_kube_controller.py tests/test_kube_cluster.py
+PYTEST := $(BIN)/pytest -q -p no:cacheprovider
+
+test-python: test-python-local test-kube
+
+# Every Python test but the Kubernetes backend's, on SQLite and on a throwaway PostgreSQL.
+test-python-local: install-test
+	@url=$$(scripts/postgres.sh start) && trap 'scripts/postgres.sh stop' EXIT && \
+	  CGU_TEST_POSTGRES_URL=$$url $(PYTEST) $(addprefix --ignore=,$(KUBE_TESTS)) tests; rc=$$?; \
+	  [ $$rc -eq 5 ] && rc=0; exit $$rc
+
+# The Kubernetes backend: a real API server for the fast layer (built from source once, cached
+# in .build/kube), and the real one-node cluster with the images (scripts/kube-test.sh).
+test-kube: install-test
 	scripts/kube-apiserver.sh build
 	@url=$$(scripts/postgres.sh start) && trap 'scripts/postgres.sh stop' EXIT && \
-	  CGU_TEST_POSTGRES_URL=$$url $(BIN)/pytest -q -p no:cacheprovider tests; rc=$$?; \
+	  CGU_TEST_POSTGRES_URL=$$url scripts/kube-test.sh with-cluster $(PYTEST) $(KUBE_TESTS); rc=$$?; \
 	  [ $$rc -eq 5 ] && rc=0; exit $$rc
+
+# Starts the Kubernetes builds in the background, so that a cold one overlaps the other tests.
+kube-prepare: install
+	@scripts/kube-test.sh prepare
 
 test-ui: install-test
 	cd ui-tests && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --silent
 	cd ui-tests && npx playwright test
 
-test: lint test-js test-python test-ui
+test: install-test kube-prepare lint test-js test-python-local test-ui test-kube
+
+# The notebook and controller images, without a registry (scripts/kube-images.sh): archives in
+# .build/kube-images, imported into the test cluster when it runs (scripts/kube-cluster.sh).
+images: install
+	scripts/kube-images.sh
 
 bench: install-test
 	$(BIN)/python benchmarks/run.py

@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
-# A throwaway, real Kubernetes API server (plus etcd) on loopback for the test suite.
-#   scripts/kube-apiserver.sh build   -> builds .build/kube/kube-apiserver from tools/kube-apiserver
+# A throwaway, real Kubernetes API server (plus etcd) on loopback for the fast test layer.
+#   scripts/kube-apiserver.sh build   -> builds .build/kube/kube-apiserver (scripts/kube-cluster.sh build)
 #   scripts/kube-apiserver.sh start   -> prints the kubeconfig path (admin: user cgu-admin, group system:masters)
 #   scripts/kube-apiserver.sh stop    -> stops both processes and removes the state folder
 #   scripts/kube-apiserver.sh status  -> exit 0 when the server answers /readyz
 # Only the API server runs: no controller-manager, scheduler or kubelet, so nothing
 # reconciles (pods stay Pending, deleted namespaces stay Terminating, no default
-# ServiceAccount is created, ResourceQuota status is not computed).
-# The Kubernetes release is pinned in tools/kube-apiserver/go.mod; etcd comes from
-# Debian's etcd-server package (installed when missing and running as root).
+# ServiceAccount is created, ResourceQuota status is not computed); the tests play those
+# parts. scripts/kube-cluster.sh runs the whole cluster, with real pods.
+# The Kubernetes release is pinned in tools/kube/go.mod (the same binary as the cluster's);
+# etcd comes from Debian's etcd-server package (installed when missing and running as root).
+# Ports and folder carry this checkout's id (as the cluster's), so checkouts never collide.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-SRC="$ROOT/tools/kube-apiserver"
 BIN="${CGU_KUBE_APISERVER_BIN:-$ROOT/.build/kube/kube-apiserver}"
-DIR="${CGU_KUBE_DIR:-/tmp/cgu-lab-kube}"
-API_PORT="${CGU_KUBE_API_PORT:-56443}"
-ETCD_PORT="${CGU_KUBE_ETCD_PORT:-52379}"
-ETCD_PEER_PORT="${CGU_KUBE_ETCD_PEER_PORT:-52380}"
+ID="${CGU_KUBE_ID:-$(printf '%s' "$ROOT" | sha256sum | cut -c1-6)}"
+N=$((16#$(printf '%s' "$ID" | sha256sum | cut -c1-6)))
+PORT_BASE="${CGU_KUBE_PORT_BASE:-$((20000 + (N % 100) * 100))}"
+DIR="${CGU_KUBE_DIR:-/tmp/cgu-lab-kube-$ID}"
+API_PORT="${CGU_KUBE_API_PORT:-$((PORT_BASE + 10))}"
+ETCD_PORT="${CGU_KUBE_ETCD_PORT:-$((PORT_BASE + 11))}"
+ETCD_PEER_PORT="${CGU_KUBE_ETCD_PEER_PORT:-$((PORT_BASE + 12))}"
 START_TIMEOUT="${CGU_KUBE_START_TIMEOUT:-90}"
 KUBECONFIG_PATH="$DIR/kubeconfig"
 HOST=127.0.0.1
@@ -25,37 +29,12 @@ HOST=127.0.0.1
 log() { echo "kube-apiserver.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-go_bin() {
-  command -v go 2>/dev/null || { [ -x /usr/local/go/bin/go ] && echo /usr/local/go/bin/go; } ||
-    die "Go is not installed (needed once to build kube-apiserver)"
-}
-
 build() {
-  local f fresh=1
-  if [ -x "$BIN" ]; then
-    for f in go.mod go.sum main.go; do
-      [ "$BIN" -nt "$SRC/$f" ] || fresh=0
-    done
-  else
-    fresh=0
-  fi
-  if [ "$fresh" = 1 ]; then
+  if [ -n "${CGU_KUBE_APISERVER_BIN:-}" ]; then
+    [ -x "$BIN" ] || die "CGU_KUBE_APISERVER_BIN=$BIN is not an executable"
     return 0
   fi
-  local go version minor pkg ldflags
-  go="$(go_bin)"
-  version="$(awk '$1 == "k8s.io/kubernetes" { print $2 }' "$SRC/go.mod")"
-  minor="${version#v1.}"
-  minor="${minor%%.*}"
-  ldflags="-s -w"
-  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldflags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-    ldflags+=" -X $pkg.gitTreeState=clean"
-  done
-  log "building kube-apiserver $version (a first build takes ~6 min and ~3 GB of Go caches)"
-  mkdir -p "$(dirname "$BIN")"
-  (cd "$SRC" && CGO_ENABLED=0 nice -n 19 "$go" build -trimpath -ldflags="$ldflags" -o "$BIN.tmp" .)
-  mv -f "$BIN.tmp" "$BIN"
+  "$ROOT/scripts/kube-cluster.sh" build kube-apiserver
 }
 
 etcd_bin() {
@@ -71,7 +50,7 @@ etcd_bin() {
   echo "$etcd"
 }
 
-# pid from $1 if that process is alive and runs the expected program ($2).
+# pid from $1 if that process is alive and runs the expected program ($2, and our folder).
 alive() {
   local pid
   [ -f "$1" ] || return 1
@@ -79,6 +58,16 @@ alive() {
   [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
   tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$2" || return 1
   echo "$pid"
+}
+
+# after `cmd &`: until the child has exec'd (before, its command line is this shell's).
+execd() {
+  local _
+  for _ in $(seq 1 100); do
+    tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$DIR" && return 0
+    kill -0 "$1" 2>/dev/null || return 0
+    sleep 0.02
+  done
 }
 
 ready() {
@@ -160,8 +149,9 @@ start() {
     --unsafe-no-fsync --logger zap --log-level warn \
     </dev/null >"$DIR/etcd.log" 2>&1 &
   echo $! >"$DIR/etcd.pid"
-  local i
-  for i in $(seq 1 100); do
+  execd $!
+  local _
+  for _ in $(seq 1 100); do
     curl -fsS --max-time 1 "http://$HOST:$ETCD_PORT/health" >/dev/null 2>&1 && break
     alive "$DIR/etcd.pid" etcd >/dev/null || { tail -n 20 "$DIR/etcd.log" >&2; die "etcd exited"; }
     sleep 0.1
@@ -184,6 +174,7 @@ start() {
     ${CGU_KUBE_APISERVER_ARGS:-} \
     </dev/null >"$DIR/kube-apiserver.log" 2>&1 &
   echo $! >"$DIR/kube-apiserver.pid"
+  execd $!
 
   local deadline=$((SECONDS + START_TIMEOUT))
   until ready; do
@@ -204,10 +195,10 @@ start() {
 }
 
 stop_one() {
-  local pid i
+  local pid _
   pid="$(alive "$DIR/$1.pid" "$1")" || return 0
   kill -TERM "$pid" 2>/dev/null || return 0
-  for i in $(seq 1 100); do
+  for _ in $(seq 1 100); do
     kill -0 "$pid" 2>/dev/null || return 0
     sleep 0.1
   done

@@ -7,6 +7,15 @@
 #                               in cgu-u-*/cgu-g-* namespaces until Ctrl-C (pods never really run:
 #                               there is no container runtime, so the proxy cannot reach them)
 #   scripts/kube-test.sh down   stop the API server (its state is discarded)
+#   scripts/kube-test.sh prepare
+#                               build what the Kubernetes tests need in the background
+#   scripts/kube-test.sh with-cluster COMMAND...
+#                               run COMMAND (the test suite) with the real one-node cluster
+#                               (scripts/kube-cluster.sh) and the images (scripts/kube-images.sh)
+#                               when this host can run them, stopping the cluster afterwards
+#                               (the host restored) unless it was already running; where it
+#                               cannot (not root...), say why and run COMMAND without it: the
+#                               real-cluster tests then skip. `make test` runs pytest this way.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
@@ -50,5 +59,40 @@ except KeyboardInterrupt:
 PY
     ;;
   down) scripts/kube-apiserver.sh stop ;;
-  *) echo "usage: $0 up|nodes|down" >&2; exit 2 ;;
+  prepare)
+    # `make test` first: the Kubernetes binaries (a cold build is ~25 min on 2 cores) and the
+    # images build in the background at the lowest CPU priority while the tests that need
+    # neither run; the builds `make test-kube` starts later wait for it (a lock) and reuse it.
+    mkdir -p .build
+    if scripts/kube-cluster.sh can-run >/dev/null; then
+      what='scripts/kube-cluster.sh build && scripts/kube-images.sh'
+    else
+      what='scripts/kube-cluster.sh build kube-apiserver'
+    fi
+    nohup nice -n 19 bash -c "$what" >.build/kube-prepare.log 2>&1 </dev/null &
+    echo "==> building the Kubernetes test binaries and images in the background (log: .build/kube-prepare.log)" >&2
+    ;;
+  with-cluster)
+    shift
+    [ $# -gt 0 ] || { echo "usage: $0 with-cluster COMMAND..." >&2; exit 2; }
+    started=0
+    if why="$(scripts/kube-cluster.sh can-run)"; then
+      if scripts/kube-cluster.sh status >/dev/null 2>&1; then
+        echo "==> the test cluster already runs; the Kubernetes tests use it" >&2
+      elif scripts/kube-cluster.sh build && scripts/kube-images.sh &&
+        scripts/kube-cluster.sh start >/dev/null; then
+        started=1
+      else
+        echo "==> the test cluster did not start (logs: .build/kube-cluster/logs)" >&2
+        [ "${CI:-}" != true ] || exit 1
+      fi
+    else
+      echo "==> skipping the real-cluster tests (tests/test_kube_cluster.py): $why" >&2
+    fi
+    # stopped however the command ends (a failure, Ctrl-C)
+    trap 'rc=$?; if [ "$started" = 1 ]; then scripts/kube-cluster.sh stop || rc=1; fi; exit $rc' EXIT
+    trap 'exit 130' INT TERM
+    "$@"
+    ;;
+  *) echo "usage: $0 up|nodes|down|prepare|with-cluster COMMAND..." >&2; exit 2 ;;
 esac

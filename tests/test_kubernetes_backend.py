@@ -49,6 +49,8 @@ from cgu_lab.backends.kubernetes import KubernetesBackend
 from cgu_lab.core.errors import Conflict, NotFound
 from cgu_lab.core.quota import Limits
 
+from . import kube_crds
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "kube-apiserver.sh"
 BINARY = ROOT / ".build" / "kube" / "kube-apiserver"
@@ -61,6 +63,14 @@ UNSCHEDULABLE = (
     "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are "
     "available: 3 No preemption victims found for incoming pod."
 )
+
+CRDS_NOTE = kube_crds.crds_for_tests()[1]
+
+
+def strict() -> list[tuple[str, str]]:
+    """Field validation Strict (a fresh list: the client appends to it)."""
+    return [("fieldValidation", "Strict")]
+
 
 BUILT = pytest.mark.skipif(
     not BINARY.exists() and os.environ.get("CI") != "true",
@@ -105,11 +115,14 @@ class Admin:
             namespace=obj["metadata"].get("namespace"),
             field_manager="test-admin",
             force_conflicts=True,
+            query_params=strict(),
         ).to_dict()
 
     def create(self, obj: dict) -> dict:
         resource = self.resource(obj["apiVersion"], obj["kind"])
-        return resource.create(body=obj, namespace=obj["metadata"].get("namespace")).to_dict()
+        return resource.create(
+            body=obj, namespace=obj["metadata"].get("namespace"), query_params=strict()
+        ).to_dict()
 
     def patch_status(self, api_version: str, kind: str, name: str, namespace: str, patch: dict):
         self.resource(api_version, kind).status.patch(
@@ -148,14 +161,17 @@ def _documents(*paths: Path) -> list[dict]:
     return [doc for path in paths for doc in yaml.safe_load_all(path.read_text()) if doc]
 
 
-def install(kubeconfig: str) -> Admin:
-    """Apply the shipped base manifests and the test stand-in CRDs (also used by
-    scripts/kube-test.sh for a manual check); return admin access that knows the CRDs."""
+def install(kubeconfig: str, skip: tuple[str, ...] = ()) -> Admin:
+    """Apply the shipped base manifests and the CRDs of tests/kube_crds.py (the upstream
+    ones when at hand, else the project's Notebook CRD and the test stand-ins; also used
+    by scripts/kube-test.sh for a manual check); return admin access that knows the CRDs.
+    Every object is written with field validation Strict; kinds in `skip` are left out."""
     admin = Admin(kubeconfig)
     base = sorted((DEPLOY / "base").rglob("*.yaml"))
     manifests = _documents(*[p for p in base if p.name != "kustomization.yaml"])
-    manifests += _documents(DEPLOY / "testing" / "crds.yaml")
-    crds = [doc for doc in manifests if doc["kind"] == "CustomResourceDefinition"]
+    manifests = [doc for doc in manifests if doc["kind"] != "CustomResourceDefinition"]
+    crds, _ = kube_crds.crds_for_tests()
+    manifests = crds + manifests
     for doc in crds:
         admin.apply(doc)
     deadline = time.monotonic() + 30
@@ -171,7 +187,7 @@ def install(kubeconfig: str) -> Admin:
             time.sleep(0.1)
     admin.api_client.close()
     admin = Admin(kubeconfig)  # discovery that knows the new CRDs
-    rest = [doc for doc in manifests if doc["kind"] != "CustomResourceDefinition"]
+    rest = [doc for doc in manifests if doc["kind"] not in ("CustomResourceDefinition", *skip)]
     for doc in sorted(rest, key=lambda doc: doc["kind"] != "Namespace"):
         admin.apply(doc)
     return admin
@@ -255,9 +271,11 @@ class FakeNodes(threading.Thread):
         for notebook in notebooks.to_dict()["items"]:
             if notebook["metadata"]["namespace"] in self.kubeflow_namespaces:
                 stopped = names.STOPPED in (notebook["metadata"].get("annotations") or {})
+                # Kubeflow's notebook-controller gives the pod the Notebook's labels.
                 template = json.loads(json.dumps(notebook["spec"]["template"]))
-                labels = template["metadata"]["labels"]
+                labels = dict(notebook["metadata"]["labels"])
                 labels[names.STATEFULSET] = notebook["metadata"]["name"]
+                template["metadata"] = {"labels": labels}
                 self.want_pod(notebook, 0 if stopped else 1, template, "notebook-controller")
         for pod in filter(ours, self._pods.get(label_selector=OURS).to_dict()["items"]):
             self.kubelet(pod)
@@ -504,11 +522,13 @@ def test_start_stop_start_and_resize(h):
         spec = h.spec("john.doe", "hw1")
         ref = backend.naming.notebook(spec.owner, spec.name)
         state, messages = h.start(backend, spec)
+        pod_uid = h.get("Pod", f"{ref.name}-0", ref.namespace)["metadata"]["uid"]
         assert state == {
             "kind": "jupyter",
             "namespace": ref.namespace,
             "name": "hw1",
             "url": f"http://hw1.{ref.namespace}.svc.cluster.local:80",
+            "server": pod_uid,  # a pod made behind the controller's back is another server
         }
         assert backend.endpoint(state) == state["url"]
         assert any(m.startswith("Pulling image registry.example.edu") for m in messages)
@@ -571,6 +591,47 @@ def test_start_stop_start_and_resize(h):
         # controller-manager, which does not run here, so it stays Terminating.
         home = h.get("PersistentVolumeClaim", ref.home, ref.namespace)
         assert home is None or home["metadata"]["deletionTimestamp"]
+    finally:
+        h.close(backend)
+
+
+def test_a_server_that_dies_is_not_alive_while_its_pod_is_remade(h):
+    """Deleted behind the controller's back: its StatefulSet remakes the pod at once,
+    but until that pod runs JupyterLab the notebook has no server (liveness stops it)."""
+    backend = h.backend()
+    try:
+        spec = h.spec("paul", "dies", gpus=0, gpu_type=None, node_selector={})
+        ref = backend.naming.notebook(spec.owner, spec.name)
+        state, _ = h.start(backend, spec)
+        assert h.run(backend.observe(spec, state)).alive
+        h.admin.resource("v1", "Pod").delete(name=f"{ref.name}-0", namespace=ref.namespace)
+
+        async def down():
+            for _ in range(250):
+                observed = await backend.observe(spec, state)
+                if not observed.alive:
+                    return observed.detail
+                await asyncio.sleep(0.02)
+            return None
+
+        assert h.run(down()) in (
+            "its pod is gone",
+            "its pod was deleted",
+            "its pod was replaced and is not running yet (Pending)",
+        )
+
+        async def remade():  # the StatefulSet's new pod runs: still not the server we started
+            for _ in range(250):
+                pod = h.get("Pod", f"{ref.name}-0", ref.namespace)
+                if pod and pod["status"].get("phase") == "Running":
+                    return await backend.observe(spec, state)
+                await asyncio.sleep(0.02)
+            return None
+
+        observed = h.run(remade())
+        assert not observed.alive
+        assert observed.detail == "its pod was replaced behind the controller's back"
+        h.run(backend.stop(spec, state))
     finally:
         h.close(backend)
 

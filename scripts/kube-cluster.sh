@@ -1,0 +1,938 @@
+#!/usr/bin/env bash
+# A real one-node Kubernetes on this machine, for the test suite (and a developer's try):
+#   scripts/kube-cluster.sh build [NAME...]  build the binaries (all, or e.g. kube-apiserver)
+#   scripts/kube-cluster.sh start            start it; prints the admin kubeconfig path
+#   scripts/kube-cluster.sh stop             stop everything, remove its network, restore the host
+#   scripts/kube-cluster.sh clean            stop, then delete its state (images included)
+#   scripts/kube-cluster.sh status           exit 0 when it runs; prints the kubeconfig path
+#   scripts/kube-cluster.sh env              KEY=VALUE lines the tests read (addresses, names)
+#   scripts/kube-cluster.sh import X.tar...  load docker-archives into its containerd
+#   scripts/kube-cluster.sh kubectl ARGS...  kubectl as the cluster's administrator
+#   scripts/kube-cluster.sh can-run          exit 0 when this host can run it (else says why)
+#
+# What runs: etcd (Debian's etcd-server) and kube-apiserver, kube-controller-manager,
+# kube-scheduler on the host; containerd + runc (Debian), the kubelet and kube-proxy
+# (iptables mode) inside a network namespace of their own, joined to the host by a veth
+# pair; pods on a bridge in that namespace (Debian's CNI plugins); CoreDNS as a pod behind
+# the kube-dns Service; a StorageClass whose volumes are directories (a small provisioner
+# loop); GPUs advertised as extended resources on the node's status (nvidia.com/gpu,
+# nvidia.com/gpu.shared, nvidia.com/mig-1g.10gb), so GPU pods schedule, or wait Pending
+# when none is free, exactly as in a real cluster. The binaries come from the
+# k8s.io/kubernetes release pinned in tools/kube/go.mod (CoreDNS: tools/kube/coredns).
+#
+# Several instances share a host (CI beside a developer's own): every host-wide name
+# carries an installation id (CGU_KUBE_ID, default: a hash of this checkout's path) and
+# ports, addresses, network namespace, veths, cgroups, containerd socket are derived from
+# it. Only the host's routing table (two routes via the veth) and a few kernel settings
+# the kubelet changes (vm.overcommit_memory, kernel.panic...) are touched: the routes go
+# with the veth, the settings are saved before the first instance starts and restored
+# when the last one stops. The host's iptables and ip_forward are left alone: pods,
+# Services and their NAT rules live inside the namespace.
+#
+# Binaries are cached in .build/kube (keyed on the Go module's files) and in
+# ${XDG_CACHE_HOME:-~/.cache}/cgu-lab/kube/<key> outside the clone, so a fresh clone in
+# CI links nothing when its cache is restored. Needs root (network namespaces, cgroups,
+# mounts), Go to build once, and Debian packages it installs when missing.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SRC="$ROOT/tools/kube"
+BUILD="$ROOT/.build/kube"
+CACHE="${CGU_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cgu-lab/kube}"
+COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy cri-clean pause)
+ADDONS=(coredns)
+
+ID="${CGU_KUBE_ID:-$(printf '%s' "$ROOT" | sha256sum | cut -c1-6)}"
+[[ "$ID" =~ ^[a-z0-9]{1,8}$ ]] || { echo "kube-cluster.sh: CGU_KUBE_ID must be 1-8 of a-z0-9" >&2; exit 2; }
+N=$((16#$(printf '%s' "$ID" | sha256sum | cut -c1-6)))
+PORT_BASE="${CGU_KUBE_PORT_BASE:-$((20000 + (N % 100) * 100))}"
+NET="${CGU_KUBE_NET:-10.$((100 + N % 100))}"   # this instance's 10.x.0.0/16
+API_PORT=$PORT_BASE
+ETCD_PORT=$((PORT_BASE + 1))
+ETCD_PEER_PORT=$((PORT_BASE + 2))
+KCM_PORT=$((PORT_BASE + 3))
+SCHED_PORT=$((PORT_BASE + 4))
+KUBELET_PORT=$((PORT_BASE + 5))
+KUBELET_HEALTHZ=$((PORT_BASE + 6))
+PROXY_HEALTHZ=$((PORT_BASE + 7))
+PROXY_METRICS=$((PORT_BASE + 8))
+HOST_IP="$NET.255.1"    # the host's end of the veth: the API server listens here
+NODE_IP="$NET.255.2"    # the namespace's end: the node's address
+POD_CIDR="$NET.0.0/24"
+POD_GATEWAY="$NET.0.1"
+SVC_CIDR="$NET.128.0/24"
+API_SVC_IP="$NET.128.1"
+DNS_IP="$NET.128.10"
+NAME="cgu-kube-$ID"
+NODE="$NAME"
+NETNS="$NAME"
+VETH_HOST="ck${ID}h"
+VETH_NS="ck${ID}n"
+BRIDGE="ck${ID}b"
+CGROUP_ROOT="/$NAME"
+STATE="${CGU_KUBE_STATE:-$ROOT/.build/kube-cluster}"
+RUN="/run/$NAME"
+SOCK="$RUN/containerd.sock"
+IMAGES="${CGU_KUBE_IMAGES:-$ROOT/.build/kube-images}"   # archives `make images` writes
+ADDON_IMAGES="$BUILD/images"                             # pause and CoreDNS, made here
+PAUSE_IMAGE="localhost/cgu-kube/pause:1"
+COREDNS_IMAGE="localhost/cgu-kube/coredns:1"
+STORAGE_CLASS="cgu-kube-local"
+# Extended resources the node advertises (GPU notebooks schedule against them).
+GPUS="${CGU_KUBE_GPUS-nvidia.com/gpu=2,nvidia.com/gpu.shared=4,nvidia.com/mig-1g.10gb=2}"
+GPU_PRODUCT="${CGU_KUBE_GPU_PRODUCT:-NVIDIA-RTX-A5000}"
+START_TIMEOUT="${CGU_KUBE_START_TIMEOUT:-180}"
+# Host-wide kernel settings the kubelet changes (it runs with protectKernelDefaults: false).
+HOST_SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes"
+SYSCTL_SAVED=/run/cgu-kube.sysctl.saved
+SYSCTL_HOLDERS=/run/cgu-kube.sysctl.holders
+LOCK=/run/cgu-kube.lock
+KUBECONFIG_PATH="$STATE/admin.kubeconfig"
+
+log() { echo "kube-cluster.sh: $*" >&2; }
+die() { log "$*"; exit 1; }
+elapsed() { echo "$(($(date +%s) - T0))s"; }
+T0=$(date +%s)
+
+# -- build -------------------------------------------------------------------------------
+
+go_bin() {
+  command -v go 2>/dev/null || { [ -x /usr/local/go/bin/go ] && echo /usr/local/go/bin/go; } ||
+    die "Go is not installed (needed once to build the Kubernetes binaries)"
+}
+
+# The cache key of a module: its files (go.mod, go.sum, the mains), not the Go version,
+# so that cached binaries serve a host without Go.
+module_key() {
+  (cd "$1" && find . -path ./coredns -prune -o -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) -print |
+    LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-16
+}
+
+module_of() { case "$1" in coredns) echo "$SRC/coredns" ;; *) echo "$SRC" ;; esac; }
+
+ldflags() {
+  local version minor pkg flags="-s -w"
+  version="$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$SRC/go.mod")"
+  minor="${version#v1.}"
+  minor="${minor%%.*}"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+  done
+  echo "$flags"
+}
+
+# build [NAME...]: each binary from .build/kube when its stamp matches, else from the
+# cache outside the clone, else `go build` (all missing ones of a module in one run).
+build() {
+  local names=("$@") name key dir missing=() todo
+  [ ${#names[@]} -gt 0 ] || names=("${COMPONENTS[@]}" "${ADDONS[@]}")
+  mkdir -p "$BUILD"
+  for name in "${names[@]}"; do
+    dir="$(module_of "$name")"
+    [ -d "$dir/cmd/$name" ] || [ "$name" = coredns ] || die "unknown binary '$name'"
+    key="$(module_key "$dir")"
+    if [ -x "$BUILD/$name" ] && [ "$(cat "$BUILD/.$name.key" 2>/dev/null)" = "$key" ]; then
+      continue
+    fi
+    if [ -x "$CACHE/$key/$name" ]; then
+      cp -f "$CACHE/$key/$name" "$BUILD/$name.tmp" && mv -f "$BUILD/$name.tmp" "$BUILD/$name"
+      echo "$key" >"$BUILD/.$name.key"
+      log "$name from the cache ($CACHE/$key)"
+      continue
+    fi
+    missing+=("$name")
+  done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  local go t
+  go="$(go_bin)"
+  for dir in "$SRC" "$SRC/coredns"; do
+    todo=()
+    for name in "${missing[@]}"; do [ "$(module_of "$name")" = "$dir" ] && todo+=("$name"); done
+    [ ${#todo[@]} -gt 0 ] || continue
+    key="$(module_key "$dir")"
+    t=$(date +%s)
+    log "building ${todo[*]} (a first build takes 10-25 min on 2 cores and ~4 GB of Go caches)"
+    local out="$BUILD/.tmp-$key" pkgs=()
+    rm -rf "$out"
+    mkdir -p "$out"
+    if [ "$dir" = "$SRC/coredns" ]; then
+      (cd "$dir" && CGO_ENABLED=0 nice -n 19 "$go" build -trimpath -ldflags="-s -w" -o "$out/coredns" .)
+    else
+      for name in "${todo[@]}"; do pkgs+=("./cmd/$name"); done
+      (cd "$dir" && CGO_ENABLED=0 nice -n 19 "$go" build -trimpath -ldflags="$(ldflags)" -o "$out/" "${pkgs[@]}")
+    fi
+    for name in "${todo[@]}"; do
+      mv -f "$out/$name" "$BUILD/$name"
+      echo "$key" >"$BUILD/.$name.key"
+      store "$key" "$name"
+    done
+    rm -rf "$out"
+    log "built ${todo[*]} in $(($(date +%s) - t))s"
+  done
+}
+
+# One build at a time per checkout: `make test` starts one in the background (scripts/kube-test.sh
+# prepare) and every later build waits for it, then finds its binaries.
+locked() {
+  mkdir -p "$BUILD"
+  exec 9>"$BUILD/.lock"
+  flock -n 9 || { log "waiting for the build already running in this checkout"; flock 9; }
+  "$@"
+}
+
+# Keep a binary outside the clone; drop cache entries of other keys of the same module.
+store() {
+  local key="$1" name="$2" old
+  mkdir -p "$CACHE/$key" 2>/dev/null || return 0
+  cp -f "$BUILD/$name" "$CACHE/$key/.$name.tmp" && mv -f "$CACHE/$key/.$name.tmp" "$CACHE/$key/$name" || true
+  for old in "$CACHE"/*/"$name"; do
+    [ -e "$old" ] && [ "$old" != "$CACHE/$key/$name" ] && rm -f "$old"
+  done
+  find "$CACHE" -mindepth 1 -maxdepth 1 -type d -empty -delete 2>/dev/null || true
+}
+
+# -- host prerequisites ----------------------------------------------------------------------
+
+can_run() {
+  [ "$(uname -s)" = Linux ] || { echo "not Linux"; return 1; }
+  [ "$(id -u)" = 0 ] || { echo "not root (network namespaces, cgroups and mounts need root)"; return 1; }
+  [ -d /sys/fs/cgroup ] || { echo "no cgroup file system at /sys/fs/cgroup"; return 1; }
+  command -v ip >/dev/null && command -v nsenter >/dev/null || { echo "ip (iproute2) or nsenter (util-linux) is missing"; return 1; }
+  if ! command -v containerd >/dev/null && ! command -v apt-get >/dev/null; then
+    echo "containerd is missing and there is no apt-get to install it"; return 1
+  fi
+  return 0
+}
+
+packages() {
+  local want=() pair cmd pkg
+  for pair in containerd:containerd runc:runc etcd:etcd-server iptables:iptables \
+    conntrack:conntrack openssl:openssl curl:curl /usr/lib/cni/bridge:containernetworking-plugins; do
+    cmd="${pair%%:*}" pkg="${pair#*:}"
+    if [[ "$cmd" == /* ]]; then [ -e "$cmd" ] || want+=("$pkg"); else command -v "$cmd" >/dev/null || want+=("$pkg"); fi
+  done
+  [ ${#want[@]} -gt 0 ] || return 0
+  command -v apt-get >/dev/null || die "missing: ${want[*]} (install them)"
+  log "installing ${want[*]} with apt-get"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}" >&2 ||
+    { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}" >&2; }
+}
+
+cni_dir() {
+  local d
+  for d in /usr/lib/cni /opt/cni/bin /usr/libexec/cni; do [ -x "$d/bridge" ] && { echo "$d"; return; }; done
+  die "the CNI plugins are missing (apt-get install containernetworking-plugins)"
+}
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# -- processes -----------------------------------------------------------------------------
+
+# pid of component $1 if it runs and is ours (its command line names our state folder).
+alive() {
+  local pid
+  [ -f "$STATE/run/$1.pid" ] || return 1
+  pid="$(cat "$STATE/run/$1.pid")"
+  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$STATE" || return 1
+  echo "$pid"
+}
+
+# daemon NAME [--netns] COMMAND...: run in the background, log in $STATE/logs.
+daemon() {
+  local name="$1" pid _
+  shift
+  local prefix=()
+  if [ "$1" = --netns ]; then prefix=(nsenter "--net=/run/netns/$NETNS"); shift; fi
+  setsid "${prefix[@]}" "$@" </dev/null >>"$STATE/logs/$name.log" 2>&1 &
+  pid=$!
+  echo "$pid" >"$STATE/run/$name.pid"
+  # until it has exec'd (its command line is then its own)
+  for _ in $(seq 1 50); do
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$STATE" && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  alive "$name" >/dev/null || { tail -n 30 "$STATE/logs/$name.log" >&2; die "$name did not start"; }
+}
+
+# wait_for NAME SECONDS COMMAND...: until COMMAND succeeds while NAME runs.
+wait_for() {
+  local name="$1" seconds="$2" deadline
+  shift 2
+  deadline=$(($(date +%s) + seconds))
+  until "$@" >/dev/null 2>&1; do
+    alive "$name" >/dev/null || { tail -n 40 "$STATE/logs/$name.log" >&2; die "$name exited (log above: $STATE/logs/$name.log)"; }
+    [ "$(date +%s)" -lt "$deadline" ] || { tail -n 40 "$STATE/logs/$name.log" >&2; die "$name not ready after ${seconds}s"; }
+    sleep 0.2
+  done
+}
+
+# stop NAME...: SIGTERM to each (its process group), then up to 10 s for all, then SIGKILL.
+stop_these() {
+  local name pid pids=() _
+  for name in "$@"; do
+    if pid="$(alive "$name")"; then
+      kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid")
+    fi
+    rm -f "$STATE/run/$name.pid"
+  done
+  [ ${#pids[@]} -gt 0 ] || return 0
+  for _ in $(seq 1 100); do
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && break; pid=""; done
+    [ -n "$pid" ] || return 0
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true; done
+}
+
+kc() { kubectl --kubeconfig "$KUBECONFIG_PATH" "$@"; }
+
+# -- certificates, tokens, configuration -----------------------------------------------------------
+
+pki() {
+  local p="$STATE/pki"
+  rm -rf "$p"
+  mkdir -p "$p"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=$NAME-ca" \
+    -keyout "$p/ca.key" -out "$p/ca.crt" 2>/dev/null
+  cert() {  # cert FILE SUBJECT EXTENSIONS
+    openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$p/$1.key" -out "$p/$1.csr" 2>/dev/null
+    printf '%b\n' "$3" >"$p/$1.ext"
+    openssl x509 -req -in "$p/$1.csr" -CA "$p/ca.crt" -CAkey "$p/ca.key" -CAcreateserial \
+      -days 3650 -extfile "$p/$1.ext" -out "$p/$1.crt" 2>/dev/null
+  }
+  local usage="keyUsage=critical,digitalSignature,keyEncipherment"
+  cert apiserver "/CN=kube-apiserver" "subjectAltName=IP:$HOST_IP,IP:127.0.0.1,IP:$API_SVC_IP,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\nextendedKeyUsage=serverAuth\n$usage"
+  cert kubelet "/CN=$NODE" "subjectAltName=IP:$NODE_IP,DNS:$NODE\nextendedKeyUsage=serverAuth\n$usage"
+  cert apiserver-kubelet-client "/CN=kube-apiserver-kubelet-client/O=system:masters" "extendedKeyUsage=clientAuth\n$usage"
+  openssl genrsa -out "$p/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$p/sa.key" -pubout -out "$p/sa.pub" 2>/dev/null
+  # Static bearer tokens (--token-auth-file: token,user,uid,"groups"): the built-in RBAC
+  # roles, the Node authorizer and NodeRestriction then apply unchanged.
+  : >"$p/tokens.csv"
+  token() {
+    local t
+    t="$(openssl rand -hex 24)"
+    echo "$t" >"$p/$1.token"
+    echo "$t,$2" >>"$p/tokens.csv"
+  }
+  token admin 'cgu-admin,cgu-admin,"system:masters"'
+  token kcm 'system:kube-controller-manager,system:kube-controller-manager'
+  token scheduler 'system:kube-scheduler,system:kube-scheduler'
+  token kubelet "system:node:$NODE,system:node:$NODE,\"system:nodes\""
+  token proxy 'system:kube-proxy,system:kube-proxy'
+  rm -f "$p"/*.csr "$p"/*.ext "$p"/*.srl
+  chmod 600 "$p"/*.key "$p"/*.token "$p/tokens.csv"
+}
+
+kubeconfig() {  # kubeconfig NAME -> $STATE/NAME.kubeconfig holding that token
+  umask 077
+  cat >"$STATE/$1.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: $NAME
+  cluster:
+    server: https://$HOST_IP:$API_PORT
+    certificate-authority-data: $(base64 -w0 <"$STATE/pki/ca.crt")
+users:
+- name: $1
+  user:
+    token: $(cat "$STATE/pki/$1.token")
+contexts:
+- name: $NAME
+  context: {cluster: $NAME, user: $1, namespace: default}
+current-context: $NAME
+EOF
+  umask 022
+}
+
+configs() {
+  local cni restrict=false capeff
+  cni="$(cni_dir)"
+  mkdir -p "$STATE/cni/net.d" "$STATE/cni/ipam" "$STATE/kubelet" "$STATE/containerd" "$STATE/pv"
+  cat >"$STATE/cni/net.d/10-$NAME.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "$NAME",
+  "plugins": [
+    {"type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "ipMasq": true, "hairpinMode": true,
+     "ipam": {"type": "host-local", "dataDir": "$STATE/cni/ipam",
+              "ranges": [[{"subnet": "$POD_CIDR", "gateway": "$POD_GATEWAY"}]],
+              "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}},
+    {"type": "loopback"}
+  ]
+}
+EOF
+  # Without CAP_SYS_RESOURCE (some VMs' root), runc cannot give sandboxes their negative
+  # oom_score_adj ("can't get final child's PID from pipe: EOF"): keep adjustments >= ours.
+  capeff="$(awk '/^CapEff/ { print $2 }' /proc/self/status)"
+  (( (16#$capeff >> 24) & 1 )) || restrict=true
+  cat >"$STATE/containerd/config.toml" <<EOF
+version = 2
+root = "$STATE/containerd/root"
+state = "$RUN/containerd"
+[grpc]
+  address = "$SOCK"
+[ttrpc]
+  address = "$SOCK.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  restrict_oom_score_adj = $restrict
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$cni"
+    conf_dir = "$STATE/cni/net.d"
+EOF
+  echo "nameserver $DNS_IP" >"$STATE/kubelet/resolv.conf"
+  cat >"$STATE/kubelet/config.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $NODE_IP
+port: $KUBELET_PORT
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: $KUBELET_HEALTHZ
+tlsCertFile: $STATE/pki/kubelet.crt
+tlsPrivateKeyFile: $STATE/pki/kubelet.key
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $STATE/pki/ca.crt}
+authorization: {mode: Webhook}
+containerRuntimeEndpoint: unix://$SOCK
+cgroupDriver: cgroupfs
+cgroupRoot: $CGROUP_ROOT
+cgroupsPerQOS: true
+failCgroupV1: false
+failSwapOn: false
+clusterDomain: cluster.local
+clusterDNS: [$DNS_IP]
+resolvConf: $STATE/kubelet/resolv.conf
+serializeImagePulls: false
+maxPods: 50
+podCIDR: $POD_CIDR
+evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+rotateCertificates: false
+serverTLSBootstrap: false
+registerNode: true
+nodeStatusUpdateFrequency: 4s
+EOF
+  cat >"$STATE/kube-proxy.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $STATE/proxy.kubeconfig}
+mode: iptables
+hostnameOverride: $NODE
+clusterCIDR: $POD_CIDR
+bindAddress: $NODE_IP
+healthzBindAddress: 127.0.0.1:$PROXY_HEALTHZ
+metricsBindAddress: 127.0.0.1:$PROXY_METRICS
+# masquerade Service traffic: pod -> Service -> pod on the same bridge works without br_netfilter
+iptables: {masqueradeAll: true, localhostNodePorts: false, syncPeriod: 30s, minSyncPeriod: 1s}
+# leave the kernel's conntrack settings alone
+conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+EOF
+  local who
+  for who in admin kcm scheduler kubelet proxy; do kubeconfig "$who"; done
+}
+
+# -- the network namespace -----------------------------------------------------------------------
+
+network_up() {
+  local other
+  # a 10.x network nobody else routes (another instance with the same x would collide)
+  other="$(ip -4 route show | grep -E "^$NET\." | grep -v " dev $VETH_HOST " || true)"
+  [ -z "$other" ] || die "the host already routes $NET.0.0/16 ($other); set CGU_KUBE_NET=10.<x> or CGU_KUBE_ID"
+  ip netns add "$NETNS" 2>/dev/null || true
+  if ! ip link show "$VETH_HOST" >/dev/null 2>&1; then
+    ip link add "$VETH_HOST" type veth peer name "$VETH_NS" netns "$NETNS"
+  fi
+  ip addr replace "$HOST_IP/30" dev "$VETH_HOST"
+  ip link set "$VETH_HOST" up
+  ip -n "$NETNS" addr replace "$NODE_IP/30" dev "$VETH_NS"
+  ip -n "$NETNS" link set "$VETH_NS" up
+  ip -n "$NETNS" link set lo up
+  ip -n "$NETNS" route replace default via "$HOST_IP"
+  # the host reaches pods and Services through the namespace
+  ip route replace "$POD_CIDR" via "$NODE_IP" dev "$VETH_HOST"
+  ip route replace "$SVC_CIDR" via "$NODE_IP" dev "$VETH_HOST"
+  # forwarding inside the namespace only (its own setting, not the host's)
+  nsenter --net="/run/netns/$NETNS" sysctl -qw net.ipv4.ip_forward=1
+}
+
+network_down() {
+  ip link del "$VETH_HOST" 2>/dev/null || true   # its routes go with it
+  if [ -e "/run/netns/$NETNS" ]; then
+    ip netns del "$NETNS" 2>/dev/null || { umount -l "/run/netns/$NETNS" 2>/dev/null; rm -f "/run/netns/$NETNS"; }
+  fi
+}
+
+# -- the host's kernel settings ---------------------------------------------------------------------
+
+sysctls_save() {
+  (
+    flock 9
+    if [ ! -s "$SYSCTL_SAVED" ]; then
+      local key
+      for key in $HOST_SYSCTLS; do
+        [ -e "/proc/sys/${key//.//}" ] && echo "$key=$(sysctl -n "$key")"
+      done >"$SYSCTL_SAVED"
+    fi
+    { grep -vx "$ID $STATE" "$SYSCTL_HOLDERS" 2>/dev/null || true; echo "$ID $STATE"; } >"$SYSCTL_HOLDERS.tmp"
+    mv -f "$SYSCTL_HOLDERS.tmp" "$SYSCTL_HOLDERS"
+  ) 9>"$LOCK"
+}
+
+# Restore them when no instance's kubelet runs any more.
+sysctls_restore() {
+  (
+    flock 9
+    [ -f "$SYSCTL_HOLDERS" ] || exit 0
+    local id dir pid keep=""
+    while read -r id dir; do
+      [ "$id" = "$ID" ] && continue
+      pid="$(cat "$dir/run/kubelet.pid" 2>/dev/null || true)"
+      if [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir"; then
+        keep+="$id $dir"$'\n'
+      fi
+    done <"$SYSCTL_HOLDERS"
+    if [ -n "$keep" ]; then
+      printf '%s' "$keep" >"$SYSCTL_HOLDERS"
+      exit 0
+    fi
+    if [ -f "$SYSCTL_SAVED" ]; then
+      local kv
+      while IFS= read -r kv; do [ -n "$kv" ] && sysctl -qw "$kv" || true; done <"$SYSCTL_SAVED"
+      log "restored the host's kernel settings ($(tr '\n' ' ' <"$SYSCTL_SAVED"))"
+    fi
+    rm -f "$SYSCTL_SAVED" "$SYSCTL_HOLDERS"
+  ) 9>"$LOCK"
+}
+
+# -- cgroups ---------------------------------------------------------------------------------------
+
+cgroups_up() {
+  local hierarchy
+  for hierarchy in /sys/fs/cgroup/*/; do
+    case "$hierarchy" in */unified/) continue ;; esac
+    [ -f "$hierarchy/cgroup.procs" ] || continue
+    mkdir -p "$hierarchy$CGROUP_ROOT"
+    if [ -f "$hierarchy/cpuset.cpus" ]; then
+      cat "$hierarchy/cpuset.cpus" >"$hierarchy$CGROUP_ROOT/cpuset.cpus"
+      cat "$hierarchy/cpuset.mems" >"$hierarchy$CGROUP_ROOT/cpuset.mems"
+    fi
+  done
+  # cgroup v2 (unified only): one tree
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+    mkdir -p "/sys/fs/cgroup$CGROUP_ROOT"
+  fi
+}
+
+cgroups_down() {
+  local dir
+  for dir in /sys/fs/cgroup/*"$CGROUP_ROOT" /sys/fs/cgroup"$CGROUP_ROOT"; do
+    [ -d "$dir" ] || continue
+    # processes still inside (a container whose shim was killed) go first
+    find "$dir" -name cgroup.procs -exec cat {} + 2>/dev/null | while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done
+    find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null || true
+  done
+}
+
+# -- images -------------------------------------------------------------------------------------
+
+addon_images() {
+  mkdir -p "$ADDON_IMAGES"
+  local name image tag root
+  for name in pause coredns; do
+    case "$name" in pause) image="$PAUSE_IMAGE" ;; coredns) image="$COREDNS_IMAGE" ;; esac
+    tag="$(cat "$BUILD/.$name.key")"
+    [ -f "$ADDON_IMAGES/$name.tar" ] && [ "$(cat "$ADDON_IMAGES/.$name.key" 2>/dev/null)" = "$tag" ] && continue
+    root="$(mktemp -d)"
+    mkdir -p "$root/etc"
+    cp "$BUILD/$name" "$root/$name"
+    printf 'nobody:x:65534:65534:nobody:/:/sbin/nologin\n' >"$root/etc/passwd"
+    printf 'nogroup:x:65534:\n' >"$root/etc/group"
+    python3 "$ROOT/scripts/kube_image.py" "$root" "$image" "$ADDON_IMAGES/$name.tar" \
+      --entrypoint "[\"/$name\"]" --user 65534:65534 >/dev/null
+    rm -rf "$root"
+    echo "$tag" >"$ADDON_IMAGES/.$name.key"
+  done
+}
+
+# import ARCHIVE...: load into containerd unless this very file was loaded already.
+import_images() {
+  local archive stamp seen="$STATE/containerd/imported"
+  touch "$seen"
+  for archive in "$@"; do
+    [ -f "$archive" ] || continue
+    stamp="$(stat -c '%n %s %Y' "$archive")"
+    grep -qxF "$stamp" "$seen" && continue
+    case "$archive" in
+      *.zst) zstd -dc "$archive" | ctr --address "$SOCK" -n k8s.io images import --no-unpack=false - >/dev/null ;;
+      *) ctr --address "$SOCK" -n k8s.io images import "$archive" >/dev/null ;;
+    esac
+    { grep -v "^$(printf '%s' "$archive" | sed 's/[][\.*^$/]/\\&/g') " "$seen" || true; echo "$stamp"; } >"$seen.tmp"
+    mv -f "$seen.tmp" "$seen"
+    log "imported $(basename "$archive")"
+  done
+}
+
+# -- cluster add-ons: storage, DNS, GPUs ---------------------------------------------------------
+
+# A StorageClass whose volumes are directories under $STATE/pv, owned by the notebook
+# user (1000:100): kube-controller-manager's own hostPath provisioner makes them root's.
+provisioner() {
+  export KUBECONFIG="$KUBECONFIG_PATH"
+  local ns name phase class size pv dir
+  while true; do
+    kubectl get pvc -A --watch -o jsonpath='{.metadata.namespace} {.metadata.name} {.status.phase} {.spec.storageClassName} {.spec.resources.requests.storage}{"\n"}' 2>/dev/null |
+      while read -r ns name phase class size; do
+        [ "$phase" = Pending ] && [ "$class" = "$STORAGE_CLASS" ] || continue
+        pv="$NAME-$(printf '%s/%s' "$ns" "$name" | sha256sum | cut -c1-12)"
+        kubectl get pv "$pv" >/dev/null 2>&1 && continue
+        dir="$STATE/pv/$ns/$name"
+        mkdir -p "$dir" && chown 1000:100 "$dir" && chmod 2775 "$dir"
+        kubectl create -f - >/dev/null <<EOF || true
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: $pv
+  labels: {cgu-kube/provisioned: "$ID"}
+  annotations: {cgu-kube/path: "$dir"}
+spec:
+  capacity: {storage: $size}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: $STORAGE_CLASS
+  claimRef: {namespace: $ns, name: $name}
+  hostPath: {path: $dir, type: Directory}
+EOF
+      done
+    sleep 1
+  done &
+  while true; do
+    kubectl get pv -l "cgu-kube/provisioned=$ID" --watch -o jsonpath='{.metadata.name} {.status.phase} {.metadata.annotations.cgu-kube/path}{"\n"}' 2>/dev/null |
+      while read -r pv phase dir; do
+        [ "$phase" = Released ] || continue
+        kubectl delete pv "$pv" --wait=false >/dev/null 2>&1 || true
+        case "$dir" in "$STATE/pv/"?*) rm -rf "$dir" ;; esac
+      done
+    sleep 1
+  done
+}
+
+addons() {
+  kc apply -f - >/dev/null <<EOF
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: $STORAGE_CLASS
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: cgu-lab.test/directory
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: coredns, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "system:coredns"}
+rules:
+  - apiGroups: [""]
+    resources: [endpoints, services, pods, namespaces]
+    verbs: [list, watch]
+  - apiGroups: [discovery.k8s.io]
+    resources: [endpointslices]
+    verbs: [list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "system:coredns"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:coredns"}
+subjects: [{kind: ServiceAccount, name: coredns, namespace: kube-system}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: coredns, namespace: kube-system}
+data:
+  Corefile: |
+    .:1053 {
+        errors
+        health :8080
+        ready :8181
+        kubernetes cluster.local in-addr.arpa ip6.arpa {
+            pods insecure
+            fallthrough in-addr.arpa ip6.arpa
+        }
+        cache 30
+        loadbalance
+    }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: coredns
+  namespace: kube-system
+  labels: {k8s-app: kube-dns}
+spec:
+  replicas: 1
+  selector: {matchLabels: {k8s-app: kube-dns}}
+  template:
+    metadata: {labels: {k8s-app: kube-dns}}
+    spec:
+      serviceAccountName: coredns
+      dnsPolicy: Default
+      priorityClassName: system-cluster-critical
+      securityContext: {runAsNonRoot: true, runAsUser: 65534, runAsGroup: 65534, seccompProfile: {type: RuntimeDefault}}
+      containers:
+        - name: coredns
+          image: $COREDNS_IMAGE
+          imagePullPolicy: Never
+          args: [-conf, /etc/coredns/Corefile]
+          ports:
+            - {name: dns, containerPort: 1053, protocol: UDP}
+            - {name: dns-tcp, containerPort: 1053, protocol: TCP}
+          readinessProbe: {httpGet: {path: /ready, port: 8181}, periodSeconds: 2}
+          livenessProbe: {httpGet: {path: /health, port: 8080}, periodSeconds: 10}
+          resources: {requests: {cpu: 20m, memory: 32Mi}, limits: {memory: 128Mi}}
+          securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+          volumeMounts: [{name: config, mountPath: /etc/coredns, readOnly: true}]
+      volumes:
+        - name: config
+          configMap: {name: coredns}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: kube-dns
+  namespace: kube-system
+  labels: {k8s-app: kube-dns}
+spec:
+  clusterIP: $DNS_IP
+  selector: {k8s-app: kube-dns}
+  ports:
+    - {name: dns, port: 53, targetPort: 1053, protocol: UDP}
+    - {name: dns-tcp, port: 53, targetPort: 1053, protocol: TCP}
+EOF
+}
+
+# The node's GPUs: extended resources on its status (what a device plugin would report).
+gpus() {
+  [ -n "$GPUS" ] || return 0
+  local pair json="" labels
+  for pair in ${GPUS//,/ }; do json+="\"${pair%%=*}\": \"${pair#*=}\","; done
+  json="{${json%,}}"
+  kc patch node "$NODE" --subresource=status --type=merge \
+    -p "{\"status\": {\"capacity\": $json, \"allocatable\": $json}}" >/dev/null
+  labels=("nvidia.com/gpu.product=$GPU_PRODUCT" "nvidia.com/gpu.present=true")
+  kc label node "$NODE" --overwrite "${labels[@]}" >/dev/null
+}
+
+# -- start, stop ---------------------------------------------------------------------------------------
+
+node_ready() {
+  kc get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -q True
+}
+
+running() {
+  alive kube-apiserver >/dev/null && alive kubelet >/dev/null && alive containerd >/dev/null &&
+    [ -f "$KUBECONFIG_PATH" ] && kc get --raw /readyz >/dev/null 2>&1
+}
+
+start() {
+  local why
+  why="$(can_run)" || die "this host cannot run the test cluster: $why"
+  if running; then
+    echo "$KUBECONFIG_PATH"
+    return 0
+  fi
+  stop_all keep
+  build
+  packages
+  # a start that fails leaves nothing behind (the host restored, as after stop)
+  trap 'rc=$?; if [ $rc -ne 0 ]; then log "start failed; cleaning up (logs in $STATE/logs)"; stop_all keep; fi' EXIT
+  local port
+  for port in "$API_PORT" "$ETCD_PORT" "$ETCD_PEER_PORT" "$KCM_PORT" "$SCHED_PORT"; do
+    port_free "$port" || die "port 127.0.0.1:$port is in use (another program? set CGU_KUBE_PORT_BASE or CGU_KUBE_ID)"
+  done
+  mkdir -p "$STATE/run" "$STATE/logs" "$RUN"
+  chmod 700 "$STATE"
+  : >"$STATE/logs/start.log"
+  pki
+  configs
+  addon_images
+  network_up
+  cgroups_up
+  log "network $NET.0.0/16 (API $HOST_IP:$API_PORT, node $NODE_IP, pods $POD_CIDR, services $SVC_CIDR) [$(elapsed)]"
+
+  daemon containerd --netns containerd --config "$STATE/containerd/config.toml"
+  wait_for containerd 30 ctr --address "$SOCK" version
+  import_images "$ADDON_IMAGES"/*.tar
+  # the large archives load while the control plane starts (not the notebook flavours,
+  # notebook-pytorch..., several GB each: `scripts/kube-cluster.sh import` loads one)
+  local archives=() archive
+  for archive in "$IMAGES"/*.tar "$IMAGES"/*.tar.zst; do
+    case "$(basename "$archive")" in notebook-*) ;; *) archives+=("$archive") ;; esac
+  done
+  (import_images "${archives[@]}" >"$STATE/logs/import.log" 2>&1; echo $? >"$STATE/run/import.rc") &
+  local importing=$!
+  log "containerd ready [$(elapsed)]"
+
+  [ "$(uname -m)" = aarch64 ] && export ETCD_UNSUPPORTED_ARCH=arm64
+  rm -rf "$STATE/etcd"
+  daemon etcd etcd --name "$NAME" --data-dir "$STATE/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "$NAME=http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster-state new \
+    --unsafe-no-fsync --logger zap --log-level warn
+  wait_for etcd 30 curl -fsS --max-time 1 "http://127.0.0.1:$ETCD_PORT/health"
+
+  local p="$STATE/pki"
+  daemon kube-apiserver "$BUILD/kube-apiserver" \
+    --bind-address="$HOST_IP" --advertise-address="$HOST_IP" --secure-port="$API_PORT" \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" \
+    --client-ca-file="$p/ca.crt" --token-auth-file="$p/tokens.csv" \
+    --kubelet-client-certificate="$p/apiserver-kubelet-client.crt" \
+    --kubelet-client-key="$p/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority="$p/ca.crt" \
+    --kubelet-preferred-address-types=InternalIP \
+    --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$p/sa.pub" --service-account-signing-key-file="$p/sa.key" \
+    --service-cluster-ip-range="$SVC_CIDR" --allow-privileged=true --profiling=false \
+    ${CGU_KUBE_APISERVER_ARGS:-}
+  wait_for kube-apiserver 120 kc get --raw /readyz
+  log "kube-apiserver ready [$(elapsed)]"
+
+  daemon kube-controller-manager "$BUILD/kube-controller-manager" \
+    --kubeconfig="$STATE/kcm.kubeconfig" \
+    --authentication-kubeconfig="$STATE/kcm.kubeconfig" --authorization-kubeconfig="$STATE/kcm.kubeconfig" \
+    --bind-address=127.0.0.1 --secure-port="$KCM_PORT" --leader-elect=false \
+    --service-account-private-key-file="$p/sa.key" --root-ca-file="$p/ca.crt" \
+    --use-service-account-credentials=true \
+    --cluster-signing-cert-file="$p/ca.crt" --cluster-signing-key-file="$p/ca.key" \
+    --service-cluster-ip-range="$SVC_CIDR" --allocate-node-cidrs=false \
+    --controllers='*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller' \
+    --concurrent-statefulset-syncs=5 --node-monitor-grace-period=20s
+  daemon kube-scheduler "$BUILD/kube-scheduler" \
+    --kubeconfig="$STATE/scheduler.kubeconfig" \
+    --authentication-kubeconfig="$STATE/scheduler.kubeconfig" --authorization-kubeconfig="$STATE/scheduler.kubeconfig" \
+    --bind-address=127.0.0.1 --secure-port="$SCHED_PORT" --leader-elect=false
+
+  sysctls_save
+  daemon kubelet --netns "$BUILD/kubelet" \
+    --config="$STATE/kubelet/config.yaml" --kubeconfig="$STATE/kubelet.kubeconfig" \
+    --root-dir="$STATE/kubelet/root" --cert-dir="$STATE/kubelet/pki" \
+    --hostname-override="$NODE" --node-ip="$NODE_IP" --v=1
+  daemon kube-proxy --netns "$BUILD/kube-proxy" --config="$STATE/kube-proxy.yaml" --v=1
+  daemon provisioner "$0" _provisioner "$STATE"
+  local deadline=$(($(date +%s) + START_TIMEOUT)) c
+  until node_ready; do
+    for c in kube-controller-manager kube-scheduler kubelet kube-proxy; do
+      alive "$c" >/dev/null || { tail -n 40 "$STATE/logs/$c.log" >&2; die "$c exited (log above)"; }
+    done
+    [ "$(date +%s)" -lt "$deadline" ] || { tail -n 40 "$STATE/logs/kubelet.log" >&2; die "the node was not Ready after ${START_TIMEOUT}s"; }
+    sleep 0.5
+  done
+  log "node $NODE Ready [$(elapsed)]"
+  gpus
+  addons
+  deadline=$(($(date +%s) + START_TIMEOUT))
+  until [ "$(kc -n kube-system get deploy coredns -o jsonpath='{.status.readyReplicas}' 2>/dev/null)" = 1 ]; do
+    [ "$(date +%s)" -lt "$deadline" ] || { kc -n kube-system get pods -o wide >&2; die "CoreDNS was not ready after ${START_TIMEOUT}s"; }
+    sleep 0.5
+  done
+  wait "$importing" || true
+  [ "$(cat "$STATE/run/import.rc" 2>/dev/null)" = 0 ] || { cat "$STATE/logs/import.log" >&2; die "importing the images failed"; }
+  cat "$STATE/logs/import.log" >&2
+  log "cluster DNS ready at $DNS_IP; started in $(elapsed)"
+  trap - EXIT
+  echo "$KUBECONFIG_PATH"
+}
+
+# stop_all [keep]: every process, pod, mount, cgroup and the network; `keep` leaves the
+# images (containerd's content store) for the next start.
+stop_all() {
+  mkdir -p "$STATE/run"
+  stop_these provisioner kube-proxy kubelet kube-scheduler kube-controller-manager
+  # pods' sandboxes through CRI: the runtime runs CNI DEL and removes their network namespaces
+  if alive containerd >/dev/null && [ -x "$BUILD/cri-clean" ]; then
+    timeout 120 "$BUILD/cri-clean" "unix://$SOCK" >/dev/null 2>&1 || log "some pod sandboxes could not be removed cleanly"
+  fi
+  stop_these kube-apiserver containerd
+  stop_these etcd
+  # shims of our containerd, if any survived it
+  local pid
+  for pid in $(pgrep -f -- "containerd-shim-runc-v2 .*-address $SOCK" 2>/dev/null || true); do kill -KILL "$pid" 2>/dev/null || true; done
+  cgroups_down
+  # what the kubelet and containerd mounted under our folders
+  { grep -oE " ($STATE|$RUN)/[^ ]*" /proc/self/mounts || true; } | sort -r | while read -r mount; do
+    umount "$mount" 2>/dev/null || umount -l "$mount" 2>/dev/null || true
+  done
+  network_down
+  sysctls_restore
+  rm -rf "$RUN" "$STATE/etcd" "$STATE/pv" "$STATE/cni/ipam" "$STATE/kubelet/root" "$STATE/kubelet/pki"
+  if [ "${1:-}" != keep ] && [ -d "$STATE/containerd/root" ]; then
+    rm -rf "$STATE/containerd/root" "$STATE/containerd/imported"
+  fi
+}
+
+stop() {
+  [ "$(id -u)" = 0 ] || die "stop needs root"
+  [ -d "$STATE" ] || return 0
+  stop_all keep
+  log "stopped [$(elapsed)]"
+}
+
+status() {
+  running || return 1
+  echo "$KUBECONFIG_PATH"
+}
+
+env_lines() {
+  cat <<EOF
+CGU_KUBE_KUBECONFIG=$KUBECONFIG_PATH
+CGU_KUBE_ID=$ID
+CGU_KUBE_NODE=$NODE
+CGU_KUBE_HOST_IP=$HOST_IP
+CGU_KUBE_NODE_IP=$NODE_IP
+CGU_KUBE_API=https://$HOST_IP:$API_PORT
+CGU_KUBE_POD_CIDR=$POD_CIDR
+CGU_KUBE_SERVICE_CIDR=$SVC_CIDR
+CGU_KUBE_DNS_IP=$DNS_IP
+CGU_KUBE_STORAGE_CLASS=$STORAGE_CLASS
+CGU_KUBE_GPUS=$GPUS
+CGU_KUBE_STATE=$STATE
+CGU_KUBE_IMAGES=$IMAGES
+CGU_KUBE_CONTAINERD=$SOCK
+EOF
+}
+
+case "${1:-}" in
+  build) shift; locked build "$@" ;;
+  start) start ;;
+  stop) stop ;;
+  clean) stop_all; rm -rf "$STATE"; log "removed $STATE" ;;
+  status) status ;;
+  env) env_lines ;;
+  can-run) can_run ;;
+  import) shift; running || die "the cluster is not running"; import_images "$@" ;;
+  kubectl) shift; kc "$@" ;;
+  _provisioner) provisioner ;;
+  *) sed -n '2,10p' "$0" >&2; exit 2 ;;
+esac

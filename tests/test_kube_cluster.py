@@ -1,0 +1,639 @@
+"""cgu-lab on a real one-node Kubernetes: real pods, real JupyterLab, real volumes.
+
+The cluster is scripts/kube-cluster.sh's (a kubelet, containerd and runc on this
+machine; `make test` starts it when the host can run it, i.e. as root); the
+images are `make images`' (scripts/kube-images.sh), imported into its
+containerd. The controller runs on the host as `cgu-lab controller --backend
+kubernetes`, with a token of the shipped ServiceAccount (only the shipped RBAC),
+the CRDs of tests/kube_crds.py (the upstream ones when at hand, written with
+field validation Strict), notebooks reached by pod IP (the host has no cluster
+DNS) and calling back to the controller at the host's end of the cluster's veth.
+
+Through the REST API and the controller's proxy, as a browser would (each
+notebook on its own origin, `<owner>--<name>.localhost`, sent as the Host
+header to 127.0.0.1): a notebook starts as a pod, JupyterLab answers, a kernel
+runs a cell as the notebook user, the pod reaches the controller; a file
+survives stop and start on its volume; deleting removes everything. A pod
+deleted behind the controller's back is shown stopped within 10 s, never
+running while dead. GPU notebooks schedule against the node's advertised GPUs
+and wait Pending, with the scheduler's reason on the page, when none is free;
+the namespace's ResourceQuota is counted and enforced by the cluster itself.
+And the administrator's path: the controller image deployed with `kubectl apply
+-k` of deploy/kubernetes/overlays/example against PostgreSQL, used by a student
+through the controller's Service, with cluster DNS and kube-proxy.
+
+Skipped, with the reason, where the cluster is not running; in CI (CI=true) on a
+host that can run it, a missing cluster or image fails instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import secrets
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import websockets
+import yaml
+
+from .harness import PASSWORD, Controller, Session, execute_request, reachable_dir
+from .test_kubernetes_backend import Admin, install, token_kubeconfig
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "kube-cluster.sh"
+RUN = secrets.token_hex(2)  # namespaces of a reused cluster stay Terminating a while
+USER_PREFIX, GROUP_PREFIX = f"k{RUN}u-", f"k{RUN}g-"
+# the in-cluster controller's (test_the_admins_path...)
+DEPLOYED_USER_PREFIX, DEPLOYED_GROUP_PREFIX = f"d{RUN}u-", f"d{RUN}g-"
+DATABASE_NAMESPACE = f"d{RUN}-database"
+OURS = (USER_PREFIX, GROUP_PREFIX, DEPLOYED_USER_PREFIX, DEPLOYED_GROUP_PREFIX, DATABASE_NAMESPACE)
+STUDENT = "ana"
+NAMESPACE = f"{USER_PREFIX}{STUDENT}"
+CPU = 0.25  # the test node may have 2 CPUs, and requests are what a pod holds
+# How many starts the start -> JupyterLab timing takes the median of.
+TIMED_STARTS = int(os.environ.get("CGU_KUBE_TIMED_STARTS", "1"))
+
+
+def _lines(text: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def _cluster() -> tuple[dict[str, str] | None, str]:
+    """The cluster's settings and the images' names, or None and why not."""
+    can = subprocess.run([SCRIPT, "can-run"], capture_output=True, text=True, check=False)
+    if can.returncode != 0:
+        return None, f"this host cannot run the test cluster: {can.stdout.strip()}"
+    if subprocess.run([SCRIPT, "status"], capture_output=True, check=False).returncode != 0:
+        return None, "the test cluster is not running (scripts/kube-cluster.sh start)"
+    found = _lines(subprocess.run([SCRIPT, "env"], capture_output=True, text=True).stdout)
+    images = Path(found["CGU_KUBE_IMAGES"]) / "images.env"
+    if not images.is_file():
+        return None, "the images are not built (make images)"
+    found.update(_lines(images.read_text()))
+    return found, ""
+
+
+CLUSTER, WHY_NOT = _cluster()
+if CLUSTER is None and os.environ.get("CI") == "true" and "cannot run" not in WHY_NOT:
+    pytestmark = [pytest.mark.integration]  # CI on a capable host: fail, do not skip
+else:
+    pytestmark = [pytest.mark.integration, pytest.mark.skipif(CLUSTER is None, reason=WHY_NOT)]
+
+
+@pytest.fixture(scope="module")
+def kube():
+    if CLUSTER is None:
+        pytest.fail(WHY_NOT)
+    return CLUSTER
+
+
+@pytest.fixture(scope="module")
+def admin(kube):
+    """The shipped base manifests (less the in-cluster controller's Deployment: the
+    controller under test runs on the host) and the CRDs, as cluster admin."""
+    api = install(kube["CGU_KUBE_KUBECONFIG"], skip=("Deployment",))
+    yield api
+    # What this run made goes (pods included), so a reused cluster does not fill up.
+    namespaces = api.resource("v1", "Namespace")
+    for namespace in namespaces.get().to_dict()["items"]:
+        if namespace["metadata"]["name"].startswith(OURS):
+            namespaces.delete(name=namespace["metadata"]["name"])
+    api.api_client.close()
+
+
+@pytest.fixture(scope="module")
+def controller(kube, admin, tmp_path_factory):
+    kubeconfig = token_kubeconfig(
+        kube["CGU_KUBE_KUBECONFIG"],
+        admin,
+        "cgu-lab-controller",
+        tmp_path_factory.mktemp("kube") / "controller.kubeconfig",
+    )
+    base = reachable_dir()
+    ctl = Controller(
+        base / "data",
+        backend="kubernetes",
+        env={
+            # pods call back at the host's end of the cluster's veth
+            "CGU_LAB_HOST": "0.0.0.0",  # noqa: S104
+            "CGU_LAB_KUBE_KUBECONFIG": kubeconfig,
+            "CGU_LAB_KUBE_USER_PREFIX": USER_PREFIX,
+            "CGU_LAB_KUBE_GROUP_PREFIX": GROUP_PREFIX,
+            "CGU_LAB_KUBE_INSTALLATION": f"test-{RUN}",
+            "CGU_LAB_KUBE_ENDPOINT": "pod-ip",
+            "CGU_LAB_KUBE_IMAGE_PULL_POLICY": "Never",
+            "CGU_LAB_KUBE_STORAGE_CLASS": kube["CGU_KUBE_STORAGE_CLASS"],
+            "CGU_LAB_KUBE_HOME_SIZE": "1Gi",
+            "CGU_LAB_KUBE_START_TIMEOUT": "240",
+            "CGU_LAB_KUBE_STOP_TIMEOUT": "60",
+            "CGU_LAB_START_TIMEOUT": "300",
+        },
+    )
+    ctl.env["CGU_LAB_KUBE_CONTROLLER_URL"] = f"http://{kube['CGU_KUBE_HOST_IP']}:{ctl.port}"
+    ctl.create_user("kadmin", "admin")
+    ctl.create_user(STUDENT)
+    ctl.start()
+    yield ctl
+    ctl.stop()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ana(controller):
+    with controller.client(STUDENT) as session:
+        yield session
+
+
+def pod_of(admin: Admin, name: str) -> dict | None:
+    return admin.get("v1", "Pod", f"{name}-0", NAMESPACE)
+
+
+async def run_code(session, name: str, code: str) -> str:
+    """Run `code` in a new kernel of notebook ana/<name>; its output."""
+    kernel = session.ok("POST", f"/notebook/{STUDENT}/{name}/api/kernels", 201, json={})
+    url, headers, connect = session.notebook_socket(
+        f"/notebook/{STUDENT}/{name}/api/kernels/{kernel['id']}/channels"
+    )
+    connect["host"] = session.base_url.host  # the controller's address (a Service's too)
+    async with websockets.connect(url, additional_headers=headers, **connect) as ws:
+        msg_id, message = execute_request(code, STUDENT)
+        await ws.send(message)
+        output = ""
+        while True:
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 120))
+            if reply["parent_header"].get("msg_id") != msg_id:
+                continue
+            if reply["msg_type"] == "stream":
+                output += reply["content"]["text"]
+            elif reply["msg_type"] == "error":
+                output += f"{reply['content']['ename']}: {reply['content']['evalue']}"
+            elif reply["msg_type"] == "status" and reply["content"]["execution_state"] == "idle":
+                return output
+
+
+def start(session, name: str) -> float:
+    """Start ana/<name> and wait until JupyterLab answers through the proxy; seconds taken."""
+    began = time.monotonic()
+    started = session.ok("POST", f"/api/notebooks/{STUDENT}/{name}/start?wait=true", 202)
+    assert started["state"] == "running", started["message"]
+    lab = session.get(f"/notebook/{STUDENT}/{name}/lab")
+    assert lab.status_code == 200, lab.text[:500]
+    return time.monotonic() - began
+
+
+def state_of(session, name: str) -> dict:
+    return session.ok("GET", f"/api/notebooks/{STUDENT}/{name}")
+
+
+def test_a_notebook_runs_as_a_pod_from_start_to_delete(kube, admin, controller, ana):
+    image = kube["CGU_NOTEBOOK_IMAGE"]
+    ana.ok(
+        "POST",
+        "/api/notebooks",
+        201,
+        json={"name": "nb1", "image": image, "cpu": CPU, "memory": "1Gi"},
+    )
+    took = start(ana, "nb1")
+    print(f"\nnotebook start -> JupyterLab through the proxy: {took:.1f} s")
+
+    pod = pod_of(admin, "nb1")
+    assert pod["status"]["phase"] == "Running" and pod["spec"]["nodeName"] == kube["CGU_KUBE_NODE"]
+    assert pod["spec"]["containers"][0]["image"] == image
+    assert pod["spec"]["securityContext"]["runAsUser"] == 1000
+    claim = admin.get("v1", "PersistentVolumeClaim", "nb1-home", NAMESPACE)
+    assert claim["status"]["phase"] == "Bound"
+
+    # JupyterLab's own API on the notebook's origin: contents, then a kernel.
+    ana.ok(
+        "PUT",
+        f"/notebook/{STUDENT}/nb1/api/contents/hello.txt",
+        201,
+        json={"type": "file", "format": "text", "content": "kept on the volume"},
+    )
+    code = (
+        "import os, urllib.request\n"
+        "print(os.getuid(), os.getgid(), open('hello.txt').read())\n"
+        "url = os.environ['CGU_CONTROLLER_URL'] + '/api/health'\n"
+        "print('controller', urllib.request.urlopen(url, timeout=10).status)\n"
+    )
+    output = asyncio.run(run_code(ana, "nb1", code))
+    assert "1000 100 kept on the volume" in output, output
+    assert "controller 200" in output, output  # the pod calls the controller back
+
+    stopped = ana.ok("POST", f"/api/notebooks/{STUDENT}/nb1/stop?wait=true", 202)
+    assert stopped["state"] == "stopped", stopped["message"]
+    assert pod_of(admin, "nb1") is None
+    assert admin.get("v1", "PersistentVolumeClaim", "nb1-home", NAMESPACE)  # the home stays
+
+    start(ana, "nb1")
+    again = ana.ok("GET", f"/notebook/{STUDENT}/nb1/api/contents/hello.txt")
+    assert again["content"] == "kept on the volume"
+
+    ana.ok("POST", f"/api/notebooks/{STUDENT}/nb1/stop?wait=true", 202)
+    ana.ok("DELETE", f"/api/notebooks/{STUDENT}/nb1")
+    assert ana.get(f"/api/notebooks/{STUDENT}/nb1").status_code == 404
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        gone = [
+            admin.get("kubeflow.org/v1", "Notebook", "nb1", NAMESPACE),
+            admin.get("apps/v1", "StatefulSet", "nb1", NAMESPACE),
+            admin.get("v1", "PersistentVolumeClaim", "nb1-home", NAMESPACE),
+        ]
+        if gone == [None, None, None]:
+            break
+        time.sleep(0.5)
+    assert gone == [None, None, None], gone
+
+
+def test_a_pod_deleted_behind_the_controllers_back_is_never_shown_running(admin, kube, ana):
+    ana.ok(
+        "POST",
+        "/api/notebooks",
+        201,
+        json={"name": "nb2", "image": kube["CGU_NOTEBOOK_IMAGE"], "cpu": CPU, "memory": "1Gi"},
+    )
+    start(ana, "nb2")
+    uid = pod_of(admin, "nb2")["metadata"]["uid"]
+    admin.resource("v1", "Pod").delete(name="nb2-0", namespace=NAMESPACE)
+    deleted = time.monotonic()
+    seen = []
+    while time.monotonic() - deleted < 10:
+        seen.append(state_of(ana, "nb2"))
+        if seen[-1]["state"] == "stopped":
+            break
+        time.sleep(0.25)
+    shown = seen[-1]
+    assert shown["state"] == "stopped", [s["state"] for s in seen]
+    assert "stopped by itself" in shown["message"], shown["message"]
+    print(f"\nshown stopped {time.monotonic() - deleted:.1f} s after its pod was deleted")
+    # ... and it stays so: the StatefulSet does not bring a server back behind the page.
+    for _ in range(10):
+        assert state_of(ana, "nb2")["state"] == "stopped"
+        pod = pod_of(admin, "nb2")
+        assert (
+            pod is None or pod["metadata"]["uid"] == uid or pod["metadata"].get("deletionTimestamp")
+        )
+        time.sleep(0.5)
+    ana.ok("DELETE", f"/api/notebooks/{STUDENT}/nb2")
+
+
+@pytest.mark.skipif(TIMED_STARTS < 2, reason="set CGU_KUBE_TIMED_STARTS=5 to time starts")
+def test_start_to_jupyterlab_timing(kube, ana):
+    """With the platform's default CPU (1): JupyterLab's own start is CPU-bound (with a
+    limit of 0.25 CPU it takes ~10 s to listen)."""
+    ana.ok(
+        "POST",
+        "/api/notebooks",
+        201,
+        json={"name": "timed", "image": kube["CGU_NOTEBOOK_IMAGE"], "cpu": 1, "memory": "1Gi"},
+    )
+    times = []
+    for _ in range(TIMED_STARTS):
+        times.append(start(ana, "timed"))
+        ana.ok("POST", f"/api/notebooks/{STUDENT}/timed/stop?wait=true", 202)
+    print(
+        f"\nstart -> JupyterLab, {len(times)} starts: median {statistics.median(times):.1f} s "
+        f"(min {min(times):.1f}, max {max(times):.1f})"
+    )
+    ana.ok("DELETE", f"/api/notebooks/{STUDENT}/timed")
+
+
+def wait_for(what: str, check, timeout: float = 120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.5)
+    raise AssertionError(f"{what}: not within {timeout:.0f} s")
+
+
+def test_gpu_notebooks_are_scheduled_against_the_nodes_gpus(admin, kube, controller, ana):
+    """The node advertises nvidia.com/gpu (scripts/kube-cluster.sh): a GPU notebook is
+    scheduled against it, waits Pending with the scheduler's reason on its progress while
+    another workload holds every GPU, runs once one is free, and the namespace's quota is
+    counted and enforced by the API server itself."""
+    gpus = dict(pair.split("=") for pair in kube["CGU_KUBE_GPUS"].split(","))
+    assert int(gpus["nvidia.com/gpu"]) >= 1
+    with controller.client("kadmin") as root:
+        root.ok("PUT", "/api/gpu-types/premium", json={"resource_name": "nvidia.com/gpu"})
+        root.ok("PUT", f"/api/users/{STUDENT}/quota", json={"gpus": {"premium": 1}})
+    hog = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"gpu-hog-{RUN}", "namespace": "default"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "hog",
+                    "image": "localhost/cgu-kube/pause:1",
+                    "imagePullPolicy": "Never",
+                    "resources": {"limits": {"nvidia.com/gpu": gpus["nvidia.com/gpu"]}},
+                }
+            ],
+            "terminationGracePeriodSeconds": 0,
+        },
+    }
+    admin.create(hog)
+    wait_for(
+        "the other workload runs",
+        lambda: (
+            (admin.get("v1", "Pod", hog["metadata"]["name"], "default") or {})
+            .get("status", {})
+            .get("phase")
+            == "Running"
+        ),
+    )
+    ana.ok(
+        "POST",
+        "/api/notebooks",
+        201,
+        json={
+            "name": "gpu1",
+            "image": kube["CGU_NOTEBOOK_IMAGE"],
+            "cpu": CPU,
+            "memory": "1Gi",
+            "gpu_type": "premium",
+            "gpus": 1,
+        },
+    )
+    ana.ok("POST", f"/api/notebooks/{STUDENT}/gpu1/start", 202)
+    reason = ""
+    with ana.stream("GET", f"/api/notebooks/{STUDENT}/gpu1/events", timeout=120) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("data: "):
+                event = json.loads(line[6:])
+                if "Insufficient nvidia.com/gpu" in event.get("message", ""):
+                    reason = event["message"]
+                    break
+                assert not event["done"], event
+    assert reason.startswith("Waiting for a node: 0/1 nodes are available"), reason
+    pod = pod_of(admin, "gpu1")
+    assert pod["status"]["phase"] == "Pending"
+    assert state_of(ana, "gpu1")["state"] == "starting"
+
+    admin.resource("v1", "Pod").delete(name=hog["metadata"]["name"], namespace="default")
+    wait_for("the GPU notebook runs", lambda: state_of(ana, "gpu1")["state"] == "running", 180)
+    pod = pod_of(admin, "gpu1")
+    assert pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert pod["spec"]["nodeName"] == kube["CGU_KUBE_NODE"]
+
+    # kube-controller-manager counts the quota; admission refuses what exceeds it.
+    used = wait_for(
+        "the quota's use is counted",
+        lambda: (
+            (admin.get("v1", "ResourceQuota", "kf-resource-quota", NAMESPACE).get("status") or {})
+            .get("used", {})
+            .get("requests.nvidia.com/gpu")
+            == "1"
+        ),
+    )
+    assert used
+    extra = json.loads(json.dumps(hog))
+    extra["metadata"] = {"name": "one-more-gpu", "namespace": NAMESPACE}
+    extra["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "1"
+    with pytest.raises(Exception) as refused:
+        admin.create(extra)
+    assert "exceeded quota: kf-resource-quota" in str(refused.value)
+
+    ana.ok("POST", f"/api/notebooks/{STUDENT}/gpu1/stop?wait=true", 202)
+    ana.ok("DELETE", f"/api/notebooks/{STUDENT}/gpu1")
+
+
+def kubectl(kube, *args: str, stdin: str | None = None, timeout: float = 300) -> str:
+    done = subprocess.run(
+        ["kubectl", "--kubeconfig", kube["CGU_KUBE_KUBECONFIG"], *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def test_the_admins_path_kubectl_apply_k_with_postgresql(kube, admin):
+    """What deploy/README.md tells an administrator, done in the test cluster: the
+    controller image deployed by `kubectl apply -k deploy/kubernetes/overlays/example`
+    (only the image, the URLs and the storage class changed, by an overlay of it) against
+    PostgreSQL; the first administrator's password in its log; a student logging in
+    through the controller's Service, starting a notebook, reaching JupyterLab through the
+    proxy (the controller finds the notebook's Service by cluster DNS) and the notebook
+    calling the controller by its Service name."""
+    service_ip = kube["CGU_KUBE_SERVICE_CIDR"].rsplit(".", 1)[0] + ".50"
+    database = secrets.token_urlsafe(12)
+    # The school's database (here a pod with Debian's PostgreSQL).
+    kubectl(
+        kube,
+        "apply",
+        "--server-side",
+        "--validate=strict",
+        "-f",
+        "-",
+        stdin=yaml.safe_dump_all(
+            [
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": DATABASE_NAMESPACE}},
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": "postgres",
+                        "namespace": DATABASE_NAMESPACE,
+                        "labels": {"app": "postgres"},
+                    },
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "postgres",
+                                "image": kube["CGU_POSTGRES_IMAGE"],
+                                "imagePullPolicy": "Never",
+                                "env": [
+                                    {"name": "POSTGRES_USER", "value": "cgulab"},
+                                    {"name": "POSTGRES_DB", "value": "cgulab"},
+                                    {"name": "POSTGRES_PASSWORD", "value": database},
+                                ],
+                                "ports": [{"containerPort": 5432}],
+                                "readinessProbe": {"tcpSocket": {"port": 5432}, "periodSeconds": 2},
+                                "volumeMounts": [
+                                    {"name": "data", "mountPath": "/var/lib/postgresql/data"}
+                                ],
+                            }
+                        ],
+                        "volumes": [{"name": "data", "emptyDir": {}}],
+                    },
+                },
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {"name": "postgres", "namespace": DATABASE_NAMESPACE},
+                    "spec": {"selector": {"app": "postgres"}, "ports": [{"port": 5432}]},
+                },
+            ]
+        ),
+    )
+    # As deploy/README.md says: the namespace, the database Secret, then apply -k.
+    kubectl(
+        kube,
+        "apply",
+        "--server-side",
+        "-f",
+        "-",
+        stdin="""
+apiVersion: v1
+kind: Namespace
+metadata: {name: cgu-lab}
+""",
+    )
+    url = f"postgresql://cgulab:{database}@postgres.{DATABASE_NAMESPACE}.svc.cluster.local:5432/cgulab"
+    kubectl(kube, "-n", "cgu-lab", "delete", "secret", "cgu-lab-database", "--ignore-not-found")
+    kubectl(
+        kube,
+        "-n",
+        "cgu-lab",
+        "create",
+        "secret",
+        "generic",
+        "cgu-lab-database",
+        f"--from-literal=url={url}",
+    )
+    school = ROOT / ".build" / f"kube-deploy-{RUN}"
+    school.mkdir(parents=True, exist_ok=True)
+    env = {
+        "CGU_LAB_PUBLIC_URL": f"http://{service_ip}:8000",
+        "CGU_LAB_NOTEBOOK_DOMAIN": "localhost",
+        "CGU_LAB_SECURE_COOKIES": "0",
+        "CGU_LAB_KUBE_STORAGE_CLASS": kube["CGU_KUBE_STORAGE_CLASS"],
+        "CGU_LAB_KUBE_HOME_SIZE": "1Gi",
+        "CGU_LAB_KUBE_USER_PREFIX": DEPLOYED_USER_PREFIX,
+        "CGU_LAB_KUBE_GROUP_PREFIX": DEPLOYED_GROUP_PREFIX,
+        "CGU_LAB_KUBE_START_TIMEOUT": "240",
+    }
+    (school / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": [os.path.relpath(ROOT / "deploy/kubernetes/overlays/example", school)],
+                "images": [
+                    {
+                        "name": "registry.example.edu/cgu-lab/controller",
+                        "newName": kube["CGU_CONTROLLER_IMAGE"].rsplit(":", 1)[0],
+                        "newTag": kube["CGU_CONTROLLER_IMAGE"].rsplit(":", 1)[1],
+                    }
+                ],
+                "patches": [
+                    {
+                        "target": {"kind": "Deployment", "name": "cgu-lab-controller"},
+                        "patch": yaml.safe_dump(
+                            {
+                                "apiVersion": "apps/v1",
+                                "kind": "Deployment",
+                                "metadata": {"name": "cgu-lab-controller", "namespace": "cgu-lab"},
+                                "spec": {
+                                    "template": {
+                                        "spec": {
+                                            "containers": [
+                                                {
+                                                    "name": "controller",
+                                                    "env": [
+                                                        {"name": k, "value": v}
+                                                        for k, v in env.items()
+                                                    ],
+                                                }
+                                            ]
+                                        }
+                                    }
+                                },
+                            }
+                        ),
+                    },
+                    {
+                        "target": {"kind": "Service", "name": "cgu-lab-controller"},
+                        "patch": yaml.safe_dump(
+                            [{"op": "add", "path": "/spec/clusterIP", "value": service_ip}]
+                        ),
+                    },
+                ],
+            }
+        )
+    )
+    # The Service made by the other tests' install() has a cluster IP of its own.
+    kubectl(kube, "-n", "cgu-lab", "delete", "service", "cgu-lab-controller", "--ignore-not-found")
+    try:
+        kubectl(
+            kube,
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--validate=strict",
+            "-k",
+            str(school),
+        )
+        kubectl(
+            kube,
+            "-n",
+            "cgu-lab",
+            "rollout",
+            "status",
+            "deploy/cgu-lab-controller",
+            "--timeout=240s",
+        )
+        log = kubectl(kube, "-n", "cgu-lab", "logs", "deploy/cgu-lab-controller")
+        assert re.search(r"first administrator: admin\s+one-time password: \S+", log), log
+        kubectl(
+            kube,
+            "-n",
+            "cgu-lab",
+            "exec",
+            "-i",
+            "deploy/cgu-lab-controller",
+            "--",
+            "cgu-lab",
+            "admin",
+            "create-user",
+            STUDENT,
+            "--password-stdin",
+            stdin=PASSWORD + "\n",
+        )
+        with Session(f"http://{service_ip}:8000", STUDENT, PASSWORD) as student:
+            student.ok(
+                "POST",
+                "/api/notebooks",
+                201,
+                json={
+                    "name": "deployed",
+                    "image": kube["CGU_NOTEBOOK_IMAGE"],
+                    "cpu": CPU,
+                    "memory": "1Gi",
+                },
+            )
+            took = start(student, "deployed")
+            print(f"\nin-cluster controller: start -> JupyterLab {took:.1f} s")
+            code = (
+                "import os, socket, urllib.request\n"
+                "url = os.environ['CGU_CONTROLLER_URL']\n"
+                "print(url, urllib.request.urlopen(url + '/api/health', timeout=10).status)\n"
+            )
+            output = asyncio.run(run_code(student, "deployed", code))
+            assert "http://cgu-lab-controller.cgu-lab.svc.cluster.local:8000 200" in output, output
+            student.ok("POST", f"/api/notebooks/{STUDENT}/deployed/stop?wait=true", 202)
+            student.ok("DELETE", f"/api/notebooks/{STUDENT}/deployed")
+    finally:
+        kubectl(
+            kube,
+            "-n",
+            "cgu-lab",
+            "delete",
+            "deployment",
+            "cgu-lab-controller",
+            "--ignore-not-found",
+        )
+        shutil.rmtree(school, ignore_errors=True)

@@ -1,0 +1,17 @@
+// Command kube-proxy is the upstream Service proxy (iptables mode here), built
+// from the pinned k8s.io/kubernetes module (see scripts/kube-cluster.sh).
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/kubernetes/cmd/kube-proxy/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewProxyCommand()))
+}
