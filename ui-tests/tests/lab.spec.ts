@@ -204,8 +204,12 @@ test.describe.serial('a teaching day in JupyterLab', () => {
     await snapshot(page, testInfo, '66-lab-stopped-for-idleness');
     await admin.put('/api/culling/policy', { data: { idle_minutes: 60, warn_minutes: 10 } });
     await stopped.getByRole('button', { name: 'Restart' }).click();
+    // Restart starts it at once (no second question): the page says why it had stopped,
+    // follows the start and lands back in JupyterLab.
     await page.waitForURL(/\/notebook\/auto-start\/ui-student\/day/, { timeout: 30_000 });
-    await expect(page.getByText('This notebook is')).toContainText('stopped');
+    await expect(page.getByText(/Last time: Stopped by the idle culler/)).toBeVisible();
     await snapshot(page, testInfo, '67-lab-restart-page');
+    await page.waitForURL(/\/notebook\/ui-student\/day\/lab/, { timeout: 120_000 });
+    await expect(page.locator('body')).toHaveAttribute('data-cgu-access', 'owner', { timeout: 60_000 });
   });
 });
