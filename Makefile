@@ -58,7 +58,11 @@ $(STAMP): $(BIN)/python pyproject.toml constraints.txt package.json yarn.lock
 # What only the tests and benchmarks need, on top.
 $(TEST_STAMP): $(STAMP)
 	$(STEP)"test tools (pytest, Playwright's runner, linters)"
-	$(BIN)/pip install -q -c constraints.txt -e ".[test]"
+	@# Only the extra's packages: reinstalling cgu_lab itself would write its shared data
+	@# through the lab extension's development link into the source tree.
+	@$(BIN)/python -c "import tomllib; x = tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']; \
+	  print(*x['kubernetes'], *(r for r in x['test'] if not r.startswith('cgu_lab')), sep='\n')" > $(VENV)/requirements-test.txt
+	$(BIN)/pip install -q -c constraints.txt -r $(VENV)/requirements-test.txt
 	@touch $(TEST_STAMP)
 
 install: deps $(STAMP)
@@ -113,6 +117,8 @@ bench: install-test
 openapi: install-test
 	$(BIN)/python -c "import json; from cgu_lab.controller.app import create_app; \
 	print(json.dumps(create_app().api.openapi(), indent=2))" > docs/openapi.json
+	@# The TypeScript declarations generated from it (the pages' and the lab extension's).
+	jlpm openapi:types
 
 # After upgrading packages and a green `make test`: pin what was tested.
 constraints: install-test

@@ -11,6 +11,7 @@ BENCHMARKS = [
     "culler_pass.py",
     "semester.py",
     "deploy_copy.py",
+    "bench_serial.py",
 ]
 
 if __name__ == "__main__":

@@ -120,6 +120,9 @@ wheel() {
   step "the cgu_lab wheel"
   [ -f "$ROOT/cgu_lab/labextension/static/style.js" ] ||
     log "the lab extension is not built yet: the wheel build runs jlpm build:prod (needs make install first)"
+  # An editable reinstall writes its shared data through the lab extension's development
+  # link, leaving a copy of install.json that the wheel then holds twice.
+  rm -f "$ROOT/cgu_lab/labextension/install.json"
   mkdir -p "$WORK/wheel"
   # Not into the source tree: hatch writes only the wheel to -w.
   env -u PIP_FIND_LINKS "$PYTHON" -m pip wheel -q --no-deps -w "$WORK/wheel" "$ROOT" >&2

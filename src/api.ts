@@ -2,7 +2,9 @@
  * One way to call the cgu-lab server extension: every request goes through
  * `ServerConnection.makeRequest`, so the notebook's XSRF handling and base URL
  * come for free, and every failure surfaces as a `ServerConnection.ResponseError`
- * whose message is the server's own readable sentence (never the raw body).
+ * whose message is the server's own readable sentence (never the raw body), or
+ * empty when it has none: `errorMessage` then says what happened from the
+ * status, in the user's language.
  *
  * Answers that concern the whole page rather than one call (the notebook
  * stopped, the share ended, the log-in expired) are also announced on
@@ -10,6 +12,7 @@
  */
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { Signal } from '@lumino/signaling';
 import {
   IAssignment,
@@ -112,9 +115,11 @@ export async function requestAPI<T>(
     if (problem?.code && PAGE_PROBLEMS.has(problem.code)) {
       platformProblem.emit({ status: response.status, body: problem });
     }
+    // No readable message: left empty, so `errorMessage` says it in the
+    // user's language from the status (a sentence here could not be).
     throw new ServerConnection.ResponseError(
       response,
-      messageFromBody(data, statusSentence(response.status))
+      messageFromBody(data, '')
     );
   }
   return data as T;
@@ -124,17 +129,27 @@ export async function requestAPI<T>(
  * A sentence for an answer without a readable message (an HTML error page
  * from something between the browser and the platform, an empty body).
  */
-export function statusSentence(status: number): string {
+export function statusSentence(
+  status: number,
+  trans: TranslationBundle
+): string {
   if (status === 401 || status === 403) {
-    return 'You may not do this here; reload the page if you were logged out.';
+    return trans.__(
+      'You may not do this here; reload the page if you were logged out.'
+    );
   }
   if (status === 404) {
-    return 'This is not there (any more); reload the page and try again.';
+    return trans.__(
+      'This is not there (any more); reload the page and try again.'
+    );
   }
   if (status >= 500) {
-    return `The platform could not answer (error ${status}); try again in a moment.`;
+    return trans.__(
+      'The platform could not answer (error %1); try again in a moment.',
+      status
+    );
   }
-  return `The request was refused (error ${status}); try again.`;
+  return trans.__('The request was refused (error %1); try again.', status);
 }
 
 /** Send a JSON body with a method. */
@@ -222,16 +237,24 @@ export namespace CguAPI {
     requestAPI<{ message: string }>('courses/seen', jsonInit('POST'));
 }
 
-/** A readable sentence out of anything thrown by a request. */
-export function errorMessage(error: unknown): string {
+/**
+ * A readable sentence out of anything thrown by a request: the server's own
+ * message, or a sentence for the failure (no network, a bare status).
+ */
+export function errorMessage(error: unknown, trans: TranslationBundle): string {
   if (error instanceof ServerConnection.NetworkError) {
-    return 'The platform cannot be reached: check your network connection and try again.';
+    return trans.__(
+      'The platform cannot be reached: check your network connection and try again.'
+    );
   }
   if (error instanceof Error && error.message) {
     return error.message;
   }
+  if (error instanceof ServerConnection.ResponseError) {
+    return statusSentence(error.response.status, trans);
+  }
   if (typeof error === 'string' && error) {
     return error;
   }
-  return 'Something went wrong; please try again.';
+  return trans.__('Something went wrong; please try again.');
 }

@@ -11,6 +11,7 @@
  * Everything else (focus trap, Escape to cancel, the buttons) is JupyterLab's.
  */
 import { Dialog } from '@jupyterlab/apputils';
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { errorMessage } from './api';
 
@@ -149,6 +150,8 @@ export interface IFormDialogOptions<V, R> {
   send: (value: V) => Promise<R>;
   /** Called with what `send` returned, just before the dialog closes. */
   onDone: (result: R) => void;
+  /** For the server's refusal when it has no message of its own. */
+  trans: TranslationBundle;
 }
 
 /**
@@ -182,7 +185,7 @@ export async function openFormDialog<V, R>(
       try {
         sent = await options.send(value);
       } catch (error) {
-        body.showError(errorMessage(error));
+        body.showError(errorMessage(error, options.trans));
         return false;
       } finally {
         body.setBusy?.(false);

@@ -1,8 +1,9 @@
 /**
  * Pure helpers shared by several features: byte and number figures, share
- * URLs, countdowns and poll intervals. No DOM and no server here, so all of
- * it is unit-tested.
+ * URLs, durations and countdowns. No DOM and no server here, so all of it is
+ * unit-tested; the words come from the caller's translation bundle.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 
 export const KIB = 1024;
 
@@ -63,14 +64,21 @@ export function formatNumber(value: number, digits = 2): string {
   return String(Math.round(value * factor) / factor);
 }
 
-/** CPU cores as people say them: "1 CPU", "0.5 CPU", "4 CPUs". */
-export function formatCores(cores: number): string {
-  return `${formatNumber(cores)} ${cores > 1 ? 'CPUs' : 'CPU'}`;
+/**
+ * CPU cores as people say them: "1 CPU", "0.5 CPU", "4 CPUs" (a fraction is
+ * singular, so no `_n`, whose English plural takes any n but 1).
+ */
+export function formatCores(cores: number, trans: TranslationBundle): string {
+  const n = formatNumber(cores);
+  return cores > 1 ? trans.__('%1 CPUs', n) : trans.__('%1 CPU', n);
 }
 
 /** Millicores as CPUs: 1500 → "1.5 CPUs". */
-export function formatMilliCores(milli: number): string {
-  return formatCores(milli / 1000);
+export function formatMilliCores(
+  milli: number,
+  trans: TranslationBundle
+): string {
+  return formatCores(milli / 1000, trans);
 }
 
 /** A value as a percentage of a limit, clamped to 0-100; null without a limit. */
@@ -79,27 +87,6 @@ export function percentOf(used: number, limit: number | null): number | null {
     return null;
   }
   return Math.min(100, Math.max(0, (used / limit) * 100));
-}
-
-/* ------------------------------------------------------------------ polling */
-
-/**
- * Seconds until the next refresh: the configured interval (at least 1 s),
- * backing off after failures (doubling, up to 60 s or the interval if longer).
- */
-export function pollDelaySeconds(
-  intervalSeconds: number,
-  consecutiveFailures: number
-): number {
-  const interval =
-    Number.isFinite(intervalSeconds) && intervalSeconds >= 1
-      ? intervalSeconds
-      : 1;
-  if (consecutiveFailures <= 0) {
-    return interval;
-  }
-  const backedOff = interval * Math.pow(2, Math.min(consecutiveFailures, 10));
-  return Math.min(backedOff, Math.max(60, interval));
 }
 
 /**
@@ -115,9 +102,31 @@ export function absoluteShareUrl(url: string, origin: string): string {
   return `${base}${path}`;
 }
 
-/** "2 days", "1 day"; "3 h", "5 min". */
-function plural(count: number, word: string): string {
-  return `${count} ${word}${count === 1 ? '' : 's'}`;
+/** "less than a minute", "29 min", "1 h 5 min", "2 days 3 h". */
+export function durationText(
+  seconds: number,
+  trans: TranslationBundle
+): string {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) {
+    return trans.__('less than a minute');
+  }
+  const minutes = Math.floor(s / 60);
+  if (minutes < 60) {
+    return trans.__('%1 min', minutes);
+  }
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) {
+    const rest = minutes % 60;
+    return rest
+      ? trans.__('%1 h %2 min', hours, rest)
+      : trans.__('%1 h', hours);
+  }
+  const days = Math.floor(hours / 24);
+  const restHours = hours % 24;
+  return restHours
+    ? trans._n('%1 day %2 h', '%1 days %2 h', days, restHours)
+    : trans._n('%1 day', '%1 days', days);
 }
 
 /**
@@ -125,33 +134,23 @@ function plural(count: number, word: string): string {
  * "expires in less than a minute", "expires in 29 min",
  * "expires in 1 h 5 min", "expires in 2 days 3 h".
  */
-export function countdownText(expiresAt: string | null, now: number): string {
+export function countdownText(
+  expiresAt: string | null,
+  now: number,
+  trans: TranslationBundle
+): string {
   if (expiresAt === null || expiresAt === '') {
-    return 'no end';
+    return trans.__('no end');
   }
   const end = Date.parse(expiresAt);
   if (Number.isNaN(end)) {
-    return 'unknown expiry';
+    return trans.__('unknown expiry');
   }
   const seconds = Math.floor((end - now) / 1000);
   if (seconds <= 0) {
-    return 'expired';
+    return trans.__('expired');
   }
-  if (seconds < 60) {
-    return 'expires in less than a minute';
-  }
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) {
-    return `expires in ${minutes} min`;
-  }
-  const hours = Math.floor(minutes / 60);
-  if (hours < 24) {
-    const rest = minutes % 60;
-    return `expires in ${hours} h${rest ? ` ${rest} min` : ''}`;
-  }
-  const days = Math.floor(hours / 24);
-  const restHours = hours % 24;
-  return `expires in ${plural(days, 'day')}${restHours ? ` ${restHours} h` : ''}`;
+  return trans.__('expires in %1', durationText(seconds, trans));
 }
 
 /** A polling interval from a setting: a finite number, at least `min`. */

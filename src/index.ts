@@ -22,6 +22,8 @@
  *   broadcasts, assignments.
  * - `cgu-lab:live-view` — for read-only viewers (a broadcast), open documents
  *   reload when the owner saves them.
+ * - `cgu-lab:serial` — a serial device of the student's computer (Web Serial)
+ *   as a pty and an RFC 2217 port in the notebook (serial/).
  *
  * Each feature is a folder with its plugin (`plugin.ts`), its widgets and its
  * pure helpers (`format.ts`); `commands.ts` registers a command together with
@@ -38,6 +40,7 @@ import {
 } from './platform/plugin';
 import { cellExecutorPlugin, readonlyPlugin } from './readonly/plugin';
 import { resourcesPlugin } from './resources/plugin';
+import { serialPlugin } from './serial/plugin';
 import { sharedWithMePlugin, sharePlugin } from './share/plugin';
 import { submitPlugin } from './submit/plugin';
 import { templatesPlugin } from './templates/plugin';
@@ -56,5 +59,6 @@ export default [
   templatesPlugin,
   submitPlugin,
   coursePlugin,
-  liveViewPlugin
+  liveViewPlugin,
+  serialPlugin
 ];

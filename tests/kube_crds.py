@@ -1,6 +1,6 @@
 """Which CustomResourceDefinitions the Kubernetes tests install, and how fields are checked.
 
-The project ships its own Notebook CRD (deploy/kubernetes/base/crds, for clusters
+The project ships its own Notebook CRD (deploy/kubernetes/crds, for clusters
 without Kubeflow) and test stand-ins for KubeVirt and the training operator
 (deploy/kubernetes/testing). Where the real upstream CRDs are at hand
 (`../shared/upstream-crds` beside the repository, as in CI, or the folder named by
@@ -54,7 +54,10 @@ def _documents(path: Path) -> list[dict]:
 
 def project_crds() -> list[dict]:
     """The project's own Notebook CRD and the test stand-ins."""
-    paths = [*sorted((DEPLOY / "base" / "crds").glob("*.yaml")), DEPLOY / "testing" / "crds.yaml"]
+    crds = [
+        path for path in sorted((DEPLOY / "crds").glob("*.yaml")) if path.stem != "kustomization"
+    ]
+    paths = [*crds, DEPLOY / "testing" / "crds.yaml"]
     return [doc for path in paths for doc in _documents(path)]
 
 

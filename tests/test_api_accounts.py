@@ -1,15 +1,20 @@
-"""Accounts, groups, tokens and quotas over real HTTP against a running controller."""
+"""Accounts, groups, tokens and quotas through the API, on the controller app in the test's
+process (conftest's `lab`: every request goes through the whole ASGI app, as behind uvicorn)."""
 
 import concurrent.futures
 
-import httpx
 import pytest
 
 from .harness import PASSWORD
 
 
-def test_login_refuses_wrong_password_and_bad_next(controller):
-    with httpx.Client(base_url=controller.url) as client:
+@pytest.fixture(scope="module")
+def site(lab):
+    return lab
+
+
+def test_login_refuses_wrong_password_and_bad_next(site):
+    with site.anonymous() as client:
         response = client.post(
             "/login", data={"name": "alice", "password": "nope-nope", "next": "/"}
         )
@@ -24,20 +29,23 @@ def test_login_refuses_wrong_password_and_bad_next(controller):
         assert "httponly" in cookie and "samesite=lax" in cookie
 
 
-def test_login_from_another_site_is_refused(controller):
-    response = httpx.post(
-        f"{controller.url}/login",
-        data={"name": "alice", "password": PASSWORD},
-        headers={"Origin": "https://evil.example"},
-    )
+def test_login_from_another_site_is_refused(site):
+    with site.anonymous() as client:
+        response = client.post(
+            "/login",
+            data={"name": "alice", "password": PASSWORD},
+            headers={"Origin": "https://evil.example"},
+        )
     assert response.status_code == 403
 
 
-def test_api_needs_login_and_csrf(controller, alice):
-    assert httpx.get(f"{controller.url}/api/me").status_code == 401
+def test_api_needs_login_and_csrf(site, alice):
+    with site.anonymous() as client:
+        assert client.get("/api/me").status_code == 401
     # The session cookie alone does not allow changes: the CSRF header must come too.
     cookies = {"cgu-lab-session": alice.cookies["cgu-lab-session"]}
-    response = httpx.post(f"{controller.url}/api/me/tokens", json={"name": "x"}, cookies=cookies)
+    with site.anonymous(cookies=cookies) as client:
+        response = client.post("/api/me/tokens", json={"name": "x"})
     assert response.status_code == 403
     assert "CSRF" in response.json()["message"]
     assert alice.ok("GET", "/api/me")["name"] == "alice"
@@ -51,29 +59,25 @@ def test_pages_send_security_headers(controller, alice):
     assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
 
 
-def test_api_token_works_and_can_be_revoked(controller, alice):
+def test_api_token_works_and_can_be_revoked(site, alice):
     created = alice.ok("POST", "/api/me/tokens", 201, json={"name": "script", "expires_in_days": 5})
     headers = {"Authorization": f"Bearer {created['token']}"}
-    assert httpx.get(f"{controller.url}/api/me", headers=headers).json()["name"] == "alice"
-    # Bearer requests need no CSRF header.
-    assert httpx.get(f"{controller.url}/api/notebooks", headers=headers).status_code == 200
-    alice.ok("DELETE", f"/api/me/tokens/{created['info']['id']}")
-    assert httpx.get(f"{controller.url}/api/me", headers=headers).status_code == 401
-    assert (
-        httpx.get(
-            f"{controller.url}/api/me", headers={"Authorization": "Bearer forged"}
-        ).status_code
-        == 401
-    )
+    with site.anonymous() as client:
+        assert client.get("/api/me", headers=headers).json()["name"] == "alice"
+        # Bearer requests need no CSRF header.
+        assert client.get("/api/notebooks", headers=headers).status_code == 200
+        alice.ok("DELETE", f"/api/me/tokens/{created['info']['id']}")
+        assert client.get("/api/me", headers=headers).status_code == 401
+        assert client.get("/api/me", headers={"Authorization": "Bearer forged"}).status_code == 401
 
 
-def test_first_login_forces_password_change(controller, admin):
+def test_first_login_forces_password_change(site, admin):
     created = admin.ok(
         "POST", "/api/users", 201, json={"name": "newbie", "display_name": "New Bie"}
     )
     one_time = created["one_time_password"]
     assert created["user"]["must_change_password"]
-    with httpx.Client(base_url=controller.url) as client:
+    with site.anonymous() as client:
         response = client.post(
             "/login", data={"name": "newbie", "password": one_time, "next": "/notebooks"}
         )
@@ -117,7 +121,7 @@ def test_bad_input_gets_readable_400(admin):
     assert admin.put("/api/quotas/default", json={"cpu": "lots"}).status_code == 400
 
 
-def test_teacher_runs_a_course(controller, teacher, admin, alice):
+def test_teacher_runs_a_course(teacher, admin, alice):
     group = teacher.ok(
         "POST", "/api/groups", 201, json={"name": "ml-2026", "display_name": "Machine Learning"}
     )
@@ -210,15 +214,14 @@ def test_audit_log_records_changes(admin):
     assert created and created[0]["actor"] == "teacher"
 
 
-def test_deactivated_account_is_locked_out(controller, admin):
+def test_deactivated_account_is_locked_out(site, admin, login):
     admin.ok("POST", "/api/users", 201, json={"name": "leaver", "password": "leaver-password"})
-    with controller.client("leaver", "leaver-password") as leaver:
-        assert leaver.ok("GET", "/api/me")["name"] == "leaver"
-        admin.ok("PATCH", "/api/users/leaver", json={"active": False})
-        assert leaver.get("/api/me").status_code == 401
-    response = httpx.post(
-        f"{controller.url}/login", data={"name": "leaver", "password": "leaver-password"}
-    )
+    leaver = login("leaver", password="leaver-password")
+    assert leaver.ok("GET", "/api/me")["name"] == "leaver"
+    admin.ok("PATCH", "/api/users/leaver", json={"active": False})
+    assert leaver.get("/api/me").status_code == 401
+    with site.anonymous() as client:
+        response = client.post("/login", data={"name": "leaver", "password": "leaver-password"})
     assert response.status_code == 401
 
 
@@ -227,10 +230,10 @@ def test_admin_cannot_lock_themselves_out(admin):
     assert response.status_code == 400 and "another administrator" in response.json()["message"]
 
 
-def test_failed_logins_are_throttled(controller):
+def test_failed_logins_are_throttled(site):
     # Slowed down (429 after a few failures from one address), no longer locked for 15 minutes:
     # tests/security/test_accounts.py shows the owner still logs in from another address.
-    with httpx.Client(base_url=controller.url) as client:
+    with site.anonymous() as client:
         responses = [
             client.post("/login", data={"name": "bob", "password": f"wrong-{i}"}) for i in range(10)
         ]
@@ -252,9 +255,10 @@ def test_concurrent_user_creation_is_consistent(admin):
 
 
 @pytest.mark.parametrize("path", ["/api/openapi.json"])
-def test_openapi_document_is_served_and_valid(controller, path):
+def test_openapi_document_is_served_and_valid(site, path):
     from openapi_spec_validator import validate
 
-    spec = httpx.get(controller.url + path).json()
+    with site.anonymous() as client:
+        spec = client.get(path).json()
     validate(spec)
     assert "/api/notebooks/{owner}/{name}/start" in spec["paths"]

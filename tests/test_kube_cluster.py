@@ -55,6 +55,7 @@ DEPLOYED_USER_PREFIX, DEPLOYED_GROUP_PREFIX = f"d{RUN}u-", f"d{RUN}g-"
 DATABASE_NAMESPACE = f"d{RUN}-database"
 OURS = (USER_PREFIX, GROUP_PREFIX, DEPLOYED_USER_PREFIX, DEPLOYED_GROUP_PREFIX, DATABASE_NAMESPACE)
 STUDENT = "ana"
+TEACHER = "kteach"
 NAMESPACE = f"{USER_PREFIX}{STUDENT}"
 CPU = 0.25  # the test node may have 2 CPUs, and requests are what a pod holds
 # How many starts the start -> JupyterLab timing takes the median of.
@@ -139,6 +140,7 @@ def controller(kube, admin, tmp_path_factory):
     ctl.env["CGU_LAB_KUBE_CONTROLLER_URL"] = f"http://{kube['CGU_KUBE_HOST_IP']}:{ctl.port}"
     ctl.create_user("kadmin", "admin")
     ctl.create_user(STUDENT)
+    ctl.create_user(TEACHER, "teacher")
     ctl.start()
     yield ctl
     ctl.stop()
@@ -178,12 +180,12 @@ async def run_code(session, name: str, code: str) -> str:
                 return output
 
 
-def start(session, name: str) -> float:
-    """Start ana/<name> and wait until JupyterLab answers through the proxy; seconds taken."""
+def start(session, name: str, owner: str = STUDENT) -> float:
+    """Start <owner>/<name> and wait until JupyterLab answers through the proxy; seconds taken."""
     began = time.monotonic()
-    started = session.ok("POST", f"/api/notebooks/{STUDENT}/{name}/start?wait=true", 202)
+    started = session.ok("POST", f"/api/notebooks/{owner}/{name}/start?wait=true", 202)
     assert started["state"] == "running", started["message"]
-    lab = session.get(f"/notebook/{STUDENT}/{name}/lab")
+    lab = session.get(f"/notebook/{owner}/{name}/lab")
     assert lab.status_code == 200, lab.text[:500]
     return time.monotonic() - began
 
@@ -282,6 +284,99 @@ def test_a_pod_deleted_behind_the_controllers_back_is_never_shown_running(admin,
         )
         time.sleep(0.5)
     ana.ok("DELETE", f"/api/notebooks/{STUDENT}/nb2")
+
+
+@pytest.mark.timeout(900)
+def test_templates_lab_files_and_submissions_are_copied_by_pods(admin, kube, controller, ana):
+    """Files move between homes and the controller's store through a short-lived pod per
+    copy (kube_files), as the notebooks' user: a template is published from a teacher's
+    notebook and seeds a student's new notebook before its first start, lab files land in
+    ~/courses of the student's running notebook, a submission packs the student's files.
+    No copying pod is left behind."""
+    image = kube["CGU_NOTEBOOK_IMAGE"]
+    with controller.client("kadmin") as kadmin, controller.client(TEACHER) as prof:
+        kadmin.ok(
+            "PUT",
+            "/api/environments/default",
+            json={"display_name": "Python 3", "image": image, "is_default": True},
+        )
+        kadmin.ok("POST", "/api/groups", 201, json={"name": "kc"})
+        kadmin.ok("PUT", f"/api/groups/kc/members/{TEACHER}", json={"manager": True})
+        kadmin.ok("PUT", f"/api/groups/kc/members/{STUDENT}", json={"manager": False})
+        prof.ok("POST", "/api/notebooks", 201, json={"name": "prep", "cpu": CPU, "memory": "1Gi"})
+        start(prof, "prep", owner=TEACHER)
+        contents = f"/notebook/{TEACHER}/prep/api/contents"
+        for folder in ("hw1", "data"):
+            prof.ok("PUT", f"{contents}/{folder}", 201, json={"type": "directory"})
+        for path, text in (("hw1/task.txt", "week one"), ("data/points.csv", "x,y\n1,2\n")):
+            prof.ok(
+                "PUT",
+                f"{contents}/{path}",
+                201,
+                json={"type": "file", "format": "text", "content": text},
+            )
+
+        published = prof.ok(
+            "POST",
+            "/api/templates",
+            201,
+            json={
+                "notebook": "prep",
+                "name": "klab",
+                "visibility": "group",
+                "group": "kc",
+                "paths": ["hw1", "data"],
+                "cpu": CPU,
+                "memory": "1Gi",
+            },
+        )
+        assert published["latest"]["files"] == 2
+
+        ana.ok("POST", "/api/notebooks", 201, json={"template": "klab", "start": True})
+        deadline = time.monotonic() + 240
+        while (nb := state_of(ana, "klab"))["state"] != "running":
+            assert nb["state"] != "stopped" or not nb["message"], nb["message"]
+            assert time.monotonic() < deadline, f"ana/klab did not run: {nb}"
+            time.sleep(0.5)
+        seeded = ana.ok("GET", f"/notebook/{STUDENT}/klab/api/contents/hw1/task.txt")
+        assert seeded["content"] == "week one"
+
+        deployment = prof.ok(
+            "POST",
+            "/api/groups/kc/deployments",
+            202,
+            json={"notebook": "prep", "path": "hw1", "destination": "week1", "title": "Week 1"},
+        )
+        done = wait_for(
+            "the deployment",
+            lambda: (
+                (d := prof.ok("GET", f"/api/deployments/{deployment['id']}"))["state"] != "running"
+                and d
+            ),
+        )
+        assert done["state"] == "done", done
+        assert done["report"] == {STUDENT: {"copied": 1, "skipped": 0, "conflicts": []}}
+        pushed = ana.ok("GET", f"/notebook/{STUDENT}/klab/api/contents/courses/kc/week1/task.txt")
+        assert pushed["content"] == "week one"  # in the running notebook, at once
+
+        task = prof.ok("POST", "/api/groups/kc/assignments", 201, json={"name": "khw"})
+        submitted = ana.ok(
+            "POST",
+            f"/api/assignments/{task['id']}/submissions",
+            201,
+            json={"notebook": "klab", "paths": ["hw1"]},
+        )
+        assert submitted["files"] == 1 and len(submitted["content_hash"]) == 64
+
+        for owner in (STUDENT, TEACHER):
+            left = admin.resource("v1", "Pod").get(
+                namespace=f"{USER_PREFIX}{owner}", label_selector="cgu-lab.io/component=files"
+            )
+            assert left.to_dict()["items"] == [] or all(
+                pod["metadata"].get("deletionTimestamp") for pod in left.to_dict()["items"]
+            )
+        for session, owner, name in ((prof, TEACHER, "prep"), (ana, STUDENT, "klab")):
+            session.ok("POST", f"/api/notebooks/{owner}/{name}/stop?wait=true", 202)
 
 
 @pytest.mark.skipif(TIMED_STARTS < 2, reason="set CGU_KUBE_TIMED_STARTS=5 to time starts")

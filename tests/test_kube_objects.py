@@ -28,8 +28,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cgu_lab.backends import create_backend
+from cgu_lab.backends import create_backend, kube_training
+from cgu_lab.backends import kube_companions as companions
 from cgu_lab.backends import kube_names as names
+from cgu_lab.backends import kube_namespaces as namespaces
 from cgu_lab.backends import kube_objects as objects
 from cgu_lab.backends import kube_status as status
 from cgu_lab.backends.base import (
@@ -213,7 +215,7 @@ def test_settings_refuse_nonsense(environ, complaint):
 
 
 def test_namespace_objects():
-    ns = objects.namespace("cgu-u-alice", "alice", KUBE)
+    ns = namespaces.namespace("cgu-u-alice", "alice", KUBE)
     validate(ns)
     labels = ns["metadata"]["labels"]
     assert labels[names.MANAGED_BY] == "cgu-lab" and labels[names.USER] == "alice"
@@ -221,23 +223,23 @@ def test_namespace_objects():
     assert ns["metadata"]["annotations"]["owner"] == "alice"
     assert objects.is_ours(ns, KUBE)
     assert not objects.is_ours(ns, KUBE.replace(installation="other"))
-    group = objects.namespace("cgu-g-ai", "ai", KUBE, group=True)
+    group = namespaces.namespace("cgu-g-ai", "ai", KUBE, group=True)
     assert group["metadata"]["labels"][names.GROUP] == "ai"
 
-    binding = objects.controller_role_binding("cgu-u-alice", KUBE)
+    binding = namespaces.controller_role_binding("cgu-u-alice", KUBE)
     validate(binding)
-    assert binding["roleRef"]["name"] == BIND_ROLE == objects.NAMESPACE_ROLE
+    assert binding["roleRef"]["name"] == BIND_ROLE == namespaces.NAMESPACE_ROLE
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": "cgu-lab-controller", "namespace": "cgu-lab"}
     ]
 
-    account = objects.notebook_service_account("cgu-u-alice", KUBE)
+    account = namespaces.notebook_service_account("cgu-u-alice", KUBE)
     validate(account)
     assert account["automountServiceAccountToken"] is False
 
 
 def test_network_policy_admits_only_the_controller_or_the_ingress():
-    policy = objects.network_policy("cgu-u-alice", KUBE)
+    policy = namespaces.network_policy("cgu-u-alice", KUBE)
     validate(policy)
     (rule,) = policy["spec"]["ingress"]
     assert rule["ports"] == [{"protocol": "TCP", "port": 8888}]
@@ -247,7 +249,7 @@ def test_network_policy_admits_only_the_controller_or_the_ingress():
     selects = policy["spec"]["podSelector"]["matchExpressions"][0]
     assert selects["values"] == ["notebook", "vm"]  # not training pods: workers talk to each other
 
-    ingress = objects.network_policy("cgu-u-alice", KUBE.replace(ingress_header="x"))
+    ingress = namespaces.network_policy("cgu-u-alice", KUBE.replace(ingress_header="x"))
     validate(ingress)
     peers = ingress["spec"]["ingress"][0]["from"]
     assert peers[1]["namespaceSelector"]["matchLabels"] == {
@@ -266,9 +268,10 @@ def test_quota_mirrors_platform_limits():
             "quarter": "nvidia.com/mig-1g.6gb",
         },
     )
-    built = objects.resource_quota("cgu-u-alice", quota, KUBE)
+    built = namespaces.resource_quota("cgu-u-alice", quota, KUBE)
     validate(built)
     assert built["metadata"]["name"] == "kf-resource-quota"
+    assert built["spec"]["scopes"] == ["NotTerminating"]  # file-copy pods are not notebooks
     assert built["spec"]["hard"] == {
         "requests.cpu": "4500m",
         "requests.memory": "8Gi",
@@ -277,7 +280,7 @@ def test_quota_mirrors_platform_limits():
         "requests.nvidia.com/mig-1g.6gb": "0",
         "pods": "2",
     }
-    unlimited = objects.resource_quota("cgu-u-bob", QuotaSpec(Limits()), KUBE)
+    unlimited = namespaces.resource_quota("cgu-u-bob", QuotaSpec(Limits()), KUBE)
     validate(unlimited)
     assert unlimited["spec"]["hard"] == {}
 
@@ -294,6 +297,8 @@ def test_notebook_is_kubeflow_compatible_and_keeps_secrets_out():
     assert notebook["apiVersion"] == "kubeflow.org/v1" and meta["namespace"] == ref.namespace
     assert meta["annotations"][names.CREATOR] == "john.doe"
     assert meta["annotations"][names.SERVER_TYPE] == "jupyter"
+    # Kubeflow's Istio route /notebook/<namespace>/<name>/ is rewritten to our base URL.
+    assert meta["annotations"][names.HTTP_REWRITE_URI] == spec.base_path
     assert names.STOPPED not in meta["annotations"]
     assert meta["labels"]["app"] == meta["labels"][names.NOTEBOOK_NAME] == "hw1"
     assert meta["labels"][names.NOTEBOOK_ID] == "7"
@@ -406,7 +411,7 @@ def test_builtin_statefulset_and_service_follow_the_notebook():
     spec = make_spec()
     ref = NAMING.notebook(spec.owner, spec.name)
     notebook = created(objects.notebook(ref, spec, KUBE))
-    sts = objects.statefulset(notebook)
+    sts = companions.statefulset(notebook)
     validate(sts)
     assert sts["spec"]["replicas"] == 1
     assert sts["spec"]["selector"] == {"matchLabels": {"statefulset": "hw1"}}
@@ -418,9 +423,9 @@ def test_builtin_statefulset_and_service_follow_the_notebook():
     assert labels.items() >= notebook["metadata"]["labels"].items()  # the Notebook's labels
 
     stopped = created(objects.notebook(ref, spec, KUBE, stopped_at="2025-01-01T00:00:00Z"))
-    assert objects.statefulset(stopped)["spec"]["replicas"] == 0
+    assert companions.statefulset(stopped)["spec"]["replicas"] == 0
 
-    service = objects.service(notebook)
+    service = companions.service(notebook)
     validate(service)
     assert service["spec"]["ports"] == [
         {"name": "http-hw1", "port": 80, "targetPort": 8888, "protocol": "TCP"}
@@ -491,7 +496,7 @@ def test_pytorch_job():
         clean_pod_policy="All",
     )
     ref = NAMING.training(job.owner, job.name)
-    built = objects.pytorch_job(ref, job, KUBE)
+    built = kube_training.pytorch_job(ref, job, KUBE)
     validate(built)
     replicas = built["spec"]["pytorchReplicaSpecs"]
     assert (replicas["Master"]["replicas"], replicas["Worker"]["replicas"]) == (1, 3)
@@ -502,7 +507,7 @@ def test_pytorch_job():
         assert container["resources"]["limits"]["nvidia.com/gpu"] == "2"
         assert env_of(container) == {"EPOCHS": "10"}
         assert replica["template"]["metadata"]["labels"][names.COMPONENT] == "training"
-    single = objects.pytorch_job(ref, dataclasses.replace(job, workers=0), KUBE)
+    single = kube_training.pytorch_job(ref, dataclasses.replace(job, workers=0), KUBE)
     validate(single)
     assert set(single["spec"]["pytorchReplicaSpecs"]) == {"Master"}
 
@@ -533,7 +538,7 @@ def test_unknown_fields_are_found_as_the_api_server_finds_them():
         ".spec.template.metadata",
         ".spec.templates",
     ]
-    job = objects.pytorch_job(
+    job = kube_training.pytorch_job(
         NAMING.training("a", "j"),
         TrainingSpec(owner="a", name="j", image="i:1", command=("x",)),
         KUBE,
@@ -1013,6 +1018,20 @@ def test_every_manifest_belongs_to_a_kustomization():
 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_the_notebook_crd_is_created_apart_never_applied():
+    built = subprocess.run(
+        ["kubectl", "kustomize", str(DEPLOY / "crds")], check=True, capture_output=True, text=True
+    ).stdout
+    (crd,) = [doc for doc in yaml.safe_load_all(built) if doc]
+    assert crd["metadata"]["name"] == "notebooks.kubeflow.org"
+    assert crd["metadata"]["labels"]["app.kubernetes.io/part-of"] == "cgu-lab"
+    assert (
+        "kubectl create -k deploy/kubernetes/crds"
+        in (DEPLOY / "crds" / "kustomization.yaml").read_text()
+    )
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 @pytest.mark.parametrize("overlay", ["example", "kubeflow"])
 def test_overlays_build_and_validate(overlay):
     built = subprocess.run(
@@ -1026,7 +1045,9 @@ def test_overlays_build_and_validate(overlay):
         validate(doc)
     kinds = {doc["kind"] for doc in docs}
     assert {"Deployment", "ClusterRole", "ValidatingAdmissionPolicy", "NetworkPolicy"} <= kinds
-    assert ("CustomResourceDefinition" in kinds) == (overlay == "example")
+    # Neither carries the Notebook CRD: applied, it would replace Kubeflow's; it is created
+    # apart (deploy/kubernetes/crds), which refuses where one exists.
+    assert "CustomResourceDefinition" not in kinds
     (deployment,) = [doc for doc in docs if doc["kind"] == "Deployment"]
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     assert container["command"] + container["args"][:3] == [

@@ -266,7 +266,11 @@ def test_notebook_token_is_limited_to_its_notebook(controller, lab, alice, admin
     token = server_process("alice", "lab").environ()["CGU_API_TOKEN"]
     as_notebook = {"Authorization": f"Bearer {token}"}
     get = lambda path: httpx.get(controller.url + path, headers=as_notebook)  # noqa: E731
-    assert get("/api/notebooks/alice/lab/access?user=bob").json() == {"access": None, "scope": []}
+    assert get("/api/notebooks/alice/lab/access?user=bob").json() == {
+        "access": None,
+        "scope": [],
+        "user": "bob",
+    }
     assert get("/api/version").status_code == 200
     for path in (
         "/api/me",
@@ -344,15 +348,17 @@ def jp_server_config():
 
 
 async def test_ingress_mode_asks_the_controller_for_grants(
-    controller, lab, alice, jp_fetch, monkeypatch
+    controller, lab, alice, admin, jp_fetch, jp_serverapp, monkeypatch
 ):
     from tornado.httpclient import HTTPClientError
 
     from cgu_lab.notebook import controller_client as module
 
     token = server_process("alice", "lab").environ()["CGU_API_TOKEN"]
-    monkeypatch.setattr(
-        module, "_client", module.ControllerClient(controller.url, token, "alice", "lab")
+    monkeypatch.setitem(
+        jp_serverapp.web_app.settings,
+        module.SETTING,
+        module.ControllerClient(controller.url, token, "alice", "lab"),
     )
 
     async def status(user: str) -> int:
@@ -377,7 +383,24 @@ async def test_ingress_mode_asks_the_controller_for_grants(
         ).body
     )
     assert info["access"] == "read"
+    # Kubeflow's ingress names users by e-mail address: the same grants, to the same users.
+    await asyncio.to_thread(
+        admin.ok, "PATCH", "/api/users/bob", json={"email": "Bob.Lee@school.example"}
+    )
+    assert await status("bob.lee@school.example") == 200
+    info = json.loads(
+        (
+            await jp_fetch(
+                "cgu-lab",
+                "info",
+                headers={"kubeflow-userid": "bob.lee@school.example", "Authorization": ""},
+            )
+        ).body
+    )
+    assert (info["access"], info["user"]["name"]) == ("read", "bob")
+    assert await status("nobody@school.example") == 403
     await asyncio.to_thread(alice.ok, "DELETE", f"/api/notebooks/alice/lab/shares/{created['id']}")
     await asyncio.sleep(0.6)
     assert await status("bob") == 403
+    assert await status("bob.lee@school.example") == 403
     assert await status("") == 403

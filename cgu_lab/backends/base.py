@@ -13,6 +13,14 @@ from ..core.errors import NotSupported
 from ..core.gpus import Device
 from ..core.quota import Limits
 
+# The classes every notebook server runs with, whichever backend starts it: they make
+# the identity the controller's proxy (or the ingress) vouches for, and the shares it
+# grants, binding in the server. Set on the command line, which a config file in the
+# owner's home cannot override.
+IDENTITY_PROVIDER = "cgu_lab.notebook.identity.ProxyIdentityProvider"
+AUTHORIZER = "cgu_lab.notebook.authorizer.ShareAuthorizer"
+CONTENTS_MANAGER = "cgu_lab.notebook.contents.ShareAwareContentsManager"
+
 
 @dataclass(frozen=True)
 class EnvironmentSpec:
@@ -175,8 +183,10 @@ class Backend(abc.ABC):
         max_files: int,
         into: Path,
         base: str = "",
+        image: str = "",
     ) -> dict[str, Any]:
         """Archive files of a home as its owner; `area` is a notebook name or "courses".
+        `image` is the notebook's, for backends that copy in a container (Kubernetes).
 
         Returns the manifest: every file with its SHA-256, the total size, a
         hash of the whole selection, and what was left out and why.
@@ -191,6 +201,7 @@ class Backend(abc.ABC):
         destination: str,
         label: str,
         on_progress: Callable[[int], Awaitable[None]] | None = None,
+        image: str = "",
     ) -> dict[str, Any]:
         """Copy an archive below `destination` of a home as its owner, never overwriting:
         returns how many files were copied, skipped (identical) and kept with a suffix."""

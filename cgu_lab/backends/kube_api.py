@@ -73,7 +73,7 @@ KINDS: dict[str, Kind] = {
             "Notebook",
             "kubeflow.org/v1",
             "notebooks",
-            provider="Kubeflow, or the Notebook CRD in deploy/kubernetes/base/crds",
+            provider="Kubeflow, or the Notebook CRD: kubectl create -k deploy/kubernetes/crds",
         ),
         Kind("VirtualMachine", "kubevirt.io/v1", "virtualmachines", provider="KubeVirt"),
         Kind(
@@ -104,13 +104,17 @@ PERMISSIONS: dict[str, dict[tuple[str, str], frozenset[str]]] = {
         ("NetworkPolicy", ""): frozenset({"create", "patch"}),
         ("ResourceQuota", ""): frozenset({"create", "patch"}),
         ("Secret", ""): frozenset({"create", "patch", "delete"}),
-        ("PersistentVolumeClaim", ""): frozenset({"create", "delete"}),
+        ("PersistentVolumeClaim", ""): frozenset({"create", "get", "delete"}),
         ("Notebook", ""): frozenset({"create", "patch", "delete"}),
         ("StatefulSet", ""): frozenset({"create", "patch"}),
         ("Service", ""): frozenset({"create", "patch"}),
         ("VirtualMachine", ""): frozenset({"create", "patch", "delete"}),
         ("PyTorchJob", ""): frozenset({"create", "get", "delete"}),
         ("Pod", "log"): frozenset({"get"}),
+        # kube_files: a pod per copy, the file tool run in it through exec (a websocket
+        # upgrade of a GET, authorized as `create` since Kubernetes 1.31, `get` before)
+        ("Pod", ""): frozenset({"create", "get", "delete"}),
+        ("Pod", "exec"): frozenset({"create", "get"}),
     },
 }
 # Never called, yet needed: the API server lets the controller create the

@@ -38,10 +38,14 @@ STOPPED = "kubeflow-resource-stopped"
 LAST_ACTIVITY = "notebooks.kubeflow.org/last-activity"
 CREATOR = "notebooks.kubeflow.org/creator"
 SERVER_TYPE = "notebooks.kubeflow.org/server-type"
+HTTP_REWRITE_URI = "notebooks.kubeflow.org/http-rewrite-uri"
 NOTEBOOK_NAME = "notebook-name"  # pod label set by Kubeflow's notebook-controller
 STATEFULSET = "statefulset"  # pod label and StatefulSet selector, as Kubeflow sets it
 PROFILE_PART_OF = ("app.kubernetes.io/part-of", "kubeflow-profile")
 QUOTA_NAME = "kf-resource-quota"
+# Each user's course folders (lab files from teachers): one claim per user namespace,
+# mounted at ~/courses in all of the user's notebooks.
+COURSES_CLAIM = "cgu-courses"
 
 # The training operator's pod labels.
 JOB_NAME = "training.kubeflow.org/job-name"

@@ -1,24 +1,19 @@
-"""Kubernetes objects of the platform, built by pure functions.
+"""Kubernetes objects of a notebook, built by pure functions.
 
 Like kubespawner's objects.py: every function takes plain values and returns
 the object as the dict the API server receives (camelCase, no client models),
 so each one is unit-tested and schema-validated without a cluster and the
-backend only decides which to send when.
+backend only decides which to send when. The namespace a notebook lives in is
+built by kube_namespaces, its Service (and StatefulSet) by kube_companions, a
+training job by kube_training; the small parts they share are here.
 
 What a notebook is made of, in its owner's namespace ("profile"):
-- Namespace + RoleBinding (lets the controller manage it) + ServiceAccount
-  for notebook pods (no API token mounted) + NetworkPolicy (only the
-  controller, or the ingress gateway, reaches port 8888) + ResourceQuota
-  `kf-resource-quota` mirroring the platform quota;
 - a Kubeflow `Notebook` (kubeflow.org/v1) whose pod template runs JupyterLab
   with the platform's identity provider, authorizer and contents manager;
 - its Secret (proxy secret and API token, read by the pod as env vars, never
   written into the template) and its home PersistentVolumeClaim;
-- without Kubeflow's notebook-controller: the StatefulSet and Service that
-  controller would make from the Notebook, owned by it;
 - or, for a VM notebook, a KubeVirt VirtualMachine booting an image that runs
   JupyterLab, configured by cloud-init from the same Secret.
-A training job is a Kubeflow PyTorchJob.
 
 Stopping follows Kubeflow: the annotation `kubeflow-resource-stopped` scales
 the notebook to zero and keeps everything else, above all the home volume.
@@ -27,27 +22,21 @@ the notebook to zero and keeps everything else, above all the home volume.
 from __future__ import annotations
 
 import base64
-import copy
 import math
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
 
-from ..core.quota import Limits
 from . import kube_names as names
-from .base import NotebookSpec, QuotaSpec, TrainingSpec
+from .base import AUTHORIZER, CONTENTS_MANAGER, IDENTITY_PROVIDER, NotebookSpec
 from .kube_settings import KubeSettings
-from .local import AUTHORIZER, CONTENTS_MANAGER, IDENTITY_PROVIDER
 
 NOTEBOOK_PORT = 8888
 SERVICE_PORT = 80
 HOME = "/home/jovyan"
 SHM = "/dev/shm"  # noqa: S108 - a mount point inside the pod, for PyTorch's DataLoader workers
 NOTEBOOK_SERVICE_ACCOUNT = "cgu-notebook"
-NETWORK_POLICY = "cgu-lab-notebooks"
-CONTROLLER_BINDING = "cgu-lab-controller"
-NAMESPACE_ROLE = "cgu-lab-namespace-manager"  # the ClusterRole in deploy/kubernetes/base
 SECRET_KEYS = {"CGU_PROXY_SECRET": "proxy-secret", "CGU_API_TOKEN": "api-token"}
 Obj = dict[str, Any]
 
@@ -66,7 +55,7 @@ def memory_quantity(size: int) -> str:
     return str(size)
 
 
-def _metadata(name: str, namespace: str | None, labels: Mapping[str, str], **extra: Any) -> Obj:
+def object_meta(name: str, namespace: str | None, labels: Mapping[str, str], **extra: Any) -> Obj:
     meta: Obj = {"name": name, "labels": dict(labels)}
     if namespace is not None:
         meta["namespace"] = namespace
@@ -82,6 +71,14 @@ def platform_labels(settings: KubeSettings, component: str | None = None) -> dic
     return labels
 
 
+def is_ours(obj: Obj, settings: KubeSettings) -> bool:
+    labels = obj.get("metadata", {}).get("labels") or {}
+    return (
+        labels.get(names.MANAGED_BY) == names.PLATFORM
+        and labels.get(names.INSTALLATION) == settings.installation
+    )
+
+
 def owner_reference(owner: Obj) -> Obj:
     """Makes the object garbage-collected with `owner` (which must have been created)."""
     return {
@@ -93,7 +90,7 @@ def owner_reference(owner: Obj) -> Obj:
     }
 
 
-def _resources(cpu_milli: int, memory: int, gpus: int, gpu_resource: str) -> Obj:
+def container_resources(cpu_milli: int, memory: int, gpus: int, gpu_resource: str) -> Obj:
     """Requests equal to limits: what the quota counts is what the pod holds."""
     amounts = {"cpu": cpu_quantity(cpu_milli), "memory": memory_quantity(memory)}
     if gpus:
@@ -101,7 +98,7 @@ def _resources(cpu_milli: int, memory: int, gpus: int, gpu_resource: str) -> Obj
     return {"requests": dict(amounts), "limits": dict(amounts)}
 
 
-def _gpu_tolerations() -> list[Obj]:
+def gpu_tolerations() -> list[Obj]:
     """GPU nodes are commonly tainted nvidia.com/gpu:NoSchedule to keep CPU pods off."""
     return [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 
@@ -113,136 +110,6 @@ def _quoted_env(env: Mapping[str, str]) -> str:
         escaped = value.replace("\\", "\\\\").replace('"', '\\"')
         lines.append(f'{key}="{escaped}"')
     return "\n".join(lines) + "\n"
-
-
-# -- a user's or group's namespace -------------------------------------------------
-
-
-def namespace(name: str, subject: str, settings: KubeSettings, group: bool = False) -> Obj:
-    """A profile namespace; `owner` is the annotation Kubeflow's profiles carry."""
-    labels = platform_labels(settings)
-    labels[names.GROUP if group else names.USER] = names.slug(subject, 63)
-    labels[names.PROFILE_PART_OF[0]] = names.PROFILE_PART_OF[1]
-    # Notebook images run as a fixed non-root user; KubeVirt's launcher pods need
-    # what `baseline` allows, so that is enforced and `restricted` only warned of.
-    labels["pod-security.kubernetes.io/enforce"] = "baseline"
-    labels["pod-security.kubernetes.io/warn"] = "restricted"
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": _metadata(name, None, labels, annotations={"owner": subject}),
-    }
-
-
-def is_ours(obj: Obj, settings: KubeSettings) -> bool:
-    labels = obj.get("metadata", {}).get("labels") or {}
-    return (
-        labels.get(names.MANAGED_BY) == names.PLATFORM
-        and labels.get(names.INSTALLATION) == settings.installation
-    )
-
-
-def controller_role_binding(namespace_name: str, settings: KubeSettings) -> Obj:
-    """Grants the controller the namespace-manager ClusterRole in this namespace only."""
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": _metadata(CONTROLLER_BINDING, namespace_name, platform_labels(settings)),
-        "roleRef": {
-            "apiGroup": "rbac.authorization.k8s.io",
-            "kind": "ClusterRole",
-            "name": NAMESPACE_ROLE,
-        },
-        "subjects": [
-            {
-                "kind": "ServiceAccount",
-                "name": settings.controller_service_account,
-                "namespace": settings.controller_namespace,
-            }
-        ],
-    }
-
-
-def notebook_service_account(namespace_name: str, settings: KubeSettings) -> Obj:
-    """Notebook pods run as this account, which mounts no API token: students' code
-    has no business with the Kubernetes API."""
-    return {
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": _metadata(NOTEBOOK_SERVICE_ACCOUNT, namespace_name, platform_labels(settings)),
-        "automountServiceAccountToken": False,
-    }
-
-
-def network_policy(namespace_name: str, settings: KubeSettings) -> Obj:
-    """Only the controller's pods (and, in ingress-header mode, the ingress gateway)
-    reach notebook servers. This is what makes the identity headers trustworthy:
-    nothing else can send a request to port 8888 at all. Training pods are not
-    selected, so their workers still reach one another."""
-    peers: list[Obj] = [
-        {
-            "namespaceSelector": {
-                "matchLabels": {"kubernetes.io/metadata.name": settings.controller_namespace}
-            },
-            "podSelector": {"matchLabels": dict(settings.controller_pod_labels)},
-        }
-    ]
-    if settings.ingress_header:
-        peers.append(
-            {
-                "namespaceSelector": {
-                    "matchLabels": {"kubernetes.io/metadata.name": settings.ingress_namespace}
-                },
-                "podSelector": {"matchLabels": dict(settings.ingress_pod_labels)},
-            }
-        )
-    return {
-        "apiVersion": "networking.k8s.io/v1",
-        "kind": "NetworkPolicy",
-        "metadata": _metadata(NETWORK_POLICY, namespace_name, platform_labels(settings)),
-        "spec": {
-            "podSelector": {
-                "matchLabels": {names.MANAGED_BY: names.PLATFORM},
-                "matchExpressions": [
-                    {"key": names.COMPONENT, "operator": "In", "values": ["notebook", "vm"]}
-                ],
-            },
-            "policyTypes": ["Ingress"],
-            "ingress": [{"from": peers, "ports": [{"protocol": "TCP", "port": NOTEBOOK_PORT}]}],
-        },
-    }
-
-
-def quota_hard(quota: QuotaSpec) -> dict[str, str]:
-    """The platform limits as ResourceQuota keys. Extended resources (GPUs) take
-    only `requests.` keys; GPU types sharing a resource name add up; a running
-    notebook is one pod."""
-    limits: Limits = quota.limits
-    hard: dict[str, str] = {}
-    if limits.cpu_milli is not None:
-        hard["requests.cpu"] = cpu_quantity(limits.cpu_milli)
-    if limits.memory is not None:
-        hard["requests.memory"] = memory_quantity(limits.memory)
-    if limits.gpus is not None:
-        per_resource: dict[str, int] = {}
-        for gpu_type, resource in quota.gpu_resources.items():
-            per_resource[resource] = per_resource.get(resource, 0) + (
-                limits.gpu_limit(gpu_type) or 0
-            )
-        for resource, count in sorted(per_resource.items()):
-            hard[f"requests.{resource}"] = str(count)
-    if limits.notebooks is not None:
-        hard["pods"] = str(limits.notebooks)
-    return hard
-
-
-def resource_quota(namespace_name: str, quota: QuotaSpec, settings: KubeSettings) -> Obj:
-    return {
-        "apiVersion": "v1",
-        "kind": "ResourceQuota",
-        "metadata": _metadata(names.QUOTA_NAME, namespace_name, platform_labels(settings)),
-        "spec": {"hard": quota_hard(quota)},
-    }
 
 
 # -- one notebook --------------------------------------------------------------------
@@ -341,7 +208,7 @@ def notebook_pod_spec(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSe
         "workingDir": HOME,
         "env": env + secret_env(ref, spec, settings),
         "ports": [{"name": "notebook-port", "containerPort": NOTEBOOK_PORT, "protocol": "TCP"}],
-        "resources": _resources(spec.cpu_milli, spec.memory, spec.gpus, spec.gpu_resource),
+        "resources": container_resources(spec.cpu_milli, spec.memory, spec.gpus, spec.gpu_resource),
         # /api/status needs the proxy secret, which a probe cannot carry; a listening
         # port is what "JupyterLab is up" means to the controller's proxy anyway.
         "readinessProbe": {
@@ -351,6 +218,7 @@ def notebook_pod_spec(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSe
         },
         "volumeMounts": [
             {"name": "home", "mountPath": HOME},
+            {"name": "courses", "mountPath": f"{HOME}/courses"},
             {"name": "dshm", "mountPath": SHM},
         ],
         "securityContext": {
@@ -372,13 +240,14 @@ def notebook_pod_spec(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSe
         "containers": [container],
         "volumes": [
             {"name": "home", "persistentVolumeClaim": {"claimName": ref.home}},
+            {"name": "courses", "persistentVolumeClaim": {"claimName": names.COURSES_CLAIM}},
             {"name": "dshm", "emptyDir": {"medium": "Memory"}},
         ],
     }
     if spec.node_selector:
         pod["nodeSelector"] = dict(spec.node_selector)
     if spec.gpus:
-        pod["tolerations"] = _gpu_tolerations()
+        pod["tolerations"] = gpu_tolerations()
     return pod
 
 
@@ -396,12 +265,15 @@ def notebook(
     `statefulset()` does in builtin mode. So one Notebook serves both modes."""
     labels = notebook_labels(ref, spec, settings, "notebook")
     annotations = _notebook_annotations(spec, "jupyter")
+    # Kubeflow's notebook-controller routes /notebook/<namespace>/<name>/ through Istio to
+    # the pod; JupyterLab serves cgu-lab's base URL, which this rewrite makes it reach.
+    annotations[names.HTTP_REWRITE_URI] = spec.base_path
     if stopped_at:
         annotations[names.STOPPED] = stopped_at
     return {
         "apiVersion": "kubeflow.org/v1",
         "kind": "Notebook",
-        "metadata": _metadata(ref.name, ref.namespace, labels, annotations=annotations),
+        "metadata": object_meta(ref.name, ref.namespace, labels, annotations=annotations),
         "spec": {"template": {"spec": notebook_pod_spec(ref, spec, settings)}},
     }
 
@@ -445,7 +317,7 @@ def notebook_secret(
     }
     if spec.kind == "vm":
         values["userdata"] = vm_user_data(spec, settings)
-    metadata = _metadata(
+    metadata = object_meta(
         ref.secret,
         ref.namespace,
         notebook_labels(ref, spec, settings, "secrets"),
@@ -461,85 +333,38 @@ def notebook_secret(
     }
 
 
-def home_claim(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSettings) -> Obj:
-    """The home volume. Not owned by the Notebook: deleting a Notebook by hand must
-    not take the student's files with it; only `remove_storage` deletes it."""
+def volume_claim(
+    name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    size: str,
+    settings: KubeSettings,
+    access_mode: str = "ReadWriteOnce",
+) -> Obj:
+    """A volume of the platform's storage class (homes, course folders)."""
     claim: Obj = {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
-        "metadata": _metadata(
-            ref.home,
-            ref.namespace,
-            notebook_labels(ref, spec, settings, "home"),
-            annotations={names.OWNER: spec.owner, names.NOTEBOOK: spec.name},
-        ),
-        "spec": {
-            "accessModes": ["ReadWriteOnce"],
-            "resources": {"requests": {"storage": settings.home_size}},
-        },
+        "metadata": object_meta(name, namespace, labels, annotations=dict(annotations)),
+        "spec": {"accessModes": [access_mode], "resources": {"requests": {"storage": size}}},
     }
     if settings.storage_class:
         claim["spec"]["storageClassName"] = settings.storage_class
     return claim
 
 
-def statefulset(notebook_obj: Obj) -> Obj:
-    """What Kubeflow's notebook-controller makes of a Notebook: one replica
-    (zero while stopped), pods carrying the Notebook's labels plus
-    statefulset=<name>, owned by the Notebook."""
-    meta = notebook_obj["metadata"]
-    name = meta["name"]
-    labels = dict(meta.get("labels") or {})
-    labels.update({names.STATEFULSET: name, names.NOTEBOOK_NAME: name})
-    template = {
-        "metadata": {"labels": labels},
-        "spec": copy.deepcopy(notebook_obj["spec"]["template"]["spec"]),
-    }
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": _metadata(
-            name,
-            meta["namespace"],
-            meta.get("labels", {}),
-            ownerReferences=[owner_reference(notebook_obj)],
-        ),
-        "spec": {
-            "replicas": 0 if is_stopped(notebook_obj) else 1,
-            "selector": {"matchLabels": {names.STATEFULSET: name}},
-            "serviceName": name,
-            "template": template,
-        },
-    }
-
-
-def service(owner: Obj) -> Obj:
-    """Port 80 to the server's 8888, as Kubeflow names it (`http-<name>`); selects
-    the notebook-name label that notebook pods and VM launcher pods both carry."""
-    meta = owner["metadata"]
-    name = meta["name"]
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": _metadata(
-            name,
-            meta["namespace"],
-            meta.get("labels", {}),
-            ownerReferences=[owner_reference(owner)],
-        ),
-        "spec": {
-            "type": "ClusterIP",
-            "selector": {names.NOTEBOOK_NAME: name},
-            "ports": [
-                {
-                    "name": f"http-{name}",
-                    "port": SERVICE_PORT,
-                    "targetPort": NOTEBOOK_PORT,
-                    "protocol": "TCP",
-                }
-            ],
-        },
-    }
+def home_claim(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSettings) -> Obj:
+    """The home volume. Not owned by the Notebook: deleting a Notebook by hand must
+    not take the student's files with it; only `remove_storage` deletes it."""
+    return volume_claim(
+        ref.home,
+        ref.namespace,
+        notebook_labels(ref, spec, settings, "home"),
+        {names.OWNER: spec.owner, names.NOTEBOOK: spec.name},
+        settings.home_size,
+        settings,
+    )
 
 
 # -- VM notebooks (KubeVirt) ----------------------------------------------------------
@@ -646,66 +471,11 @@ def virtual_machine(
     return {
         "apiVersion": "kubevirt.io/v1",
         "kind": "VirtualMachine",
-        "metadata": _metadata(
+        "metadata": object_meta(
             ref.name, ref.namespace, labels, annotations=_notebook_annotations(spec, "vm")
         ),
         "spec": {
             "runStrategy": "Always" if running else "Halted",
             "template": {"metadata": {"labels": labels}, "spec": template_spec},
-        },
-    }
-
-
-# -- training jobs (Kubeflow PyTorchJob) ------------------------------------------------
-
-
-def pytorch_job(ref: names.ObjectRef, job: TrainingSpec, settings: KubeSettings) -> Obj:
-    """One Master and `workers` Workers, each a container named `pytorch` (the
-    training operator looks for that name) with the job's resources."""
-    labels = platform_labels(settings, "training")
-    labels[names.USER] = names.slug(job.owner, 63)
-
-    def replica(count: int) -> Obj:
-        container = {
-            "name": "pytorch",
-            "image": job.image,
-            "imagePullPolicy": settings.image_pull_policy,
-            "command": list(job.command),
-            "env": [{"name": key, "value": value} for key, value in job.env.items()],
-            "resources": _resources(job.cpu_milli, job.memory, job.gpus, job.gpu_resource),
-            "volumeMounts": [{"name": "dshm", "mountPath": SHM}],
-            "securityContext": {"allowPrivilegeEscalation": False},
-        }
-        pod: Obj = {
-            "serviceAccountName": NOTEBOOK_SERVICE_ACCOUNT,
-            "automountServiceAccountToken": False,
-            "containers": [container],
-            "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
-        }
-        if job.node_selector:
-            pod["nodeSelector"] = dict(job.node_selector)
-        if job.gpus:
-            pod["tolerations"] = _gpu_tolerations()
-        return {
-            "replicas": count,
-            "restartPolicy": "OnFailure",
-            "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
-        }
-
-    replicas = {"Master": replica(1)}
-    if job.workers:
-        replicas["Worker"] = replica(job.workers)
-    return {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "PyTorchJob",
-        "metadata": _metadata(
-            ref.name,
-            ref.namespace,
-            labels,
-            annotations={names.OWNER: job.owner, "cgu-lab.io/job": job.name},
-        ),
-        "spec": {
-            "runPolicy": {"cleanPodPolicy": job.clean_pod_policy},
-            "pytorchReplicaSpecs": replicas,
         },
     }

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -65,6 +65,13 @@ class KubeSettings(BaseSettings):
     notebook_controller: str = "builtin"
     storage_class: str = ""  # of home volumes; empty for the cluster's default
     home_size: str = "10Gi"
+    # Each user's course folders (lab files from teachers), mounted at ~/courses in all
+    # of their notebooks: ReadWriteMany where notebooks run on several nodes.
+    courses_size: str = "2Gi"
+    courses_access_mode: Literal["ReadWriteOnce", "ReadWriteMany"] = "ReadWriteOnce"
+    # The image of the short-lived pods that copy files in and out of homes, when the
+    # owner has no notebook to take it from (any cgu-lab notebook image holds the tool).
+    files_image: str = ""
     # How notebook pods reach the controller's API (its Service), e.g.
     # http://cgu-lab-controller.cgu-lab.svc.cluster.local:8000
     controller_url: str = ""

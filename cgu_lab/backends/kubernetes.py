@@ -3,11 +3,11 @@
 The controller keeps its role: it authenticates users and reverse-proxies
 `/notebook/<owner>/<name>/` to the notebook's Service, exactly as locally; the
 cluster supplies what one machine could not (nodes, GPUs by resource name,
-storage). What the objects are is decided in kube_objects; this module decides
-when to send them, and learns what happened from watches (kube_watch), never
-from polling loops. Every API call runs in a thread (the official client
-blocks) and goes through kube_api, whose permission table is the RBAC the
-deployment grants.
+storage). What the objects are is decided in kube_objects, what differs between
+a JupyterLab pod and a VM in kube_workloads; this module decides when to send
+them, and learns what happened from watches (kube_watch), never from polling
+loops. Every API call runs in a thread (the official client blocks) and goes
+through kube_api, whose permission table is the RBAC the deployment grants.
 
 A start creates, in the owner's namespace: the Notebook held stopped, its
 Secret (owned by it) and home volume, then lets it run (and, without Kubeflow's
@@ -30,14 +30,17 @@ import dataclasses
 import logging
 import time
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from ..core.errors import Conflict, NotFound
 from ..core.gpus import Device
+from . import kube_files as files
 from . import kube_names as names
+from . import kube_namespaces as namespaces
 from . import kube_objects as objects
 from . import kube_status as status
+from . import kube_training as training
 from .base import (
     Backend,
     BackendError,
@@ -52,6 +55,7 @@ from .kube_api import KubeApi, KubeError, load_client
 from .kube_nodes import gpu_devices
 from .kube_settings import KubeSettings
 from .kube_watch import Source, WatchCache
+from .kube_workloads import Jupyter, Vm, Workload
 
 log = logging.getLogger("cgu_lab.kubernetes")
 
@@ -66,150 +70,6 @@ REQUIRED_WATCHES = ("Pod", "Event", "Notebook")
 RBAC_SETTLE_SECONDS = 10.0
 
 
-def _now() -> str:
-    return status.format_time(datetime.now(timezone.utc))
-
-
-class _Workload:
-    """One kind of notebook server: how it is built, followed and stopped.
-
-    `name` is the spec's kind ("jupyter", "vm"), `component` the label its pods
-    carry, `resource` the object that holds it.
-    """
-
-    name = ""
-    component = ""
-    resource = ""
-
-    def __init__(self, backend: KubernetesBackend) -> None:
-        self.backend = backend
-
-    @property
-    def cache(self) -> WatchCache:
-        return self.backend._cache
-
-    def _events(self, ref: names.ObjectRef, since: float, pod: Obj | None) -> list[Obj]:
-        """Events of this start: about the object (or what it makes), and about its pod."""
-        pod_uid = (pod or {}).get("metadata", {}).get("uid")
-        found = []
-        for event in self.cache.objects("Event", ref.namespace, since):
-            involved = event.get("involvedObject", {})
-            if involved.get("kind") == "Pod":
-                if pod_uid and involved.get("uid") == pod_uid:
-                    found.append(event)
-            elif involved.get("name") == ref.name:
-                found.append(event)
-        return found
-
-    def _pod(self, ref: names.ObjectRef) -> Obj | None:
-        """The server's pod; a live one before one that is shutting down."""
-        pods = list(
-            self.cache.find(
-                "Pod",
-                ref.namespace,
-                {names.NOTEBOOK_NAME: ref.name, names.COMPONENT: self.component},
-            )
-        )
-        pods.sort(key=lambda pod: ("deletionTimestamp" in pod["metadata"],))
-        return pods[0] if pods else None
-
-    def build(self, ref: names.ObjectRef, spec: NotebookSpec, running: bool) -> Obj:
-        raise NotImplementedError
-
-    def resume_patch(self) -> Obj | None:
-        """Merge patch completing a start, for what applying the running form cannot do."""
-        return None
-
-    def companions(self, running: Obj) -> list[Obj]:
-        raise NotImplementedError
-
-    def halt_patches(self) -> list[tuple[str, Obj]]:
-        raise NotImplementedError
-
-    def progress(self, ref: names.ObjectRef, since: float) -> status.Progress:
-        raise NotImplementedError
-
-    def gone(self, ref: names.ObjectRef) -> bool:
-        raise NotImplementedError
-
-    def server(self, ref: names.ObjectRef) -> str:
-        """What identifies the server a start made (its pod's uid); "" when nothing does."""
-        return ""
-
-    def down(self, ref: names.ObjectRef, server: str) -> str:
-        """Why the server a start made (`server`) is gone; "" while it runs."""
-        return ""
-
-
-class _Jupyter(_Workload):
-    name = "jupyter"
-    component = "notebook"
-    resource = "Notebook"
-
-    def build(self, ref: names.ObjectRef, spec: NotebookSpec, running: bool) -> Obj:
-        stopped_at = None if running else _now()
-        return objects.notebook(ref, spec, self.backend.kube, stopped_at=stopped_at)
-
-    def resume_patch(self) -> Obj | None:
-        # The stop annotation was also written by a merge patch (our stop, or Kubeflow's
-        # culler); server-side apply leaves a field another writer shares, so remove it.
-        return objects.resume_patch()
-
-    def companions(self, running: Obj) -> list[Obj]:
-        if not self.backend.kube.builtin:
-            return []  # Kubeflow's notebook-controller makes them
-        return [objects.service(running), objects.statefulset(running)]
-
-    def halt_patches(self) -> list[tuple[str, Obj]]:
-        patches = [("Notebook", objects.stop_patch(_now()))]
-        if self.backend.kube.builtin:
-            patches.append(("StatefulSet", objects.scale_patch(0)))
-        return patches
-
-    def progress(self, ref: names.ObjectRef, since: float) -> status.Progress:
-        pod = self._pod(ref)
-        return status.notebook_progress(pod, self._events(ref, since, pod))
-
-    def gone(self, ref: names.ObjectRef) -> bool:
-        return self._pod(ref) is None
-
-    def server(self, ref: names.ObjectRef) -> str:
-        pod = self._pod(ref)
-        return pod["metadata"].get("uid", "") if pod else ""
-
-    def down(self, ref: names.ObjectRef, server: str) -> str:
-        pod = self._pod(ref)
-        reason = status.notebook_down(pod)
-        if reason or not server or pod is None or pod["metadata"].get("uid") == server:
-            return reason
-        # Its StatefulSet made a new pod (the old one was deleted or evicted): another
-        # server, at another address, whose kernels and unsaved work are not the ones
-        # the user had.
-        return "its pod was replaced behind the controller's back"
-
-
-class _Vm(_Workload):
-    name = "vm"
-    component = "vm"
-    resource = "VirtualMachine"
-
-    def build(self, ref: names.ObjectRef, spec: NotebookSpec, running: bool) -> Obj:
-        return objects.virtual_machine(ref, spec, self.backend.kube, running=running)
-
-    def companions(self, running: Obj) -> list[Obj]:
-        return [objects.service(running)]
-
-    def halt_patches(self) -> list[tuple[str, Obj]]:
-        return [("VirtualMachine", objects.run_strategy_patch("Halted"))]
-
-    def progress(self, ref: names.ObjectRef, since: float) -> status.Progress:
-        vm = self.cache.get("VirtualMachine", ref.namespace, ref.name)
-        return status.vm_progress(vm, self._events(ref, since, self._pod(ref)))
-
-    def gone(self, ref: names.ObjectRef) -> bool:
-        return status.vm_halted(self.cache.get("VirtualMachine", ref.namespace, ref.name))
-
-
 class KubernetesBackend(Backend):
     name = "kubernetes"
 
@@ -218,10 +78,11 @@ class KubernetesBackend(Backend):
         self.naming = names.Naming(self.kube.user_prefix, self.kube.group_prefix)
         self.api: KubeApi | None = None
         self.cache: WatchCache | None = None
-        self._workloads: dict[str, _Workload] = {
-            workload.name: workload for workload in (_Jupyter(self), _Vm(self))
+        self._workloads: dict[str, Workload] = {
+            workload.name: workload for workload in (Jupyter(self), Vm(self))
         }
         self._namespaces: set[str] = set()  # prepared since this controller started
+        self._files = files.HomeFiles(self)
         self._starting: dict[names.ObjectRef, float] = {}  # ref -> when its start began
 
     # -- lifecycle of the backend itself ---------------------------------------------
@@ -318,7 +179,7 @@ class KubernetesBackend(Backend):
     ) -> None:
         """Make the namespace ours and usable once per controller run; mirror `quota`."""
         if namespace not in self._namespaces:
-            built = objects.namespace(namespace, subject, self.kube, group)
+            built = namespaces.namespace(namespace, subject, self.kube, group)
             if await self._run(self._api.create, built, True) is None:
                 existing = await self._run(self._api.get, "Namespace", namespace) or {}
                 if not objects.is_ours(existing, self.kube):
@@ -329,13 +190,15 @@ class KubernetesBackend(Backend):
                 if existing.get("status", {}).get("phase") == "Terminating":
                     raise BackendError(f"the namespace {namespace} is being deleted; try later")
             await self._run(
-                self._api.create, objects.controller_role_binding(namespace, self.kube), True
+                self._api.create, namespaces.controller_role_binding(namespace, self.kube), True
             )
-            await self._apply_when_permitted(objects.notebook_service_account(namespace, self.kube))
-            await self._run(self._api.apply, objects.network_policy(namespace, self.kube))
+            await self._apply_when_permitted(
+                namespaces.notebook_service_account(namespace, self.kube)
+            )
+            await self._run(self._api.apply, namespaces.network_policy(namespace, self.kube))
             self._namespaces.add(namespace)
         if quota is not None:
-            await self._run(self._api.apply, objects.resource_quota(namespace, quota, self.kube))
+            await self._run(self._api.apply, namespaces.resource_quota(namespace, quota, self.kube))
 
     async def _apply_when_permitted(self, obj: Obj) -> None:
         """The first write after binding our role waits for RBAC to see the binding."""
@@ -362,7 +225,7 @@ class KubernetesBackend(Backend):
         )
 
     async def _start(
-        self, workload: _Workload, spec: NotebookSpec, progress: ProgressCallback
+        self, workload: Workload, spec: NotebookSpec, progress: ProgressCallback
     ) -> dict[str, Any]:
         if not spec.environment.image:
             raise BackendError(
@@ -380,6 +243,9 @@ class KubernetesBackend(Backend):
                 self._api.apply, objects.notebook_secret(ref, spec, self.kube, owner=held)
             )
             await self._run(self._api.create, objects.home_claim(ref, spec, self.kube), True)
+            if workload.name == "jupyter":  # ~/courses; a VM has its home disk only
+                courses = files.courses_claim(ref.namespace, spec.owner, self.kube)
+                await self._run(self._api.create, courses, True)
             running = await self._run(self._api.apply, workload.build(ref, spec, running=True))
             resume = workload.resume_patch()
             if resume is not None:
@@ -407,7 +273,7 @@ class KubernetesBackend(Backend):
 
     async def _wait_ready(
         self,
-        workload: _Workload,
+        workload: Workload,
         ref: names.ObjectRef,
         began: float,
         progress: ProgressCallback,
@@ -438,7 +304,7 @@ class KubernetesBackend(Backend):
         domain = self.kube.cluster_domain
         return f"http://{ref.name}.{ref.namespace}.svc.{domain}:{objects.SERVICE_PORT}"
 
-    async def _clean_up(self, workload: _Workload, ref: names.ObjectRef) -> None:
+    async def _clean_up(self, workload: Workload, ref: names.ObjectRef) -> None:
         """After a failed start: hold the server stopped, drop its secrets; keep the home."""
         try:
             await self._halt(workload, ref)
@@ -449,7 +315,7 @@ class KubernetesBackend(Backend):
 
     # -- stop, observe, sweep ----------------------------------------------------------
 
-    def _workload(self, spec: NotebookSpec, state: Mapping[str, Any]) -> _Workload:
+    def _workload(self, spec: NotebookSpec, state: Mapping[str, Any]) -> Workload:
         return self._workloads[state.get("kind") or spec.kind]
 
     def _ref(self, spec: NotebookSpec, state: Mapping[str, Any]) -> names.ObjectRef:
@@ -457,7 +323,7 @@ class KubernetesBackend(Backend):
             return names.ObjectRef(state["namespace"], state["name"])
         return self.naming.notebook(spec.owner, spec.name)
 
-    async def _halt(self, workload: _Workload, ref: names.ObjectRef) -> None:
+    async def _halt(self, workload: Workload, ref: names.ObjectRef) -> None:
         for kind, patch in workload.halt_patches():
             await self._run(self._api.patch, kind, ref.name, ref.namespace, patch)
         await self._run(self._api.delete, "Secret", ref.secret, ref.namespace)
@@ -531,6 +397,14 @@ class KubernetesBackend(Backend):
                 stopped.append(notebook_id)
         return sorted(stopped)
 
+    # -- files of homes (templates, submissions, lab files): kube_files ------------------
+
+    async def pack(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return await self._files.pack(*args, **kwargs)  # Backend.pack's arguments
+
+    async def unpack(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return await self._files.unpack(*args, **kwargs)  # Backend.unpack's arguments
+
     async def remove_storage(self, owner: str, name: str) -> None:
         """Delete the notebook's objects and its home volume (what it owns goes with it)."""
         ref = self.naming.notebook(owner, name)
@@ -581,7 +455,7 @@ class KubernetesBackend(Backend):
     async def submit_training(self, job: TrainingSpec) -> dict[str, Any]:
         ref = self.naming.training(job.owner, job.name, job.group)
         await self._ensure_namespace(ref.namespace, job.group or job.owner, group=bool(job.group))
-        built = objects.pytorch_job(ref, job, self.kube)
+        built = training.pytorch_job(ref, job, self.kube)
         if await self._run(self._api.create, built, True) is None:
             raise Conflict(
                 f"a training job named '{job.name}' already exists; "

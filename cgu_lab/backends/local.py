@@ -25,10 +25,10 @@ process, holds the recorded port and answers with the notebook's random proxy
 secret. Runtime and kernel files live in the home, below this installation's
 data directory; nothing is made under /tmp or /run.
 
-Its length (over the house's ~500 lines): the launch plan, adoption after a restart
-and stopping share the process bookkeeping; accounts, files, limits, launching and
-environments already live in local_accounts, local_files, local_limits,
-local_launch and local_environments.
+The parts live beside it: accounts in local_accounts, homes and copies of their
+files in local_homes (the file tool itself in local_files), limits and process
+bookkeeping in local_limits, the launcher in local_launch, environments in
+local_environments.
 """
 
 from __future__ import annotations
@@ -52,28 +52,22 @@ import psutil
 
 from .. import gpu_probe
 from ..core.gpus import Device
-from .base import Backend, BackendError, NotebookSpec, Observation, ProgressCallback
+from .base import (
+    AUTHORIZER,
+    CONTENTS_MANAGER,
+    IDENTITY_PROVIDER,
+    Backend,
+    BackendError,
+    NotebookSpec,
+    Observation,
+    ProgressCallback,
+)
 from .local_accounts import Accounts
-from .local_files import Refused, chown_tree, own_folder
+from .local_homes import Homes
 from .local_limits import Limiter, Processes, instance_id
 
-IDENTITY_PROVIDER = "cgu_lab.notebook.identity.ProxyIdentityProvider"
-AUTHORIZER = "cgu_lab.notebook.authorizer.ShareAuthorizer"
-CONTENTS_MANAGER = "cgu_lab.notebook.contents.ShareAwareContentsManager"
 USER_HEADER = "X-Cgu-User"
 SECRET_HEADER = "X-Cgu-Proxy-Secret"  # noqa: S105 - a header name
-# A pack's manifest (every file with its hash) arrives as one JSON line.
-MANIFEST_LIMIT = 64 * 2**20
-
-
-def _tool_result(code: int, lines: list[dict], key: str) -> dict:
-    """The file tool's answer, or its refusal as a BackendError the user can read."""
-    for line in reversed(lines):
-        if "error" in line:
-            raise BackendError(line["error"])
-        if key in line and code == 0:
-            return line[key]
-    raise BackendError(f"copying files failed (exit code {code})")
 
 
 def free_port() -> int:
@@ -96,6 +90,7 @@ class LocalBackend(Backend):
         self.accounts = Accounts(
             settings.run_as, instance=lambda: self.instance, db_url=settings.db_url
         )
+        self.files = Homes(self.homes, self.coursework, self.accounts)
         self.limiter = Limiter(enabled=settings.use_cgroups)
         self.instance = ""
         self.processes = Processes("", self.limiter)
@@ -168,9 +163,6 @@ class LocalBackend(Backend):
 
     # -- paths -----------------------------------------------------------
 
-    def home(self, owner: str, name: str) -> Path:
-        return self.homes / owner / name
-
     def log_path(self, owner: str, name: str) -> Path:
         return self.logs / owner / f"{name}.log"
 
@@ -182,9 +174,9 @@ class LocalBackend(Backend):
     async def start(self, spec: NotebookSpec, progress: ProgressCallback) -> dict[str, Any]:
         await progress(10, "Preparing your home directory")
         account = await self.accounts.account(spec.owner)
-        home = self.home(spec.owner, spec.name)
-        await asyncio.to_thread(self._prepare_home, home, account.uid, account.gid)
-        await asyncio.to_thread(self._link_courses, spec.owner, home, account.uid, account.gid)
+        home = self.files.home(spec.owner, spec.name)
+        await asyncio.to_thread(self.files.prepare_home, home, account.uid, account.gid)
+        await asyncio.to_thread(self.files.link_courses, spec.owner, home, account.uid, account.gid)
         prefix = self.interpreter_prefix(spec)
         jupyter = prefix / "bin" / "jupyter-lab"
         if not jupyter.exists():
@@ -254,103 +246,6 @@ class LocalBackend(Backend):
             )
         return Path(environment.local_prefix)
 
-    def _prepare_home(self, home: Path, uid: int | None, gid: int | None) -> None:
-        """Modes and owners are set through O_NOFOLLOW fds: a link in a home's place is refused."""
-        try:
-            own_folder(home.parent, 0o711)
-            if own_folder(home, 0o700, uid, gid):
-                chown_tree(home, uid, gid)
-        except Refused as error:
-            raise BackendError(str(error)) from None
-
-    def _own_dir(self, path: Path, uid: int | None, gid: int | None) -> None:
-        try:
-            own_folder(path, 0o700, uid, gid)
-        except Refused as error:
-            raise BackendError(str(error)) from None
-
-    def _link_courses(self, owner: str, home: Path, uid: int | None, gid: int | None) -> None:
-        """Every notebook of a user sees their course folders at ~/courses."""
-        target = self.coursework / owner
-        self._own_dir(target, uid, gid)
-        link = home / "courses"
-        if not os.path.lexists(link):
-            link.symlink_to(target, target_is_directory=True)
-            if uid is not None:
-                os.lchown(link, uid, gid)
-
-    def _area(self, owner: str, area: str) -> Path:
-        """A place of a user's files: a notebook's home, or their course folders ("courses")."""
-        return self.coursework / owner if area == "courses" else self.home(owner, area)
-
-    async def _file_tool(
-        self,
-        owner: str,
-        area: str,
-        command: str,
-        plan: dict,
-        stdin=None,
-        stdout=None,
-        on_progress=None,
-    ) -> tuple[int, bytes, list[dict]]:
-        """Run `local_files` as the files' owner; returns its exit code, stdout and stderr lines."""
-        account = await self.accounts.account(owner)
-        root = self._area(owner, area)
-        if area == "courses":
-            await asyncio.to_thread(self._own_dir, root, account.uid, account.gid)
-        elif command == "unpack":  # a new notebook's home is made for its first files
-            await asyncio.to_thread(self._prepare_home, root, account.uid, account.gid)
-        elif not root.is_dir():
-            raise BackendError(f"{owner} has no files for notebook '{area}' yet")
-        tool = {"root": str(root), **plan}
-        launch = {
-            "argv": [
-                sys.executable,
-                "-m",
-                "cgu_lab.backends.local_files",
-                command,
-                json.dumps(tool),
-            ],
-            "env": {
-                "PATH": "/usr/bin:/bin",
-                "LANG": os.environ.get("LANG", "C.UTF-8"),
-                "HOME": str(root),
-            },
-            "cwd": str(root),
-            "uid": account.uid,
-            "gid": account.gid,
-            "keep_stdin": True,
-        }
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "cgu_lab.backends.local_launch",
-            stdin=stdin if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=stdout if stdout is not None else asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env={"CGU_LAUNCH_PLAN": json.dumps(launch), "PATH": "/usr/bin:/bin"},
-            limit=MANIFEST_LIMIT,
-        )
-        lines: list[dict] = []
-
-        async def read_stderr() -> None:
-            assert process.stderr is not None
-            async for raw in process.stderr:
-                try:
-                    line = json.loads(raw)
-                except ValueError:
-                    continue
-                lines.append(line)
-                if on_progress and "done" in line:
-                    await on_progress(line["done"])
-
-        output, _ = await asyncio.gather(
-            process.stdout.read() if process.stdout is not None else asyncio.sleep(0, b""),
-            read_stderr(),
-        )
-        await process.wait()
-        return process.returncode, output or b"", lines
-
     async def pack(
         self,
         owner: str,
@@ -361,32 +256,21 @@ class LocalBackend(Backend):
         max_files: int,
         into: Path,
         base: str = "",
+        image: str = "",  # copies run on this machine: no image
     ) -> dict:
-        """Archive `paths` of a home (relative to its folder `base`) into `into`, as its owner."""
-        plan = {
-            "paths": paths,
-            "excluded": excluded,
-            "max_bytes": max_bytes,
-            "max_files": max_files,
-            "base": base,
-        }
-        archive = await asyncio.to_thread(open, into, "wb")
-        with archive:
-            code, _, lines = await self._file_tool(owner, area, "pack", plan, stdout=archive)
-        return _tool_result(code, lines, "manifest")
+        return await self.files.pack(owner, area, paths, excluded, max_bytes, max_files, into, base)
 
     async def unpack(
-        self, owner: str, area: str, source: Path, destination: str, label: str, on_progress=None
+        self,
+        owner: str,
+        area: str,
+        source: Path,
+        destination: str,
+        label: str,
+        on_progress=None,
+        image: str = "",  # copies run on this machine: no image
     ) -> dict:
-        plan = {"destination": destination, "label": label}
-        archive = await asyncio.to_thread(open, source, "rb")
-        with archive:
-            code, output, lines = await self._file_tool(
-                owner, area, "unpack", plan, stdin=archive, on_progress=on_progress
-            )
-        if code != 0:
-            _tool_result(code, lines, "report")
-        return json.loads(output)
+        return await self.files.unpack(owner, area, source, destination, label, on_progress)
 
     def _argv(self, jupyter: Path, spec: NotebookSpec, port: int) -> list[str]:
         return [
@@ -563,7 +447,7 @@ class LocalBackend(Backend):
         return sorted(stopped)
 
     async def remove_storage(self, owner: str, name: str) -> None:
-        home = self.home(owner, name)
+        home = self.files.home(owner, name)
         if home.exists():
             target = self.trash / f"{owner}--{name}--{time.strftime('%Y%m%d-%H%M%S')}"
             await asyncio.to_thread(shutil.move, str(home), str(target))

@@ -20,7 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
-from ..backends.base import BackendError
+from ..backends.base import Backend, BackendError
 from ..core.errors import DomainError
 from . import api, pages, teaching_pages
 from .proxy import AUTO_START, PREFIX, NotebookProxy
@@ -255,8 +255,8 @@ def build_api(platform: Platform, proxy: NotebookProxy) -> FastAPI:
 class Controller:
     """Dispatch: the proxy for notebooks, FastAPI (with page headers) for the rest."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.platform = Platform(settings)
+    def __init__(self, settings: Settings, backend: Backend | None = None) -> None:
+        self.platform = Platform(settings, backend)
         self.proxy = NotebookProxy(self.platform)
         self.api = build_api(self.platform, self.proxy)
         self.proxy.lab_app = self.api
@@ -284,5 +284,6 @@ class Controller:
         await self.api(scope, receive, send_with_headers)
 
 
-def create_app(settings: Settings | None = None) -> Controller:
-    return Controller(settings or Settings())
+def create_app(settings: Settings | None = None, backend: Backend | None = None) -> Controller:
+    """The controller's ASGI app; `backend` replaces the one the settings name (for tests)."""
+    return Controller(settings or Settings(), backend)

@@ -2,17 +2,20 @@
 
 Lookups are cached for a few seconds so that the proxy, which authenticates
 every request to every notebook, does not touch the database on its hot path;
-logout, password changes and deactivation evict the cache at once.
+logout, password changes and deactivation evict the cache at once. Misses are
+cached too (a made-up token costs one query per few seconds, not one per
+request), so the caches are bounded: a flood of made-up tokens evicts the least
+recently used entries instead of growing the controller's memory.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from cachetools import TTLCache
 from sqlalchemy import delete, select, update
 
 from ..core.errors import Invalid, TooManyRequests, Unauthenticated
@@ -32,6 +35,9 @@ from .security import (
 
 SESSION_COOKIE = "cgu-lab-session"
 CACHE_SECONDS = 10.0
+# Entries each cache holds at most: far more than the sessions and tokens in use at once.
+CACHE_ENTRIES = 50_000
+_MISSING = object()
 # How stale a user's stored last activity may get before a request rewrites it.
 ACTIVITY_STEP = timedelta(minutes=2)
 
@@ -77,8 +83,8 @@ class Authenticator:
         self.db = db
         self.session_lifetime = timedelta(hours=session_hours)
         self.throttle = LoginThrottle()
-        self._identities: dict[str, tuple[Identity | None, float]] = {}
-        self._principals: dict[int, tuple[Principal, float]] = {}
+        self._identities: TTLCache[str, Identity | None] = TTLCache(CACHE_ENTRIES, CACHE_SECONDS)
+        self._principals: TTLCache[int, Principal] = TTLCache(CACHE_ENTRIES, CACHE_SECONDS)
 
     # -- login and logout -------------------------------------------------
 
@@ -153,15 +159,12 @@ class Authenticator:
         )
 
     def _cached(self, key: str) -> tuple[bool, Identity | None]:
-        hit = self._identities.get(key)
-        if hit is None or hit[1] < time.monotonic():
-            return False, None
-        return True, hit[0]
+        """(True, the identity or None) for a fresh answer; (False, None) when there is none."""
+        hit = self._identities.get(key, _MISSING)
+        return (False, None) if hit is _MISSING else (True, hit)
 
     def _remember(self, key: str, identity: Identity | None) -> Identity | None:
-        if len(self._identities) > 50_000:
-            self._identities.clear()
-        self._identities[key] = (identity, time.monotonic() + CACHE_SECONDS)
+        self._identities[key] = identity
         return identity
 
     async def from_session(self, token: str) -> Identity | None:
@@ -227,8 +230,8 @@ class Authenticator:
     async def principal_of(self, user_id: int) -> Principal:
         """A user's role and groups, for rule checks (cached for a few seconds)."""
         hit = self._principals.get(user_id)
-        if hit is not None and hit[1] > time.monotonic():
-            return hit[0]
+        if hit is not None:
+            return hit
         async with self.db.session() as session:
             user = await session.get(User, user_id)
             rows = await session.execute(
@@ -244,13 +247,13 @@ class Authenticator:
             groups=frozenset(g for g, _ in memberships),
             managed_groups=frozenset(g for g, manager in memberships if manager),
         )
-        self._principals[user_id] = (principal, time.monotonic() + CACHE_SECONDS)
+        self._principals[user_id] = principal
         return principal
 
     def forget_user(self, user_id: int) -> None:
         """Drop every cached identity of a user (role, password or membership changed)."""
         self._principals.pop(user_id, None)
-        for key, (identity, _) in list(self._identities.items()):
+        for key, identity in list(self._identities.items()):
             if identity is not None and identity.user_id == user_id:
                 self._identities.pop(key, None)
 

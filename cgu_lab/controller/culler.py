@@ -17,7 +17,9 @@ from datetime import datetime, timezone
 
 from sqlalchemy import select
 
+from ..backends.base import BackendError
 from ..core import culling
+from ..core.errors import DomainError, NotSupported
 from ..core.lifecycle import State
 from ..core.roles import Principal, require_admin
 from ..store.db import Database
@@ -193,6 +195,7 @@ class Culler:
         self.reader = reader
         self.interval = interval
         self.decisions: dict[int, culling.Decision] = {}
+        self._records_activity = True  # until the backend says it keeps no such record
 
     async def run(self) -> None:
         while True:
@@ -273,6 +276,7 @@ class Culler:
                 if decision.action == "warn":
                     nb, owner = by_id[activity.notebook_id]
                     _record_warning(session, current, owner, decision, now)
+        await self._record_activity(work, activities, now)
         for decision in decisions:
             if decision.action == "stop":
                 nb, owner = by_id[decision.notebook_id]
@@ -281,6 +285,31 @@ class Culler:
                 )
         self.notebooks.admission.queue_drain()
         return decisions
+
+    async def _record_activity(
+        self, work: list, activities: list[culling.Activity], now: datetime
+    ) -> None:
+        """Keep the cluster's own record of activity current (Kubeflow's
+        `notebooks.kubeflow.org/last-activity`): Kubeflow's culler, where it runs, reads
+        only that and would stop a notebook busy in a long cell. A busy kernel counts as
+        active now. The local backend keeps no such record and says so once."""
+        if not self._records_activity:
+            return
+        by_id = {nb.id: (nb, owner) for nb, owner, _, _ in work}
+        async with self.db.session() as session:
+            for activity in activities:
+                when = now if activity.busy else activity.last_activity
+                if when is None:
+                    continue
+                nb, owner = by_id[activity.notebook_id]
+                spec = await self.notebooks.spec(session, nb, owner)
+                try:
+                    await self.notebooks.backend.record_activity(spec, nb.backend_state, when)
+                except NotSupported:
+                    self._records_activity = False
+                    return
+                except (BackendError, DomainError) as error:  # stopped meanwhile; next pass
+                    log.info("activity of %s/%s not recorded: %s", owner, nb.name, error)
 
     async def status(self, nb: Notebook, group: str | None) -> dict:
         """What the culler would do with this notebook now, for the countdown in JupyterLab.

@@ -7,9 +7,8 @@ by a background task that seeds files, launches the server and streams progress
 to the page. Nothing half-done survives a failure: the task stops whatever it
 launched and the notebook returns to `stopped` with the reason in its message.
 
-Its length (just over the house's ~500 lines): start, stop and resize share the
-progress publishing and the busy-task bookkeeping here; moving stop/resize out would
-mean reaching into those private helpers, so it is left for a follow-up.
+What a start or a stop writes in its deciding transaction (state, audit event,
+stop record) is in notebook_transitions; this module decides and carries out.
 """
 
 from __future__ import annotations
@@ -21,16 +20,14 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy import update
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from ..backends.base import BackendError, NotebookSpec
 from ..core import roles
 from ..core.errors import Conflict, DomainError, Forbidden, NotFound
 from ..core.lifecycle import State, require_move
-from ..store.models import Notebook, StopRecord, User
+from ..store.models import Notebook, User
 from . import audit, catalog, quotas
-from .notebook_admission import RECLAIM_NOTE, Admission, NotebookAdmission
+from . import notebook_transitions as transitions
+from .notebook_admission import RECLAIM_NOTE, NotebookAdmission
 from .notebook_routes import SYSTEM, now
 from .notebook_seed import copy_seed
 from .progress import ProgressBroker, ProgressEvent
@@ -146,9 +143,9 @@ class NotebookLifecycle:
             admission = await self.admission.admit(session, nb)
             who = actor.name if actor else SYSTEM
             if admission.devices is not None:
-                await self._grant(session, nb, owner, admission, who)
+                await transitions.grant_start(session, nb, owner, admission, who)
             else:
-                victims = await self._enqueue(session, nb, owner, state, admission, who)
+                victims = await transitions.enqueue(session, nb, owner, state, admission, who)
         self.routes.update(nb, owner)
         if nb.state == State.STARTING.value:
             self._publish(nb.id, "start", 5, "Start requested", State.STARTING, begin=True)
@@ -160,63 +157,6 @@ class NotebookLifecycle:
         for victim_id, victim_owner, victim_name in victims:
             self._begin_stop(victim_id, victim_owner, victim_name, RECLAIM_NOTE)
         return nb
-
-    async def _grant(
-        self, session: AsyncSession, nb: Notebook, owner: str, admission: Admission, who: str
-    ) -> None:
-        """The start may go ahead: devices, a fresh proxy secret, earlier stops answered."""
-        nb.devices = list(admission.devices) or None
-        nb.state = State.STARTING.value
-        nb.queued_at = None
-        nb.message = ""
-        nb.warned_at = None
-        nb.kept_at = None
-        nb.proxy_secret = secrets.token_urlsafe(32)
-        await session.execute(
-            update(StopRecord)
-            .where(StopRecord.notebook_id == nb.id, StopRecord.restarted_at.is_(None))
-            .values(restarted_at=now())
-        )
-        audit.record(
-            session, who, "notebook.started", f"notebook:{owner}/{nb.name}", devices=nb.devices
-        )
-
-    async def _enqueue(
-        self,
-        session: AsyncSession,
-        nb: Notebook,
-        owner: str,
-        state: State,
-        admission: Admission,
-        who: str,
-    ) -> list[tuple[int, str, str]]:
-        """The start waits: queue the notebook and mark the idle ones to reclaim as stopping."""
-        if state is not State.QUEUED:
-            nb.state = State.QUEUED.value
-            nb.queued_at = now()
-            audit.record(
-                session,
-                who,
-                "notebook.queued",
-                f"notebook:{owner}/{nb.name}",
-                gpu_type=nb.gpu_type,
-                position=admission.position,
-            )
-        nb.message = admission.message
-        victims = []
-        for victim_id in admission.victims:
-            victim = await session.get(Notebook, victim_id)
-            victim_owner = (await session.get(User, victim.owner_id)).name
-            await self._mark_stopping(
-                session,
-                victim,
-                victim_owner,
-                "reclaim",
-                f"reclaimed for a waiting '{nb.gpu_type}' request",
-                SYSTEM,
-            )
-            victims.append((victim.id, victim_owner, victim.name))
-        return victims
 
     async def _start_spec(self, nb_id: int) -> tuple[Notebook, str, NotebookSpec]:
         async with self.db.session() as session:
@@ -358,7 +298,7 @@ class NotebookLifecycle:
                     reason=reason,
                 )
             else:
-                await self._mark_stopping(
+                await transitions.mark_stopping(
                     session, nb, owner, cause, reason, actor.name if actor else SYSTEM
                 )
         self.routes.update(nb, owner)
@@ -377,35 +317,6 @@ class NotebookLifecycle:
         note = f"Stopped by the idle culler: {reason}." if cause in ("idle", "lifetime") else ""
         self._begin_stop(nb.id, owner, nb.name, note)
         return nb
-
-    async def _mark_stopping(
-        self, session: AsyncSession, nb: Notebook, owner: str, cause: str, reason: str, who: str
-    ) -> None:
-        """The part of a stop that happens in the caller's transaction: state, audit, record."""
-        weight = 0.0
-        if nb.devices and nb.gpu_type:
-            gpu_type = await catalog.get_gpu_type(session, nb.gpu_type)
-            weight = nb.gpus / max(1, gpu_type.share)
-        nb.state = State.STOPPING.value
-        nb.message = ""
-        session.add(
-            StopRecord(
-                notebook_id=nb.id,
-                owner=owner,
-                notebook=nb.name,
-                cause=cause,
-                reason=reason,
-                gpus=weight,
-            )
-        )
-        audit.record(
-            session,
-            who,
-            "notebook.stopped",
-            f"notebook:{owner}/{nb.name}",
-            reason=reason,
-            cause=cause,
-        )
 
     def _begin_stop(self, nb_id: int, owner: str, name: str, note: str = "") -> None:
         """Stop in the background; a `note` explains a stop the owner did not ask for."""

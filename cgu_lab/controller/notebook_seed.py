@@ -13,6 +13,7 @@ from pathlib import Path
 from ..backends.base import Backend
 from ..store.db import Database
 from ..store.models import Notebook
+from . import catalog
 from .archives import seed_archive
 
 Progress = Callable[[int, str], Awaitable[None]]
@@ -24,12 +25,13 @@ async def copy_seed(
     """Copy a template's (or a submission's) files into the new home, never overwriting."""
     async with db.session() as session:
         source, label, count = await seed_archive(session, Path(settings.store), nb.seed)
+        image = nb.image or (await catalog.get_environment(session, nb.environment)).image
     await progress(8, f"Copying {count} file{'s' if count != 1 else ''} into your home")
 
     async def copied(done: int) -> None:
         await progress(8 + min(14, 14 * done // max(1, count)), f"Copied {done} of {count} files")
 
-    report = await backend.unpack(owner, nb.name, source, "", label, copied)
+    report = await backend.unpack(owner, nb.name, source, "", label, copied, image=image)
     notice = ""
     if report["conflicts"]:
         count = len(report["conflicts"])

@@ -7,7 +7,8 @@ way JupyterHub splits user, spawner and proxy:
 - `notebook_routes`: the proxy's route table, and `reconcile` at controller start;
 - `notebook_admission`: GPU admission, reclaim and the queue;
 - `notebook_lifecycle`: start, stop, resize, restart and their progress
-  (with `notebook_seed` copying a template's files in at the first start).
+  (with `notebook_transitions` writing what each decision changes in its
+  transaction, and `notebook_seed` copying a template's files in at the first start).
 
 The service builds the three and holds them as `routes`, `admission` and
 `lifecycle`; callers use them directly.

@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from cachetools import TTLCache
+
 from ..core.scopes import lab_scopes
 from .auth import Authenticator, Identity
 
@@ -68,7 +70,6 @@ class Code:
     session_digest: str
     notebook_id: int
     host: str
-    expires: float
 
 
 @dataclass(frozen=True)
@@ -87,29 +88,23 @@ class OriginAuth:
     def __init__(self, auth: Authenticator, secrets_dir: Path, key: bytes | None = None) -> None:
         self.auth = auth
         self.key = key or _load_key(secrets_dir)
-        self._codes: dict[str, Code] = {}
+        # Unused codes, by their hash, for CODE_SECONDS; a flood of log-ins evicts the oldest.
+        self._codes: TTLCache[str, Code] = TTLCache(MAX_CODES, CODE_SECONDS)
 
     # -- one-time codes (controller side issues, proxy side redeems) ---------
 
     def issue(self, identity: Identity, notebook_id: int, host: str) -> str:
         """A one-time code for this session's user on one notebook's origin."""
-        now = time.monotonic()
-        if len(self._codes) > MAX_CODES:
-            self._codes = {k: c for k, c in self._codes.items() if c.expires > now}
         code = secrets.token_urlsafe(32)
         self._codes[hashlib.sha256(code.encode()).hexdigest()] = Code(
-            identity.user_id,
-            identity.session_digest,
-            notebook_id,
-            host.lower(),
-            now + CODE_SECONDS,
+            identity.user_id, identity.session_digest, notebook_id, host.lower()
         )
         return code
 
     def redeem(self, code: str, notebook_id: int, host: str) -> Code | None:
         """The code's grant if it is fresh, unused and meant for this origin and notebook."""
         found = self._codes.pop(hashlib.sha256(code.encode()).hexdigest(), None)
-        if found is None or found.expires < time.monotonic():
+        if found is None:
             return None
         if found.notebook_id != notebook_id or found.host != host.lower():
             return None

@@ -2,14 +2,16 @@
 
 Each subject (a notebook id, or a key such as ("deployment", 7)) has one
 channel holding the events of its current operation; a page that subscribes
-late first receives what it missed, then waits for more.
+late first receives what it missed, then waits for more. A page that follows
+many subjects at once (the notebook list) watches every event instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import AsyncIterator, Hashable
+from collections.abc import AsyncIterator, Hashable, Iterator
 from dataclasses import asdict, dataclass, field
 
 
@@ -39,18 +41,40 @@ class _Channel:
         changed.set()
 
 
+Change = tuple[Hashable, ProgressEvent]
+
+
 class ProgressBroker:
     def __init__(self) -> None:
         self._channels: dict[Hashable, _Channel] = {}
+        self._watchers: set[asyncio.Queue[Change]] = set()
 
     def begin(self, key: Hashable, event: ProgressEvent) -> None:
         """Start a new operation: earlier events are dropped, subscribers see the new one."""
         channel = self._channels.setdefault(key, _Channel())
         channel.events = []
         channel.publish(event)
+        self._tell_watchers(key, event)
 
     def publish(self, key: Hashable, event: ProgressEvent) -> None:
         self._channels.setdefault(key, _Channel()).publish(event)
+        self._tell_watchers(key, event)
+
+    def _tell_watchers(self, key: Hashable, event: ProgressEvent) -> None:
+        # Unbounded: an operation publishes a handful of events, and a watcher's
+        # queue lives only as long as its page's connection.
+        for queue in self._watchers:
+            queue.put_nowait((key, event))
+
+    @contextlib.contextmanager
+    def watch(self) -> Iterator[asyncio.Queue[Change]]:
+        """Every subject's events, (key, event), from now until the block ends."""
+        queue: asyncio.Queue[Change] = asyncio.Queue()
+        self._watchers.add(queue)
+        try:
+            yield queue
+        finally:
+            self._watchers.discard(queue)
 
     def last(self, key: Hashable) -> ProgressEvent | None:
         channel = self._channels.get(key)

@@ -19,10 +19,9 @@ answered here, by the controller's API under the browser user's identity and
 scoped to this notebook and their access, never with a credential a kernel
 can read. The isolation headers go on every answer (proxy_replies.py).
 
-Its length (over the house's ~500 lines): one request's path through the proxy -
-origin check, caller, access, forwarding and the refusals a person sees - reads in
-one place; the replies and the log-in hand-off already live in proxy_replies.py,
-proxy_login.py and proxy_tunnel.py. The dialog replies are the next to move out.
+Here: one HTTP request's path through the proxy (origin check, caller, access,
+forwarding and the refusals a person sees). The replies live in proxy_replies.py,
+the log-in hand-off in proxy_login.py, websockets in proxy_tunnel.py.
 """
 
 from __future__ import annotations
@@ -70,7 +69,7 @@ from .proxy_replies import (
     stop_reason,
     wants_page,
 )
-from .proxy_tunnel import Tunnel, pump
+from .proxy_tunnel import Tunnel, WebsocketTunnels
 
 log = logging.getLogger("cgu_lab.proxy")
 
@@ -100,7 +99,6 @@ RESPONSE_DROP = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"trailer", b"upgrade"}
 )
 SMALL_BODY = 256 * 1024
-REVALIDATE_SECONDS = 5.0
 # JupyterLab's routes that the controller answers (formerly forwarded by the notebook server).
 LAB_ROUTE = re.compile(
     r"^/cgu-lab/(shares(/\d+)?|resize|quota|directory|shared-with-me|culling|keep-running"
@@ -118,7 +116,7 @@ class Caller:
     renew: list = field(default_factory=list)  # Set-Cookie headers to send back
 
 
-class NotebookProxy(LoginHandOff):
+class NotebookProxy(LoginHandOff, WebsocketTunnels):
     def __init__(self, platform) -> None:
         self.platform = platform
         self.plan = platform.settings.origins
@@ -203,19 +201,6 @@ class NotebookProxy(LoginHandOff):
             )
             caller.renew.append(self._cookie(cookie_name(route.notebook_id), value, route))
         return identity, caller
-
-    async def _recheck(self, tunnel: Tunnel, route: Route | None) -> bool:
-        """Whether an open websocket's user still has (at least) the access it opened with."""
-        if route is None:
-            return False
-        if tunnel.cookie is not None:
-            identity = await self.origin_auth.identify(tunnel.cookie)
-        else:
-            identity = await self.platform.auth.from_bearer(tunnel.bearer)
-        if identity is None:
-            return False
-        now = await self._access(identity, route)
-        return now is not None and now.at_least(tunnel.access)
 
     def _cookie(self, name: str, value: str, route: Route, max_age: int = COOKIE_SECONDS):
         path = f"{PREFIX}{quote(route.owner)}/{quote(route.name)}/"
@@ -479,81 +464,3 @@ class NotebookProxy(LoginHandOff):
                     "try again in a moment or restart it",
                     "not_answering",
                 )
-
-    # -- websockets ---------------------------------------------------------------------------
-
-    async def websocket(self, scope, receive, send) -> None:
-        connect = await receive()
-        if connect["type"] != "websocket.connect":
-            return
-        parsed = parse_path(scope["path"])
-        route = (
-            await self.platform.notebooks.routes.lookup(parsed[0], parsed[1]) if parsed else None
-        )
-        caller = None
-        if route is not None:
-            on_origin = self.on_notebook_origin(scope)
-            slug = self.plan.slug_of_host(header(scope, b"host"))
-            origin = header(scope, b"origin")
-            if on_origin and (slug is None or slug == notebook_slug(route.owner, route.name)):
-                # A browser: its Origin must be this very notebook's.
-                if exact_origin(origin, own_origin(scope)):
-                    _, caller = await self._caller(scope, route)
-            elif not origin and header(scope, b"authorization"):
-                _, caller = await self._caller(scope, route)  # a script with an API token
-        if (
-            caller is None
-            or route is None
-            or route.state is not State.RUNNING
-            or route.target is None
-        ):
-            await send({"type": "websocket.close", "code": 1008})
-            return
-        assert self.client is not None
-        target = URL(route.target.replace("http", "ws", 1) + original(scope), encoded=True)
-        protocols = [
-            p.strip() for p in header(scope, b"sec-websocket-protocol").split(",") if p.strip()
-        ]
-        try:
-            upstream = await self.client.ws_connect(
-                target,
-                headers=self._upstream_headers(scope, caller, route),
-                protocols=protocols,
-                max_msg_size=0,
-                autoclose=False,
-            )
-        except (aiohttp.ClientError, asyncio.TimeoutError) as error:
-            # A refusal by the notebook server (403: read-only viewers may not subscribe
-            # to events or run kernels) is expected; anything else is worth a warning.
-            level = logging.DEBUG if getattr(error, "status", None) == 403 else logging.WARNING
-            log.log(level, "websocket to %s/%s refused: %s", route.owner, route.name, error)
-            await send({"type": "websocket.close", "code": 1011})
-            return
-        await send({"type": "websocket.accept", "subprotocol": upstream.protocol})
-        bearer = header(scope, b"authorization").partition(" ")[2].strip()
-        tunnel = Tunnel(route.notebook_id, caller.access, caller.cookie, bearer)
-        self._tunnels.setdefault(route.notebook_id, set()).add(tunnel)
-        try:
-            await pump(receive, send, upstream, tunnel)
-        finally:
-            self._tunnels.get(route.notebook_id, set()).discard(tunnel)
-
-    async def revalidate(self, notebook_id: int) -> None:
-        """Close websockets whose user logged out, or whose access was revoked or narrowed."""
-        tunnels = list(self._tunnels.get(notebook_id, ()))
-        if not tunnels:
-            return
-        route = self.platform.notebooks.routes.by_id(notebook_id)
-        for tunnel in tunnels:
-            if not await self._recheck(tunnel, route):
-                tunnel.revoked.set()
-
-    async def _watch(self) -> None:
-        """Logouts, expiry and group changes have no event here: re-check open websockets."""
-        while True:
-            await asyncio.sleep(REVALIDATE_SECONDS)
-            for notebook_id in [n for n, tunnels in self._tunnels.items() if tunnels]:
-                try:
-                    await self.revalidate(notebook_id)
-                except Exception:  # one broken check must not stop the watch
-                    log.exception("re-checking websockets of notebook %s failed", notebook_id)

@@ -13,12 +13,14 @@ import logging
 from sqlalchemy import func, select
 
 from ..backends import create_backend
+from ..backends.base import Backend
 from ..core.roles import Role
 from ..store.db import Database
 from ..store.models import CullPolicyRow, Quota, User
 from . import audit, catalog, liveness, quotas
 from .assignments import AssignmentService
 from .auth import Authenticator
+from .course_templates import TemplateService
 from .coursework import CourseworkService
 from .culler import DEFAULT_POLICY, Culler
 from .environment_builds import EnvironmentBuilds
@@ -26,11 +28,11 @@ from .monitoring import Monitor
 from .notebooks import NotebookService
 from .origin_auth import OriginAuth
 from .progress import ProgressBroker
+from .quota_mirror import QuotaMirror
 from .reader import NotebookReader
 from .security import hash_password, new_password
 from .settings import Settings
 from .shares import ShareService
-from .templates import TemplateService
 from .training import TrainingService
 
 log = logging.getLogger("cgu_lab.platform")
@@ -39,10 +41,12 @@ FIRST_ADMIN = "admin"
 
 
 class Platform:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, backend: Backend | None = None) -> None:
+        """`backend`: an instance to use instead of the one `settings.backend` names
+        (tests pass a backend whose notebook servers are not real processes)."""
         self.settings = settings
         self.db = Database(settings.db_url)
-        self.backend = create_backend(settings.backend, settings)
+        self.backend = backend or create_backend(settings.backend, settings)
         self.broker = ProgressBroker()
         self.environments = EnvironmentBuilds(self.db, self.broker, settings, self.backend.name)
         self.auth = Authenticator(self.db, settings.session_hours)
@@ -65,6 +69,7 @@ class Platform:
         self.reader = NotebookReader()
         self.culler = Culler(self.db, self.notebooks, self.reader, settings.cull_interval)
         self.monitor = Monitor(self.db, self.notebooks, self.reader, settings)
+        self.quota_mirror = QuotaMirror(self.db, self.backend, settings.quota_sync_interval)
         self._loops: list[asyncio.Task] = []
 
     async def open(self) -> None:
@@ -115,6 +120,7 @@ class Platform:
             asyncio.create_task(self.monitor.run()),
             asyncio.create_task(self._dispatch_training()),
             asyncio.create_task(liveness.watch(self.notebooks, self.settings.liveness_interval)),
+            asyncio.create_task(self.quota_mirror.run()),
         ]
 
     async def close(self) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from cachetools import LRUCache
 
 from ..core.errors import Invalid
 
@@ -112,28 +113,19 @@ class LoginThrottle:
         self.window = window
         self.clock = clock
         self.max_keys = max_keys
-        self._pairs: dict[tuple[str, str], _Failures] = {}
-        self._addresses: dict[str, _Failures] = {}
-        self._accounts: dict[str, _Failures] = {}
+        # Bounded: a flood of made-up names or addresses evicts the entries tried least
+        # recently (those whose failures are oldest) instead of growing without end.
+        self._pairs: LRUCache[tuple[str, str], _Failures] = LRUCache(max_keys)
+        self._addresses: LRUCache[str, _Failures] = LRUCache(max_keys)
+        self._accounts: LRUCache[str, _Failures] = LRUCache(max_keys)
 
-    def _recent(self, table: dict, key, now: float) -> _Failures:
+    def _recent(self, table: LRUCache, key, now: float) -> _Failures:
         entry = table.get(key)
         if entry is None:
-            if len(table) >= self.max_keys:
-                self._prune(table, now)
             entry = table[key] = _Failures()
         while entry.times and now - entry.times[0] > self.window:
             entry.times.popleft()
         return entry
-
-    def _prune(self, table: dict, now: float) -> None:
-        """Bound the memory a flood of made-up names or addresses can take."""
-        for key, entry in list(table.items()):
-            if not entry.times or now - entry.times[-1] > self.window:
-                del table[key]
-        if len(table) >= self.max_keys:  # still full: drop the oldest half, not everything
-            for key in list(table)[: len(table) // 2]:
-                del table[key]
 
     @staticmethod
     def _delay(excess: int, cap: float) -> float:

@@ -39,6 +39,8 @@ class Settings(BaseSettings):
     monitor_interval: float = 10
     # seconds between checks that running notebooks are still alive
     liveness_interval: float = 5
+    # seconds between passes that mirror quotas into the cluster (kubernetes backend)
+    quota_sync_interval: float = 30
     # energy estimate: power of a GPU held by an idle notebook vs a free, parked GPU (watts)
     gpu_held_idle_watts: float = 60
     gpu_parked_watts: float = 15

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from urllib.parse import quote
 
+from cachetools import TTLCache
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -28,6 +29,8 @@ from . import audit
 from .accounts import contains_pattern, get_group, get_user
 
 CACHE_SECONDS = 5.0
+# Answers the cache holds at most (a user and a notebook each): a bound, not a working size.
+CACHE_ENTRIES = 50_000
 MAX_SHARES_PER_NOTEBOOK = 200
 
 
@@ -44,7 +47,11 @@ class ShareService:
     def __init__(self, db: Database, notebooks) -> None:
         self.db = db
         self.notebooks = notebooks
-        self._cache: dict[tuple[int, int], tuple[sharing.Access | None, float]] = {}
+        # (user, notebook) -> (access, until when it holds): a share ending sooner than
+        # CACHE_SECONDS from now is cached only until it ends.
+        self._cache: TTLCache[tuple[int, int], tuple[sharing.Access | None, float]] = TTLCache(
+            CACHE_ENTRIES, CACHE_SECONDS
+        )
         self._listeners: list[Callable[[int], None]] = []
 
     def on_change(self, listener: Callable[[int], None]) -> None:

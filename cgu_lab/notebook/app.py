@@ -8,6 +8,12 @@ keeps trust the owner's). A command-line setting cannot be overridden by a
 config file in the owner's home; an extension can be disabled by one. So this
 app only checks, at start, that the server it runs in is wired that way, and
 says so loudly when it is not.
+
+Its settings are traits (`--CguLabExtension.<name>=` or a config file). The
+controller's backends launch servers with environment variables, so each
+trait's default is the variable it names; nothing else here reads the
+environment for them. What the handlers share (the controller client, the
+resource sampler) is made once here and kept in the server's settings.
 """
 
 from __future__ import annotations
@@ -15,12 +21,14 @@ from __future__ import annotations
 import os
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Unicode, default
+from traitlets import Float, Int, Unicode, default
 
+from . import controller_client, usage
 from .authorizer import ShareAuthorizer
 from .contents import ShareAwareContentsManager
 from .handlers import route_table
 from .identity import ProxyIdentityProvider
+from .serial import serial_routes
 
 # The classes a platform notebook server must run with, by the ServerApp attribute holding each.
 REQUIRED = {
@@ -28,6 +36,15 @@ REQUIRED = {
     "authorizer": ShareAuthorizer,
     "contents_manager": ShareAwareContentsManager,
 }
+
+
+def _number(name: str) -> float | None:
+    """An environment variable as a number; None when unset, empty or not a number."""
+    value = os.environ.get(name, "")
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
 
 
 class CguLabExtension(ExtensionApp):
@@ -38,13 +55,67 @@ class CguLabExtension(ExtensionApp):
     ).tag(config=True)
 
     public_url = Unicode(
-        "/",
-        help="Where the user's browser reaches the controller's pages (the control panel link).",
+        help=(
+            "Where the user's browser reaches the controller's pages, the control panel link "
+            "(default: $CGU_PUBLIC_URL, else /)."
+        ),
+    ).tag(config=True)
+
+    api_token = Unicode(
+        help=(
+            "This notebook's own token for the controller's API (default: $CGU_API_TOKEN, "
+            "taken out of the environment so that kernels and terminals do not inherit it)."
+        ),
+    ).tag(config=True)
+
+    notebook_owner = Unicode(
+        help="Platform name of this notebook's owner (default: $CGU_NOTEBOOK_OWNER)."
+    ).tag(config=True)
+
+    notebook_name = Unicode(help="This notebook's name (default: $CGU_NOTEBOOK_NAME).").tag(
+        config=True
+    )
+
+    cpu_limit = Float(
+        None,
+        allow_none=True,
+        help="CPU cores this notebook was given (default: $CGU_CPU_LIMIT; none: unlimited).",
+    ).tag(config=True)
+
+    memory_limit = Int(
+        None,
+        allow_none=True,
+        help="Memory this notebook was given, in bytes (default: $CGU_MEM_LIMIT; none: unlimited).",
     ).tag(config=True)
 
     @default("controller_url")
     def _default_controller_url(self) -> str:
         return os.environ.get("CGU_CONTROLLER_URL", "")
+
+    @default("public_url")
+    def _default_public_url(self) -> str:
+        return os.environ.get("CGU_PUBLIC_URL") or "/"
+
+    @default("api_token")
+    def _default_api_token(self) -> str:
+        return os.environ.pop("CGU_API_TOKEN", "")
+
+    @default("notebook_owner")
+    def _default_notebook_owner(self) -> str:
+        return os.environ.get("CGU_NOTEBOOK_OWNER", "")
+
+    @default("notebook_name")
+    def _default_notebook_name(self) -> str:
+        return os.environ.get("CGU_NOTEBOOK_NAME", "")
+
+    @default("cpu_limit")
+    def _default_cpu_limit(self) -> float | None:
+        return _number("CGU_CPU_LIMIT")
+
+    @default("memory_limit")
+    def _default_memory_limit(self) -> int | None:
+        memory = _number("CGU_MEM_LIMIT")
+        return int(memory) if memory is not None else None
 
     def initialize_settings(self) -> None:
         for attribute, required in REQUIRED.items():
@@ -57,6 +128,15 @@ class CguLabExtension(ExtensionApp):
                     type(actual).__name__,
                     required.__name__,
                 )
+        self.settings.update(
+            {
+                controller_client.SETTING: controller_client.ControllerClient(
+                    self.controller_url, self.api_token, self.notebook_owner, self.notebook_name
+                ),
+                usage.SETTING: usage.Sampler(self.cpu_limit, self.memory_limit),
+            }
+        )
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(route_table())
+        self.handlers.extend(serial_routes(self))

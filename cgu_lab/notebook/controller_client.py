@@ -1,21 +1,25 @@
 """Calls from a notebook server to the controller, with the notebook's own token.
 
 The browser never holds controller credentials: the lab extension asks this
-server, which forwards to the controller as its owner. The token is taken
-out of the environment at start, so kernels and terminals do not inherit it.
+server, which forwards to the controller as its owner. The server's one client
+is made by the extension app from its settings (app.py, which takes the token
+out of the environment at start, so kernels and terminals do not inherit it)
+and kept in the tornado application's settings under SETTING, where every
+handler and the identity provider find it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
 TIMEOUT = 30.0
+# The key of the server's ControllerClient in the tornado application's settings.
+SETTING = "cgu_lab_controller"
 
 
 @dataclass
@@ -68,19 +72,3 @@ class ControllerClient:
         except OSError as error:
             raise ControllerError(502, f"the controller cannot be reached: {error}") from None
         return json.loads(response.body) if response.body else None
-
-
-_client: ControllerClient | None = None
-
-
-def controller_client() -> ControllerClient:
-    """The one client of this server, built from (and removing) its environment."""
-    global _client
-    if _client is None:
-        _client = ControllerClient(
-            os.environ.get("CGU_CONTROLLER_URL", ""),
-            os.environ.pop("CGU_API_TOKEN", ""),
-            os.environ.get("CGU_NOTEBOOK_OWNER", ""),
-            os.environ.get("CGU_NOTEBOOK_NAME", ""),
-        )
-    return _client

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
@@ -23,9 +22,7 @@ from tornado import web
 
 from .. import __version__
 from ..core.errors import Invalid
-from . import files, gpus
-from .controller_client import controller_client
-from .usage import Sampler
+from . import controller_client, files, usage
 
 AUTH_RESOURCE = "cgu_lab"
 
@@ -57,7 +54,7 @@ class InfoHandler(BaseHandler):
     @authorized
     def get(self) -> None:
         user = self.current_user
-        client = controller_client()
+        client: controller_client.ControllerClient = self.settings[controller_client.SETTING]
         self.finish(
             {
                 "version": __version__,
@@ -65,9 +62,7 @@ class InfoHandler(BaseHandler):
                 "notebook": {"owner": client.owner, "name": client.name} if client.owner else None,
                 "access": getattr(user, "access", "owner"),
                 "scope": list(getattr(user, "scope", ())),
-                "controller_url": os.environ.get("CGU_PUBLIC_URL")
-                or self.extensionapp.public_url
-                or None,
+                "controller_url": self.extensionapp.public_url or None,
             }
         )
 
@@ -79,14 +74,15 @@ class ResourcesHandler(BaseHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
-        sampler: Sampler = self.settings.setdefault("cgu_lab_sampler", Sampler())
-        reading = sampler.reading()
+    async def get(self) -> None:
+        sampler: usage.Sampler = self.settings[usage.SETTING]
+        reading = await sampler.read()
+        given = reading["gpus"]["allocated"]
         reading["requested"] = {
-            "cpu_milli": round(float(os.environ.get("CGU_CPU_LIMIT", "0") or 0) * 1000),
-            "memory": int(os.environ.get("CGU_MEM_LIMIT", "0") or 0),
-            "gpu_type": os.environ.get("CGU_GPU_TYPE") or None,
-            "gpus": len(gpus.visible_devices()),
+            "cpu_milli": round((sampler.cpu_limit or 0) * 1000),
+            "memory": sampler.memory_limit or 0,
+            "gpu_type": given["gpu_type"],
+            "gpus": given["count"],
         }
         self.finish(reading)
 

@@ -39,16 +39,15 @@ import contextvars
 import hmac
 import json
 import os
-import time
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
+from cachetools import TTLCache
 from jupyter_server.auth.identity import IdentityProvider, User
 from tornado import web
 from traitlets import Float, Unicode, default
 
-from . import workspaces
-from .controller_client import ControllerError, controller_client
+from . import controller_client, workspaces
 
 USER_HEADER = "X-Cgu-User"
 DISPLAY_HEADER = "X-Cgu-Display-Name"
@@ -57,6 +56,8 @@ SCOPE_HEADER = "X-Cgu-Scope"
 SECRET_HEADER = "X-Cgu-Proxy-Secret"  # noqa: S105 - a header name
 VIA_HEADER = "X-Cgu-Via"
 ACCESS_LEVELS = ("owner", "edit", "read")
+# Trusted-header mode: users whose access is remembered at most (names come from a header).
+GRANT_ENTRIES = 10_000
 UNAUTHENTICATED = (
     "this notebook answers only through the cgu-lab platform: open it from your control panel"
 )
@@ -114,7 +115,11 @@ class ProxyIdentityProvider(IdentityProvider):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self._grants: dict[str, tuple[tuple[str | None, tuple[str, ...]], float]] = {}
+        # user name or e-mail -> (access, scope, platform user), for grant_seconds;
+        # bounded, as the names are a header's.
+        self._grants: TTLCache[str, tuple[str | None, tuple[str, ...], str]] = TTLCache(
+            GRANT_ENTRIES, self.grant_seconds
+        )
 
     @default("proxy_secret")
     def _default_secret(self) -> str:
@@ -213,24 +218,35 @@ class ProxyIdentityProvider(IdentityProvider):
             return None
         if name == self.owner:
             return self._user(handler, name, "owner", ())
-        access, scope = await self._grant(name)
-        if access not in ("edit", "read"):
+        # Kubeflow's ingress names users by e-mail: the controller says who that is.
+        access, scope, user = await self._grant(handler, name)
+        if access not in ACCESS_LEVELS:
             return None
-        return self._user(handler, name, access, scope)
+        return self._user(handler, user, access, scope)
 
-    async def _grant(self, name: str) -> tuple[str | None, tuple[str, ...]]:
-        now = time.monotonic()
+    async def _grant(self, handler, name: str) -> tuple[str | None, tuple[str, ...], str]:
+        """What the controller says `name` (a user name or an e-mail address) may do here,
+        and which platform user that is (asked with the server's client, which the cgu-lab
+        extension keeps in the server's settings; without it, nothing)."""
         hit = self._grants.get(name)
-        if hit is not None and hit[1] > now:
-            return hit[0]
-        client = controller_client()
+        if hit is not None:
+            return hit
+        client = handler.settings.get(controller_client.SETTING)
         try:
+            if client is None:
+                raise controller_client.ControllerError(
+                    503, "the cgu_lab server extension is not loaded"
+                )
             answer = await client.call("GET", client.notebook_path("access"), query={"user": name})
-            grant = (answer.get("access"), tuple(answer.get("scope") or ()))
-        except ControllerError as error:
+            grant = (
+                answer.get("access"),
+                tuple(answer.get("scope") or ()),
+                answer.get("user") or name,
+            )
+        except controller_client.ControllerError as error:
             self.log.warning("cgu-lab: cannot ask the controller about %s: %s", name, error.message)
-            grant = (None, ())  # no answer, no access
-        self._grants[name] = (grant, now + self.grant_seconds)
+            grant = (None, (), name)  # no answer, no access
+        self._grants[name] = grant
         return grant
 
     def validate_security(self, app, ssl_options=None) -> None:

@@ -4,10 +4,16 @@ CPU is measured as the change of the process tree's CPU time between two
 readings, so the figure is the average over the refresh interval rather than
 a snapshot. GPUs are read with NVML for the devices this notebook was given,
 MIG slices included (gpus.py).
+
+A reading walks the process tree (psutil) and asks NVML, which takes
+milliseconds to seconds on a busy machine: it runs in a worker thread, one at
+a time (the CPU rate needs the previous reading), never on tornado's event
+loop, which serves the notebook's kernels and files meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from dataclasses import dataclass, field
@@ -15,6 +21,9 @@ from dataclasses import dataclass, field
 import psutil
 
 from . import gpus as gpu_devices
+
+# The key of the server's Sampler in the tornado application's settings.
+SETTING = "cgu_lab_sampler"
 
 
 def _tree() -> list[psutil.Process]:
@@ -25,21 +34,20 @@ def _tree() -> list[psutil.Process]:
         return [me]
 
 
-def _limit(name: str) -> float | None:
-    value = os.environ.get(name, "")
-    try:
-        return float(value) if value else None
-    except ValueError:
-        return None
-
-
 @dataclass
 class Sampler:
-    """Remembers the previous reading so that CPU use is a rate."""
+    """Remembers the previous reading so that CPU use is a rate; knows the notebook's limits."""
 
+    cpu_limit: float | None = None  # cores
+    memory_limit: int | None = None  # bytes
     _cpu_seconds: dict[int, float] = field(default_factory=dict)
     _taken: float = 0.0
-    _percent: float | None = None
+    _busy: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def read(self) -> dict:
+        """A reading taken in a worker thread; concurrent callers wait for their turn."""
+        async with self._busy:
+            return await asyncio.to_thread(self.reading)
 
     def cpu_cores(self) -> float | None:
         now = time.monotonic()
@@ -63,8 +71,9 @@ class Sampler:
         return used
 
     def reading(self) -> dict:
+        """CPU, memory and GPUs now (blocking: call `read` from the event loop)."""
         cores = self.cpu_cores()
-        limit_cores = _limit("CGU_CPU_LIMIT")
+        limit_cores = self.cpu_limit
         memory = 0
         for process in _tree():
             try:
@@ -81,7 +90,7 @@ class Sampler:
             },
             "memory": {
                 "used_bytes": memory,
-                "limit_bytes": int(_limit("CGU_MEM_LIMIT") or 0) or None,
+                "limit_bytes": self.memory_limit or None,
             },
             "gpus": gpu_devices.summary(),
         }

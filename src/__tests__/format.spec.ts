@@ -8,13 +8,11 @@ import {
   formatMilliCores,
   formatNumber,
   formatPercent,
-  percentOf,
-  pollDelaySeconds
+  percentOf
 } from '../format';
 import { restartTarget } from '../platform/format';
 import {
   accessNotice,
-  accessStatusLabel,
   blockedCommandMessage,
   fullNotice,
   noticeText,
@@ -40,16 +38,18 @@ import {
 } from '../resources/quota';
 import {
   accessLabel,
-  EXPIRY_CHOICES,
+  expiryChoices,
   expiryMinutes,
   granteeSuggestions,
   notebookStateLabel,
   scopeLabel,
+  sharedText,
   sharePath,
   shouldSearch
 } from '../share/format';
 import { IDirectory, IQuota, IResources } from '../apiTypes';
 import { IServerInfo } from '../tokens';
+import { trans } from './trans';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -150,11 +150,11 @@ describe('byte, percent and core formatting', () => {
   });
 
   it('says CPUs as people do', () => {
-    expect(formatCores(1)).toBe('1 CPU');
-    expect(formatCores(0.5)).toBe('0.5 CPU');
-    expect(formatCores(4)).toBe('4 CPUs');
-    expect(formatCores(1.25)).toBe('1.25 CPUs');
-    expect(formatMilliCores(1500)).toBe('1.5 CPUs');
+    expect(formatCores(1, trans)).toBe('1 CPU');
+    expect(formatCores(0.5, trans)).toBe('0.5 CPU');
+    expect(formatCores(4, trans)).toBe('4 CPUs');
+    expect(formatCores(1.25, trans)).toBe('1.25 CPUs');
+    expect(formatMilliCores(1500, trans)).toBe('1.5 CPUs');
     expect(formatNumber(0.12345)).toBe('0.12');
     expect(formatNumber(2)).toBe('2');
   });
@@ -169,19 +169,20 @@ describe('byte, percent and core formatting', () => {
 
 describe('status-bar text', () => {
   it('shows CPU, memory and GPU figures', () => {
-    expect(statusBarText(resources())).toBe(
+    expect(statusBarText(resources(), trans)).toBe(
       'CPU 12% · Mem 0.8/2.0 GiB · GPU 30%'
     );
   });
 
   it('says "no GPU" when the notebook has none', () => {
-    expect(statusBarText(resources({ gpus: noGpu }))).toBe(
+    expect(statusBarText(resources({ gpus: noGpu }), trans)).toBe(
       'CPU 12% · Mem 0.8/2.0 GiB · no GPU'
     );
     // Available but no device reported is the same for the user.
     expect(
       statusBarText(
-        resources({ gpus: { available: true, message: '', devices: [] } })
+        resources({ gpus: { available: true, message: '', devices: [] } }),
+        trans
       )
     ).toBe('CPU 12% · Mem 0.8/2.0 GiB · no GPU');
   });
@@ -192,14 +193,16 @@ describe('status-bar text', () => {
       memory: { used_bytes: 300 * MiB, limit_bytes: null },
       gpus: noGpu
     });
-    expect(statusBarText(r)).toBe('CPU 0.3 cores · Mem 300 MiB · no GPU');
+    expect(statusBarText(r, trans)).toBe(
+      'CPU 0.3 cores · Mem 300 MiB · no GPU'
+    );
   });
 
   it('computes the CPU percentage from the limit when the server gives none', () => {
     const r = resources({
       cpu: { used_cores: 0.5, limit_cores: 2, percent: null }
     });
-    expect(statusBarText(r)).toBe('CPU 25% · Mem 0.8/2.0 GiB · GPU 30%');
+    expect(statusBarText(r, trans)).toBe('CPU 25% · Mem 0.8/2.0 GiB · GPU 30%');
   });
 
   it('lists every GPU and an unknown utilisation', () => {
@@ -211,11 +214,13 @@ describe('status-bar text', () => {
       memory_used: 0,
       memory_total: 24 * GiB
     });
-    expect(statusBarText(r)).toBe('CPU 12% · Mem 0.8/2.0 GiB · GPUs 30%/–');
+    expect(statusBarText(r, trans)).toBe(
+      'CPU 12% · Mem 0.8/2.0 GiB · GPUs 30%/–'
+    );
   });
 
   it('explains the figures in the tooltip', () => {
-    const tip = statusBarTooltip(resources()).split('\n');
+    const tip = statusBarTooltip(resources(), trans).split('\n');
     expect(tip).toEqual([
       'CPU: 0.12 cores in use of 1 CPU (12%)',
       'Memory: 819 MiB in use of 2.0 GiB',
@@ -227,7 +232,8 @@ describe('status-bar text', () => {
         cpu: { used_cores: 1, limit_cores: null, percent: null },
         memory: { used_bytes: GiB, limit_bytes: null },
         gpus: noGpu
-      })
+      }),
+      trans
     ).split('\n');
     expect(noLimits).toEqual([
       'CPU: 1 core in use (no limit)',
@@ -240,13 +246,14 @@ describe('status-bar text', () => {
   it('falls back to a default sentence when the server gives no GPU message', () => {
     expect(
       gpuLines(
-        resources({ gpus: { available: false, message: '', devices: [] } })
+        resources({ gpus: { available: false, message: '', devices: [] } }),
+        trans
       )
     ).toEqual(['no GPU on this notebook']);
   });
 
   it('says what the notebook requested', () => {
-    expect(requestedText(resources())).toBe(
+    expect(requestedText(resources(), trans)).toBe(
       '1 CPU, 2.0 GiB memory, 1 × premium GPU'
     );
     expect(
@@ -258,30 +265,16 @@ describe('status-bar text', () => {
             gpu_type: null,
             gpus: 0
           }
-        })
+        }),
+        trans
       )
     ).toBe('2.5 CPUs, 512 MiB memory, no GPU requested');
   });
 });
 
-describe('polling delay', () => {
-  it('uses the interval, at least one second', () => {
-    expect(pollDelaySeconds(5, 0)).toBe(5);
-    expect(pollDelaySeconds(0.2, 0)).toBe(1);
-    expect(pollDelaySeconds(Number.NaN, 0)).toBe(1);
-  });
-
-  it('backs off after failures, up to a minute', () => {
-    expect(pollDelaySeconds(5, 1)).toBe(10);
-    expect(pollDelaySeconds(5, 2)).toBe(20);
-    expect(pollDelaySeconds(5, 10)).toBe(60);
-    expect(pollDelaySeconds(120, 3)).toBe(120);
-  });
-});
-
 describe('expiry choices', () => {
   it('maps each choice to minutes', () => {
-    expect(EXPIRY_CHOICES.map(c => c.label)).toEqual([
+    expect(expiryChoices(trans).map(c => c.label)).toEqual([
       'No end',
       '30 minutes',
       '1 hour',
@@ -289,16 +282,16 @@ describe('expiry choices', () => {
       '1 day',
       '1 week'
     ]);
-    expect(expiryMinutes('none')).toBeNull();
-    expect(expiryMinutes('30m')).toBe(30);
-    expect(expiryMinutes('1h')).toBe(60);
-    expect(expiryMinutes('2h')).toBe(120);
-    expect(expiryMinutes('1d')).toBe(1440);
-    expect(expiryMinutes('1w')).toBe(10080);
+    expect(expiryMinutes('none', trans)).toBeNull();
+    expect(expiryMinutes('30m', trans)).toBe(30);
+    expect(expiryMinutes('1h', trans)).toBe(60);
+    expect(expiryMinutes('2h', trans)).toBe(120);
+    expect(expiryMinutes('1d', trans)).toBe(1440);
+    expect(expiryMinutes('1w', trans)).toBe(10080);
   });
 
   it('refuses an unknown choice instead of sharing forever', () => {
-    expect(() => expiryMinutes('forever')).toThrow(/Unknown expiry/);
+    expect(() => expiryMinutes('forever', trans)).toThrow(/Unknown expiry/);
   });
 });
 
@@ -322,13 +315,24 @@ describe('share links', () => {
   });
 
   it('says what a share covers', () => {
-    expect(scopeLabel('')).toBe('whole notebook');
-    expect(scopeLabel('week1/hw1.ipynb')).toBe('week1/hw1.ipynb');
+    expect(scopeLabel('', trans)).toBe('whole notebook');
+    expect(scopeLabel('week1/hw1.ipynb', trans)).toBe('week1/hw1.ipynb');
     expect(sharePath('file', 'hw1.ipynb')).toBe('hw1.ipynb');
     expect(sharePath('notebook', 'hw1.ipynb')).toBe('');
     expect(sharePath('file', null)).toBe('');
-    expect(accessLabel('read')).toBe('read-only');
-    expect(accessLabel('edit')).toBe('can edit');
+    expect(accessLabel('read', trans)).toBe('read-only');
+    expect(accessLabel('edit', trans)).toBe('can edit');
+  });
+
+  it('says what was shared, with whom and until when', () => {
+    expect(sharedText('hw1.ipynb', 'Bob Lee', 'read', null, 0, trans)).toBe(
+      'Shared hw1.ipynb with Bob Lee (read-only, no end). Send them the link.'
+    );
+    expect(
+      sharedText('', 'Class A', 'edit', '1970-01-01T01:00:00Z', 0, trans)
+    ).toBe(
+      'Shared the whole notebook with Class A (can edit, expires in 1 h). Send them the link.'
+    );
   });
 });
 
@@ -337,24 +341,28 @@ describe('countdown text', () => {
   const at = (seconds: number) => new Date(now + seconds * 1000).toISOString();
 
   it('handles shares without an end', () => {
-    expect(countdownText(null, now)).toBe('no end');
+    expect(countdownText(null, now, trans)).toBe('no end');
   });
 
   it('counts down in minutes, hours and days', () => {
-    expect(countdownText(at(30), now)).toBe('expires in less than a minute');
-    expect(countdownText(at(29 * 60 + 59), now)).toBe('expires in 29 min');
-    expect(countdownText(at(3600), now)).toBe('expires in 1 h');
-    expect(countdownText(at(3900), now)).toBe('expires in 1 h 5 min');
-    expect(countdownText(at(86400), now)).toBe('expires in 1 day');
-    expect(countdownText(at(2 * 86400 + 3 * 3600), now)).toBe(
+    expect(countdownText(at(30), now, trans)).toBe(
+      'expires in less than a minute'
+    );
+    expect(countdownText(at(29 * 60 + 59), now, trans)).toBe(
+      'expires in 29 min'
+    );
+    expect(countdownText(at(3600), now, trans)).toBe('expires in 1 h');
+    expect(countdownText(at(3900), now, trans)).toBe('expires in 1 h 5 min');
+    expect(countdownText(at(86400), now, trans)).toBe('expires in 1 day');
+    expect(countdownText(at(2 * 86400 + 3 * 3600), now, trans)).toBe(
       'expires in 2 days 3 h'
     );
   });
 
   it('says expired and unknown', () => {
-    expect(countdownText(at(0), now)).toBe('expired');
-    expect(countdownText(at(-600), now)).toBe('expired');
-    expect(countdownText('not a date', now)).toBe('unknown expiry');
+    expect(countdownText(at(0), now, trans)).toBe('expired');
+    expect(countdownText(at(-600), now, trans)).toBe('expired');
+    expect(countdownText('not a date', now, trans)).toBe('unknown expiry');
   });
 });
 
@@ -375,7 +383,7 @@ describe('grantee suggestions', () => {
   });
 
   it('lists people then groups with readable labels, without myself', () => {
-    const s = granteeSuggestions(directory, 'xx', [], 'alice');
+    const s = granteeSuggestions(directory, 'xx', [], 'alice', trans);
     expect(s.map(x => x.label)).toEqual([
       'Bob Lee (bob) · student',
       'Carol Bo (carol)',
@@ -392,7 +400,8 @@ describe('grantee suggestions', () => {
         { kind: 'user', name: 'bob' },
         { kind: 'user', name: 'bio101' }
       ],
-      null
+      null,
+      trans
     );
     expect(s.map(x => `${x.kind}:${x.name}`)).toEqual([
       'user:alice',
@@ -402,11 +411,13 @@ describe('grantee suggestions', () => {
   });
 
   it('puts names starting with the query first and limits the list', () => {
-    const s = granteeSuggestions(directory, 'Bi', [], null);
+    const s = granteeSuggestions(directory, 'Bi', [], null, trans);
     expect(s[0].name).toBe('bio101');
-    expect(granteeSuggestions(directory, 'bo', [], null, 2)).toHaveLength(2);
     expect(
-      granteeSuggestions(directory, 'bo', [], null).map(x => x.name)
+      granteeSuggestions(directory, 'bo', [], null, trans, 2)
+    ).toHaveLength(2);
+    expect(
+      granteeSuggestions(directory, 'bo', [], null, trans).map(x => x.name)
     ).toEqual(['bob', 'alice', 'carol', 'bio101']);
   });
 
@@ -415,7 +426,8 @@ describe('grantee suggestions', () => {
       { users: [{ name: 'dan', display_name: '', role: '' }] } as IDirectory,
       'da',
       [],
-      null
+      null,
+      trans
     );
     expect(s).toEqual([
       { kind: 'user', name: 'dan', display_name: 'dan', label: 'dan (dan)' }
@@ -425,61 +437,64 @@ describe('grantee suggestions', () => {
 
 describe('read-only and shared notices', () => {
   it('tells a read-only user what they cannot do', () => {
-    expect(noticeText(info('read'))).toBe(
+    expect(noticeText(info('read'), trans)).toBe(
       "You are viewing alice's notebook read-only: you can open and read " +
         'files, but not save, run cells or open terminals.'
     );
-    expect(accessStatusLabel('read')).toBe('Read-only');
   });
 
   it('tells an editor whose notebook it is', () => {
-    expect(noticeText(info('edit'))).toBe(
+    expect(noticeText(info('edit'), trans)).toBe(
       "You are editing alice's notebook, shared with you."
     );
-    expect(accessStatusLabel('edit')).toBe('Shared: can edit');
   });
 
   it('shows nothing to the owner', () => {
-    expect(noticeText(info('owner'))).toBeNull();
-    expect(accessStatusLabel('owner')).toBeNull();
-    expect(fullNotice(info('owner'))).toBeNull();
+    expect(noticeText(info('owner'), trans)).toBeNull();
+    expect(fullNotice(info('owner'), trans)).toBeNull();
   });
 
   it('names someone when the notebook is unknown', () => {
-    expect(accessNotice('edit', 'another user')).toBe(
+    expect(accessNotice('edit', 'another user', trans)).toBe(
       "You are editing another user's notebook, shared with you."
     );
-    expect(noticeText({ ...info('edit'), notebook: null })).toBe(
+    expect(noticeText({ ...info('edit'), notebook: null }, trans)).toBe(
       "You are editing another user's notebook, shared with you."
     );
   });
 
   it('adds what a single-file share covers', () => {
-    expect(scopeText([])).toBeNull();
-    expect(scopeText(undefined)).toBeNull();
-    expect(scopeText(['hw1.ipynb'])).toBe('Only hw1.ipynb is shared with you.');
-    expect(scopeText(['a.py', 'b.py'])).toBe(
+    expect(scopeText([], trans)).toBeNull();
+    expect(scopeText(undefined, trans)).toBeNull();
+    expect(scopeText(['hw1.ipynb'], trans)).toBe(
+      'Only hw1.ipynb is shared with you.'
+    );
+    expect(scopeText(['a.py', 'b.py'], trans)).toBe(
       'Only these files are shared with you: a.py, b.py.'
     );
-    expect(fullNotice(info('edit', ['hw1.ipynb']))).toBe(
+    expect(fullNotice(info('edit', ['hw1.ipynb']), trans)).toBe(
       "You are editing alice's notebook, shared with you. " +
         'Only hw1.ipynb is shared with you.'
     );
   });
 
   it('explains the commands a read-only share cannot run', () => {
-    expect(blockedCommandMessage('terminal:create-new', 'read')).toBe(
+    expect(blockedCommandMessage('terminal:create-new', 'read', trans)).toBe(
       'This notebook is shared with you read-only: you cannot open terminals here.'
     );
-    expect(blockedCommandMessage('docmanager:save', 'read')).toMatch(
+    expect(blockedCommandMessage('docmanager:save', 'read', trans)).toMatch(
       /cannot save files/
     );
-    expect(blockedCommandMessage('notebook:run-cell', 'read')).toMatch(
+    expect(blockedCommandMessage('notebook:run-cell', 'read', trans)).toMatch(
       /cannot run cells/
     );
-    expect(blockedCommandMessage('terminal:create-new', 'edit')).toBeNull();
-    expect(blockedCommandMessage('terminal:create-new', 'owner')).toBeNull();
-    expect(blockedCommandMessage('docmanager:open', 'read')).toBeNull();
+    expect(
+      blockedCommandMessage('terminal:create-new', 'edit', trans)
+    ).toBeNull();
+    expect(
+      blockedCommandMessage('terminal:create-new', 'owner', trans)
+    ).toBeNull();
+    expect(blockedCommandMessage('docmanager:open', 'read', trans)).toBeNull();
   });
 
   it('turns off every way a kernel could start or be joined, keeping the name', () => {
@@ -526,14 +541,16 @@ describe('resize dialog', () => {
 
   it('validates the form with sentences a student can act on', () => {
     const ok = { cpus: 2, memoryGiB: 4, gpuType: '', gpus: 0 };
-    expect(validateResize(ok)).toBeNull();
-    expect(validateResize({ ...ok, cpus: 0 })).toMatch(/CPUs above 0/);
-    expect(validateResize({ ...ok, cpus: Number.NaN })).toMatch(/CPUs/);
-    expect(validateResize({ ...ok, memoryGiB: -1 })).toMatch(/memory/);
-    expect(validateResize({ ...ok, gpus: 1.5, gpuType: 'premium' })).toMatch(
-      /whole number of GPUs/
+    expect(validateResize(ok, trans)).toBeNull();
+    expect(validateResize({ ...ok, cpus: 0 }, trans)).toMatch(/CPUs above 0/);
+    expect(validateResize({ ...ok, cpus: Number.NaN }, trans)).toMatch(/CPUs/);
+    expect(validateResize({ ...ok, memoryGiB: -1 }, trans)).toMatch(/memory/);
+    expect(
+      validateResize({ ...ok, gpus: 1.5, gpuType: 'premium' }, trans)
+    ).toMatch(/whole number of GPUs/);
+    expect(validateResize({ ...ok, gpus: 1 }, trans)).toMatch(
+      /Choose a GPU type/
     );
-    expect(validateResize({ ...ok, gpus: 1 })).toMatch(/Choose a GPU type/);
   });
 
   it('builds the request body', () => {
@@ -549,7 +566,7 @@ describe('resize dialog', () => {
   });
 
   it('shows the quota and current use', () => {
-    expect(quotaLines(quota())).toEqual([
+    expect(quotaLines(quota(), trans)).toEqual([
       'CPUs: 1 of 4 in use',
       'Memory: 2.0 GiB of 8.0 GiB in use',
       'GPUs (Premium (whole A5000)): 1 of 1 in use',
@@ -562,7 +579,7 @@ describe('resize dialog', () => {
     const q = quota({
       limits: { cpu_milli: null, memory: null, gpus: null, notebooks: null }
     });
-    expect(quotaLines(q)).toEqual([
+    expect(quotaLines(q, trans)).toEqual([
       'CPUs: 1 in use (no limit)',
       'Memory: 2.0 GiB in use (no limit)',
       'GPUs: any type, no limit; 1 Premium (whole A5000) in use',
@@ -578,7 +595,8 @@ describe('resize dialog', () => {
             notebooks: null
           },
           usage: { cpu_milli: 0, memory: 0, gpus: {}, notebooks: 0 }
-        })
+        }),
+        trans
       )
     ).toEqual(['GPUs: any type, no limit; none in use']);
   });
@@ -587,11 +605,11 @@ describe('resize dialog', () => {
     const q = quota({
       limits: { cpu_milli: 4000, memory: 8 * GiB, gpus: {}, notebooks: 3 }
     });
-    expect(gpuQuotaLines(q)).toEqual(['GPUs: your quota allows none']);
+    expect(gpuQuotaLines(q, trans)).toEqual(['GPUs: your quota allows none']);
   });
 
   it('offers GPU types with capacity and marks those outside the quota', () => {
-    const choices = gpuTypeChoices(quota());
+    const choices = gpuTypeChoices(quota(), trans);
     expect(choices).toEqual([
       { value: '', label: 'No GPU', allowed: true },
       {
@@ -639,9 +657,9 @@ describe('resize dialog', () => {
 
 describe('shared with me', () => {
   it('names notebook states', () => {
-    expect(notebookStateLabel('running')).toBe('running');
-    expect(notebookStateLabel('starting')).toBe('starting…');
-    expect(notebookStateLabel('weird')).toBe('weird');
+    expect(notebookStateLabel('running', trans)).toBe('running');
+    expect(notebookStateLabel('starting', trans)).toBe('starting…');
+    expect(notebookStateLabel('weird', trans)).toBe('weird');
   });
 });
 
@@ -664,7 +682,7 @@ describe('idle countdown', () => {
       action: 'warn' as const,
       stop_at: '2026-12-01T10:04:07Z'
     };
-    expect(cullingLabel(status, now)).toBe('Idle: stops in 4:07');
+    expect(cullingLabel(status, now, trans)).toBe('Idle: stops in 4:07');
     expect(timeLeft('2026-12-01T09:59:00Z', now)).toBe('0:00');
     expect(cullingPollSeconds(status)).toBe(5);
   });
@@ -675,9 +693,9 @@ describe('idle countdown', () => {
       action: 'keep' as const,
       stop_at: '2026-12-01T11:00:00Z'
     };
-    expect(cullingLabel(status, now)).toBeNull();
+    expect(cullingLabel(status, now, trans)).toBeNull();
     expect(
-      cullingLabel({ ...status, action: 'warn', enabled: false }, now)
+      cullingLabel({ ...status, action: 'warn', enabled: false }, now, trans)
     ).toBeNull();
     expect(cullingPollSeconds(status)).toBe(30);
     expect(cullingPollSeconds(null)).toBe(30);

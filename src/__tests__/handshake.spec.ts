@@ -1,11 +1,14 @@
 import { ServerConnection } from '@jupyterlab/services';
 import {
   handshake,
-  MISSING_EXTENSION_MESSAGE,
+  missingExtensionMessage,
   sessionFromHandshake
 } from '../core/handshake';
 import { messageFromBody } from '../api';
 import { IServerInfo } from '../tokens';
+import { trans } from './trans';
+
+const MISSING_EXTENSION_MESSAGE = missingExtensionMessage(trans);
 
 const info: IServerInfo = {
   version: '0.1.0',
@@ -17,7 +20,7 @@ const info: IServerInfo = {
 
 describe('handshake', () => {
   it('passes the server info through', async () => {
-    await expect(handshake(async () => info)).resolves.toEqual({
+    await expect(handshake(trans, async () => info)).resolves.toEqual({
       ok: true,
       info
     });
@@ -28,7 +31,7 @@ describe('handshake', () => {
     const failing = async (): Promise<IServerInfo> => {
       throw new ServerConnection.ResponseError(response, 'Not Found');
     };
-    await expect(handshake(failing)).resolves.toEqual({
+    await expect(handshake(trans, failing)).resolves.toEqual({
       ok: false,
       message: MISSING_EXTENSION_MESSAGE
     });
@@ -38,7 +41,7 @@ describe('handshake', () => {
     const failing = async (): Promise<IServerInfo> => {
       throw new Error('network is down');
     };
-    await expect(handshake(failing)).resolves.toEqual({
+    await expect(handshake(trans, failing)).resolves.toEqual({
       ok: false,
       message: 'network is down'
     });

@@ -2,7 +2,6 @@ import {
   agoText,
   broadcastLabel,
   courseSections,
-  durationText,
   isBroadcastLive,
   newArrivals,
   newDeploymentIds,
@@ -27,7 +26,7 @@ import {
   selectPath,
   totalsText
 } from '../files/selection';
-import { intervalSeconds } from '../format';
+import { durationText, intervalSeconds } from '../format';
 import { liveViewAction, liveViewTooltip } from '../liveView/format';
 import {
   deadlineState,
@@ -59,6 +58,7 @@ import {
   ISubmission,
   ITemplateOptions
 } from '../apiTypes';
+import { trans } from './trans';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
@@ -231,32 +231,39 @@ describe('excluded patterns', () => {
   it('says why an entry is left out', () => {
     const defaults = ['.ipynb_checkpoints', '*.pyc'];
     const pyc = file('notes.pyc', 10, true);
-    expect(exclusionReason(pyc, defaults, defaults)).toBe(
+    expect(exclusionReason(pyc, defaults, defaults, trans)).toBe(
       'excluded: matches "*.pyc"'
     );
     // Submissions: the platform's flag decides.
-    expect(exclusionReason(pyc, null, defaults)).toBe(
+    expect(exclusionReason(pyc, null, defaults, trans)).toBe(
       'excluded: matches "*.pyc"'
     );
-    expect(exclusionReason(file('x.bin', 1, true), null, [])).toBe(
+    expect(exclusionReason(file('x.bin', 1, true), null, [], trans)).toBe(
       'excluded by the platform'
     );
-    expect(exclusionReason(file('hw.ipynb', 1), null, defaults)).toBeNull();
+    expect(
+      exclusionReason(file('hw.ipynb', 1), null, defaults, trans)
+    ).toBeNull();
     // Templates: a pattern the teacher removed no longer excludes.
-    expect(exclusionReason(pyc, ['.ipynb_checkpoints'], defaults)).toBeNull();
+    expect(
+      exclusionReason(pyc, ['.ipynb_checkpoints'], defaults, trans)
+    ).toBeNull();
     // ...and one they added does.
-    expect(exclusionReason(file('model.ckpt', 1), ['*.ckpt'], defaults)).toBe(
-      'excluded: matches "*.ckpt"'
-    );
+    expect(
+      exclusionReason(file('model.ckpt', 1), ['*.ckpt'], defaults, trans)
+    ).toBe('excluded: matches "*.ckpt"');
   });
 
   it('adds a pattern once, trimmed, and refuses empty ones and ".."', () => {
-    expect(addPattern(['*.pyc'], '  *.ckpt ')).toEqual(['*.pyc', '*.ckpt']);
-    expect(addPattern(['*.pyc'], '*.pyc')).toBe(
+    expect(addPattern(['*.pyc'], '  *.ckpt ', trans)).toEqual([
+      '*.pyc',
+      '*.ckpt'
+    ]);
+    expect(addPattern(['*.pyc'], '*.pyc', trans)).toBe(
       '"*.pyc" is already in the list.'
     );
-    expect(typeof addPattern([], '   ')).toBe('string');
-    expect(typeof addPattern([], '../secret')).toBe('string');
+    expect(typeof addPattern([], '   ', trans)).toBe('string');
+    expect(typeof addPattern([], '../secret', trans)).toBe('string');
   });
 });
 
@@ -314,23 +321,28 @@ describe('selection totals', () => {
     expect(isOverLimit(100 * MiB, 100 * MiB)).toBe(false);
     expect(isOverLimit(5 * GiB, null)).toBe(false);
     expect(isOverLimit(5 * GiB, 0)).toBe(false);
-    expect(overLimitText(150 * MiB, 100 * MiB, 'a template')).toBe(
+    expect(overLimitText(150 * MiB, 100 * MiB, 'a template', trans)).toBe(
       'Too large: the selection is 150 MiB, over the 100 MiB limit of ' +
         'a template. Leave out large files (data sets, checkpoints, outputs) ' +
         'or add an excluded pattern.'
     );
-    expect(overLimitText(1, 100 * MiB, 'a template')).toBeNull();
+    expect(overLimitText(1, 100 * MiB, 'a template', trans)).toBeNull();
   });
 
   it('summarises the selection against the limit', () => {
     expect(
       totalsText(
         { bytes: 1.5 * MiB, files: 3, unknown: [], excluded: [] },
-        100 * MiB
+        100 * MiB,
+        trans
       )
     ).toBe('Selected: 3 files, 1.5 MiB of 100 MiB allowed');
     expect(
-      totalsText({ bytes: 0, files: 1, unknown: ['x'], excluded: [] }, null)
+      totalsText(
+        { bytes: 0, files: 1, unknown: ['x'], excluded: [] },
+        null,
+        trans
+      )
     ).toBe('Selected: 1 file, 0 B (+ 1 not measured yet)');
   });
 });
@@ -381,47 +393,53 @@ describe('template form', () => {
   });
 
   it('explains what is wrong with a name', () => {
-    expect(templateNameProblem('ml-intro-2')).toBeNull();
-    expect(templateNameProblem('x'.repeat(63))).toBeNull();
-    expect(templateNameProblem('x'.repeat(64))).toMatch(/at most 63/);
-    expect(templateNameProblem('ML_intro')).toMatch(/lower-case letters/);
+    expect(templateNameProblem('ml-intro-2', trans)).toBeNull();
+    expect(templateNameProblem('x'.repeat(63), trans)).toBeNull();
+    expect(templateNameProblem('x'.repeat(64), trans)).toMatch(/at most 63/);
+    expect(templateNameProblem('ML_intro', trans)).toMatch(
+      /lower-case letters/
+    );
   });
 
   it('says whether a name makes a new template or a new version', () => {
-    expect(templateVersionNote(templateOptions.templates, 'ml-intro')).toBe(
-      'Version 4 of "Intro to ML" (it has 3 versions).'
-    );
-    expect(templateVersionNote(templateOptions.templates, 'cv-intro')).toBe(
-      'A new template.'
-    );
+    expect(
+      templateVersionNote(templateOptions.templates, 'ml-intro', trans)
+    ).toBe('Version 4 of "Intro to ML" (it has 3 versions).');
+    expect(
+      templateVersionNote(templateOptions.templates, 'cv-intro', trans)
+    ).toBe('A new template.');
   });
 
   it('checks the form', () => {
-    expect(validateTemplateForm(templateForm())).toBeNull();
-    expect(validateTemplateForm(templateForm({ displayName: ' ' }))).toMatch(
-      /display name/
-    );
+    expect(validateTemplateForm(templateForm(), trans)).toBeNull();
+    expect(
+      validateTemplateForm(templateForm({ displayName: ' ' }), trans)
+    ).toMatch(/display name/);
     for (const name of ['ML', 'a_b', '-a', 'a-', '']) {
-      expect(validateTemplateForm(templateForm({ name }))).toMatch(
+      expect(validateTemplateForm(templateForm({ name }), trans)).toMatch(
         /lower-case letters/
       );
     }
     expect(
-      validateTemplateForm(templateForm({ visibility: 'group', group: '' }))
+      validateTemplateForm(
+        templateForm({ visibility: 'group', group: '' }),
+        trans
+      )
     ).toMatch(/group/);
-    expect(validateTemplateForm(templateForm({ environment: '' }))).toMatch(
-      /environment/
-    );
+    expect(
+      validateTemplateForm(templateForm({ environment: '' }), trans)
+    ).toMatch(/environment/);
     expect(
       validateTemplateForm(
         templateForm({
           resources: { cpus: 0, memoryGiB: 1, gpuType: '', gpus: 0 }
-        })
+        }),
+        trans
       )
     ).toMatch(/CPUs/);
-    expect(validateTemplateForm(templateForm({ paths: ['', '..'] }))).toMatch(
-      /at least one file/
-    );
+    expect(
+      validateTemplateForm(templateForm({ paths: ['', '..'] }), trans)
+    ).toMatch(/at least one file/);
   });
 
   it('builds the request body', () => {
@@ -486,21 +504,21 @@ function assignment(overrides: Partial<IAssignment> = {}): IAssignment {
 
 describe('times', () => {
   it('writes durations', () => {
-    expect(durationText(30)).toBe('less than a minute');
-    expect(durationText(29 * 60)).toBe('29 min');
-    expect(durationText(65 * 60)).toBe('1 h 5 min');
-    expect(durationText(2 * 3600)).toBe('2 h');
-    expect(durationText(51 * 3600)).toBe('2 days 3 h');
-    expect(durationText(24 * 3600)).toBe('1 day');
+    expect(durationText(30, trans)).toBe('less than a minute');
+    expect(durationText(29 * 60, trans)).toBe('29 min');
+    expect(durationText(65 * 60, trans)).toBe('1 h 5 min');
+    expect(durationText(2 * 3600, trans)).toBe('2 h');
+    expect(durationText(51 * 3600, trans)).toBe('2 days 3 h');
+    expect(durationText(24 * 3600, trans)).toBe('1 day');
   });
 
   it('writes how long ago', () => {
-    expect(agoText(iso(NOW - 10 * 1000), NOW)).toBe('just now');
-    expect(agoText(iso(NOW - 5 * 60 * 1000), NOW)).toBe('5 min ago');
-    expect(agoText(iso(NOW - 2 * HOUR), NOW)).toBe('2 h ago');
-    expect(agoText(iso(NOW - 3 * DAY), NOW)).toBe('3 days ago');
-    expect(agoText('not a date', NOW)).toBe('');
-    expect(agoText(null, NOW)).toBe('');
+    expect(agoText(iso(NOW - 10 * 1000), NOW, trans)).toBe('just now');
+    expect(agoText(iso(NOW - 5 * 60 * 1000), NOW, trans)).toBe('5 min ago');
+    expect(agoText(iso(NOW - 2 * HOUR), NOW, trans)).toBe('2 h ago');
+    expect(agoText(iso(NOW - 3 * DAY), NOW, trans)).toBe('3 days ago');
+    expect(agoText('not a date', NOW, trans)).toBe('');
+    expect(agoText(null, NOW, trans)).toBe('');
   });
 });
 
@@ -524,31 +542,39 @@ describe('deadlines', () => {
 
   it('counts down to the deadline', () => {
     expect(
-      deadlineText(assignment({ deadline: iso(NOW + 2 * DAY + 3 * HOUR) }), NOW)
+      deadlineText(
+        assignment({ deadline: iso(NOW + 2 * DAY + 3 * HOUR) }),
+        NOW,
+        trans
+      )
     ).toBe('due in 2 days 3 h');
-    expect(deadlineText(assignment(), NOW)).toBe('no deadline');
+    expect(deadlineText(assignment(), NOW, trans)).toBe('no deadline');
   });
 
   it('says when late submissions are accepted, and when closed', () => {
     expect(
       deadlineText(
         assignment({ deadline: iso(NOW - 3 * HOUR), allow_late: true }),
-        NOW
+        NOW,
+        trans
       )
     ).toBe('late submissions accepted (deadline passed 3 h ago)');
     expect(
       deadlineText(
         assignment({ deadline: iso(NOW - 2 * DAY), open: false }),
-        NOW
+        NOW,
+        trans
       )
     ).toBe('closed (deadline passed 2 days ago)');
-    expect(deadlineText(assignment({ open: false }), NOW)).toBe('closed');
+    expect(deadlineText(assignment({ open: false }), NOW, trans)).toBe(
+      'closed'
+    );
   });
 
   it('counts submissions', () => {
-    expect(submissionCountText(0)).toBe('not submitted yet');
-    expect(submissionCountText(1)).toBe('1 submission');
-    expect(submissionCountText(4)).toBe('4 submissions');
+    expect(submissionCountText(0, trans)).toBe('not submitted yet');
+    expect(submissionCountText(1, trans)).toBe('1 submission');
+    expect(submissionCountText(4, trans)).toBe('4 submissions');
   });
 });
 
@@ -600,12 +626,16 @@ describe('assignment order', () => {
   });
 
   it('checks a submission before sending it', () => {
-    expect(validateSubmission(null, ['a'])).toBe('Choose an assignment.');
-    expect(validateSubmission(closedOld, ['a'])).toMatch(/"Old" is closed/);
-    expect(validateSubmission(later, [])).toBe(
+    expect(validateSubmission(null, ['a'], trans)).toBe(
+      'Choose an assignment.'
+    );
+    expect(validateSubmission(closedOld, ['a'], trans)).toMatch(
+      /"Old" is closed/
+    );
+    expect(validateSubmission(later, [], trans)).toBe(
       'Choose at least one file to submit.'
     );
-    expect(validateSubmission(later, ['hw.ipynb'])).toBeNull();
+    expect(validateSubmission(later, ['hw.ipynb'], trans)).toBeNull();
   });
 });
 
@@ -623,22 +653,22 @@ describe('receipt', () => {
   };
 
   it('writes ordinals', () => {
-    expect([1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111].map(ordinal)).toEqual(
-      [
-        '1st',
-        '2nd',
-        '3rd',
-        '4th',
-        '11th',
-        '12th',
-        '13th',
-        '21st',
-        '22nd',
-        '23rd',
-        '101st',
-        '111th'
-      ]
-    );
+    expect(
+      [1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111].map(n => ordinal(n, trans))
+    ).toEqual([
+      '1st',
+      '2nd',
+      '3rd',
+      '4th',
+      '11th',
+      '12th',
+      '13th',
+      '21st',
+      '22nd',
+      '23rd',
+      '101st',
+      '111th'
+    ]);
   });
 
   it('shortens the content hash', () => {
@@ -647,7 +677,7 @@ describe('receipt', () => {
   });
 
   it('lists the facts of the receipt', () => {
-    const rows = receiptRows(receipt, at => `at ${at}`);
+    const rows = receiptRows(receipt, at => `at ${at}`, trans);
     expect(rows.map(r => [r.key, r.value])).toEqual([
       ['assignment', 'Homework 1'],
       ['number', '2nd submission'],
@@ -657,19 +687,19 @@ describe('receipt', () => {
       ['hash', '0123456789ab']
     ]);
     expect(
-      receiptRows({ ...receipt, late: false }, at => at).find(
+      receiptRows({ ...receipt, late: false }, at => at, trans).find(
         r => r.key === 'late'
       )?.value
     ).toBe('On time');
   });
 
   it('sums it up for the notification', () => {
-    expect(receiptSummary(receipt)).toBe(
+    expect(receiptSummary(receipt, trans)).toBe(
       'Submitted to Homework 1: your 2nd submission, late, 3 files, 1.5 MiB ' +
         '(hash 0123456789ab).'
     );
     expect(
-      receiptSummary({ ...receipt, late: false, number: 1, files: 1 })
+      receiptSummary({ ...receipt, late: false, number: 1, files: 1 }, trans)
     ).toBe(
       'Submitted to Homework 1: your 1st submission, 1 file, 1.5 MiB ' +
         '(hash 0123456789ab).'
@@ -778,22 +808,30 @@ describe('course panel', () => {
   });
 
   it('writes the new-material hint', () => {
-    expect(newMaterialHint([])).toBeNull();
+    expect(newMaterialHint([], trans)).toBeNull();
     expect(
-      newMaterialHint([{ group: 'ML 2026', title: 'Week 2', path: 'w2' }])
+      newMaterialHint(
+        [{ group: 'ML 2026', title: 'Week 2', path: 'w2' }],
+        trans
+      )
     ).toBe('New course material: Week 2 (ML 2026)');
     expect(
-      newMaterialHint([
-        { group: 'ML 2026', title: 'Week 2', path: 'w2' },
-        { group: 'ML 2026', title: 'Week 3', path: 'w3' },
-        { group: 'CV 2026', title: 'Intro', path: 'i' }
-      ])
+      newMaterialHint(
+        [
+          { group: 'ML 2026', title: 'Week 2', path: 'w2' },
+          { group: 'ML 2026', title: 'Week 3', path: 'w3' },
+          { group: 'CV 2026', title: 'Intro', path: 'i' }
+        ],
+        trans
+      )
     ).toBe('New course material: 3 items in ML 2026, CV 2026');
   });
 
   it('labels live broadcasts and drops ended ones', () => {
-    expect(broadcastLabel(broadcast())).toBe("Live: Prof. Lee's notebook");
-    expect(broadcastLabel(broadcast({ owner_display_name: '' }))).toBe(
+    expect(broadcastLabel(broadcast(), trans)).toBe(
+      "Live: Prof. Lee's notebook"
+    );
+    expect(broadcastLabel(broadcast({ owner_display_name: '' }), trans)).toBe(
       "Live: prof's notebook"
     );
     expect(isBroadcastLive(broadcast(), NOW)).toBe(true);
@@ -882,10 +920,10 @@ describe('live view', () => {
   });
 
   it('explains itself in the tooltip', () => {
-    expect(liveViewTooltip('prof', 5, [], null)).toBe(
+    expect(liveViewTooltip('prof', 5, [], null, trans)).toBe(
       'Live view: files you have open reload when prof saves them (checked every 5 s).'
     );
-    const tip = liveViewTooltip('prof', 5, ['hw.ipynb'], '12:00:07');
+    const tip = liveViewTooltip('prof', 5, ['hw.ipynb'], '12:00:07', trans);
     expect(tip).toContain('Last update: 12:00:07.');
     expect(tip).toContain('you changed them: hw.ipynb');
   });

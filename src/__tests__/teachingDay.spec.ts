@@ -3,7 +3,6 @@
  * or TA meets inside JupyterLab (sentences, figures, the files a notebook reads).
  */
 import { ServerConnection } from '@jupyterlab/services';
-import type { TranslationBundle } from '@jupyterlab/translation';
 import { errorMessage, platformError, statusSentence } from '../api';
 import { cullingLabel } from '../culling/format';
 import { gpuLines, statusBarText } from '../resources/format';
@@ -33,17 +32,7 @@ import {
 } from '../platform/state';
 import { ICullingStatus, IFileEntry, IResources } from '../apiTypes';
 import { IServerInfo } from '../tokens';
-
-/** JupyterLab's null translator, as it formats: %1, %2... (its module is ESM-only for jest). */
-const format = (text: string, ...args: unknown[]): string =>
-  text.replace(/%(\d+)/g, (all, n) =>
-    Number(n) <= args.length ? String(args[Number(n) - 1]) : all
-  );
-const trans = {
-  __: (text: string, ...args: unknown[]) => format(text, ...args),
-  _n: (one: string, many: string, n: number, ...args: unknown[]) =>
-    format(n === 1 ? one : many, n, ...args)
-} as unknown as TranslationBundle;
+import { trans } from './trans';
 const PAGE = 'http://ann--day.localhost:8000/notebook/ann/day/lab';
 
 describe('a notebook that stopped', () => {
@@ -184,7 +173,7 @@ describe('the idle countdown', () => {
     expect(idleWarningText(status, serverNow, trans)).toBe(
       'This notebook has been idle for 4 minutes (limit 5 minutes) and stops in less than a minute. Run something or press Keep running to keep it.'
     );
-    expect(cullingLabel(status, serverNow)).toBe('Idle: stops in 0:17');
+    expect(cullingLabel(status, serverNow, trans)).toBe('Idle: stops in 0:17');
     expect(minutesText(61, trans)).toBe('1 minute');
     expect(minutesText(30, trans)).toBe('less than a minute');
     expect(whenText(90, trans)).toBe('in 2 minutes');
@@ -195,7 +184,7 @@ describe('the idle countdown', () => {
     const laptop = serverNow - 3 * 60 * 1000; // three minutes slow
     const skew = serverSkew(status, laptop);
     expect(skew).toBe(3 * 60 * 1000);
-    expect(cullingLabel(status, laptop + skew + 7000)).toBe(
+    expect(cullingLabel(status, laptop + skew + 7000, trans)).toBe(
       'Idle: stops in 0:10'
     );
     expect(idleSecondsAt(status, serverNow + 60 * 1000)).toBe(343);
@@ -332,10 +321,10 @@ describe('GPU figures', () => {
         ]
       }
     };
-    expect(statusBarText(mig)).toBe(
+    expect(statusBarText(mig, trans)).toBe(
       'CPU 12% · Mem 0.5/1.0 GiB · GPU 1.0/16.0 GiB'
     );
-    expect(gpuLines(mig)).toEqual([
+    expect(gpuLines(mig, trans)).toEqual([
       'GPU 0 (NVIDIA H200, MIG 1g.18gb): use not measured per MIG slice, 1.0/16.0 GiB'
     ]);
     const unreadable: IResources = {
@@ -352,11 +341,13 @@ describe('GPU figures', () => {
         }
       }
     };
-    expect(statusBarText(unreadable)).toBe(
+    expect(statusBarText(unreadable, trans)).toBe(
       'CPU 12% · Mem 0.5/1.0 GiB · GPU h200-1g'
     );
-    expect(gpuLines(unreadable)[0]).toMatch(/allocated; no figures/);
-    expect(statusBarText(base)).toBe('CPU 12% · Mem 0.5/1.0 GiB · no GPU');
+    expect(gpuLines(unreadable, trans)[0]).toMatch(/allocated; no figures/);
+    expect(statusBarText(base, trans)).toBe(
+      'CPU 12% · Mem 0.5/1.0 GiB · no GPU'
+    );
   });
 });
 
@@ -366,11 +357,20 @@ describe('errors a person can act on', () => {
       platformError({ message: 'read-only', code: 'read_only' })?.code
     ).toBe('read_only');
     expect(platformError('<html>502</html>')).toBeNull();
-    expect(statusSentence(502)).toMatch(/could not answer \(error 502\)/);
+    expect(statusSentence(502, trans)).toMatch(
+      /could not answer \(error 502\)/
+    );
     expect(
       errorMessage(
-        new ServerConnection.NetworkError(new TypeError('Failed to fetch'))
+        new ServerConnection.NetworkError(new TypeError('Failed to fetch')),
+        trans
       )
     ).toMatch(/cannot be reached/);
+    // No readable message in the answer: the status says it, translated.
+    const bare = new ServerConnection.ResponseError(
+      new Response('<html>502</html>', { status: 502 }),
+      ''
+    );
+    expect(errorMessage(bare, trans)).toMatch(/could not answer \(error 502\)/);
   });
 });

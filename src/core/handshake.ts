@@ -3,18 +3,22 @@
  * user can act on, instead of silent 404s from every later feature.
  */
 import { ServerConnection } from '@jupyterlab/services';
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { errorMessage, requestAPI } from '../api';
 import { ICguLabSession, IServerInfo } from '../tokens';
 
 export type HandshakeResult =
   { ok: true; info: IServerInfo } | { ok: false; message: string };
 
-export const MISSING_EXTENSION_MESSAGE =
-  'The cgu-lab server extension is not enabled in this notebook server. ' +
-  'Run "pip install cgu_lab" in the notebook environment and restart the server ' +
-  '(or ask your administrator).';
+/** What to do when the server extension does not answer. */
+export function missingExtensionMessage(trans: TranslationBundle): string {
+  return trans.__(
+    'The cgu-lab server extension is not enabled in this notebook server. Run "pip install cgu_lab" in the notebook environment and restart the server (or ask your administrator).'
+  );
+}
 
 export async function handshake(
+  trans: TranslationBundle,
   fetchInfo: () => Promise<IServerInfo> = () => requestAPI<IServerInfo>('info')
 ): Promise<HandshakeResult> {
   try {
@@ -24,9 +28,9 @@ export async function handshake(
       error instanceof ServerConnection.ResponseError &&
       error.response.status === 404
     ) {
-      return { ok: false, message: MISSING_EXTENSION_MESSAGE };
+      return { ok: false, message: missingExtensionMessage(trans) };
     }
-    return { ok: false, message: errorMessage(error) };
+    return { ok: false, message: errorMessage(error, trans) };
   }
 }
 

@@ -3,10 +3,14 @@
  * session (who is looking, with what access) to the other plugins. (The way
  * back to the portal is `cgu-lab:portal`.)
  */
-import { JupyterFrontEndPlugin } from '@jupyterlab/application';
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
 import { Notification } from '@jupyterlab/apputils';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { handshake, sessionFromHandshake } from './handshake';
-import { ICguLabSession } from '../tokens';
+import { DOMAIN, ICguLabSession } from '../tokens';
 
 /**
  * Core plugin: checks the server extension answers and provides the session
@@ -17,8 +21,13 @@ export const corePlugin: JupyterFrontEndPlugin<ICguLabSession> = {
   description: 'Connects JupyterLab to the cgu-lab platform.',
   autoStart: true,
   provides: ICguLabSession,
-  activate: async (): Promise<ICguLabSession> => {
-    const result = await handshake();
+  optional: [ITranslator],
+  activate: async (
+    app: JupyterFrontEnd,
+    translator: ITranslator | null
+  ): Promise<ICguLabSession> => {
+    const trans = (translator ?? nullTranslator).load(DOMAIN);
+    const result = await handshake(trans);
     const session = sessionFromHandshake(result);
     if (!result.ok) {
       Notification.warning(result.message, { autoClose: false });

@@ -1,7 +1,9 @@
 /**
  * Pure helpers of the Course panel: its sections, what is new, the labels
- * of broadcasts and the "ago" texts.
+ * of broadcasts and the "ago" texts (durations are `durationText` of
+ * ../format.ts).
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { orderAssignments } from '../submit/format';
 import {
   IAssignment,
@@ -13,46 +15,29 @@ import {
 
 /* ---------------------------------------------------------------- times */
 
-/** "less than a minute", "29 min", "1 h 5 min", "2 days 3 h". */
-export function durationText(seconds: number): string {
-  const s = Math.max(0, Math.floor(seconds));
-  if (s < 60) {
-    return 'less than a minute';
-  }
-  const minutes = Math.floor(s / 60);
-  if (minutes < 60) {
-    return `${minutes} min`;
-  }
-  const hours = Math.floor(minutes / 60);
-  if (hours < 24) {
-    const rest = minutes % 60;
-    return `${hours} h${rest ? ` ${rest} min` : ''}`;
-  }
-  const days = Math.floor(hours / 24);
-  const restHours = hours % 24;
-  return `${days} ${days === 1 ? 'day' : 'days'}${restHours ? ` ${restHours} h` : ''}`;
-}
-
 /** "just now", "5 min ago", "2 h ago", "3 days ago"; '' when unknown. */
-export function agoText(iso: string | null, now: number): string {
+export function agoText(
+  iso: string | null,
+  now: number,
+  trans: TranslationBundle
+): string {
   const at = iso ? Date.parse(iso) : NaN;
   if (Number.isNaN(at)) {
     return '';
   }
   const seconds = Math.floor((now - at) / 1000);
   if (seconds < 60) {
-    return 'just now';
+    return trans.__('just now');
   }
   const minutes = Math.floor(seconds / 60);
   if (minutes < 60) {
-    return `${minutes} min ago`;
+    return trans.__('%1 min ago', minutes);
   }
   const hours = Math.floor(minutes / 60);
   if (hours < 24) {
-    return `${hours} h ago`;
+    return trans.__('%1 h ago', hours);
   }
-  const days = Math.floor(hours / 24);
-  return `${days} ${days === 1 ? 'day' : 'days'} ago`;
+  return trans._n('%1 day ago', '%1 days ago', Math.floor(hours / 24));
 }
 
 /* ----------------------------------------------------------------- course */
@@ -158,19 +143,34 @@ export function newArrivals(
  * "New course material: 3 items in ML 2026, CV 2026"; null when nothing is new.
  */
 export function newMaterialHint(
-  arrivals: ReadonlyArray<IArrival>
+  arrivals: ReadonlyArray<IArrival>,
+  trans: TranslationBundle
 ): string | null {
   if (arrivals.length === 0) {
     return null;
   }
   if (arrivals.length === 1) {
-    return `New course material: ${arrivals[0].title} (${arrivals[0].group})`;
+    return trans.__(
+      'New course material: %1 (%2)',
+      arrivals[0].title,
+      arrivals[0].group
+    );
   }
   const groups = Array.from(new Set(arrivals.map(a => a.group)));
-  return `New course material: ${arrivals.length} items in ${groups.join(', ')}`;
+  return trans.__(
+    'New course material: %1 items in %2',
+    arrivals.length,
+    groups.join(', ')
+  );
 }
 
 /** "Live: Alice Chen's notebook". */
-export function broadcastLabel(broadcast: IBroadcast): string {
-  return `Live: ${broadcast.owner_display_name || broadcast.owner}'s notebook`;
+export function broadcastLabel(
+  broadcast: IBroadcast,
+  trans: TranslationBundle
+): string {
+  return trans.__(
+    "Live: %1's notebook",
+    broadcast.owner_display_name || broadcast.owner
+  );
 }

@@ -5,10 +5,12 @@
  * "Submit…" button. It polls the server, marks material seen while it is
  * shown, and tells the plugin when new material arrives while it is hidden.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 import { CguAPI, errorMessage } from '../api';
 import { h, replaceChildren } from '../dom';
-import { pollDelaySeconds } from '../format';
+import { pollFrequency, repaintPoll } from '../polling';
 import {
   courseSections,
   newArrivals,
@@ -30,6 +32,7 @@ export interface ICoursePanelOptions {
   onShow?: () => void;
   /** Seconds between refreshes (default 60). */
   interval?: number;
+  trans: TranslationBundle;
   /** The endpoints; replaceable in tests. */
   fetch?: () => Promise<ICourses>;
   markSeen?: () => Promise<unknown>;
@@ -47,13 +50,24 @@ export class CoursePanel extends Widget {
     this._markSeen = options.markSeen ?? CguAPI.coursesSeen;
     this._origin = options.origin ?? window.location.origin;
     this._interval = options.interval ?? 60;
+    this._trans = options.trans;
+    const trans = this._trans;
+    this._poll = new Poll({
+      auto: false,
+      factory: () => this._refresh(),
+      frequency: pollFrequency(this._interval),
+      name: 'cgu-lab:course',
+      standby: 'when-hidden'
+    });
+    // While shown, "5 min ago" and the deadlines move on between answers.
+    this._clock = repaintPoll('cgu-lab:course-clock', 30, () => this._render());
     this.addClass('cgu-Course');
     this.node.dataset.cgu = 'course-panel';
     this.title.className = TAB_CLASS;
     this._list = h('div', {
       class: 'cgu-Course-list',
       role: 'region',
-      'aria-label': 'My courses'
+      'aria-label': trans.__('My courses')
     });
     this._status = h('div', {
       class: 'cgu-Course-status',
@@ -66,7 +80,7 @@ export class CoursePanel extends Widget {
       h(
         'div',
         { class: 'cgu-Course-header' },
-        h('h2', { class: 'cgu-Course-title' }, 'Course'),
+        h('h2', { class: 'cgu-Course-title' }, trans.__('Course')),
         h(
           'button',
           {
@@ -75,14 +89,13 @@ export class CoursePanel extends Widget {
             'data-cgu': 'course-refresh',
             onclick: () => void this.refresh()
           },
-          'Refresh'
+          trans.__('Refresh')
         )
       ),
       this._status,
       this._list
     );
     this._render();
-    document.addEventListener('visibilitychange', this._onVisibility);
   }
 
   /** Seconds between refreshes (at least 10). */
@@ -91,35 +104,26 @@ export class CoursePanel extends Widget {
   }
   set interval(seconds: number) {
     this._interval = Math.max(10, Number.isFinite(seconds) ? seconds : 60);
-    this._schedule();
+    this._poll.frequency = pollFrequency(this._interval);
   }
 
   /** Start polling. */
   start(): void {
-    void this.refresh();
+    void this._poll.start();
   }
 
-  /** Load the courses now. */
+  /** Load the courses now; resolves once they arrived (or failed). */
   async refresh(): Promise<void> {
-    window.clearTimeout(this._timer);
-    this._timer = 0;
-    if (this._inFlight) {
-      return this._inFlight;
-    }
-    this._inFlight = this._refresh().finally(() => {
-      this._inFlight = null;
-      this._schedule();
-    });
-    return this._inFlight;
+    await this._poll.refresh();
+    await this._poll.tick.catch(() => undefined);
   }
 
   dispose(): void {
     if (this.isDisposed) {
       return;
     }
-    window.clearTimeout(this._timer);
-    window.clearInterval(this._clock);
-    document.removeEventListener('visibilitychange', this._onVisibility);
+    this._poll.dispose();
+    this._clock.dispose();
     super.dispose();
   }
 
@@ -128,32 +132,30 @@ export class CoursePanel extends Widget {
     this._setDot(false);
     this._options.onShow?.();
     void this.refresh();
-    window.clearInterval(this._clock);
-    this._clock = window.setInterval(() => this._render(), 30 * 1000);
+    void this._clock.start();
   }
 
   /** Hidden: the badges of this visit go; what is new next time gets them. */
   protected onAfterHide(): void {
-    window.clearInterval(this._clock);
+    void this._clock.stop();
     this._remembered.clear();
   }
 
+  /** One answer, shown; rejects (so the poll backs off) when there is none. */
   private async _refresh(): Promise<void> {
-    this._status.textContent = 'Loading…';
+    this._status.textContent = this._trans.__('Loading…');
     let courses: ICourses;
     try {
       courses = await this._fetch();
     } catch (error) {
-      this._failures += 1;
-      this._error = errorMessage(error);
+      this._error = errorMessage(error, this._trans);
       this._status.textContent = '';
       this._render();
-      return;
+      throw error;
     }
     if (this.isDisposed) {
       return;
     }
-    this._failures = 0;
     this._error = null;
     this._courses = courses;
     const newIds = newDeploymentIds(courses);
@@ -163,7 +165,10 @@ export class CoursePanel extends Widget {
     if (visible) {
       newIds.forEach(id => this._remembered.add(id));
     }
-    this._status.textContent = `Updated at ${new Date().toLocaleTimeString()}.`;
+    this._status.textContent = this._trans.__(
+      'Updated at %1.',
+      new Date().toLocaleTimeString()
+    );
     this._render();
     if (newIds.size > 0 && visible) {
       try {
@@ -173,31 +178,12 @@ export class CoursePanel extends Widget {
       }
     } else if (arrivals.length > 0 && !visible) {
       this._setDot(true);
-      const hint = newMaterialHint(arrivals);
+      const hint = newMaterialHint(arrivals, this._trans);
       if (hint) {
         this._options.onNewMaterial?.(hint);
       }
     }
   }
-
-  private _schedule(): void {
-    window.clearTimeout(this._timer);
-    this._timer = 0;
-    if (this.isDisposed || document.hidden || this._inFlight) {
-      return;
-    }
-    const delay = pollDelaySeconds(this._interval, this._failures) * 1000;
-    this._timer = window.setTimeout(() => void this.refresh(), delay);
-  }
-
-  private _onVisibility = (): void => {
-    if (document.hidden) {
-      window.clearTimeout(this._timer);
-      this._timer = 0;
-    } else {
-      void this.refresh();
-    }
-  };
 
   private _setDot(on: boolean): void {
     this.title.className = on ? `${TAB_CLASS} cgu-mod-new` : TAB_CLASS;
@@ -232,7 +218,7 @@ export class CoursePanel extends Widget {
         h(
           'p',
           { class: 'cgu-Course-empty', 'data-cgu': 'course-empty' },
-          'You are not in any course group yet.'
+          this._trans.__('You are not in any course group yet.')
         )
       );
       return;
@@ -243,7 +229,8 @@ export class CoursePanel extends Widget {
         renderCourseSection(section, now, {
           openPath: path => this._options.openPath(path),
           submit: id => this._options.submit(id),
-          origin: this._origin
+          origin: this._origin,
+          trans: this._trans
         })
       )
     );
@@ -254,12 +241,11 @@ export class CoursePanel extends Widget {
   private _markSeen: () => Promise<unknown>;
   private _origin: string;
   private _interval: number;
+  private _trans: TranslationBundle;
+  private _poll: Poll;
+  private _clock: Poll;
   private _courses: ICourses | null = null;
   private _error: string | null = null;
-  private _failures = 0;
-  private _timer = 0;
-  private _clock = 0;
-  private _inFlight: Promise<void> | null = null;
   /** Ids the server called new in its latest answer (not yet marked seen). */
   private _known = new Set<number>();
   /** Ids that were new earlier in this visit of the panel. */

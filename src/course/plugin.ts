@@ -9,11 +9,12 @@ import {
 } from '@jupyterlab/application';
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { registerCommand } from '../commands';
 import { CoursePanel } from './panel';
 import { courseIcon } from '../icons';
 import { intervalSeconds } from '../format';
-import { CommandIDs, ICguLabSession } from '../tokens';
+import { CommandIDs, DOMAIN, ICguLabSession } from '../tokens';
 
 /** The Course panel (owner): material, live broadcasts, assignments. */
 export const coursePlugin: JupyterFrontEndPlugin<void> = {
@@ -22,21 +23,24 @@ export const coursePlugin: JupyterFrontEndPlugin<void> = {
     'Lists the material, live notebooks and assignments of my course groups.',
   autoStart: true,
   requires: [ICguLabSession],
-  optional: [ICommandPalette, ILayoutRestorer, ISettingRegistry],
+  optional: [ICommandPalette, ILayoutRestorer, ISettingRegistry, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     session: ICguLabSession,
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null,
-    settingRegistry: ISettingRegistry | null
+    settingRegistry: ISettingRegistry | null,
+    translator: ITranslator | null
   ) => {
     if (!session.info || !session.isOwner) {
       return;
     }
+    const trans = (translator ?? nullTranslator).load(DOMAIN);
     const { commands, shell } = app;
     let notify = true;
     let hintId = '';
     const panel = new CoursePanel({
+      trans,
       openPath: path => {
         const command = commands.hasCommand('filebrowser:open-path')
           ? 'filebrowser:open-path'
@@ -56,8 +60,8 @@ export const coursePlugin: JupyterFrontEndPlugin<void> = {
           autoClose: 8000,
           actions: [
             {
-              label: 'Open Course',
-              caption: 'Show the Course panel',
+              label: trans.__('Open Course'),
+              caption: trans.__('Show the Course panel'),
               callback: () => shell.activateById(panel.id)
             }
           ]
@@ -72,8 +76,8 @@ export const coursePlugin: JupyterFrontEndPlugin<void> = {
     });
     panel.id = 'cgu-lab-course';
     panel.title.icon = courseIcon;
-    panel.title.caption = 'Course';
-    panel.node.setAttribute('aria-label', 'Course');
+    panel.title.caption = trans.__('Course');
+    panel.node.setAttribute('aria-label', trans.__('Course'));
     shell.add(panel, 'left', { rank: 850 });
     restorer?.add(panel, 'cgu-lab-course');
 
@@ -81,9 +85,10 @@ export const coursePlugin: JupyterFrontEndPlugin<void> = {
       app,
       CommandIDs.openCourse,
       {
-        label: 'Open Course Panel',
-        caption:
-          'Show the material, live notebooks and assignments of your courses',
+        label: trans.__('Open Course Panel'),
+        caption: trans.__(
+          'Show the material, live notebooks and assignments of your courses'
+        ),
         icon: courseIcon,
         execute: () => shell.activateById(panel.id)
       },
@@ -93,8 +98,10 @@ export const coursePlugin: JupyterFrontEndPlugin<void> = {
       app,
       CommandIDs.refreshCourse,
       {
-        label: 'Refresh Course Panel',
-        caption: 'Load the material and assignments of your courses again',
+        label: trans.__('Refresh Course Panel'),
+        caption: trans.__(
+          'Load the material and assignments of your courses again'
+        ),
         execute: () => panel.refresh()
       },
       { palette }

@@ -3,6 +3,7 @@
  * badge), the notebooks shown live to the class and the assignments with
  * their deadlines, submission counts and "Submit…" buttons.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { h, uniqueId } from '../dom';
 import { absoluteShareUrl, countdownText } from '../format';
 import {
@@ -17,6 +18,7 @@ export interface ICourseSectionActions {
   openPath: (path: string) => void;
   submit: (assignmentId: number) => void;
   origin: string;
+  trans: TranslationBundle;
 }
 
 /** Renders one section of the Course panel. */
@@ -25,6 +27,7 @@ export function renderCourseSection(
   now: number,
   actions: ICourseSectionActions
 ): HTMLElement {
+  const trans = actions.trans;
   const group = section.group;
   const title = group.display_name || group.name;
   const headingId = uniqueId('cgu-course-group');
@@ -50,7 +53,7 @@ export function renderCourseSection(
                 {
                   type: 'button',
                   class: 'cgu-Course-link',
-                  title: `Open ${d.path}`,
+                  title: trans.__('Open %1', d.path),
                   'data-cgu': 'course-deployment-open',
                   onclick: () => actions.openPath(d.path)
                 },
@@ -63,7 +66,7 @@ export function renderCourseSection(
                       class: 'cgu-Badge cgu-Badge-new',
                       'data-cgu': 'course-new-badge'
                     },
-                    'new'
+                    trans.__('new')
                   )
                 : null
             ),
@@ -73,23 +76,23 @@ export function renderCourseSection(
               h(
                 'span',
                 { title: new Date(d.at).toLocaleString() },
-                agoText(d.at, now)
+                agoText(d.at, now, trans)
               ),
-              d.by ? ` · by ${d.by}` : ''
+              d.by ? trans.__(' · by %1', d.by) : ''
             )
           )
         )
       )
-    : h('p', { class: 'cgu-Course-none' }, 'No material yet.');
+    : h('p', { class: 'cgu-Course-none' }, trans.__('No material yet.'));
 
   const broadcasts = section.broadcasts.length
     ? [
-        h('h4', { class: 'cgu-Course-subheading' }, 'Live now'),
+        h('h4', { class: 'cgu-Course-subheading' }, trans.__('Live now')),
         h(
           'ul',
           { class: 'cgu-Course-items' },
           ...section.broadcasts.map(b => {
-            const label = broadcastLabel(b);
+            const label = broadcastLabel(b, trans);
             return h(
               'li',
               {
@@ -104,7 +107,7 @@ export function renderCourseSection(
                   'span',
                   { class: 'cgu-Course-live' },
                   h('span', { class: 'cgu-LiveDot', 'aria-hidden': 'true' }),
-                  `${label} — ${b.notebook}`
+                  trans.__('%1 — %2', label, b.notebook)
                 ),
                 h(
                   'a',
@@ -114,15 +117,15 @@ export function renderCourseSection(
                     target: '_blank',
                     rel: 'noopener noreferrer',
                     'data-cgu': 'course-broadcast-open',
-                    'aria-label': `Open ${label} (opens a new tab)`
+                    'aria-label': trans.__('Open %1 (opens a new tab)', label)
                   },
-                  'Open'
+                  trans.__('Open')
                 )
               ),
               h(
                 'div',
                 { class: 'cgu-Course-meta' },
-                countdownText(b.expires_at, now)
+                countdownText(b.expires_at, now, trans)
               )
             );
           })
@@ -159,12 +162,12 @@ export function renderCourseSection(
                   type: 'button',
                   class: 'jp-Button jp-mod-styled cgu-Course-submit',
                   'data-cgu': 'course-submit',
-                  'aria-label': `Submit to ${name}…`,
-                  title: a.open ? '' : 'This assignment is closed.',
+                  'aria-label': trans.__('Submit to %1…', name),
+                  title: a.open ? '' : trans.__('This assignment is closed.'),
                   disabled: !a.open,
                   onclick: () => actions.submit(a.id)
                 },
-                'Submit…'
+                trans.__('Submit…')
               )
             ),
             h(
@@ -177,19 +180,19 @@ export function renderCourseSection(
                   'data-cgu': 'course-deadline',
                   title: a.deadline ? new Date(a.deadline).toLocaleString() : ''
                 },
-                deadlineText(a, now)
+                deadlineText(a, now, trans)
               ),
               ' · ',
               h(
                 'span',
                 { 'data-cgu': 'course-submissions' },
-                submissionCountText(a.submissions)
+                submissionCountText(a.submissions, trans)
               )
             )
           );
         })
       )
-    : h('p', { class: 'cgu-Course-none' }, 'No assignment.');
+    : h('p', { class: 'cgu-Course-none' }, trans.__('No assignment.'));
 
   return h(
     'section',
@@ -210,7 +213,7 @@ export function renderCourseSection(
               class: 'cgu-Badge cgu-Badge-new',
               'data-cgu': 'course-group-new'
             },
-            `${section.newCount} new`
+            trans.__('%1 new', section.newCount)
           )
         : null,
       group.folder
@@ -220,18 +223,18 @@ export function renderCourseSection(
               type: 'button',
               class: 'jp-Button jp-mod-styled cgu-Course-folder',
               'data-cgu': 'course-open-folder',
-              title: `Show ${group.folder} in the file browser`,
-              'aria-label': `Open the folder of ${title}`,
+              title: trans.__('Show %1 in the file browser', group.folder),
+              'aria-label': trans.__('Open the folder of %1', title),
               onclick: () => actions.openPath(group.folder)
             },
-            'Folder'
+            trans.__('Folder')
           )
         : null
     ),
-    h('h4', { class: 'cgu-Course-subheading' }, 'Material'),
+    h('h4', { class: 'cgu-Course-subheading' }, trans.__('Material')),
     deployments,
     ...broadcasts,
-    h('h4', { class: 'cgu-Course-subheading' }, 'Assignments'),
+    h('h4', { class: 'cgu-Course-subheading' }, trans.__('Assignments')),
     assignments
   );
 }

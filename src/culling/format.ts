@@ -1,6 +1,7 @@
 /**
  * Pure helpers of the idle countdown: its label and how often to poll.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { ICullingStatus } from '../apiTypes';
 
 /* -------------------------------------------------------------- culling */
@@ -18,12 +19,13 @@ export function timeLeft(stopAt: string, now: number): string {
  */
 export function cullingLabel(
   status: ICullingStatus,
-  now: number
+  now: number,
+  trans: TranslationBundle
 ): string | null {
   if (!status.enabled || status.action !== 'warn' || !status.stop_at) {
     return null;
   }
-  return `Idle: stops in ${timeLeft(status.stop_at, now)}`;
+  return trans.__('Idle: stops in %1', timeLeft(status.stop_at, now));
 }
 
 /** How often to ask the culler: often while a stop is counting down. */

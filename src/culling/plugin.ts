@@ -7,7 +7,8 @@
  * One answer drives both (see idle.ts): the culler reads the kernels when
  * asked, so a cell run a moment ago ends the warning at the next poll (a
  * `@lumino/polling` Poll: every 30 s, every 5 s while a stop counts down, and
- * at once when a cell finishes running).
+ * at once when a cell finishes running). Between answers the status bar
+ * counts down on its own, every second while the page is visible.
  */
 import {
   JupyterFrontEnd,
@@ -26,10 +27,14 @@ import { Widget } from '@lumino/widgets';
 import { registerCommand } from '../commands';
 import { CguAPI, errorMessage } from '../api';
 import { h } from '../dom';
+import { pollFrequency, repaintPoll } from '../polling';
 import { cullingLabel, cullingPollSeconds } from './format';
 import { exemptText, idleWarningText, serverSkew } from './idle';
 import { ICullingStatus } from '../apiTypes';
 import { CommandIDs, DOMAIN, ICguLabSession } from '../tokens';
+
+/** The longest wait between two questions after failures, in seconds. */
+const MAX_BACKOFF = 5 * 60;
 
 export class CullingWatch {
   constructor(
@@ -38,8 +43,9 @@ export class CullingWatch {
     private readonly fetch: () => Promise<ICullingStatus> = CguAPI.culling
   ) {
     this._poll = new Poll({
+      auto: false,
       factory: () => this.refresh(),
-      frequency: { interval: 30 * 1000, backoff: true, max: 5 * 60 * 1000 },
+      frequency: pollFrequency(cullingPollSeconds(null), MAX_BACKOFF),
       name: 'cgu-lab:culling',
       standby: 'when-hidden'
     });
@@ -47,7 +53,7 @@ export class CullingWatch {
 
   /** Ask the culler now and then; stops when the page is closed. */
   start(): void {
-    void this._poll.refresh();
+    void this._poll.start();
   }
 
   /** Ask again now (a cell just ran: the warning may be over). */
@@ -61,7 +67,7 @@ export class CullingWatch {
       this.dismiss();
       Notification.success(answer.message, { autoClose: 4000 });
     } catch (error) {
-      Notification.error(errorMessage(error), { autoClose: 8000 });
+      Notification.error(errorMessage(error, this.trans), { autoClose: 8000 });
     }
     await this._poll.refresh();
   }
@@ -82,10 +88,11 @@ export class CullingWatch {
     }
     const skew = serverSkew(latest, Date.now());
     this.status.setStatus(latest, skew, exemptText(latest, this.trans));
-    const seconds = cullingPollSeconds(latest) * 1000;
-    if (this._poll.frequency.interval !== seconds) {
-      this._poll.frequency = { ...this._poll.frequency, interval: seconds };
-    }
+    // (An unchanged frequency is ignored by the poll.)
+    this._poll.frequency = pollFrequency(
+      cullingPollSeconds(latest),
+      MAX_BACKOFF
+    );
     if (latest.action === 'warn') {
       this.announce(latest, skew);
     } else {
@@ -139,7 +146,10 @@ export class CullingWatch {
 
 /** The status-bar countdown ("Idle: stops in 4:07"), a button that keeps the notebook running. */
 export class CullingStatusItem extends Widget {
-  constructor(onKeep: () => void, trans: TranslationBundle) {
+  constructor(
+    onKeep: () => void,
+    private readonly trans: TranslationBundle
+  ) {
     super();
     this.addClass('cgu-CullingStatus');
     this.button = h(
@@ -157,7 +167,7 @@ export class CullingStatusItem extends Widget {
     ) as HTMLButtonElement;
     this.node.appendChild(this.button);
     this.hide();
-    this.timer = window.setInterval(() => this.tick(), 1000);
+    this.clock = repaintPoll('cgu-lab:culling-clock', 1, () => this.tick());
   }
 
   /** The culler's answer, with the server's clock minus ours (ms). */
@@ -169,24 +179,27 @@ export class CullingStatusItem extends Widget {
     this.current = status;
     this.skew = skew;
     this.node.dataset.exempt = exempt ?? '';
-    this.tick();
+    // Count down only while a stop is announced.
+    void (this.tick() ? this.clock.start() : this.clock.stop());
   }
 
   dispose(): void {
-    window.clearInterval(this.timer);
+    this.clock.dispose();
     super.dispose();
   }
 
-  private tick(): void {
+  /** Show the time left; false when there is none to show. */
+  private tick(): boolean {
     const label = this.current
-      ? cullingLabel(this.current, Date.now() + this.skew)
+      ? cullingLabel(this.current, Date.now() + this.skew, this.trans)
       : null;
     this.setHidden(label === null);
     this.button.textContent = label ?? '';
+    return label !== null;
   }
 
   private readonly button: HTMLButtonElement;
-  private readonly timer: number;
+  private readonly clock: Poll;
   private current: ICullingStatus | null = null;
   private skew = 0;
 }

@@ -5,10 +5,11 @@
  * selection against a size limit, and (for templates) an editable list of
  * excluded patterns. The selection logic lives in `selection.ts`.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 import { CguAPI, errorMessage } from '../api';
-import { h, replaceChildren, uniqueId } from '../dom';
+import { replaceChildren } from '../dom';
 import { formatBytes } from '../format';
 import {
   addPattern,
@@ -26,9 +27,17 @@ import {
   overLimitText,
   selectionTotals,
   selectPath,
+  sortEntries,
   totalsText
 } from './selection';
-import { IRow, patternChip, patternFieldset, renderPickerRow } from './parts';
+import {
+  IRow,
+  patternFieldset,
+  pickerFrame,
+  placeholderItem,
+  renderPatternList,
+  renderPickerRow
+} from './parts';
 import { IFileEntry, IFileListing } from '../apiTypes';
 
 /** What the picker needs. */
@@ -45,12 +54,14 @@ export interface IFilePickerOptions {
   label: string;
   /** `GET files`; replaceable in tests. */
   fetch?: (path: string) => Promise<IFileListing>;
+  trans: TranslationBundle;
 }
 
 export class FilePicker extends Widget {
   constructor(options: IFilePickerOptions) {
     super();
     this._options = options;
+    this._trans = options.trans;
     this._fetch = options.fetch ?? CguAPI.files;
     this._maxBytes = options.maxBytes;
     this._selection = normalizeSelection(options.initial ?? []);
@@ -156,7 +167,11 @@ export class FilePicker extends Widget {
       listing = await this._fetch(folder);
     } catch (error) {
       this._setStatus(
-        `Could not list ${folder || 'your home'}: ${errorMessage(error)}`
+        this._trans.__(
+          'Could not list %1: %2',
+          folder || this._trans.__('your home'),
+          errorMessage(error, this._trans)
+        )
       );
       return null;
     }
@@ -169,13 +184,7 @@ export class FilePicker extends Widget {
       this._patterns = [...this._defaults];
       this._renderPatterns();
     }
-    const entries = [...listing.entries].sort((a, b) =>
-      a.type !== b.type
-        ? a.type === 'directory'
-          ? -1
-          : 1
-        : a.name.localeCompare(b.name)
-    );
+    const entries = sortEntries(listing.entries);
     this._listings.set(folder, entries);
     for (const entry of entries) {
       this._entries.set(normalizePath(entry.path), entry);
@@ -187,7 +196,7 @@ export class FilePicker extends Widget {
         list,
         ...(entries.length
           ? entries.map(entry => this._renderRow(entry))
-          : [h('li', { class: 'cgu-Picker-empty' }, 'empty folder')])
+          : [placeholderItem(this._trans.__('empty folder'))])
       );
     }
     this._setStatus('');
@@ -205,7 +214,7 @@ export class FilePicker extends Widget {
     if (open && !this._listings.has(folder)) {
       replaceChildren(
         row.children,
-        h('li', { class: 'cgu-Picker-empty' }, 'Loading…')
+        placeholderItem(this._trans.__('Loading…'))
       );
       await this._load(folder);
       this._sync();
@@ -215,41 +224,14 @@ export class FilePicker extends Widget {
   /* ------------------------------------------------------------ building */
 
   private _build(): void {
-    const labelId = uniqueId('cgu-picker-label');
-    this._tree = h('ul', {
-      class: 'cgu-Picker-list cgu-Picker-root',
-      'aria-labelledby': labelId
-    });
-    this._summary = h('div', {
-      class: 'cgu-Picker-summary',
-      role: 'status',
-      'aria-live': 'polite',
-      'data-cgu': 'picker-total'
-    });
-    this._warning = h('div', {
-      class: 'cgu-Picker-warning',
-      role: 'alert',
-      'data-cgu': 'picker-over-limit',
-      hidden: true
-    });
-    this._status = h('div', {
-      class: 'cgu-Picker-status',
-      role: 'alert',
-      'data-cgu': 'picker-status'
-    });
-    const parts: HTMLElement[] = [
-      h('div', { class: 'cgu-Picker-label', id: labelId }, this._options.label),
-      h(
-        'div',
-        { class: 'cgu-Picker-tree', 'data-cgu': 'picker-tree' },
-        this._tree
-      ),
-      this._summary,
-      this._warning,
-      this._status
-    ];
+    const frame = pickerFrame(this._options.label);
+    this._tree = frame.tree;
+    this._summary = frame.summary;
+    this._warning = frame.warning;
+    this._status = frame.status;
+    const parts = frame.parts;
     if (this._options.editablePatterns) {
-      const patterns = patternFieldset(() => this._addPattern());
+      const patterns = patternFieldset(() => this._addPattern(), this._trans);
       this._patternList = patterns.list;
       this._patternInput = patterns.input;
       this._patternError = patterns.error;
@@ -258,17 +240,21 @@ export class FilePicker extends Widget {
     replaceChildren(this.node, ...parts);
     replaceChildren(
       this._tree,
-      h('li', { class: 'cgu-Picker-empty' }, 'Loading your files…')
+      placeholderItem(this._trans.__('Loading your files…'))
     );
     this._renderPatterns();
     this._sync();
   }
 
   private _renderRow(entry: IFileEntry): HTMLLIElement {
-    const { path, row } = renderPickerRow(entry, {
-      toggle: (path, checked) => this._toggle(path, checked),
-      expand: (path, open) => void this._expand(path, open)
-    });
+    const { path, row } = renderPickerRow(
+      entry,
+      {
+        toggle: (path, checked) => this._toggle(path, checked),
+        expand: (path, open) => void this._expand(path, open)
+      },
+      this._trans
+    );
     this._rows.set(path, row);
     return row.item;
   }
@@ -277,26 +263,17 @@ export class FilePicker extends Widget {
     if (!this._patternList) {
       return;
     }
-    replaceChildren(
+    renderPatternList(
       this._patternList,
-      ...this._patterns.map(pattern =>
-        patternChip(pattern, () => {
-          this._patterns = this._patterns.filter(p => p !== pattern);
-          this._renderPatterns();
-          this._sync();
-          this._patternInput?.focus();
-        })
-      )
+      this._patterns,
+      pattern => {
+        this._patterns = this._patterns.filter(p => p !== pattern);
+        this._renderPatterns();
+        this._sync();
+        this._patternInput?.focus();
+      },
+      this._trans
     );
-    if (this._patterns.length === 0) {
-      this._patternList.appendChild(
-        h(
-          'li',
-          { class: 'cgu-Picker-note' },
-          'No pattern: nothing is left out.'
-        )
-      );
-    }
   }
 
   /* ---------------------------------------------------------- behaviour */
@@ -305,7 +282,11 @@ export class FilePicker extends Widget {
     if (!this._patternInput || !this._patternError) {
       return;
     }
-    const result = addPattern(this._patterns, this._patternInput.value);
+    const result = addPattern(
+      this._patterns,
+      this._patternInput.value,
+      this._trans
+    );
     if (typeof result === 'string') {
       this._patternError.textContent = result;
       return;
@@ -356,15 +337,18 @@ export class FilePicker extends Widget {
           ? null
           : selectionTotals([path], this._index, this._isExcluded);
         row.size.textContent = inside ? formatBytes(inside.bytes) : '';
-        row.count.textContent = inside ? filesText(inside.files) : '';
+        row.count.textContent = inside
+          ? filesText(inside.files, this._trans)
+          : '';
       }
     }
     const totals = this.totals;
-    this._summary.textContent = totalsText(totals, this._maxBytes);
+    this._summary.textContent = totalsText(totals, this._maxBytes, this._trans);
     const warning = overLimitText(
       totals.bytes,
       this._maxBytes,
-      this._options.limitWhat
+      this._options.limitWhat,
+      this._trans
     );
     this._warning.textContent = warning ?? '';
     this._warning.hidden = warning === null;
@@ -376,7 +360,8 @@ export class FilePicker extends Widget {
     return exclusionReason(
       entry,
       this._options.editablePatterns ? this._patterns : null,
-      this._defaults
+      this._defaults,
+      this._trans
     );
   }
 
@@ -388,6 +373,7 @@ export class FilePicker extends Widget {
   }
 
   private _options: IFilePickerOptions;
+  private _trans: TranslationBundle;
   private _fetch: (path: string) => Promise<IFileListing>;
   private _maxBytes: number | null;
   private _selection: string[];

@@ -1,11 +1,52 @@
 /**
- * Pieces of the file picker: one entry of the tree, the chip of an excluded
- * pattern and the fieldset to add patterns.
+ * Pieces of the file picker: its frame, one entry of the tree, the chips of
+ * the excluded patterns and the fieldset to add patterns.
  */
-import { h, uniqueId } from '../dom';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { h, replaceChildren, uniqueId } from '../dom';
 import { formatBytes } from '../format';
 import { filesText, normalizePath } from './selection';
 import { IFileEntry } from '../apiTypes';
+
+/** The picker's frame: its label, the tree, the summary, the warning and the status. */
+export function pickerFrame(label: string): {
+  tree: HTMLUListElement;
+  summary: HTMLElement;
+  warning: HTMLElement;
+  status: HTMLElement;
+  parts: HTMLElement[];
+} {
+  const labelId = uniqueId('cgu-picker-label');
+  const tree = h('ul', {
+    class: 'cgu-Picker-list cgu-Picker-root',
+    'aria-labelledby': labelId
+  });
+  const summary = h('div', {
+    class: 'cgu-Picker-summary',
+    role: 'status',
+    'aria-live': 'polite',
+    'data-cgu': 'picker-total'
+  });
+  const warning = h('div', {
+    class: 'cgu-Picker-warning',
+    role: 'alert',
+    'data-cgu': 'picker-over-limit',
+    hidden: true
+  });
+  const status = h('div', {
+    class: 'cgu-Picker-status',
+    role: 'alert',
+    'data-cgu': 'picker-status'
+  });
+  const parts = [
+    h('div', { class: 'cgu-Picker-label', id: labelId }, label),
+    h('div', { class: 'cgu-Picker-tree', 'data-cgu': 'picker-tree' }, tree),
+    summary,
+    warning,
+    status
+  ];
+  return { tree, summary, warning, status, parts };
+}
 
 /** One rendered entry. */
 export interface IRow {
@@ -28,7 +69,8 @@ export interface IRowActions {
 /** Renders one entry of the tree; `path` is its normalised path. */
 export function renderPickerRow(
   entry: IFileEntry,
-  actions: IRowActions
+  actions: IRowActions,
+  trans: TranslationBundle
 ): { path: string; row: IRow } {
   const path = normalizePath(entry.path);
   const isDir = entry.type === 'directory';
@@ -56,7 +98,7 @@ export function renderPickerRow(
   const count = h(
     'span',
     { class: 'cgu-Picker-count', 'data-cgu': 'picker-count' },
-    isDir ? filesText(entry.files) : ''
+    isDir ? filesText(entry.files, trans) : ''
   );
   const children = isDir
     ? h('ul', { class: 'cgu-Picker-list', hidden: true })
@@ -68,8 +110,8 @@ export function renderPickerRow(
           type: 'button',
           class: 'cgu-Picker-toggle',
           'aria-expanded': 'false',
-          'aria-label': `Show what ${entry.name} contains`,
-          title: `Show what ${entry.name} contains`,
+          'aria-label': trans.__('Show what %1 contains', entry.name),
+          title: trans.__('Show what %1 contains', entry.name),
           'data-cgu': 'picker-expand',
           'data-path': path,
           onclick: () => {
@@ -121,10 +163,38 @@ export function renderPickerRow(
   return { path, row };
 }
 
+/** A line of the tree that stands for what is not there: "Loading…", "empty folder". */
+export function placeholderItem(text: string): HTMLLIElement {
+  return h('li', { class: 'cgu-Picker-empty' }, text);
+}
+
+/** The chips of the excluded patterns, or a note when there is none. */
+export function renderPatternList(
+  list: HTMLUListElement,
+  patterns: ReadonlyArray<string>,
+  onRemove: (pattern: string) => void,
+  trans: TranslationBundle
+): void {
+  replaceChildren(
+    list,
+    ...patterns.map(pattern =>
+      patternChip(pattern, () => onRemove(pattern), trans)
+    ),
+    patterns.length === 0
+      ? h(
+          'li',
+          { class: 'cgu-Picker-note' },
+          trans.__('No pattern: nothing is left out.')
+        )
+      : null
+  );
+}
+
 /** The chip of an excluded pattern, with its remove button. */
 export function patternChip(
   pattern: string,
-  onRemove: () => void
+  onRemove: () => void,
+  trans: TranslationBundle
 ): HTMLElement {
   return h(
     'li',
@@ -139,8 +209,8 @@ export function patternChip(
       {
         type: 'button',
         class: 'cgu-Chip-remove',
-        'aria-label': `Remove the pattern ${pattern}`,
-        title: `Remove the pattern ${pattern}`,
+        'aria-label': trans.__('Remove the pattern %1', pattern),
+        title: trans.__('Remove the pattern %1', pattern),
         'data-cgu': 'picker-pattern-remove',
         onclick: onRemove
       },
@@ -150,7 +220,10 @@ export function patternChip(
 }
 
 /** The editable list of excluded patterns (templates). */
-export function patternFieldset(onAdd: () => void): {
+export function patternFieldset(
+  onAdd: () => void,
+  trans: TranslationBundle
+): {
   part: HTMLElement;
   list: HTMLUListElement;
   input: HTMLInputElement;
@@ -160,14 +233,14 @@ export function patternFieldset(onAdd: () => void): {
   const noteId = uniqueId('cgu-picker-pattern-note');
   const patternList = h('ul', {
     class: 'cgu-Picker-patterns',
-    'aria-label': 'Excluded patterns',
+    'aria-label': trans.__('Excluded patterns'),
     'data-cgu': 'picker-patterns'
   });
   const patternInput = h('input', {
     type: 'text',
     id: inputId,
     class: 'jp-mod-styled cgu-Picker-patternInput',
-    placeholder: 'e.g. *.ckpt or data/raw',
+    placeholder: trans.__('e.g. *.ckpt or data/raw'),
     autocomplete: 'off',
     spellcheck: 'false',
     'aria-describedby': noteId,
@@ -181,12 +254,12 @@ export function patternFieldset(onAdd: () => void): {
   const part = h(
     'fieldset',
     { class: 'cgu-Picker-fieldset' },
-    h('legend', {}, 'Excluded patterns'),
+    h('legend', {}, trans.__('Excluded patterns')),
     patternList,
     h(
       'div',
       { class: 'cgu-Picker-patternRow' },
-      h('label', { for: inputId }, 'Add a pattern'),
+      h('label', { for: inputId }, trans.__('Add a pattern')),
       patternInput,
       h(
         'button',
@@ -196,14 +269,15 @@ export function patternFieldset(onAdd: () => void): {
           'data-cgu': 'picker-pattern-add',
           onclick: onAdd
         },
-        'Add'
+        trans.__('Add')
       )
     ),
     h(
       'div',
       { id: noteId, class: 'cgu-Picker-note' },
-      'Files and folders matching these patterns are left out ' +
-        '(a pattern without "/" matches names anywhere, e.g. *.pyc).'
+      trans.__(
+        'Files and folders matching these patterns are left out (a pattern without "/" matches names anywhere, e.g. *.pyc).'
+      )
     ),
     patternError
   );

@@ -2,6 +2,7 @@
  * Pure helpers of the file picker (templates, submissions): path selections,
  * exclusion patterns and their sizes.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { formatBytes } from '../format';
 import { IFileEntry } from '../apiTypes';
 
@@ -35,6 +36,17 @@ export function ancestorsOf(path: string): string[] {
     result.push(parts.slice(0, i).join('/'));
   }
   return result;
+}
+
+/** A folder's entries as the picker lists them: folders first, then by name. */
+export function sortEntries(entries: ReadonlyArray<IFileEntry>): IFileEntry[] {
+  return [...entries].sort((a, b) =>
+    a.type !== b.type
+      ? a.type === 'directory'
+        ? -1
+        : 1
+      : a.name.localeCompare(b.name)
+  );
 }
 
 /** Whether `path` lies inside the folder `folder` (not the folder itself). */
@@ -191,21 +203,23 @@ export function matchesPattern(
 export function exclusionReason(
   entry: IFileEntry,
   patterns: ReadonlyArray<string> | null,
-  defaults: ReadonlyArray<string> = []
+  defaults: ReadonlyArray<string>,
+  trans: TranslationBundle
 ): string | null {
+  const matches = (hit: string) => trans.__('excluded: matches "%1"', hit);
   if (patterns === null) {
     if (!entry.excluded) {
       return null;
     }
     const hit = defaults.find(p => matchesPattern(p, entry));
-    return hit ? `excluded: matches "${hit}"` : 'excluded by the platform';
+    return hit ? matches(hit) : trans.__('excluded by the platform');
   }
   const hit = patterns.find(p => matchesPattern(p, entry));
   if (hit) {
-    return `excluded: matches "${hit}"`;
+    return matches(hit);
   }
   if (entry.excluded && defaults.every(d => patterns.includes(d))) {
-    return 'excluded by the platform';
+    return trans.__('excluded by the platform');
   }
   return null;
 }
@@ -216,17 +230,18 @@ export function exclusionReason(
  */
 export function addPattern(
   patterns: ReadonlyArray<string>,
-  text: string
+  text: string,
+  trans: TranslationBundle
 ): string[] | string {
   const pattern = text.trim();
   if (!pattern) {
-    return 'Type a pattern first, e.g. *.pyc or data/raw.';
+    return trans.__('Type a pattern first, e.g. *.pyc or data/raw.');
   }
   if (pattern.split('/').includes('..')) {
-    return 'A pattern cannot contain "..".';
+    return trans.__('A pattern cannot contain "..".');
   }
   if (patterns.includes(pattern)) {
-    return `"${pattern}" is already in the list.`;
+    return trans.__('"%1" is already in the list.', pattern);
   }
   return [...patterns, pattern];
 }
@@ -312,8 +327,8 @@ export function isOverLimit(bytes: number, maxBytes: number | null): boolean {
 }
 
 /** "1 file", "3 files". */
-export function filesText(count: number): string {
-  return `${count} ${count === 1 ? 'file' : 'files'}`;
+export function filesText(count: number, trans: TranslationBundle): string {
+  return trans._n('%1 file', '%1 files', count);
 }
 
 /**
@@ -322,33 +337,41 @@ export function filesText(count: number): string {
  */
 export function totalsText(
   totals: ISelectionTotals,
-  maxBytes: number | null
+  maxBytes: number | null,
+  trans: TranslationBundle
 ): string {
-  const limit =
+  const size =
     maxBytes !== null && maxBytes > 0
-      ? ` of ${formatBytes(maxBytes)} allowed`
-      : '';
-  const unknown = totals.unknown.length
-    ? ` (+ ${totals.unknown.length} not measured yet)`
-    : '';
-  return (
-    `Selected: ${filesText(totals.files)}, ${formatBytes(totals.bytes)}` +
-    `${limit}${unknown}`
+      ? trans.__(
+          '%1 of %2 allowed',
+          formatBytes(totals.bytes),
+          formatBytes(maxBytes)
+        )
+      : formatBytes(totals.bytes);
+  const text = trans.__(
+    'Selected: %1, %2',
+    filesText(totals.files, trans),
+    size
   );
+  return totals.unknown.length
+    ? trans.__('%1 (+ %2 not measured yet)', text, totals.unknown.length)
+    : text;
 }
 
 /** The warning when a selection is too large; null when it fits. */
 export function overLimitText(
   bytes: number,
   maxBytes: number | null,
-  what: string
+  what: string,
+  trans: TranslationBundle
 ): string | null {
   if (!isOverLimit(bytes, maxBytes)) {
     return null;
   }
-  return (
-    `Too large: the selection is ${formatBytes(bytes)}, over the ` +
-    `${formatBytes(maxBytes as number)} limit of ${what}. Leave out large ` +
-    'files (data sets, checkpoints, outputs) or add an excluded pattern.'
+  return trans.__(
+    'Too large: the selection is %1, over the %2 limit of %3. Leave out large files (data sets, checkpoints, outputs) or add an excluded pattern.',
+    formatBytes(bytes),
+    formatBytes(maxBytes as number),
+    what
   );
 }

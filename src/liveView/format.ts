@@ -2,6 +2,7 @@
  * Pure helpers of the live view: when a document reloads and what the
  * status item says.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 
 /* -------------------------------------------------------------- live view */
 
@@ -64,19 +65,25 @@ export function liveViewTooltip(
   owner: string,
   intervalSeconds: number,
   paused: ReadonlyArray<string>,
-  lastUpdate: string | null
+  lastUpdate: string | null,
+  trans: TranslationBundle
 ): string {
   const lines = [
-    `Live view: files you have open reload when ${owner} saves them ` +
-      `(checked every ${intervalSeconds} s).`
+    trans.__(
+      'Live view: files you have open reload when %1 saves them (checked every %2 s).',
+      owner,
+      intervalSeconds
+    )
   ];
   if (lastUpdate) {
-    lines.push(`Last update: ${lastUpdate}.`);
+    lines.push(trans.__('Last update: %1.', lastUpdate));
   }
   if (paused.length) {
     lines.push(
-      `Not reloaded because you changed them: ${paused.join(', ')}. ` +
-        'Reload it from disk (File menu) to see the latest version.'
+      trans.__(
+        'Not reloaded because you changed them: %1. Reload it from disk (File menu) to see the latest version.',
+        paused.join(', ')
+      )
     );
   }
   return lines.join('\n');

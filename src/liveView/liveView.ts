@@ -1,17 +1,22 @@
 /**
  * The live view of a read-only viewer (a broadcast): documents the viewer has
- * open reload by themselves when the owner saves them. Every few seconds the
- * contents API is asked for each open document's `last_modified` (without the
+ * open reload by themselves when the owner saves them. Every few seconds (a
+ * `@lumino/polling` Poll, standing by while the page is hidden) the contents
+ * API is asked for each open document's `last_modified` (without the
  * content); a document whose file changed and that the viewer did not change
  * is reverted (JupyterLab may mark a document dirty while loading it, so
- * "changed" means dirty and different from what was loaded). A status-bar label "Live view" says it is on. When to reload is
- * decided by `liveViewAction` in `format.ts`.
+ * "changed" means dirty and different from what was loaded). A status-bar
+ * label "Live view" says it is on. When to reload is decided by
+ * `liveViewAction` in `format.ts`.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { DocumentRegistry, DocumentWidget } from '@jupyterlab/docregistry';
 import { Contents } from '@jupyterlab/services';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 import { h } from '../dom';
+import { pollFrequency } from '../polling';
 import { liveViewAction, liveViewTooltip } from './format';
 
 /** What the live view needs. */
@@ -24,6 +29,7 @@ export interface ILiveViewOptions {
   /** Whose notebook this is, for the tooltip. */
   owner: string;
   status?: LiveViewStatus | null;
+  trans: TranslationBundle;
 }
 
 /** The open documents of the main area (one context per file). */
@@ -46,8 +52,14 @@ export class LiveView {
   constructor(options: ILiveViewOptions) {
     this._options = options;
     this._interval = Math.max(1, options.interval);
+    this._poll = new Poll({
+      auto: false,
+      factory: () => this.check(),
+      frequency: pollFrequency(this._interval),
+      name: 'cgu-lab:live-view',
+      standby: 'when-hidden'
+    });
     this._updateStatus();
-    document.addEventListener('visibilitychange', this._onVisibility);
   }
 
   /** Seconds between checks. */
@@ -56,17 +68,25 @@ export class LiveView {
   }
   set interval(seconds: number) {
     this._interval = Math.max(1, Number.isFinite(seconds) ? seconds : 5);
+    this._poll.frequency = pollFrequency(this._interval);
     this._updateStatus();
-    this._schedule();
   }
 
   /** Start checking. */
   start(): void {
-    this._started = true;
-    this._schedule();
+    void this._poll.start();
   }
 
-  /** Check every open document now; reload those that changed. */
+  /** Check now (and then on as before); resolves once checked. */
+  async refresh(): Promise<void> {
+    await this._poll.refresh();
+    await this._poll.tick.catch(() => undefined);
+  }
+
+  /**
+   * Check every open document once; reload those that changed. (The poll's
+   * work: call `refresh` to check now.)
+   */
   async check(): Promise<void> {
     const documents = Array.from(this._options.documents());
     const paused: string[] = [];
@@ -126,30 +146,8 @@ export class LiveView {
   }
 
   dispose(): void {
-    this._disposed = true;
-    window.clearTimeout(this._timer);
-    document.removeEventListener('visibilitychange', this._onVisibility);
+    this._poll.dispose();
   }
-
-  private _schedule(): void {
-    window.clearTimeout(this._timer);
-    this._timer = 0;
-    if (this._disposed || !this._started || document.hidden) {
-      return;
-    }
-    this._timer = window.setTimeout(() => {
-      void this.check().finally(() => this._schedule());
-    }, this._interval * 1000);
-  }
-
-  private _onVisibility = (): void => {
-    if (document.hidden) {
-      window.clearTimeout(this._timer);
-      this._timer = 0;
-    } else if (this._started) {
-      void this.check().finally(() => this._schedule());
-    }
-  };
 
   private _updateStatus(): void {
     this._options.status?.setState(
@@ -157,7 +155,8 @@ export class LiveView {
         this._options.owner,
         this._interval,
         this._paused,
-        this._lastUpdate ? this._lastUpdate.toLocaleTimeString() : null
+        this._lastUpdate ? this._lastUpdate.toLocaleTimeString() : null,
+        this._options.trans
       ),
       this._paused.length > 0
     );
@@ -170,14 +169,12 @@ export class LiveView {
   private _baseline = new WeakMap<DocumentRegistry.Context, string>();
   private _paused: string[] = [];
   private _lastUpdate: Date | null = null;
-  private _timer = 0;
-  private _started = false;
-  private _disposed = false;
+  private _poll: Poll;
 }
 
 /** The status-bar label "Live view"; a click checks now. */
 export class LiveViewStatus extends Widget {
-  constructor(onClick: () => void) {
+  constructor(onClick: () => void, trans: TranslationBundle) {
     super();
     this.addClass('cgu-LiveStatus');
     this._button = h(
@@ -189,7 +186,7 @@ export class LiveViewStatus extends Widget {
         onclick: onClick
       },
       h('span', { class: 'cgu-LiveDot', 'aria-hidden': 'true' }),
-      'Live view'
+      trans.__('Live view')
     );
     this.node.appendChild(this._button);
   }

@@ -9,10 +9,11 @@ import {
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { registerCommand } from '../commands';
 import { LiveView, LiveViewStatus, openDocuments } from './liveView';
 import { intervalSeconds } from '../format';
-import { CommandIDs, ICguLabSession } from '../tokens';
+import { CommandIDs, DOMAIN, ICguLabSession } from '../tokens';
 
 /**
  * The live view (read-only viewers, e.g. a broadcast to a class): open
@@ -24,25 +25,28 @@ export const liveViewPlugin: JupyterFrontEndPlugin<void> = {
     'Reloads the documents a read-only viewer has open when the owner saves them.',
   autoStart: true,
   requires: [ICguLabSession],
-  optional: [ISettingRegistry, IStatusBar, ICommandPalette],
+  optional: [ISettingRegistry, IStatusBar, ICommandPalette, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     session: ICguLabSession,
     settingRegistry: ISettingRegistry | null,
     statusBar: IStatusBar | null,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    translator: ITranslator | null
   ) => {
     const info = session.info;
     if (!info || info.access !== 'read') {
       return;
     }
-    const status = new LiveViewStatus(() => void live.check());
+    const trans = (translator ?? nullTranslator).load(DOMAIN);
+    const status = new LiveViewStatus(() => void live.refresh(), trans);
     const live = new LiveView({
       documents: () => openDocuments(app.shell),
       contents: app.serviceManager.contents,
       interval: 5,
-      owner: info.notebook?.owner || 'the owner',
-      status
+      owner: info.notebook?.owner || trans.__('the owner'),
+      status,
+      trans
     });
     // A landmark for styles and UI tests: <body data-cgu-live-view="on">.
     document.body.dataset.cguLiveView = 'on';
@@ -55,9 +59,11 @@ export const liveViewPlugin: JupyterFrontEndPlugin<void> = {
       app,
       CommandIDs.checkLiveView,
       {
-        label: 'Check Live View Now',
-        caption: 'Reload the open documents that changed on the server now',
-        execute: () => live.check()
+        label: trans.__('Check Live View Now'),
+        caption: trans.__(
+          'Reload the open documents that changed on the server now'
+        ),
+        execute: () => live.refresh()
       },
       { palette }
     );

@@ -19,6 +19,7 @@ import { PromiseDelegate } from '@lumino/coreutils';
 import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 import { CguAPI, IProblemReport, platformProblem } from '../api';
+import { pollFrequency } from '../polling';
 import {
   accessChangeText,
   PlatformProblem,
@@ -47,11 +48,7 @@ export class PlatformWatch {
     this._fetch = options.fetchInfo ?? CguAPI.info;
     this._poll = new Poll({
       factory: () => this._tick(),
-      frequency: {
-        interval: (options.interval ?? INTERVAL) * 1000,
-        backoff: true,
-        max: 60 * 1000
-      },
+      frequency: pollFrequency(options.interval ?? INTERVAL),
       name: 'cgu-lab:platform',
       standby: 'when-hidden'
     });

@@ -17,7 +17,7 @@ export type PlatformProblem =
   | {
       kind: 'stopped';
       message: string;
-      /** "stopped for idleness" */
+      /** "stopped for idleness"; '' when the platform did not say. */
       reason: string;
       /** "idle for 62 minutes (limit 60)"; '' when nothing more is known. */
       detail: string;
@@ -45,7 +45,7 @@ export function problemOf(
     return {
       kind: 'stopped',
       message,
-      reason: body?.reason || 'it is not running',
+      reason: body?.reason ?? '',
       detail: body?.detail ?? '',
       cause: body?.cause ?? 'not_running',
       state: body?.state ?? 'stopped',
@@ -86,9 +86,10 @@ export function stoppedDialogText(
   isOwner: boolean,
   trans: TranslationBundle
 ): IStoppedDialogText {
+  const reason = capitalised(problem.reason || trans.__('it is not running'));
   const why = problem.detail
-    ? trans.__('%1: %2', capitalised(problem.reason), problem.detail)
-    : capitalised(problem.reason);
+    ? trans.__('%1: %2', reason, problem.detail)
+    : reason;
   const starting = problem.state === 'starting' || problem.state === 'queued';
   if (starting) {
     return {

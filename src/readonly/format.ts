@@ -2,38 +2,37 @@
  * Pure helpers of the read-only notice: the notice texts, the kernel
  * preference of read-only notebooks and why a command is blocked.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { Access, IServerInfo } from '../tokens';
 
 /* ------------------------------------------------------ read-only / shared */
 
 /** The persistent notice for a user who is not the owner; null for the owner. */
-export function noticeText(info: IServerInfo): string | null {
-  const owner = info.notebook?.owner || 'another user';
-  return accessNotice(info.access, owner);
+export function noticeText(
+  info: IServerInfo,
+  trans: TranslationBundle
+): string | null {
+  const owner = info.notebook?.owner || trans.__('another user');
+  return accessNotice(info.access, owner, trans);
 }
 
-/** The notice for an access level and an owner's name. */
-export function accessNotice(access: Access, owner: string): string | null {
+/**
+ * The notice for an access level and an owner's name. (The status-bar label
+ * is `accessLabel` of platform/state.ts, which also knows "Access revoked".)
+ */
+export function accessNotice(
+  access: Access,
+  owner: string,
+  trans: TranslationBundle
+): string | null {
   switch (access) {
     case 'read':
-      return (
-        `You are viewing ${owner}'s notebook read-only: you can open and read ` +
-        'files, but not save, run cells or open terminals.'
+      return trans.__(
+        "You are viewing %1's notebook read-only: you can open and read files, but not save, run cells or open terminals.",
+        owner
       );
     case 'edit':
-      return `You are editing ${owner}'s notebook, shared with you.`;
-    default:
-      return null;
-  }
-}
-
-/** The short status-bar label for an access level; null for the owner. */
-export function accessStatusLabel(access: Access): string | null {
-  switch (access) {
-    case 'read':
-      return 'Read-only';
-    case 'edit':
-      return 'Shared: can edit';
+      return trans.__("You are editing %1's notebook, shared with you.", owner);
     default:
       return null;
   }
@@ -41,24 +40,28 @@ export function accessStatusLabel(access: Access): string | null {
 
 /** What a single-file share covers, as a sentence; null for a whole notebook. */
 export function scopeText(
-  scope: ReadonlyArray<string> | undefined
+  scope: ReadonlyArray<string> | undefined,
+  trans: TranslationBundle
 ): string | null {
   if (!scope || scope.length === 0) {
     return null;
   }
   return scope.length === 1
-    ? `Only ${scope[0]} is shared with you.`
-    : `Only these files are shared with you: ${scope.join(', ')}.`;
+    ? trans.__('Only %1 is shared with you.', scope[0])
+    : trans.__('Only these files are shared with you: %1.', scope.join(', '));
 }
 
 /** The full notice for the status-bar tooltip (notice + what is shared). */
-export function fullNotice(info: IServerInfo): string | null {
-  const notice = noticeText(info);
+export function fullNotice(
+  info: IServerInfo,
+  trans: TranslationBundle
+): string | null {
+  const notice = noticeText(info, trans);
   if (!notice) {
     return null;
   }
-  const scope = scopeText(info.scope);
-  return scope ? `${notice} ${scope}` : notice;
+  const scope = scopeText(info.scope, trans);
+  return scope ? trans.__('%1 %2', notice, scope) : notice;
 }
 
 /**
@@ -100,36 +103,84 @@ export function readOnlyKernelPreference<T extends IKernelStartPreference>(
   };
 }
 
-/** What each blocked command would have done, for the read-only message. */
-const BLOCKED_COMMANDS: { [id: string]: string } = {
-  'docmanager:save': 'save files',
-  'docmanager:save-all': 'save files',
-  'docmanager:save-as': 'save files',
-  'docmanager:rename': 'rename files',
-  'docmanager:delete': 'delete files',
-  'filebrowser:create-new-file': 'create files',
-  'filebrowser:create-new-directory': 'create folders',
-  'filebrowser:delete': 'delete files',
-  'filebrowser:rename': 'rename files',
-  'filebrowser:paste': 'paste files',
-  'filebrowser:duplicate': 'duplicate files',
-  'notebook:create-new': 'create notebooks',
-  'notebook:run-cell': 'run cells',
-  'notebook:run-cell-and-select-next': 'run cells',
-  'notebook:run-cell-and-insert-below': 'run cells',
-  'notebook:run-all-cells': 'run cells',
-  'notebook:run-all-above': 'run cells',
-  'notebook:run-all-below': 'run cells',
-  'notebook:restart-run-all': 'run cells',
-  'notebook:restart-kernel': 'start kernels',
-  'notebook:change-kernel': 'start kernels',
-  'runmenu:run': 'run cells',
-  'runmenu:run-all': 'run cells',
-  'kernelmenu:restart': 'start kernels',
-  'kernelmenu:change': 'start kernels',
-  'console:create': 'open consoles',
-  'terminal:create-new': 'open terminals'
+/** What a command a read-only share blocks would have done. */
+type BlockedAction =
+  | 'save'
+  | 'rename'
+  | 'delete'
+  | 'create-file'
+  | 'create-folder'
+  | 'paste'
+  | 'duplicate'
+  | 'create-notebook'
+  | 'run'
+  | 'kernel'
+  | 'console'
+  | 'terminal';
+
+/** The commands a read-only share blocks. */
+const BLOCKED_COMMANDS: { [id: string]: BlockedAction } = {
+  'docmanager:save': 'save',
+  'docmanager:save-all': 'save',
+  'docmanager:save-as': 'save',
+  'docmanager:rename': 'rename',
+  'docmanager:delete': 'delete',
+  'filebrowser:create-new-file': 'create-file',
+  'filebrowser:create-new-directory': 'create-folder',
+  'filebrowser:delete': 'delete',
+  'filebrowser:rename': 'rename',
+  'filebrowser:paste': 'paste',
+  'filebrowser:duplicate': 'duplicate',
+  'notebook:create-new': 'create-notebook',
+  'notebook:run-cell': 'run',
+  'notebook:run-cell-and-select-next': 'run',
+  'notebook:run-cell-and-insert-below': 'run',
+  'notebook:run-all-cells': 'run',
+  'notebook:run-all-above': 'run',
+  'notebook:run-all-below': 'run',
+  'notebook:restart-run-all': 'run',
+  'notebook:restart-kernel': 'kernel',
+  'notebook:change-kernel': 'kernel',
+  'runmenu:run': 'run',
+  'runmenu:run-all': 'run',
+  'kernelmenu:restart': 'kernel',
+  'kernelmenu:change': 'kernel',
+  'console:create': 'console',
+  'terminal:create-new': 'terminal'
 };
+
+/** A blocked action in words ("save files"), each a literal for the translators. */
+function blockedActionText(
+  action: BlockedAction,
+  trans: TranslationBundle
+): string {
+  switch (action) {
+    case 'save':
+      return trans.__('save files');
+    case 'rename':
+      return trans.__('rename files');
+    case 'delete':
+      return trans.__('delete files');
+    case 'create-file':
+      return trans.__('create files');
+    case 'create-folder':
+      return trans.__('create folders');
+    case 'paste':
+      return trans.__('paste files');
+    case 'duplicate':
+      return trans.__('duplicate files');
+    case 'create-notebook':
+      return trans.__('create notebooks');
+    case 'run':
+      return trans.__('run cells');
+    case 'kernel':
+      return trans.__('start kernels');
+    case 'console':
+      return trans.__('open consoles');
+    case 'terminal':
+      return trans.__('open terminals');
+  }
+}
 
 /**
  * A clear message for a command a read-only share cannot do, or null when the
@@ -137,14 +188,18 @@ const BLOCKED_COMMANDS: { [id: string]: string } = {
  */
 export function blockedCommandMessage(
   commandId: string,
-  access: Access | null
+  access: Access | null,
+  trans: TranslationBundle
 ): string | null {
   if (access !== 'read') {
     return null;
   }
-  const what = BLOCKED_COMMANDS[commandId];
-  if (!what) {
+  const action = BLOCKED_COMMANDS[commandId];
+  if (!action) {
     return null;
   }
-  return `This notebook is shared with you read-only: you cannot ${what} here.`;
+  return trans.__(
+    'This notebook is shared with you read-only: you cannot %1 here.',
+    blockedActionText(action, trans)
+  );
 }

@@ -77,21 +77,27 @@ export function notifyReadOnly(message: string | null): void {
  * JupyterLab's cell runner, except for a read-only viewer's code cells: they
  * are not sent anywhere, the prompt stays as it was, and the viewer is told.
  */
-export const readOnlyAwareExecutor: INotebookCellExecutor = Object.freeze({
-  runCell: async (
-    options: INotebookCellExecutor.IRunCellOptions
-  ): Promise<boolean> => {
-    if (
-      (viewerAccess === 'read' || viewerAccess === 'revoked') &&
-      options.cell.model.type === 'code'
-    ) {
-      (options.cell.model as ICodeCellModel).executionState = 'idle';
-      notifyReadOnly(blockedCommandMessage('notebook:run-cell', 'read'));
-      return false;
+export function readOnlyAwareExecutor(
+  trans: TranslationBundle
+): INotebookCellExecutor {
+  return Object.freeze({
+    runCell: async (
+      options: INotebookCellExecutor.IRunCellOptions
+    ): Promise<boolean> => {
+      if (
+        (viewerAccess === 'read' || viewerAccess === 'revoked') &&
+        options.cell.model.type === 'code'
+      ) {
+        (options.cell.model as ICodeCellModel).executionState = 'idle';
+        notifyReadOnly(
+          blockedCommandMessage('notebook:run-cell', 'read', trans)
+        );
+        return false;
+      }
+      return runCell(options);
     }
-    return runCell(options);
-  }
-});
+  });
+}
 
 /** Provides the cell runner (in place of JupyterLab's, which it calls). */
 export const cellExecutorPlugin: JupyterFrontEndPlugin<INotebookCellExecutor> =
@@ -101,7 +107,12 @@ export const cellExecutorPlugin: JupyterFrontEndPlugin<INotebookCellExecutor> =
       'Runs cells as JupyterLab does; tells a read-only viewer at once that they cannot.',
     autoStart: true,
     provides: INotebookCellExecutor,
-    activate: (): INotebookCellExecutor => readOnlyAwareExecutor
+    optional: [ITranslator],
+    activate: (
+      app: JupyterFrontEnd,
+      translator: ITranslator | null
+    ): INotebookCellExecutor =>
+      readOnlyAwareExecutor((translator ?? nullTranslator).load(DOMAIN))
   };
 
 /** The status-bar label: "Read-only", "Shared: can edit", "Access revoked". */
@@ -131,7 +142,7 @@ export class AccessStatus extends Widget {
           'data-access': access,
           title: revoked
             ? this.trans.__('Your access ended. Back to the cgu-lab portal.')
-            : (fullNotice({ ...this.info, access }) ?? ''),
+            : (fullNotice({ ...this.info, access }, this.trans) ?? ''),
           onclick: () =>
             revoked && portal ? window.location.assign(portal) : this.onClick()
         },
@@ -166,7 +177,7 @@ export const readonlyPlugin: JupyterFrontEndPlugin<void> = {
       return;
     }
     const trans = (translator ?? nullTranslator).load(DOMAIN);
-    const notice = noticeText(info);
+    const notice = noticeText(info, trans);
     if (!notice) {
       return;
     }
@@ -184,7 +195,9 @@ export const readonlyPlugin: JupyterFrontEndPlugin<void> = {
       );
       notebooks?.forEach(panel => preventKernelStart(panel.sessionContext));
       app.commands.commandExecuted.connect((_, args) =>
-        notifyReadOnly(blockedCommandMessage(args.id, viewerAccess as Access))
+        notifyReadOnly(
+          blockedCommandMessage(args.id, viewerAccess as Access, trans)
+        )
       );
     }
 

@@ -1,9 +1,11 @@
 /**
  * Resources: a model that polls `GET resources` while someone looks at it.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 import { CguAPI, errorMessage } from '../api';
-import { pollDelaySeconds } from '../format';
+import { pollFrequency } from '../polling';
 import { IResources } from '../apiTypes';
 import { IResourcesModel } from '../tokens';
 
@@ -15,15 +17,22 @@ import { IResourcesModel } from '../tokens';
  * off after failures.
  */
 export class ResourcesModel implements IResourcesModel {
-  constructor(
-    options: {
-      fetch?: () => Promise<IResources>;
-      interval?: number;
-    } = {}
-  ) {
+  constructor(options: {
+    trans: TranslationBundle;
+    fetch?: () => Promise<IResources>;
+    interval?: number;
+  }) {
+    this._trans = options.trans;
     this._fetch = options.fetch ?? CguAPI.resources;
     this._interval = options.interval ?? 5;
-    document.addEventListener('visibilitychange', this._onVisibility);
+    this._poll = new Poll({
+      auto: false,
+      factory: () => this._load(),
+      frequency: pollFrequency(this._interval),
+      name: 'cgu-lab:resources',
+      // Nobody looking, or a hidden page: the poll ticks without asking.
+      standby: () => (this._users > 0 ? 'when-hidden' : true)
+    });
   }
 
   get resources(): IResources | null {
@@ -48,7 +57,7 @@ export class ResourcesModel implements IResourcesModel {
   }
   set interval(seconds: number) {
     this._interval = Math.max(1, Number.isFinite(seconds) ? seconds : 5);
-    this._reschedule();
+    this._poll.frequency = pollFrequency(this._interval);
   }
 
   /**
@@ -58,81 +67,49 @@ export class ResourcesModel implements IResourcesModel {
   use(): () => void {
     this._users += 1;
     if (this._users === 1) {
-      void this.refresh();
+      void this._poll.refresh();
     }
     let released = false;
     return () => {
       if (!released) {
         released = true;
         this._users -= 1;
-        this._reschedule();
       }
     };
   }
 
+  /** Fetch the figures now (while someone holds the model); resolves once they arrived. */
   async refresh(): Promise<void> {
-    window.clearTimeout(this._timer);
-    this._timer = 0;
-    if (this._inFlight) {
-      return this._inFlight;
-    }
-    this._inFlight = (async () => {
-      try {
-        this._resources = await this._fetch();
-        this._error = null;
-        this._failures = 0;
-      } catch (error) {
-        this._error = errorMessage(error);
-        this._failures += 1;
-      }
-      this._updatedAt = new Date();
-      this._inFlight = null;
-      if (!this._disposed) {
-        this._changed.emit();
-        this._reschedule();
-      }
-    })();
-    return this._inFlight;
+    await this._poll.refresh();
+    await this._poll.tick.catch(() => undefined);
   }
 
   dispose(): void {
-    this._disposed = true;
-    window.clearTimeout(this._timer);
-    document.removeEventListener('visibilitychange', this._onVisibility);
+    this._poll.dispose();
     Signal.clearData(this);
   }
 
-  private _reschedule(): void {
-    window.clearTimeout(this._timer);
-    this._timer = 0;
-    if (this._disposed || this._users <= 0 || document.hidden) {
-      return;
+  /** One answer; rejects (so the poll backs off) when there is none. */
+  private async _load(): Promise<void> {
+    try {
+      this._resources = await this._fetch();
+      this._error = null;
+    } catch (error) {
+      this._error = errorMessage(error, this._trans);
+      throw error;
+    } finally {
+      this._updatedAt = new Date();
+      this._changed.emit();
     }
-    if (this._inFlight) {
-      return; // it reschedules when it ends
-    }
-    const delay = pollDelaySeconds(this._interval, this._failures) * 1000;
-    this._timer = window.setTimeout(() => void this.refresh(), delay);
   }
 
-  private _onVisibility = (): void => {
-    if (document.hidden) {
-      window.clearTimeout(this._timer);
-      this._timer = 0;
-    } else if (this._users > 0) {
-      void this.refresh();
-    }
-  };
-
+  private _trans: TranslationBundle;
   private _fetch: () => Promise<IResources>;
   private _interval: number;
+  private _poll: Poll;
   private _resources: IResources | null = null;
   private _error: string | null = null;
   private _updatedAt: Date | null = null;
-  private _failures = 0;
   private _users = 0;
-  private _timer = 0;
-  private _inFlight: Promise<void> | null = null;
-  private _disposed = false;
   private _changed = new Signal<IResourcesModel, void>(this);
 }

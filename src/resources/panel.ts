@@ -1,6 +1,7 @@
 /**
  * Resources: the status-bar item and the Resources panel.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { h, replaceChildren, uniqueId } from '../dom';
 import {
@@ -29,7 +30,10 @@ import { ResourcesModel } from './model';
  * and visible.
  */
 class ModelViewer extends Widget {
-  constructor(protected readonly model: ResourcesModel) {
+  constructor(
+    protected readonly model: ResourcesModel,
+    protected readonly trans: TranslationBundle
+  ) {
     super();
   }
 
@@ -68,8 +72,12 @@ class ModelViewer extends Widget {
 
 /** The status-bar item: "CPU 12% · Mem 0.8/2.0 GiB · GPU 30%". */
 export class ResourcesStatus extends ModelViewer {
-  constructor(model: ResourcesModel, onClick: () => void) {
-    super(model);
+  constructor(
+    model: ResourcesModel,
+    onClick: () => void,
+    trans: TranslationBundle
+  ) {
+    super(model, trans);
     this.addClass('cgu-ResourcesStatus');
     this._button = h(
       'button',
@@ -79,7 +87,7 @@ export class ResourcesStatus extends ModelViewer {
         'data-cgu': 'resources-status',
         onclick: onClick
       },
-      'Resources…'
+      trans.__('Resources…')
     );
     this.node.appendChild(this._button);
     model.changed.connect(this._update, this);
@@ -88,9 +96,13 @@ export class ResourcesStatus extends ModelViewer {
 
   private _update(): void {
     const resources = this.model.resources;
+    const trans = this.trans;
     if (this.model.error && !resources) {
-      this._button.textContent = 'Resources: unavailable';
-      this._button.title = `${this.model.error}\nClick to open the Resources panel.`;
+      this._button.textContent = trans.__('Resources: unavailable');
+      this._button.title = trans.__(
+        '%1\nClick to open the Resources panel.',
+        this.model.error
+      );
       this._button.classList.add('cgu-mod-error');
       return;
     }
@@ -98,10 +110,11 @@ export class ResourcesStatus extends ModelViewer {
     if (!resources) {
       return;
     }
-    this._button.textContent = statusBarText(resources);
-    this._button.title =
-      statusBarTooltip(resources) +
-      (this.model.error ? `\n(Last refresh failed: ${this.model.error})` : '');
+    const tooltip = statusBarTooltip(resources, trans);
+    this._button.textContent = statusBarText(resources, trans);
+    this._button.title = this.model.error
+      ? trans.__('%1\n(Last refresh failed: %2)', tooltip, this.model.error)
+      : tooltip;
   }
 
   private _button: HTMLButtonElement;
@@ -156,8 +169,10 @@ export class ResourcesPanel extends ModelViewer {
     model: ResourcesModel;
     /** Shown when the user may resize (the owner). */
     onResize: (() => void) | null;
+    trans: TranslationBundle;
   }) {
-    super(options.model);
+    super(options.model, options.trans);
+    const trans = options.trans;
     this.addClass('cgu-Resources');
     this.node.dataset.cgu = 'resources-panel';
     this._figures = h('div', { class: 'cgu-Resources-figures' });
@@ -177,7 +192,7 @@ export class ResourcesPanel extends ModelViewer {
           'data-cgu': 'resources-refresh',
           onclick: () => void this.model.refresh()
         },
-        'Refresh'
+        trans.__('Refresh')
       ),
       options.onResize
         ? h(
@@ -189,13 +204,17 @@ export class ResourcesPanel extends ModelViewer {
               'data-cgu': 'resize-button',
               onclick: options.onResize
             },
-            'Resize…'
+            trans.__('Resize…')
           )
         : null
     );
     replaceChildren(
       this.node,
-      h('h2', { class: 'cgu-Resources-title' }, 'Resources of this notebook'),
+      h(
+        'h2',
+        { class: 'cgu-Resources-title' },
+        trans.__('Resources of this notebook')
+      ),
       this._figures,
       this._footer,
       actions
@@ -206,37 +225,46 @@ export class ResourcesPanel extends ModelViewer {
 
   private _render(): void {
     const model = this.model;
+    const trans = this.trans;
     const resources = model.resources;
     this._footer.textContent = model.error
-      ? `Could not refresh: ${model.error}`
+      ? trans.__('Could not refresh: %1', model.error)
       : model.updatedAt
-        ? `Updated at ${model.updatedAt.toLocaleTimeString()}.`
-        : 'Loading…';
+        ? trans.__('Updated at %1.', model.updatedAt.toLocaleTimeString())
+        : trans.__('Loading…');
     this._footer.classList.toggle('cgu-mod-error', !!model.error);
     if (!resources) {
       return;
     }
-    replaceChildren(this._figures, ...ResourcesPanel.figures(resources));
+    replaceChildren(this._figures, ...ResourcesPanel.figures(resources, trans));
   }
 
   /** The panel's figures for a resources answer. */
-  static figures(resources: IResources): HTMLElement[] {
+  static figures(
+    resources: IResources,
+    trans: TranslationBundle
+  ): HTMLElement[] {
     const cpu = resources.cpu;
     const memory = resources.memory;
+    const used = formatNumber(cpu.used_cores);
+    const cpuUse =
+      cpu.limit_cores === null
+        ? trans.__('%1 cores in use (no limit)', used)
+        : trans.__('%1 of %2', used, formatCores(cpu.limit_cores, trans));
+    const percent = cpuPercent(resources);
     const cpuText =
-      `${formatNumber(cpu.used_cores)} ` +
-      (cpu.limit_cores === null
-        ? 'cores in use (no limit)'
-        : `of ${formatCores(cpu.limit_cores)}`) +
-      (cpuPercent(resources) === null
-        ? ''
-        : ` (${formatPercent(cpuPercent(resources))})`);
+      percent === null
+        ? cpuUse
+        : trans.__('%1 (%2)', cpuUse, formatPercent(percent));
     const memoryPercent = percentOf(memory.used_bytes, memory.limit_bytes);
     const memoryText =
       memory.limit_bytes === null
-        ? `${formatBytes(memory.used_bytes)} in use (no limit)`
-        : `${formatBytePair(memory.used_bytes, memory.limit_bytes)}` +
-          ` (${formatPercent(memoryPercent)})`;
+        ? trans.__('%1 in use (no limit)', formatBytes(memory.used_bytes))
+        : trans.__(
+            '%1 (%2)',
+            formatBytePair(memory.used_bytes, memory.limit_bytes),
+            formatPercent(memoryPercent)
+          );
     const gpuPart = hasGpus(resources)
       ? resources.gpus.devices.map((device, index) =>
           h(
@@ -249,17 +277,23 @@ export class ResourcesPanel extends ModelViewer {
             h(
               'h4',
               {},
-              `GPU ${index}: ${device.model}` +
-                (device.mig_profile ? ` (MIG ${device.mig_profile})` : '')
+              device.mig_profile
+                ? trans.__(
+                    'GPU %1: %2 (MIG %3)',
+                    index,
+                    device.model,
+                    device.mig_profile
+                  )
+                : trans.__('GPU %1: %2', index, device.model)
             ),
             meter(
-              'Utilisation',
+              trans.__('Utilisation'),
               device.utilization,
               formatPercent(device.utilization),
               `gpu-${index}-utilization`
             ),
             meter(
-              'Memory',
+              trans.__('Memory'),
               percentOf(device.memory_used, device.memory_total),
               formatBytePair(device.memory_used, device.memory_total),
               `gpu-${index}-memory`
@@ -270,20 +304,20 @@ export class ResourcesPanel extends ModelViewer {
           h(
             'p',
             { class: 'cgu-Resources-noGpu', 'data-cgu': 'resources-no-gpu' },
-            gpuLines(resources)[0]
+            gpuLines(resources, trans)[0]
           )
         ];
     return [
-      h('h3', {}, 'Requested'),
+      h('h3', {}, trans.__('Requested')),
       h(
         'p',
         { class: 'cgu-Resources-requested', 'data-cgu': 'resources-requested' },
-        requestedText(resources)
+        requestedText(resources, trans)
       ),
-      h('h3', {}, 'In use'),
-      meter('CPU', cpuPercent(resources), cpuText, 'cpu'),
-      meter('Memory', memoryPercent, memoryText, 'memory'),
-      h('h3', {}, 'GPUs'),
+      h('h3', {}, trans.__('In use')),
+      meter(trans.__('CPU'), percent, cpuText, 'cpu'),
+      meter(trans.__('Memory'), memoryPercent, memoryText, 'memory'),
+      h('h3', {}, trans.__('GPUs')),
       ...gpuPart
     ];
   }

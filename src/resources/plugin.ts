@@ -16,6 +16,7 @@ import {
 } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { Signal } from '@lumino/signaling';
 import { CguAPI, errorMessage } from '../api';
 import { registerCommand } from '../commands';
@@ -23,7 +24,7 @@ import { gaugeIcon } from '../icons';
 import { ResourcesModel } from './model';
 import { ResourcesPanel, ResourcesStatus } from './panel';
 import { openResizeDialog } from './resize';
-import { CommandIDs, ICguLabSession, IResourcesModel } from '../tokens';
+import { CommandIDs, DOMAIN, ICguLabSession, IResourcesModel } from '../tokens';
 
 /**
  * Resources: the status-bar figures, the Resources panel and (owner only)
@@ -35,7 +36,13 @@ export const resourcesPlugin: JupyterFrontEndPlugin<IResourcesModel> = {
     'Shows the CPU, memory and GPU use of this notebook and lets the owner resize it.',
   autoStart: true,
   requires: [ICguLabSession],
-  optional: [ISettingRegistry, IStatusBar, ICommandPalette, ILayoutRestorer],
+  optional: [
+    ISettingRegistry,
+    IStatusBar,
+    ICommandPalette,
+    ILayoutRestorer,
+    ITranslator
+  ],
   provides: IResourcesModel,
   activate: (
     app: JupyterFrontEnd,
@@ -43,9 +50,11 @@ export const resourcesPlugin: JupyterFrontEndPlugin<IResourcesModel> = {
     settingRegistry: ISettingRegistry | null,
     statusBar: IStatusBar | null,
     palette: ICommandPalette | null,
-    restorer: ILayoutRestorer | null
+    restorer: ILayoutRestorer | null,
+    translator: ITranslator | null
   ): IResourcesModel => {
-    const model = new ResourcesModel({ interval: 5 });
+    const trans = (translator ?? nullTranslator).load(DOMAIN);
+    const model = new ResourcesModel({ trans, interval: 5 });
     if (!session.info) {
       return model; // the server extension is not there: nothing to show
     }
@@ -57,9 +66,10 @@ export const resourcesPlugin: JupyterFrontEndPlugin<IResourcesModel> = {
         app,
         CommandIDs.resize,
         {
-          label: 'Resize This Notebook…',
-          caption:
-            'Change the CPUs, memory and GPUs of this notebook (restarts it)',
+          label: trans.__('Resize This Notebook…'),
+          caption: trans.__(
+            'Change the CPUs, memory and GPUs of this notebook (restarts it)'
+          ),
           execute: async () => {
             let quota, resources;
             try {
@@ -68,24 +78,31 @@ export const resourcesPlugin: JupyterFrontEndPlugin<IResourcesModel> = {
                 CguAPI.resources()
               ]);
             } catch (error) {
-              await showErrorMessage('Cannot resize', errorMessage(error));
+              await showErrorMessage(
+                trans.__('Cannot resize'),
+                errorMessage(error, trans)
+              );
               return;
             }
             await openResizeDialog({
               quota,
               resources,
+              trans,
               onAccepted: (response, target) => {
                 Notification.info(
-                  'Restarting this notebook with the new resources; this page ' +
-                    'follows the restart and comes back when it is ready.',
+                  trans.__(
+                    'Restarting this notebook with the new resources; this page follows the restart and comes back when it is ready.'
+                  ),
                   { autoClose: false }
                 );
                 if (target) {
+                  // A moment to read the notice before the page goes.
                   window.setTimeout(() => window.location.assign(target), 800);
                 } else {
                   Notification.warning(
-                    'The server did not say where to follow the restart: ' +
-                      'reload this page in a minute.',
+                    trans.__(
+                      'The server did not say where to follow the restart: reload this page in a minute.'
+                    ),
                     { autoClose: false }
                   );
                 }
@@ -105,8 +122,8 @@ export const resourcesPlugin: JupyterFrontEndPlugin<IResourcesModel> = {
       app,
       CommandIDs.openResources,
       {
-        label: 'Open Resources',
-        caption: 'Show the CPU, memory and GPU use of this notebook',
+        label: trans.__('Open Resources'),
+        caption: trans.__('Show the CPU, memory and GPU use of this notebook'),
         icon: gaugeIcon,
         execute: () => {
           let widget = tracker.currentWidget;
@@ -115,11 +132,12 @@ export const resourcesPlugin: JupyterFrontEndPlugin<IResourcesModel> = {
               model,
               onResize: session.isOwner
                 ? () => void commands.execute(CommandIDs.resize)
-                : null
+                : null,
+              trans
             });
             widget = new MainAreaWidget({ content });
             widget.id = 'cgu-lab-resources';
-            widget.title.label = 'Resources';
+            widget.title.label = trans.__('Resources');
             widget.title.icon = gaugeIcon;
             widget.title.closable = true;
             void tracker.add(widget);
@@ -144,7 +162,8 @@ export const resourcesPlugin: JupyterFrontEndPlugin<IResourcesModel> = {
     statusBar?.registerStatusItem(resourcesPlugin.id, {
       item: new ResourcesStatus(
         model,
-        () => void commands.execute(CommandIDs.openResources)
+        () => void commands.execute(CommandIDs.openResources),
+        trans
       ),
       align: 'left',
       rank: 100,

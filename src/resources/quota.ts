@@ -2,6 +2,7 @@
  * Pure helpers of the Resize dialog: the form, its checks and request body,
  * and the quota and GPU-type lines it shows.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { formatBytes, formatNumber, KIB } from '../format';
 import { IGpuType, IQuota, IResizeRequest, IResources } from '../apiTypes';
 
@@ -47,21 +48,24 @@ export function resizeFormFrom(
 }
 
 /** A sentence saying what is wrong with the form, or null when it can be sent. */
-export function validateResize(form: IResizeForm): string | null {
+export function validateResize(
+  form: IResizeForm,
+  trans: TranslationBundle
+): string | null {
   if (!Number.isFinite(form.cpus) || form.cpus <= 0) {
-    return 'Enter a number of CPUs above 0, e.g. 1 or 0.5.';
+    return trans.__('Enter a number of CPUs above 0, e.g. 1 or 0.5.');
   }
   if (Math.round(form.cpus * 1000) < 1) {
-    return 'Ask for at least 0.001 CPU.';
+    return trans.__('Ask for at least 0.001 CPU.');
   }
   if (!Number.isFinite(form.memoryGiB) || form.memoryGiB <= 0) {
-    return 'Enter the memory in GiB, above 0, e.g. 2 or 0.5.';
+    return trans.__('Enter the memory in GiB, above 0, e.g. 2 or 0.5.');
   }
   if (!Number.isInteger(form.gpus) || form.gpus < 0) {
-    return 'Enter a whole number of GPUs, 0 or more.';
+    return trans.__('Enter a whole number of GPUs, 0 or more.');
   }
   if (form.gpus > 0 && !form.gpuType) {
-    return 'Choose a GPU type, or ask for 0 GPUs.';
+    return trans.__('Choose a GPU type, or ask for 0 GPUs.');
   }
   return null;
 }
@@ -78,31 +82,49 @@ export function resizeRequest(form: IResizeForm): IResizeRequest {
 }
 
 /** "1 of 4 in use", or "1 in use (no limit)". */
-function ofLimit(used: string, limit: string | null): string {
+function ofLimit(
+  used: string,
+  limit: string | null,
+  trans: TranslationBundle
+): string {
   return limit === null
-    ? `${used} in use (no limit)`
-    : `${used} of ${limit} in use`;
+    ? trans.__('%1 in use (no limit)', used)
+    : trans.__('%1 of %2 in use', used, limit);
 }
 
 /** The user's quota and current use as lines for the resize dialog. */
-export function quotaLines(quota: IQuota): string[] {
+export function quotaLines(quota: IQuota, trans: TranslationBundle): string[] {
   const { limits, usage } = quota;
   const lines = [
-    `CPUs: ${ofLimit(
-      formatNumber(usage.cpu_milli / 1000),
-      limits.cpu_milli === null ? null : formatNumber(limits.cpu_milli / 1000)
-    )}`,
-    `Memory: ${ofLimit(
-      formatBytes(usage.memory),
-      limits.memory === null ? null : formatBytes(limits.memory)
-    )}`
+    trans.__(
+      'CPUs: %1',
+      ofLimit(
+        formatNumber(usage.cpu_milli / 1000),
+        limits.cpu_milli === null
+          ? null
+          : formatNumber(limits.cpu_milli / 1000),
+        trans
+      )
+    ),
+    trans.__(
+      'Memory: %1',
+      ofLimit(
+        formatBytes(usage.memory),
+        limits.memory === null ? null : formatBytes(limits.memory),
+        trans
+      )
+    )
   ];
-  lines.push(...gpuQuotaLines(quota));
+  lines.push(...gpuQuotaLines(quota, trans));
   lines.push(
-    `Notebooks: ${ofLimit(
-      String(usage.notebooks),
-      limits.notebooks === null ? null : String(limits.notebooks)
-    )}`
+    trans.__(
+      'Notebooks: %1',
+      ofLimit(
+        String(usage.notebooks),
+        limits.notebooks === null ? null : String(limits.notebooks),
+        trans
+      )
+    )
   );
   return lines;
 }
@@ -113,7 +135,10 @@ function gpuTypeName(types: ReadonlyArray<IGpuType>, name: string): string {
 }
 
 /** One line per GPU type the quota names (or "any type" when unlimited). */
-export function gpuQuotaLines(quota: IQuota): string[] {
+export function gpuQuotaLines(
+  quota: IQuota,
+  trans: TranslationBundle
+): string[] {
   const { limits, usage, gpu_types } = quota;
   const used = usage.gpus ?? {};
   if (limits.gpus === null) {
@@ -121,18 +146,23 @@ export function gpuQuotaLines(quota: IQuota): string[] {
       .filter(([, n]) => n > 0)
       .map(([type, n]) => `${n} ${gpuTypeName(gpu_types, type)}`);
     return [
-      `GPUs: any type, no limit; ${inUse.length ? inUse.join(', ') : 'none'} in use`
+      trans.__(
+        'GPUs: any type, no limit; %1 in use',
+        inUse.length ? inUse.join(', ') : trans.__('none')
+      )
     ];
   }
   const types = Object.keys(limits.gpus);
   if (types.length === 0) {
-    return ['GPUs: your quota allows none'];
+    return [trans.__('GPUs: your quota allows none')];
   }
-  return types.map(
-    type =>
-      `GPUs (${gpuTypeName(gpu_types, type)}): ${used[type] ?? 0} of ${
-        limits.gpus![type]
-      } in use`
+  return types.map(type =>
+    trans.__(
+      'GPUs (%1): %2 of %3 in use',
+      gpuTypeName(gpu_types, type),
+      used[type] ?? 0,
+      limits.gpus![type]
+    )
   );
 }
 
@@ -159,16 +189,22 @@ export function quotaAllowsGpuType(quota: IQuota, type: string): boolean {
  * capacity, those the quota does not allow marked (and disabled by the dialog,
  * except the type the notebook already has).
  */
-export function gpuTypeChoices(quota: IQuota): IGpuTypeChoice[] {
+export function gpuTypeChoices(
+  quota: IQuota,
+  trans: TranslationBundle
+): IGpuTypeChoice[] {
   return [
-    { value: '', label: 'No GPU', allowed: true },
+    { value: '', label: trans.__('No GPU'), allowed: true },
     ...quota.gpu_types.map(t => {
+      const label = trans.__(
+        '%1 (capacity %2)',
+        t.display_name || t.name,
+        t.capacity
+      );
       const allowed = quotaAllowsGpuType(quota, t.name);
       return {
         value: t.name,
-        label:
-          `${t.display_name || t.name} (capacity ${t.capacity})` +
-          (allowed ? '' : ' — not in your quota'),
+        label: allowed ? label : trans.__('%1 — not in your quota', label),
         allowed
       };
     })

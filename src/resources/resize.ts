@@ -2,6 +2,7 @@
  * Resources: the Resize dialog (owner only).
  */
 import { Dialog } from '@jupyterlab/apputils';
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { CguAPI } from '../api';
 import { openFormDialog } from '../dialog';
@@ -31,7 +32,7 @@ export class ResizeBody
   extends Widget
   implements Dialog.IBodyWidget<IResizeForm>
 {
-  constructor(quota: IQuota, resources: IResources) {
+  constructor(quota: IQuota, resources: IResources, trans: TranslationBundle) {
     super();
     this.addClass('cgu-Resize');
     this.node.dataset.cgu = 'resize-dialog';
@@ -71,7 +72,7 @@ export class ResizeBody
       value: formatNumber(form.memoryGiB, 3),
       'data-cgu': 'resize-memory'
     });
-    const choices = gpuTypeChoices(quota);
+    const choices = gpuTypeChoices(quota, trans);
     if (form.gpuType && !choices.some(c => c.value === form.gpuType)) {
       // The notebook's type is no longer offered: keep it choosable.
       choices.push({ value: form.gpuType, label: form.gpuType, allowed: true });
@@ -117,20 +118,29 @@ export class ResizeBody
       h(
         'p',
         { class: 'cgu-Resize-warning' },
-        'Resizing restarts this notebook server: running kernels stop and ' +
-          'unsaved changes are lost. Save your work first.'
+        trans.__(
+          'Resizing restarts this notebook server: running kernels stop and unsaved changes are lost. Save your work first.'
+        )
       ),
       h(
         'div',
         { class: 'cgu-Resize-quota', 'data-cgu': 'resize-quota' },
-        h('h3', {}, 'Your quota and current use'),
-        h('ul', {}, ...quotaLines(quota).map(line => h('li', {}, line)))
+        h('h3', {}, trans.__('Your quota and current use')),
+        h('ul', {}, ...quotaLines(quota, trans).map(line => h('li', {}, line)))
       ),
-      h('p', { class: 'cgu-Resize-now' }, `Now: ${requestedText(resources)}.`),
-      field('CPUs', this._cpus, 'e.g. 2 or 0.5'),
-      field('Memory (GiB)', this._memory, 'e.g. 4 or 0.5'),
-      field('GPU type', this._gpuType),
-      field('GPUs', this._gpus, 'how many GPUs of that type'),
+      h(
+        'p',
+        { class: 'cgu-Resize-now' },
+        trans.__('Now: %1.', requestedText(resources, trans))
+      ),
+      field(trans.__('CPUs'), this._cpus, trans.__('e.g. 2 or 0.5')),
+      field(trans.__('Memory (GiB)'), this._memory, trans.__('e.g. 4 or 0.5')),
+      field(trans.__('GPU type'), this._gpuType),
+      field(
+        trans.__('GPUs'),
+        this._gpus,
+        trans.__('how many GPUs of that type')
+      ),
       this._error
     );
   }
@@ -175,6 +185,7 @@ export interface IResizeDialogOptions {
   resize?: (body: IResizeRequest) => Promise<IResizeResponse>;
   /** Called with the restart page once the server accepted the request. */
   onAccepted: (response: IResizeResponse, target: string | null) => void;
+  trans: TranslationBundle;
 }
 
 /** Open the Resize dialog; resolves true when a resize was accepted. */
@@ -182,13 +193,15 @@ export async function openResizeDialog(
   options: IResizeDialogOptions
 ): Promise<boolean> {
   const resize = options.resize ?? CguAPI.resize;
+  const trans = options.trans;
   const response = await openFormDialog({
-    title: 'Resize this notebook',
-    body: new ResizeBody(options.quota, options.resources),
-    acceptLabel: 'Resize and restart',
+    title: trans.__('Resize this notebook'),
+    body: new ResizeBody(options.quota, options.resources, trans),
+    acceptLabel: trans.__('Resize and restart'),
     focusNodeSelector: '[data-cgu="resize-cpus"]',
     className: 'cgu-ResizeDialog',
-    validate: validateResize,
+    trans,
+    validate: form => validateResize(form, trans),
     send: form => resize(resizeRequest(form)),
     onDone: accepted =>
       options.onAccepted(

@@ -5,23 +5,27 @@
  */
 import { Dialog } from '@jupyterlab/apputils';
 import { PathExt } from '@jupyterlab/coreutils';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 import { CguAPI, errorMessage } from '../api';
 import { CguDialog, IKeyAwareBody } from '../dialog';
-import { copyText, h, replaceChildren } from '../dom';
-import { absoluteShareUrl, countdownText } from '../format';
+import { copyText, replaceChildren } from '../dom';
+import { absoluteShareUrl } from '../format';
+import { repaintPoll } from '../polling';
 import {
-  accessLabel,
   expiryMinutes,
   IGranteeSuggestion,
+  sharedText,
   sharePath
 } from './format';
 import {
   accessFieldset,
-  chipItem,
   expiryRow,
   linkPart,
+  renderChips,
   scopeChoice,
+  statusLine,
   whoPart
 } from './parts';
 import { GranteeSearch } from './search';
@@ -35,22 +39,23 @@ export type { IShareAPI, IShareDialogOptions, ShareMode } from './types';
 import { IShare, IShareRequest } from '../apiTypes';
 import { ShareAccess } from '../tokens';
 
-/** How often the expiry countdowns are refreshed. */
-const COUNTDOWN_MS = 30 * 1000;
+/** How often the expiry countdowns are refreshed, in seconds. */
+const COUNTDOWN_SECONDS = 30;
 
 /** Open the Share dialog; resolves when it is closed. */
 export async function openShareDialog(
   options: IShareDialogOptions
 ): Promise<void> {
+  const trans = options.trans;
   const body = new ShareBody(options);
   const name =
     options.mode === 'notebook' || !options.filePath
-      ? options.notebookName || 'this notebook'
+      ? options.notebookName || trans.__('this notebook')
       : PathExt.basename(options.filePath);
   const dialog = new CguDialog<void>({
-    title: `Share ${name}`,
+    title: trans.__('Share %1', name),
     body,
-    buttons: [Dialog.cancelButton({ label: 'Close' })],
+    buttons: [Dialog.cancelButton({ label: trans.__('Close') })],
     focusNodeSelector: '[data-cgu="share-search"]',
     hasClose: true
   });
@@ -67,69 +72,53 @@ export class ShareBody extends Widget implements IKeyAwareBody {
   constructor(options: IShareDialogOptions) {
     super();
     this._options = options;
+    this._trans = options.trans;
     this._api = options.api ?? CguAPI;
     this._access = options.defaultAccess;
+    this._countdowns = repaintPoll(
+      'cgu-lab:share-countdowns',
+      COUNTDOWN_SECONDS,
+      () => updateShareCountdowns(this._list, this._trans)
+    );
     this.addClass('cgu-Share');
     this.node.dataset.cgu = 'share-dialog';
     this._build();
   }
 
-  /** Enter, arrows and Escape for the suggestion list; Enter shares. */
+  /**
+   * The suggestion list's keys (see `GranteeSearch.handleKeydown`); Enter in
+   * another field shares (a button's own click handles Enter on it).
+   */
   handleDialogKeydown(event: KeyboardEvent): boolean {
     const target = event.target as HTMLElement | null;
     if (!target || !this.node.contains(target)) {
       return false;
     }
-    const inSearch = target === this._search;
-    const open = this._grantees.isOpen;
-    switch (event.key) {
-      case 'ArrowDown':
-      case 'ArrowUp':
-        if (!inSearch || !open) {
-          return false;
-        }
-        event.preventDefault();
-        event.stopPropagation();
-        this._grantees.moveActive(event.key === 'ArrowDown' ? 1 : -1);
-        return true;
-      case 'Escape':
-        if (!inSearch || !open) {
-          return false;
-        }
-        event.preventDefault();
-        event.stopPropagation();
-        this._grantees.closeList();
-        return true;
-      case 'Enter':
-        if (target instanceof HTMLButtonElement) {
-          // The button's own click handles it.
-          return false;
-        }
-        if (
-          !(target instanceof HTMLInputElement) &&
-          !(target instanceof HTMLSelectElement)
-        ) {
-          return false;
-        }
-        event.preventDefault();
-        event.stopPropagation();
-        const grantees = this._grantees;
-        if (inSearch && open && grantees.active >= 0) {
-          this._pick(grantees.suggestions[grantees.active]);
-        } else if (inSearch && open && grantees.suggestions.length === 1) {
-          this._pick(grantees.suggestions[0]);
-        } else if (this._picked.length > 0) {
-          void this.share();
-        } else {
-          this._setStatus(
-            'Choose a person or a group first: type 2 letters of a name.',
-            'error'
-          );
-        }
-        return true;
-      default:
-        return false;
+    if (this._grantees.handleKeydown(event)) {
+      return true;
     }
+    if (
+      event.key !== 'Enter' ||
+      !(
+        target instanceof HTMLInputElement ||
+        target instanceof HTMLSelectElement
+      )
+    ) {
+      return false;
+    }
+    event.preventDefault();
+    event.stopPropagation();
+    if (this._picked.length > 0) {
+      void this.share();
+    } else {
+      this._setStatus(
+        this._trans.__(
+          'Choose a person or a group first: type 2 letters of a name.'
+        ),
+        'error'
+      );
+    }
+    return true;
   }
 
   /** The grantees chosen so far. */
@@ -142,17 +131,18 @@ export class ShareBody extends Widget implements IKeyAwareBody {
     if (this._busy || this._picked.length === 0) {
       return;
     }
+    const trans = this._trans;
     let minutes: number | null;
     try {
-      minutes = expiryMinutes(this._expiry.value);
+      minutes = expiryMinutes(this._expiry.value, trans);
     } catch (error) {
-      this._setStatus(errorMessage(error), 'error');
+      this._setStatus(errorMessage(error, trans), 'error');
       return;
     }
     const path = sharePath(this._scope(), this._options.filePath);
     this._busy = true;
     this._updateSubmit();
-    this._setStatus('Sharing…', 'info');
+    this._setStatus(trans.__('Sharing…'), 'info');
     const done: IShare[] = [];
     const failed: IGranteeSuggestion[] = [];
     const errors: string[] = [];
@@ -161,16 +151,16 @@ export class ShareBody extends Widget implements IKeyAwareBody {
         grantee: grantee.name,
         kind: grantee.kind,
         access: this._access,
-        expires_in_minutes: minutes
+        expires_in_minutes: minutes,
+        ...(path ? { path } : {})
       };
-      if (path) {
-        body.path = path;
-      }
       try {
         done.push(await this._api.createShare(body));
       } catch (error) {
         failed.push(grantee);
-        errors.push(`${grantee.display_name}: ${errorMessage(error)}`);
+        errors.push(
+          trans.__('%1: %2', grantee.display_name, errorMessage(error, trans))
+        );
       }
     }
     this._busy = false;
@@ -181,12 +171,16 @@ export class ShareBody extends Widget implements IKeyAwareBody {
       const last = done[done.length - 1];
       this._showLink(last);
       const who = done.map(s => s.grantee.display_name).join(', ');
-      const summary =
-        `Shared ${path ? path : 'the whole notebook'} ` +
-        `with ${who} (${accessLabel(this._access)}, ` +
-        `${countdownText(last.expires_at, Date.now())}). Send them the link.`;
+      const summary = sharedText(
+        path,
+        who,
+        this._access,
+        last.expires_at,
+        Date.now(),
+        trans
+      );
       this._setStatus(
-        errors.length ? `${summary} ${errors.join(' ')}` : summary,
+        errors.length ? trans.__('%1 %2', summary, errors.join(' ')) : summary,
         errors.length ? 'error' : 'info'
       );
     } else {
@@ -201,7 +195,7 @@ export class ShareBody extends Widget implements IKeyAwareBody {
       this._shares = await this._api.shares();
       this._listError = null;
     } catch (error) {
-      this._listError = errorMessage(error);
+      this._listError = errorMessage(error, this._trans);
     }
     this._renderList();
   }
@@ -211,33 +205,31 @@ export class ShareBody extends Widget implements IKeyAwareBody {
       return;
     }
     this._grantees.dispose();
-    window.clearInterval(this._countdownTimer);
+    this._countdowns.dispose();
     super.dispose();
   }
 
   protected onAfterAttach(): void {
     void this.refresh();
-    this._countdownTimer = window.setInterval(
-      () => this._updateCountdowns(),
-      COUNTDOWN_MS
-    );
+    void this._countdowns.start();
   }
 
   protected onBeforeDetach(): void {
-    window.clearInterval(this._countdownTimer);
+    void this._countdowns.stop();
   }
 
   /* ------------------------------------------------------------ building */
 
   private _build(): void {
     const options = this._options;
+    const trans = this._trans;
     const parts: HTMLElement[] = [];
 
     const scope = scopeChoice(options);
     this._scopeFile = scope.scopeFile;
     parts.push(scope.part);
 
-    const who = whoPart(() => this._grantees.input());
+    const who = whoPart(() => this._grantees.input(), trans);
     this._search = who.search;
     this._chips = who.chips;
     this._grantees = new GranteeSearch(who.search, who.listbox, who.hint, {
@@ -246,39 +238,43 @@ export class ShareBody extends Widget implements IKeyAwareBody {
       picked: () => this._picked,
       onPick: suggestion => this._pick(suggestion),
       onError: message => this._setStatus(message, 'error'),
-      isDisposed: () => this.isDisposed
+      isDisposed: () => this.isDisposed,
+      trans
     });
     parts.push(who.part);
 
     // Access: read-only or editable.
     parts.push(
-      accessFieldset(this._access, value => {
-        this._access = value;
-      })
+      accessFieldset(
+        this._access,
+        value => {
+          this._access = value;
+        },
+        trans
+      )
     );
 
     // Expiry.
-    const row = expiryRow(this._options.defaultExpiry, () => void this.share());
+    const row = expiryRow(
+      this._options.defaultExpiry,
+      () => void this.share(),
+      trans
+    );
     this._expiry = row.expiry;
     this._submit = row.submit;
     parts.push(row.part);
 
-    this._status = h('div', {
-      class: 'cgu-Share-status',
-      role: 'status',
-      'aria-live': 'polite',
-      'data-cgu': 'share-status'
-    });
+    this._status = statusLine();
     parts.push(this._status);
 
     // The link of the share just made.
-    const linkBox = linkPart(text => void this._copy(text));
+    const linkBox = linkPart(text => void this._copy(text), trans);
     this._link = linkBox.link;
     this._linkBox = linkBox.linkBox;
     parts.push(this._linkBox);
 
     // Current shares.
-    const region = shareListRegion();
+    const region = shareListRegion(trans);
     this._list = region.list;
     parts.push(region.heading, this._list);
     replaceChildren(this.node, ...parts);
@@ -315,18 +311,17 @@ export class ShareBody extends Widget implements IKeyAwareBody {
   }
 
   private _renderChips(): void {
-    replaceChildren(
+    renderChips(
       this._chips,
-      ...this._picked.map(p =>
-        chipItem(p, () => {
-          this._picked = this._picked.filter(q => q !== p);
-          this._renderChips();
-          this._updateSubmit();
-          this._search.focus();
-        })
-      )
+      this._picked,
+      removed => {
+        this._picked = this._picked.filter(p => p !== removed);
+        this._renderChips();
+        this._updateSubmit();
+        this._search.focus();
+      },
+      this._trans
     );
-    this._chips.hidden = this._picked.length === 0;
   }
 
   private _updateSubmit(): void {
@@ -350,8 +345,11 @@ export class ShareBody extends Widget implements IKeyAwareBody {
     const ok = await copyText(text);
     this._setStatus(
       ok
-        ? 'Link copied.'
-        : `Could not copy: select the link and copy it yourself: ${text}`,
+        ? this._trans.__('Link copied.')
+        : this._trans.__(
+            'Could not copy: select the link and copy it yourself: %1',
+            text
+          ),
       ok ? 'info' : 'error'
     );
   }
@@ -365,12 +363,9 @@ export class ShareBody extends Widget implements IKeyAwareBody {
       {
         copy: text => this._copy(text),
         revoke: (share, who, button) => this._revoke(share, who, button)
-      }
+      },
+      this._trans
     );
-  }
-
-  private _updateCountdowns(): void {
-    updateShareCountdowns(this._list);
   }
 
   private async _revoke(
@@ -381,10 +376,13 @@ export class ShareBody extends Widget implements IKeyAwareBody {
     button.disabled = true;
     try {
       await this._api.deleteShare(share.id);
-      this._setStatus(`Revoked the share with ${who}.`, 'info');
+      this._setStatus(
+        this._trans.__('Revoked the share with %1.', who),
+        'info'
+      );
     } catch (error) {
       button.disabled = false;
-      this._setStatus(errorMessage(error), 'error');
+      this._setStatus(errorMessage(error, this._trans), 'error');
       return;
     }
     this._search.focus();
@@ -392,10 +390,11 @@ export class ShareBody extends Widget implements IKeyAwareBody {
   }
 
   private _options: IShareDialogOptions;
+  private _trans: TranslationBundle;
   private _api: IShareAPI;
   private _access: ShareAccess;
   private _picked: IGranteeSuggestion[] = [];
-  private _countdownTimer = 0;
+  private _countdowns: Poll;
   private _busy = false;
   private _shares: IShare[] | null = null;
   private _listError: string | null = null;

@@ -2,6 +2,8 @@
  * Pure helpers of the Share dialog and the Shared-with-me list: expiry
  * choices, access and scope labels, grantee suggestions.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { countdownText } from '../format';
 import { IDirectory } from '../apiTypes';
 import { ShareAccess } from '../tokens';
 
@@ -15,36 +17,47 @@ export interface IExpiryChoice {
   minutes: number | null;
 }
 
-/** The expiry choices, in the order the dialog offers them. */
-export const EXPIRY_CHOICES: ReadonlyArray<IExpiryChoice> = [
-  { id: 'none', label: 'No end', minutes: null },
-  { id: '30m', label: '30 minutes', minutes: 30 },
-  { id: '1h', label: '1 hour', minutes: 60 },
-  { id: '2h', label: '2 hours', minutes: 120 },
-  { id: '1d', label: '1 day', minutes: 24 * 60 },
-  { id: '1w', label: '1 week', minutes: 7 * 24 * 60 }
-];
+/**
+ * The expiry choices, in the order the dialog offers them (the ids are those
+ * of the `defaultExpiry` setting).
+ */
+export function expiryChoices(trans: TranslationBundle): IExpiryChoice[] {
+  return [
+    { id: 'none', label: trans.__('No end'), minutes: null },
+    { id: '30m', label: trans.__('30 minutes'), minutes: 30 },
+    { id: '1h', label: trans.__('1 hour'), minutes: 60 },
+    { id: '2h', label: trans.__('2 hours'), minutes: 120 },
+    { id: '1d', label: trans.__('1 day'), minutes: 24 * 60 },
+    { id: '1w', label: trans.__('1 week'), minutes: 7 * 24 * 60 }
+  ];
+}
 
 /**
  * The `expires_in_minutes` of an expiry choice. An unknown id is an error, not
  * "no end": a typo must never make a share last forever.
  */
-export function expiryMinutes(choiceId: string): number | null {
-  const choice = EXPIRY_CHOICES.find(c => c.id === choiceId);
+export function expiryMinutes(
+  choiceId: string,
+  trans: TranslationBundle
+): number | null {
+  const choice = expiryChoices(trans).find(c => c.id === choiceId);
   if (!choice) {
-    throw new Error(`Unknown expiry choice "${choiceId}".`);
+    throw new Error(trans.__('Unknown expiry choice "%1".', choiceId));
   }
   return choice.minutes;
 }
 
 /** "read-only" or "can edit". */
-export function accessLabel(access: ShareAccess): string {
-  return access === 'edit' ? 'can edit' : 'read-only';
+export function accessLabel(
+  access: ShareAccess,
+  trans: TranslationBundle
+): string {
+  return access === 'edit' ? trans.__('can edit') : trans.__('read-only');
 }
 
 /** What a share covers: "whole notebook" or the file's path. */
-export function scopeLabel(path: string): string {
-  return path ? path : 'whole notebook';
+export function scopeLabel(path: string, trans: TranslationBundle): string {
+  return path ? path : trans.__('whole notebook');
 }
 
 /** A suggestion of the share dialog's grantee search. */
@@ -71,6 +84,7 @@ export function granteeSuggestions(
   query: string,
   picked: ReadonlyArray<{ kind: 'user' | 'group'; name: string }>,
   selfName: string | null,
+  trans: TranslationBundle,
   limit = 8
 ): IGranteeSuggestion[] {
   const taken = new Set(picked.map(p => `${p.kind}:${p.name}`));
@@ -78,19 +92,20 @@ export function granteeSuggestions(
   const all: IGranteeSuggestion[] = [
     ...(directory.users ?? [])
       .filter(u => u.name !== selfName)
-      .map(u => ({
-        kind: 'user' as const,
-        name: u.name,
-        display_name: u.display_name || u.name,
-        label:
-          `${u.display_name || u.name} (${u.name})` +
-          (u.role ? ` · ${u.role}` : '')
-      })),
+      .map(u => {
+        const who = trans.__('%1 (%2)', u.display_name || u.name, u.name);
+        return {
+          kind: 'user' as const,
+          name: u.name,
+          display_name: u.display_name || u.name,
+          label: u.role ? trans.__('%1 · %2', who, u.role) : who
+        };
+      }),
     ...(directory.groups ?? []).map(g => ({
       kind: 'group' as const,
       name: g.name,
       display_name: g.display_name || g.name,
-      label: `${g.display_name || g.name} · group`
+      label: trans.__('%1 · group', g.display_name || g.name)
     }))
   ].filter(s => !taken.has(`${s.kind}:${s.name}`));
   const starts = (s: IGranteeSuggestion): boolean =>
@@ -106,6 +121,27 @@ export function granteeSuggestions(
 }
 
 /**
+ * What the dialog says once shared: "Shared hw1.ipynb with Bob Lee
+ * (read-only, no end). Send them the link."
+ */
+export function sharedText(
+  path: string,
+  who: string,
+  access: ShareAccess,
+  expiresAt: string | null,
+  now: number,
+  trans: TranslationBundle
+): string {
+  return trans.__(
+    'Shared %1 with %2 (%3, %4). Send them the link.',
+    path ? path : trans.__('the whole notebook'),
+    who,
+    accessLabel(access, trans),
+    countdownText(expiresAt, now, trans)
+  );
+}
+
+/**
  * The path a share covers for the dialog's "what to share" choice.
  */
 export function sharePath(
@@ -118,16 +154,19 @@ export function sharePath(
 /* --------------------------------------------------------- shared with me */
 
 /** The state of a shared notebook in words. */
-export function notebookStateLabel(state: string): string {
+export function notebookStateLabel(
+  state: string,
+  trans: TranslationBundle
+): string {
   switch (state) {
     case 'running':
-      return 'running';
+      return trans.__('running');
     case 'stopped':
-      return 'stopped';
+      return trans.__('stopped');
     case 'starting':
-      return 'starting…';
+      return trans.__('starting…');
     case 'stopping':
-      return 'stopping…';
+      return trans.__('stopping…');
     default:
       return state;
   }

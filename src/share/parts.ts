@@ -1,9 +1,10 @@
 /**
  * Pieces of the Share dialog's form: what to share, the access choice, a
- * suggestion of the search list and a chosen grantee's chip.
+ * suggestion of the search list and the chips of the chosen grantees.
  */
-import { h, uniqueId } from '../dom';
-import { EXPIRY_CHOICES, IGranteeSuggestion } from './format';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { h, replaceChildren, uniqueId } from '../dom';
+import { expiryChoices, IGranteeSuggestion } from './format';
 import { ShareAccess } from '../tokens';
 import type { IShareDialogOptions } from './types';
 
@@ -15,6 +16,7 @@ export function scopeChoice(options: IShareDialogOptions): {
   part: HTMLElement;
   scopeFile: HTMLInputElement | null;
 } {
+  const trans = options.trans;
   let scopeFile: HTMLInputElement | null = null;
   let part: HTMLElement;
   if (options.mode === 'choose' && options.filePath) {
@@ -39,18 +41,18 @@ export function scopeChoice(options: IShareDialogOptions): {
     part = h(
       'fieldset',
       { class: 'cgu-Share-fieldset' },
-      h('legend', {}, 'What to share'),
+      h('legend', {}, trans.__('What to share')),
       h(
         'div',
         { class: 'cgu-Share-radio' },
         scopeFile,
-        h('label', { for: fileId }, `Only ${options.filePath}`)
+        h('label', { for: fileId }, trans.__('Only %1', options.filePath))
       ),
       h(
         'div',
         { class: 'cgu-Share-radio' },
         whole,
-        h('label', { for: wholeId }, 'The whole notebook server')
+        h('label', { for: wholeId }, trans.__('The whole notebook server'))
       )
     );
   } else {
@@ -58,8 +60,8 @@ export function scopeChoice(options: IShareDialogOptions): {
       'p',
       { class: 'cgu-Share-what', 'data-cgu': 'share-what' },
       options.mode === 'file' && options.filePath
-        ? `Sharing only ${options.filePath}.`
-        : 'Sharing the whole notebook server.'
+        ? trans.__('Sharing only %1.', options.filePath)
+        : trans.__('Sharing the whole notebook server.')
     );
   }
   return { part, scopeFile };
@@ -68,7 +70,8 @@ export function scopeChoice(options: IShareDialogOptions): {
 /** The access fieldset: read-only or editable. */
 export function accessFieldset(
   initial: ShareAccess,
-  onChange: (value: ShareAccess) => void
+  onChange: (value: ShareAccess) => void,
+  trans: TranslationBundle
 ): HTMLElement {
   const accessName = uniqueId('cgu-share-access');
   const accessChoice = (
@@ -96,16 +99,16 @@ export function accessFieldset(
   return h(
     'fieldset',
     { class: 'cgu-Share-fieldset' },
-    h('legend', {}, 'Access'),
+    h('legend', {}, trans.__('Access')),
     accessChoice(
       'read',
-      'Read-only',
-      'open and read files; no saving, running cells or terminals'
+      trans.__('Read-only'),
+      trans.__('open and read files; no saving, running cells or terminals')
     ),
     accessChoice(
       'edit',
-      'Can edit',
-      'change and save files, run code, open terminals'
+      trans.__('Can edit'),
+      trans.__('change and save files, run code, open terminals')
     )
   );
 }
@@ -115,7 +118,8 @@ export function suggestionItem(
   s: IGranteeSuggestion,
   id: string,
   active: boolean,
-  onPick: () => void
+  onPick: () => void,
+  trans: TranslationBundle
 ): HTMLElement {
   return h(
     'li',
@@ -133,17 +137,32 @@ export function suggestionItem(
     h(
       'span',
       { class: `cgu-Badge cgu-Badge-${s.kind}` },
-      s.kind === 'group' ? 'group' : 'user'
+      s.kind === 'group' ? trans.__('group') : trans.__('user')
     ),
     ' ',
     s.label
   );
 }
 
+/** The chips of the chosen people and groups; hidden when there is none. */
+export function renderChips(
+  list: HTMLUListElement,
+  picked: ReadonlyArray<IGranteeSuggestion>,
+  onRemove: (removed: IGranteeSuggestion) => void,
+  trans: TranslationBundle
+): void {
+  replaceChildren(
+    list,
+    ...picked.map(p => chipItem(p, () => onRemove(p), trans))
+  );
+  list.hidden = picked.length === 0;
+}
+
 /** The chip of a chosen person or group, with its remove button. */
-export function chipItem(
+function chipItem(
   p: IGranteeSuggestion,
-  onRemove: () => void
+  onRemove: () => void,
+  trans: TranslationBundle
 ): HTMLElement {
   return h(
     'li',
@@ -155,15 +174,17 @@ export function chipItem(
     h(
       'span',
       { class: 'cgu-Chip-label', title: p.label },
-      p.kind === 'group' ? `${p.display_name} (group)` : p.display_name
+      p.kind === 'group'
+        ? trans.__('%1 (group)', p.display_name)
+        : p.display_name
     ),
     h(
       'button',
       {
         type: 'button',
         class: 'cgu-Chip-remove',
-        'aria-label': `Remove ${p.display_name}`,
-        title: `Remove ${p.display_name}`,
+        'aria-label': trans.__('Remove %1', p.display_name),
+        title: trans.__('Remove %1', p.display_name),
         onclick: onRemove
       },
       '×'
@@ -172,7 +193,10 @@ export function chipItem(
 }
 
 /** Who: a search box with a suggestion list (ARIA combobox pattern), and the chips of the chosen. */
-export function whoPart(onInput: () => void): {
+export function whoPart(
+  onInput: () => void,
+  trans: TranslationBundle
+): {
   part: HTMLElement;
   search: HTMLInputElement;
   listbox: HTMLUListElement;
@@ -194,7 +218,7 @@ export function whoPart(onInput: () => void): {
     'aria-expanded': 'false',
     'aria-controls': listId,
     'aria-describedby': hintId,
-    placeholder: 'Name, user name or group',
+    placeholder: trans.__('Name, user name or group'),
     'data-cgu': 'share-search',
     oninput: onInput
   });
@@ -202,24 +226,26 @@ export function whoPart(onInput: () => void): {
     id: listId,
     role: 'listbox',
     class: 'cgu-Share-suggestions',
-    'aria-label': 'Suggestions',
+    'aria-label': trans.__('Suggestions'),
     'data-cgu': 'share-suggestions',
     hidden: true
   });
   const chips = h('ul', {
     class: 'cgu-Share-chips',
-    'aria-label': 'Chosen people and groups',
+    'aria-label': trans.__('Chosen people and groups'),
     'data-cgu': 'share-grantees'
   });
   const hint = h(
     'div',
     { id: hintId, class: 'cgu-Share-hint' },
-    'Type at least 2 letters, then pick from the list (arrow keys and Enter).'
+    trans.__(
+      'Type at least 2 letters, then pick from the list (arrow keys and Enter).'
+    )
   );
   const part = h(
     'div',
     { class: 'cgu-Share-who' },
-    h('label', { for: searchId }, 'Share with people or groups'),
+    h('label', { for: searchId }, trans.__('Share with people or groups')),
     chips,
     h('div', { class: 'cgu-Combobox' }, search, listbox),
     hint
@@ -230,7 +256,8 @@ export function whoPart(onInput: () => void): {
 /** The expiry select and the Share button. */
 export function expiryRow(
   defaultExpiry: string,
-  onShare: () => void
+  onShare: () => void,
+  trans: TranslationBundle
 ): { part: HTMLElement; expiry: HTMLSelectElement; submit: HTMLButtonElement } {
   // Expiry.
   const expiryId = uniqueId('cgu-share-expiry');
@@ -241,7 +268,7 @@ export function expiryRow(
       class: 'jp-mod-styled cgu-Share-expiry',
       'data-cgu': 'share-expiry'
     },
-    ...EXPIRY_CHOICES.map(choice =>
+    ...expiryChoices(trans).map(choice =>
       h(
         'option',
         {
@@ -261,12 +288,12 @@ export function expiryRow(
       disabled: true,
       onclick: onShare
     },
-    'Share'
+    trans.__('Share')
   );
   const part = h(
     'div',
     { class: 'cgu-Share-row' },
-    h('label', { for: expiryId }, 'Ends'),
+    h('label', { for: expiryId }, trans.__('Ends')),
     expiry,
     h('span', { class: 'cgu-Share-spacer' }),
     submit
@@ -274,8 +301,21 @@ export function expiryRow(
   return { part, expiry, submit };
 }
 
+/** The line that says what happened (the dialog makes it an alert on errors). */
+export function statusLine(): HTMLElement {
+  return h('div', {
+    class: 'cgu-Share-status',
+    role: 'status',
+    'aria-live': 'polite',
+    'data-cgu': 'share-status'
+  });
+}
+
 /** The link of the share just made, with its Copy button. */
-export function linkPart(onCopy: (text: string) => void): {
+export function linkPart(
+  onCopy: (text: string) => void,
+  trans: TranslationBundle
+): {
   linkBox: HTMLElement;
   link: HTMLInputElement;
 } {
@@ -292,7 +332,7 @@ export function linkPart(onCopy: (text: string) => void): {
   const linkBox = h(
     'div',
     { class: 'cgu-Share-link', hidden: true },
-    h('label', { for: linkId }, 'Link to send'),
+    h('label', { for: linkId }, trans.__('Link to send')),
     link,
     h(
       'button',
@@ -302,7 +342,7 @@ export function linkPart(onCopy: (text: string) => void): {
         'data-cgu': 'share-copy',
         onclick: () => onCopy(link.value)
       },
-      'Copy'
+      trans.__('Copy')
     )
   );
   return { linkBox, link };

@@ -11,12 +11,13 @@ import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { shareIcon } from '@jupyterlab/ui-components';
 import { registerCommand } from '../commands';
 import { sharedWithMeIcon } from '../icons';
 import { openShareDialog } from './dialog';
 import { SharedWithMePanel } from './sharedWithMe';
-import { CommandIDs, ICguLabSession, ShareAccess } from '../tokens';
+import { CommandIDs, DOMAIN, ICguLabSession, ShareAccess } from '../tokens';
 
 /**
  * Share (owner only): the toolbar button, the palette command and the file
@@ -32,7 +33,8 @@ export const sharePlugin: JupyterFrontEndPlugin<void> = {
     INotebookTracker,
     IDefaultFileBrowser,
     ICommandPalette,
-    ISettingRegistry
+    ISettingRegistry,
+    ITranslator
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -40,12 +42,14 @@ export const sharePlugin: JupyterFrontEndPlugin<void> = {
     notebooks: INotebookTracker | null,
     browser: IDefaultFileBrowser | null,
     palette: ICommandPalette | null,
-    settingRegistry: ISettingRegistry | null
+    settingRegistry: ISettingRegistry | null,
+    translator: ITranslator | null
   ) => {
     const info = session.info;
     if (!info || !session.isOwner) {
       return;
     }
+    const trans = (translator ?? nullTranslator).load(DOMAIN);
     const { shell } = app;
     const contents = app.serviceManager.contents;
     let defaultAccess: ShareAccess = 'read';
@@ -79,16 +83,18 @@ export const sharePlugin: JupyterFrontEndPlugin<void> = {
         selfName: info.user.name,
         defaultAccess,
         defaultExpiry,
-        origin: window.location.origin
+        origin: window.location.origin,
+        trans
       });
 
     registerCommand(
       app,
       CommandIDs.share,
       {
-        label: 'Share…',
-        caption:
-          'Share the open notebook, or this whole notebook server, with people or groups',
+        label: trans.__('Share…'),
+        caption: trans.__(
+          'Share the open notebook, or this whole notebook server, with people or groups'
+        ),
         icon: shareIcon,
         execute: async args => {
           let path = typeof args.path === 'string' ? args.path : null;
@@ -105,8 +111,8 @@ export const sharePlugin: JupyterFrontEndPlugin<void> = {
         palette,
         button: {
           id: 'cgu-share',
-          label: 'Share',
-          tooltip: 'Share this notebook with people or groups',
+          label: trans.__('Share'),
+          tooltip: trans.__('Share this notebook with people or groups'),
           icon: shareIcon,
           dataCgu: 'share-button',
           className: 'cgu-ShareButton',
@@ -126,17 +132,18 @@ export const sharePlugin: JupyterFrontEndPlugin<void> = {
       app,
       CommandIDs.shareFile,
       {
-        label: 'Share this file…',
-        caption: 'Share only the selected file with people or groups',
+        label: trans.__('Share this file…'),
+        caption: trans.__('Share only the selected file with people or groups'),
         icon: shareIcon,
         isEnabled: args => typeof args.path === 'string' || !!selectedFile(),
         execute: async args => {
           const path =
             typeof args.path === 'string' ? args.path : selectedFile();
           if (!path) {
-            Notification.warning('Select a file in the file browser first.', {
-              autoClose: 5000
-            });
+            Notification.warning(
+              trans.__('Select a file in the file browser first.'),
+              { autoClose: 5000 }
+            );
             return;
           }
           await open('file', path);
@@ -159,20 +166,22 @@ export const sharedWithMePlugin: JupyterFrontEndPlugin<void> = {
   description: 'Lists the notebooks and files others shared with me.',
   autoStart: true,
   requires: [ICguLabSession],
-  optional: [ICommandPalette, ILayoutRestorer],
+  optional: [ICommandPalette, ILayoutRestorer, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     session: ICguLabSession,
     palette: ICommandPalette | null,
-    restorer: ILayoutRestorer | null
+    restorer: ILayoutRestorer | null,
+    translator: ITranslator | null
   ) => {
     if (!session.info || !session.isOwner) {
       return;
     }
-    const panel = new SharedWithMePanel();
+    const trans = (translator ?? nullTranslator).load(DOMAIN);
+    const panel = new SharedWithMePanel({ trans });
     panel.id = 'cgu-lab-shared-with-me';
     panel.title.icon = sharedWithMeIcon;
-    panel.title.caption = 'Shared with me';
+    panel.title.caption = trans.__('Shared with me');
     app.shell.add(panel, 'left', { rank: 900 });
     restorer?.add(panel, 'cgu-lab-shared-with-me');
 
@@ -180,8 +189,10 @@ export const sharedWithMePlugin: JupyterFrontEndPlugin<void> = {
       app,
       CommandIDs.openSharedWithMe,
       {
-        label: 'Open Shared with Me',
-        caption: 'List the notebooks and files others shared with you',
+        label: trans.__('Open Shared with Me'),
+        caption: trans.__(
+          'List the notebooks and files others shared with you'
+        ),
         execute: () => {
           app.shell.activateById(panel.id);
         }
@@ -192,8 +203,8 @@ export const sharedWithMePlugin: JupyterFrontEndPlugin<void> = {
       app,
       CommandIDs.refreshSharedWithMe,
       {
-        label: 'Refresh Shared with Me',
-        caption: 'Load the list of what others shared with you again',
+        label: trans.__('Refresh Shared with Me'),
+        caption: trans.__('Load the list of what others shared with you again'),
         execute: () => panel.refresh()
       },
       { palette }

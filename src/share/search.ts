@@ -3,6 +3,7 @@
  * pause, is looked up in the directory and offered as a suggestion list
  * (ARIA combobox pattern) to move through with the arrow keys.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { errorMessage } from '../api';
 import { replaceChildren } from '../dom';
 import { granteeSuggestions, IGranteeSuggestion, shouldSearch } from './format';
@@ -22,6 +23,7 @@ export interface IGranteeSearchOptions {
   onPick: (suggestion: IGranteeSuggestion) => void;
   onError: (message: string) => void;
   isDisposed: () => boolean;
+  trans: TranslationBundle;
 }
 
 /** The search box, its suggestion list and its hint. */
@@ -32,16 +34,6 @@ export class GranteeSearch {
     private _hint: HTMLElement,
     private _options: IGranteeSearchOptions
   ) {}
-
-  /** The suggestions shown. */
-  get suggestions(): ReadonlyArray<IGranteeSuggestion> {
-    return this._suggestions;
-  }
-
-  /** The index of the active suggestion; -1 for none. */
-  get active(): number {
-    return this._active;
-  }
 
   /** Whether the suggestion list is open. */
   get isOpen(): boolean {
@@ -79,7 +71,7 @@ export class GranteeSearch {
     } catch (error) {
       if (seq === this._searchSeq) {
         this.setSuggestions([]);
-        this._options.onError(errorMessage(error));
+        this._options.onError(errorMessage(error, this._options.trans));
       }
       return;
     }
@@ -90,24 +82,33 @@ export class GranteeSearch {
       directory,
       query,
       this._options.picked(),
-      this._options.selfName
+      this._options.selfName,
+      this._options.trans
     );
     this.setSuggestions(suggestions);
     if (suggestions.length === 0) {
-      this._hint.textContent = `Nobody matches "${query.trim()}".`;
+      this._hint.textContent = this._options.trans.__(
+        'Nobody matches "%1".',
+        query.trim()
+      );
     }
   }
 
   /** Shows these suggestions, the first one active. */
   setSuggestions(suggestions: IGranteeSuggestion[]): void {
+    const trans = this._options.trans;
     this._suggestions = suggestions;
     this._active = suggestions.length > 0 ? 0 : -1;
     const listId = this._listbox.id;
     replaceChildren(
       this._listbox,
       ...suggestions.map((s, index) =>
-        suggestionItem(s, `${listId}-${index}`, index === this._active, () =>
-          this._options.onPick(s)
+        suggestionItem(
+          s,
+          `${listId}-${index}`,
+          index === this._active,
+          () => this._options.onPick(s),
+          trans
         )
       )
     );
@@ -116,18 +117,58 @@ export class GranteeSearch {
     this._search.setAttribute('aria-expanded', open ? 'true' : 'false');
     this._updateActive();
     this._hint.textContent = open
-      ? `${suggestions.length} suggestion${suggestions.length === 1 ? '' : 's'}: arrow keys to move, Enter to pick.`
-      : 'Type at least 2 letters, then pick from the list (arrow keys and Enter).';
+      ? trans._n(
+          '%1 suggestion: arrow keys to move, Enter to pick.',
+          '%1 suggestions: arrow keys to move, Enter to pick.',
+          suggestions.length
+        )
+      : trans.__(
+          'Type at least 2 letters, then pick from the list (arrow keys and Enter).'
+        );
+  }
+
+  /**
+   * The combobox's keys in the search box while the list is open: the arrows
+   * move the active suggestion, Escape closes the list, Enter picks the
+   * active suggestion (or the only one). Returns true when it took the key.
+   */
+  handleKeydown(event: KeyboardEvent): boolean {
+    if (event.target !== this._search || !this.isOpen) {
+      return false;
+    }
+    switch (event.key) {
+      case 'ArrowDown':
+      case 'ArrowUp':
+        this._moveActive(event.key === 'ArrowDown' ? 1 : -1);
+        break;
+      case 'Escape':
+        this._closeList();
+        break;
+      case 'Enter': {
+        const only = this._suggestions.length === 1 ? 0 : -1;
+        const pick = this._suggestions[this._active >= 0 ? this._active : only];
+        if (!pick) {
+          return false;
+        }
+        this._options.onPick(pick);
+        break;
+      }
+      default:
+        return false;
+    }
+    event.preventDefault();
+    event.stopPropagation();
+    return true;
   }
 
   /** Hides the suggestion list. */
-  closeList(): void {
+  private _closeList(): void {
     this._listbox.hidden = true;
     this._search.setAttribute('aria-expanded', 'false');
   }
 
   /** Moves the active suggestion by `step`, round the list. */
-  moveActive(step: number): void {
+  private _moveActive(step: number): void {
     const n = this._suggestions.length;
     if (n === 0) {
       return;

@@ -2,6 +2,7 @@
  * The Share dialog's list of current shares: who, what access, what, when it
  * ends, with "Copy link" and "Revoke".
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { h, replaceChildren, uniqueId } from '../dom';
 import { absoluteShareUrl, countdownText } from '../format';
 import { accessLabel, scopeLabel } from './format';
@@ -23,7 +24,8 @@ export function renderShareList(
   shares: IShare[] | null,
   listError: string | null,
   origin: string,
-  handlers: IShareListHandlers
+  handlers: IShareListHandlers,
+  trans: TranslationBundle
 ): void {
   if (listError) {
     replaceChildren(
@@ -33,7 +35,10 @@ export function renderShareList(
     return;
   }
   if (shares === null) {
-    replaceChildren(list, h('p', { class: 'cgu-Share-empty' }, 'Loading…'));
+    replaceChildren(
+      list,
+      h('p', { class: 'cgu-Share-empty' }, trans.__('Loading…'))
+    );
     return;
   }
   if (shares.length === 0) {
@@ -42,7 +47,7 @@ export function renderShareList(
       h(
         'p',
         { class: 'cgu-Share-empty', 'data-cgu': 'share-list-empty' },
-        'Not shared with anyone yet.'
+        trans.__('Not shared with anyone yet.')
       )
     );
     return;
@@ -51,7 +56,7 @@ export function renderShareList(
   const rows = shares.map(share => {
     const who =
       share.grantee.kind === 'group'
-        ? `${share.grantee.display_name} (group)`
+        ? trans.__('%1 (group)', share.grantee.display_name)
         : share.grantee.display_name || share.grantee.name;
     return h(
       'tr',
@@ -67,10 +72,10 @@ export function renderShareList(
         h(
           'span',
           { class: `cgu-Badge cgu-Badge-${share.access}` },
-          accessLabel(share.access)
+          accessLabel(share.access, trans)
         )
       ),
-      h('td', { class: 'cgu-Share-path' }, scopeLabel(share.path)),
+      h('td', { class: 'cgu-Share-path' }, scopeLabel(share.path, trans)),
       h(
         'td',
         {
@@ -78,9 +83,9 @@ export function renderShareList(
           'data-expires-at': share.expires_at ?? '',
           title: share.expires_at
             ? new Date(share.expires_at).toLocaleString()
-            : 'This share does not end.'
+            : trans.__('This share does not end.')
         },
-        countdownText(share.expires_at, now)
+        countdownText(share.expires_at, now, trans)
       ),
       h(
         'td',
@@ -91,12 +96,12 @@ export function renderShareList(
             type: 'button',
             class: 'jp-Button jp-mod-styled cgu-Share-copyLink',
             'data-cgu': 'share-copy-link',
-            'aria-label': `Copy the link for ${who}`,
+            'aria-label': trans.__('Copy the link for %1', who),
             title: absoluteShareUrl(share.url, origin),
             onclick: () =>
               void handlers.copy(absoluteShareUrl(share.url, origin))
           },
-          'Copy link'
+          trans.__('Copy link')
         ),
         h(
           'button',
@@ -104,7 +109,7 @@ export function renderShareList(
             type: 'button',
             class: 'jp-Button jp-mod-styled jp-mod-warn cgu-Share-revoke',
             'data-cgu': 'share-revoke',
-            'aria-label': `Revoke the share with ${who}`,
+            'aria-label': trans.__('Revoke the share with %1', who),
             onclick: (event: MouseEvent) =>
               void handlers.revoke(
                 share,
@@ -112,7 +117,7 @@ export function renderShareList(
                 event.currentTarget as HTMLButtonElement
               )
           },
-          'Revoke'
+          trans.__('Revoke')
         )
       )
     );
@@ -128,14 +133,14 @@ export function renderShareList(
         h(
           'tr',
           {},
-          h('th', { scope: 'col' }, 'Who'),
-          h('th', { scope: 'col' }, 'Access'),
-          h('th', { scope: 'col' }, 'What'),
-          h('th', { scope: 'col' }, 'Ends'),
+          h('th', { scope: 'col' }, trans.__('Who')),
+          h('th', { scope: 'col' }, trans.__('Access')),
+          h('th', { scope: 'col' }, trans.__('What')),
+          h('th', { scope: 'col' }, trans.__('Ends')),
           h(
             'th',
             { scope: 'col' },
-            h('span', { class: 'cgu-sr-only' }, 'Actions')
+            h('span', { class: 'cgu-sr-only' }, trans.__('Actions'))
           )
         )
       ),
@@ -145,15 +150,25 @@ export function renderShareList(
 }
 
 /** Updates the "Ends" cells of the list to the present time. */
-export function updateShareCountdowns(list: HTMLElement): void {
+export function updateShareCountdowns(
+  list: HTMLElement,
+  trans: TranslationBundle
+): void {
   const now = Date.now();
   list.querySelectorAll<HTMLElement>('td.cgu-Share-expiry').forEach(cell => {
-    cell.textContent = countdownText(cell.dataset.expiresAt || null, now);
+    cell.textContent = countdownText(
+      cell.dataset.expiresAt || null,
+      now,
+      trans
+    );
   });
 }
 
 /** The "Current shares" heading and the region the list is rendered into. */
-export function shareListRegion(): { heading: HTMLElement; list: HTMLElement } {
+export function shareListRegion(trans: TranslationBundle): {
+  heading: HTMLElement;
+  list: HTMLElement;
+} {
   const headingId = uniqueId('cgu-share-list-heading');
   const list = h('div', {
     class: 'cgu-Share-list',
@@ -164,7 +179,7 @@ export function shareListRegion(): { heading: HTMLElement; list: HTMLElement } {
   const heading = h(
     'h3',
     { id: headingId, class: 'cgu-Share-heading' },
-    'Current shares'
+    trans.__('Current shares')
   );
   return { heading, list };
 }

@@ -3,6 +3,7 @@
  * people shared with the owner of this notebook server, each with a link that
  * opens it in a new tab.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { CguAPI, errorMessage } from '../api';
 import { h, replaceChildren } from '../dom';
@@ -12,13 +13,14 @@ import { ISharedWithMe } from '../apiTypes';
 
 /** The panel's content. */
 export class SharedWithMePanel extends Widget {
-  constructor(
-    options: {
-      fetch?: () => Promise<ISharedWithMe[]>;
-      origin?: string;
-    } = {}
-  ) {
+  constructor(options: {
+    trans: TranslationBundle;
+    fetch?: () => Promise<ISharedWithMe[]>;
+    origin?: string;
+  }) {
     super();
+    const trans = options.trans;
+    this._trans = trans;
     this._fetch = options.fetch ?? CguAPI.sharedWithMe;
     this._origin = options.origin ?? window.location.origin;
     this.addClass('cgu-SharedWithMe');
@@ -26,7 +28,7 @@ export class SharedWithMePanel extends Widget {
     this._list = h('div', {
       class: 'cgu-SharedWithMe-list',
       role: 'region',
-      'aria-label': 'Notebooks shared with me'
+      'aria-label': trans.__('Notebooks shared with me')
     });
     this._status = h('div', {
       class: 'cgu-SharedWithMe-status',
@@ -38,7 +40,11 @@ export class SharedWithMePanel extends Widget {
       h(
         'div',
         { class: 'cgu-SharedWithMe-header' },
-        h('h2', { class: 'cgu-SharedWithMe-title' }, 'Shared with me'),
+        h(
+          'h2',
+          { class: 'cgu-SharedWithMe-title' },
+          trans.__('Shared with me')
+        ),
         h(
           'button',
           {
@@ -47,7 +53,7 @@ export class SharedWithMePanel extends Widget {
             'data-cgu': 'shared-with-me-refresh',
             onclick: () => void this.refresh()
           },
-          'Refresh'
+          trans.__('Refresh')
         )
       ),
       this._status,
@@ -57,13 +63,17 @@ export class SharedWithMePanel extends Widget {
 
   /** Load the list again. */
   async refresh(): Promise<void> {
-    this._status.textContent = 'Loading…';
+    const trans = this._trans;
+    this._status.textContent = trans.__('Loading…');
     try {
       this._items = await this._fetch();
       this._error = null;
-      this._status.textContent = `Updated at ${new Date().toLocaleTimeString()}.`;
+      this._status.textContent = trans.__(
+        'Updated at %1.',
+        new Date().toLocaleTimeString()
+      );
     } catch (error) {
-      this._error = errorMessage(error);
+      this._error = errorMessage(error, trans);
       this._status.textContent = '';
     }
     this._render();
@@ -75,6 +85,7 @@ export class SharedWithMePanel extends Widget {
   }
 
   private _render(): void {
+    const trans = this._trans;
     if (this._error) {
       replaceChildren(
         this._list,
@@ -91,7 +102,7 @@ export class SharedWithMePanel extends Widget {
             class: 'cgu-SharedWithMe-empty',
             'data-cgu': 'shared-with-me-empty'
           },
-          'Nothing is shared with you yet.'
+          trans.__('Nothing is shared with you yet.')
         )
       );
       return;
@@ -103,7 +114,9 @@ export class SharedWithMePanel extends Widget {
         'ul',
         { class: 'cgu-SharedWithMe-items' },
         ...this._items.map(item => {
-          const what = `${item.notebook}${item.path ? ` / ${item.path}` : ''}`;
+          const what = item.path
+            ? trans.__('%1 / %2', item.notebook, item.path)
+            : item.notebook;
           return h(
             'li',
             {
@@ -123,7 +136,7 @@ export class SharedWithMePanel extends Widget {
               h(
                 'span',
                 { class: `cgu-Badge cgu-Badge-${item.access}` },
-                accessLabel(item.access)
+                accessLabel(item.access, trans)
               )
             ),
             h(
@@ -133,7 +146,7 @@ export class SharedWithMePanel extends Widget {
               h(
                 'span',
                 { class: 'cgu-SharedWithMe-path' },
-                scopeLabel(item.path)
+                scopeLabel(item.path, trans)
               )
             ),
             h(
@@ -145,16 +158,16 @@ export class SharedWithMePanel extends Widget {
                   class: `cgu-State cgu-State-${item.state}`,
                   'data-state': item.state
                 },
-                notebookStateLabel(item.state)
+                notebookStateLabel(item.state, trans)
               ),
               h(
                 'span',
                 {
                   title: item.expires_at
                     ? new Date(item.expires_at).toLocaleString()
-                    : 'This share does not end.'
+                    : trans.__('This share does not end.')
                 },
-                countdownText(item.expires_at, now)
+                countdownText(item.expires_at, now, trans)
               )
             ),
             h(
@@ -165,11 +178,13 @@ export class SharedWithMePanel extends Widget {
                 target: '_blank',
                 rel: 'noopener noreferrer',
                 'data-cgu': 'shared-item-open',
-                'aria-label': `Open ${what} of ${
+                'aria-label': trans.__(
+                  'Open %1 of %2 (opens a new tab)',
+                  what,
                   item.owner_display_name || item.owner
-                } (opens a new tab)`
+                )
               },
-              'Open'
+              trans.__('Open')
             )
           );
         })
@@ -177,6 +192,7 @@ export class SharedWithMePanel extends Widget {
     );
   }
 
+  private _trans: TranslationBundle;
   private _fetch: () => Promise<ISharedWithMe[]>;
   private _origin: string;
   private _items: ISharedWithMe[] | null = null;

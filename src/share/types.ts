@@ -1,6 +1,7 @@
 /**
  * What the Share dialog is opened with, and the endpoints it calls.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { IDirectory, IShare, IShareRequest } from '../apiTypes';
 import { ShareAccess } from '../tokens';
 
@@ -23,12 +24,13 @@ export interface IShareDialogOptions {
   /** The user's own name, left out of the suggestions. */
   selfName: string | null;
   defaultAccess: ShareAccess;
-  /** An id of `EXPIRY_CHOICES`. */
+  /** An id of `expiryChoices`. */
   defaultExpiry: string;
   /** The page's origin, to make share links absolute. */
   origin: string;
   /** The endpoints; replaceable in tests. */
   api?: IShareAPI;
+  trans: TranslationBundle;
 }
 
 /** The endpoints the Share dialog calls. */

@@ -4,17 +4,17 @@
  * deadline countdown), a file picker prefilled with the open notebook and
  * what it needs to run elsewhere (the files its code reads, the files its
  * template brought: preselect.ts, each with its size and the total),
- * and a note; the receipt (number, time, late or not, size, content hash,
- * link to the receipt page) is shown afterwards.
+ * and a note; the receipt (receipt.ts) is shown afterwards.
  */
-import { Dialog } from '@jupyterlab/apputils';
-import { nullTranslator, TranslationBundle } from '@jupyterlab/translation';
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 import { CguAPI } from '../api';
 import { IKeyAwareBody, openFormDialog } from '../dialog';
 import { h, replaceChildren, uniqueId } from '../dom';
 import { FilePicker } from '../files/filePicker';
-import { absoluteShareUrl, formatBytes } from '../format';
+import { formatBytes } from '../format';
+import { repaintPoll } from '../polling';
 import { ISuggestion, SuggestionList } from './preselect';
 import { filesText } from '../files/selection';
 import {
@@ -22,7 +22,6 @@ import {
   deadlineText,
   initialAssignment,
   orderAssignments,
-  receiptRows,
   submissionCountText,
   validateSubmission
 } from './format';
@@ -42,7 +41,7 @@ export interface ISubmitDialogOptions {
   initialPaths: ReadonlyArray<string>;
   /** Preselected paths with their sizes and why (added to `initialPaths`). */
   suggestions?: ReadonlyArray<ISuggestion>;
-  trans?: TranslationBundle;
+  trans: TranslationBundle;
   /** Called with the receipt once the submission is received. */
   onSubmitted: (receipt: ISubmission) => void;
   /** The endpoints; replaceable in tests. */
@@ -50,12 +49,17 @@ export interface ISubmitDialogOptions {
   files?: (path: string) => Promise<IFileListing>;
 }
 
-/** How often the deadline countdowns are refreshed. */
-const COUNTDOWN_MS = 30 * 1000;
+/** How often the deadline countdowns are refreshed, in seconds. */
+const COUNTDOWN_SECONDS = 30;
 
 /** The name an assignment is shown with. */
 function assignmentTitle(assignment: IAssignment): string {
   return assignment.title || assignment.name;
+}
+
+/** What the size limit belongs to, for the picker's warning: "Lab 1" quoted. */
+function limitOwner(assignment: IAssignment, trans: TranslationBundle): string {
+  return trans.__('"%1"', assignmentTitle(assignment));
 }
 
 /** The body of the Submit dialog. */
@@ -64,24 +68,30 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
     super();
     this.addClass('cgu-Submit');
     this.node.dataset.cgu = 'submit-dialog';
+    const trans = options.trans;
+    this._trans = trans;
     this._ordered = orderAssignments(options.assignments, Date.now());
     this._chosen = initialAssignment(this._ordered, options.assignmentId);
     const suggested = options.suggestions ?? [];
     this.picker = new FilePicker({
       initial: [...options.initialPaths, ...suggested.map(s => s.path)],
       maxBytes: this._chosen?.max_bytes ?? null,
-      limitWhat: this._chosen ? `"${assignmentTitle(this._chosen)}"` : 'it',
+      limitWhat: this._chosen
+        ? limitOwner(this._chosen, trans)
+        : trans.__('it'),
       editablePatterns: false,
-      label: 'Files to submit',
-      fetch: options.files
+      label: trans.__('Files to submit'),
+      fetch: options.files,
+      trans
     });
     this._suggestions = suggested.length
-      ? new SuggestionList(
-          suggested,
-          this.picker,
-          options.trans ?? nullTranslator.load('cgu_lab')
-        )
+      ? new SuggestionList(suggested, this.picker, trans)
       : null;
+    this._deadlines = repaintPoll(
+      'cgu-lab:submit-deadlines',
+      COUNTDOWN_SECONDS,
+      () => this._updateDeadlines()
+    );
     this._build();
   }
 
@@ -126,7 +136,11 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
     this.node.setAttribute('aria-busy', busy ? 'true' : 'false');
     const totals = this.picker.totals;
     this._progressText.textContent = busy
-      ? `Submitting ${filesText(totals.files)} (${formatBytes(totals.bytes)})…`
+      ? this._trans.__(
+          'Submitting %1 (%2)…',
+          filesText(totals.files, this._trans),
+          formatBytes(totals.bytes)
+        )
       : '';
   }
 
@@ -134,26 +148,24 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
     if (this.isDisposed) {
       return;
     }
-    window.clearInterval(this._timer);
+    this._deadlines.dispose();
     this._suggestions?.dispose();
     this.picker.dispose();
     super.dispose();
   }
 
   protected onAfterAttach(): void {
-    this._timer = window.setInterval(
-      () => this._updateDeadlines(),
-      COUNTDOWN_MS
-    );
+    void this._deadlines.start();
   }
 
   protected onBeforeDetach(): void {
-    window.clearInterval(this._timer);
+    void this._deadlines.stop();
   }
 
   /* ------------------------------------------------------------ building */
 
   private _build(): void {
+    const trans = this._trans;
     const groupName = uniqueId('cgu-submit-assignment');
     this._list = h('div', {
       class: 'cgu-Submit-assignments',
@@ -164,7 +176,7 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
         h(
           'p',
           { class: 'cgu-Form-note', 'data-cgu': 'submit-no-assignments' },
-          'None of your groups has an assignment to submit to.'
+          trans.__('None of your groups has an assignment to submit to.')
         )
       );
     }
@@ -212,15 +224,15 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
                   ? new Date(assignment.deadline).toLocaleString()
                   : ''
               },
-              deadlineText(assignment, now)
+              deadlineText(assignment, now, trans)
             ),
             ' · ',
             h(
               'span',
               { 'data-cgu': 'submit-count' },
-              submissionCountText(assignment.submissions)
+              submissionCountText(assignment.submissions, trans)
             ),
-            ` · limit ${formatBytes(assignment.max_bytes)}`
+            trans.__(' · limit %1', formatBytes(assignment.max_bytes))
           )
         )
       );
@@ -229,7 +241,7 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
       id: uniqueId('cgu-submit-note'),
       class: 'jp-mod-styled cgu-Form-textarea',
       rows: 2,
-      placeholder: 'Anything the teaching staff should know',
+      placeholder: trans.__('Anything the teaching staff should know'),
       'data-cgu': 'submit-note'
     });
     this._error = h('div', {
@@ -244,7 +256,7 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
       { class: 'cgu-Progress', 'data-cgu': 'submit-progress', hidden: true },
       h('progress', {
         class: 'cgu-Progress-bar',
-        'aria-label': 'Submitting'
+        'aria-label': trans.__('Submitting')
       }),
       this._progressText
     );
@@ -253,7 +265,7 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
       h(
         'fieldset',
         { class: 'cgu-Form-fieldset' },
-        h('legend', {}, 'Assignment'),
+        h('legend', {}, trans.__('Assignment')),
         this._list
       ),
       ...(this._suggestions ? [this._suggestions.node] : []),
@@ -261,7 +273,7 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
       h(
         'div',
         { class: 'cgu-Form-field cgu-Form-wide' },
-        h('label', { for: this._note.id }, 'Note (optional)'),
+        h('label', { for: this._note.id }, trans.__('Note (optional)')),
         this._note
       ),
       this._error,
@@ -273,7 +285,7 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
     this._chosen = assignment;
     this.picker.setLimit(
       assignment.max_bytes,
-      `"${assignmentTitle(assignment)}"`
+      limitOwner(assignment, this._trans)
     );
     this.showError(null);
   }
@@ -287,15 +299,16 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
           a => String(a.id) === node.dataset.assignmentId
         );
         if (assignment) {
-          node.textContent = deadlineText(assignment, now);
+          node.textContent = deadlineText(assignment, now, this._trans);
         }
       });
   }
 
+  private _trans: TranslationBundle;
   private _suggestions: SuggestionList | null;
+  private _deadlines: Poll;
   private _ordered: IAssignment[];
   private _chosen: IAssignment | null;
-  private _timer = 0;
   private _list!: HTMLElement;
   private _note!: HTMLTextAreaElement;
   private _error!: HTMLElement;
@@ -308,14 +321,16 @@ export async function openSubmitDialog(
   options: ISubmitDialogOptions
 ): Promise<ISubmission | null> {
   const submit = options.submit ?? CguAPI.submit;
+  const trans = options.trans;
   return openFormDialog({
-    title: 'Submit an assignment',
+    title: trans.__('Submit an assignment'),
     body: new SubmitBody(options),
-    acceptLabel: 'Submit',
+    acceptLabel: trans.__('Submit'),
     focusNodeSelector: '[data-cgu="submit-assignment-radio"]:checked',
     className: 'cgu-SubmitDialog',
     acceptLandmark: 'submit-send',
-    validate: value => validateSubmission(value.assignment, value.paths),
+    trans,
+    validate: value => validateSubmission(value.assignment, value.paths, trans),
     send: value =>
       submit({
         assignment_id: (value.assignment as IAssignment).id,
@@ -324,71 +339,4 @@ export async function openSubmitDialog(
       }),
     onDone: options.onSubmitted
   });
-}
-
-/** The receipt's body: a list of facts and the link to the receipt page. */
-export class ReceiptBody extends Widget {
-  constructor(receipt: ISubmission, origin: string) {
-    super();
-    this.addClass('cgu-Receipt');
-    this.node.dataset.cgu = 'submit-receipt';
-    const rows = receiptRows(receipt, iso => {
-      const t = Date.parse(iso);
-      return Number.isNaN(t) ? iso : new Date(t).toLocaleString();
-    });
-    replaceChildren(
-      this.node,
-      h(
-        'dl',
-        { class: 'cgu-Receipt-list' },
-        ...rows.map(row =>
-          h(
-            'div',
-            { class: 'cgu-Receipt-row' },
-            h('dt', {}, row.label),
-            h(
-              'dd',
-              {
-                'data-cgu': `receipt-${row.key}`,
-                class: row.key === 'late' && receipt.late ? 'cgu-mod-late' : '',
-                title: row.key === 'hash' ? receipt.content_hash : ''
-              },
-              row.value
-            )
-          )
-        )
-      ),
-      receipt.url
-        ? h(
-            'a',
-            {
-              class: 'cgu-Receipt-link',
-              href: absoluteShareUrl(receipt.url, origin),
-              target: '_blank',
-              rel: 'noopener noreferrer',
-              'data-cgu': 'receipt-link'
-            },
-            'Open the receipt page (new tab)'
-          )
-        : null
-    );
-  }
-}
-
-/** Show the receipt of a submission in a dialog. */
-export async function showReceiptDialog(
-  receipt: ISubmission,
-  origin: string = window.location.origin
-): Promise<void> {
-  const dialog = new Dialog<void>({
-    title: receipt.late ? 'Submission received (late)' : 'Submission received',
-    body: new ReceiptBody(receipt, origin),
-    buttons: [Dialog.okButton({ label: 'Close' })]
-  });
-  dialog.addClass('cgu-ReceiptDialog');
-  try {
-    await dialog.launch();
-  } finally {
-    dialog.dispose();
-  }
 }

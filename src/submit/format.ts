@@ -2,9 +2,9 @@
  * Pure helpers of "Submit": deadlines, the order of assignments, the form
  * check and the receipt texts.
  */
-import { durationText } from '../course/format';
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { filesText, normalizeSelection } from '../files/selection';
-import { formatBytes } from '../format';
+import { durationText, formatBytes } from '../format';
 import { IAssignment, ISubmission } from '../apiTypes';
 
 /* ------------------------------------------------------------ assignments */
@@ -55,33 +55,45 @@ export function deadlineState(
  * The deadline in words: "due in 2 days 3 h", "no deadline",
  * "late submissions accepted (deadline passed 3 h ago)", "closed".
  */
-export function deadlineText(assignment: IAssignment, now: number): string {
+export function deadlineText(
+  assignment: IAssignment,
+  now: number,
+  trans: TranslationBundle
+): string {
   const deadline = deadlineTime(assignment);
   const state = deadlineState(assignment, now);
+  const since = () => durationText((now - (deadline as number)) / 1000, trans);
   switch (state) {
     case 'closed':
       return deadline !== null && deadline <= now
-        ? `closed (deadline passed ${durationText((now - deadline) / 1000)} ago)`
-        : 'closed';
+        ? trans.__('closed (deadline passed %1 ago)', since())
+        : trans.__('closed');
     case 'no-deadline':
-      return 'no deadline';
+      return trans.__('no deadline');
     case 'late':
       return assignment.allow_late
-        ? `late submissions accepted (deadline passed ${durationText(
-            (now - (deadline as number)) / 1000
-          )} ago)`
-        : 'the deadline has passed';
+        ? trans.__(
+            'late submissions accepted (deadline passed %1 ago)',
+            since()
+          )
+        : trans.__('the deadline has passed');
     default:
-      return `due in ${durationText(((deadline as number) - now) / 1000)}`;
+      return trans.__(
+        'due in %1',
+        durationText(((deadline as number) - now) / 1000, trans)
+      );
   }
 }
 
 /** "not submitted yet", "1 submission", "3 submissions". */
-export function submissionCountText(count: number): string {
+export function submissionCountText(
+  count: number,
+  trans: TranslationBundle
+): string {
   if (count <= 0) {
-    return 'not submitted yet';
+    return trans.__('not submitted yet');
   }
-  return `${count} ${count === 1 ? 'submission' : 'submissions'}`;
+  return trans._n('%1 submission', '%1 submissions', count);
 }
 
 /**
@@ -145,35 +157,42 @@ export function initialAssignment(
 /** A sentence saying why the submission cannot be sent, or null. */
 export function validateSubmission(
   assignment: IAssignment | null,
-  paths: ReadonlyArray<string>
+  paths: ReadonlyArray<string>,
+  trans: TranslationBundle
 ): string | null {
   if (!assignment) {
-    return 'Choose an assignment.';
+    return trans.__('Choose an assignment.');
   }
   if (!assignment.open) {
-    return `"${assignment.title || assignment.name}" is closed: it takes no more submissions.`;
+    return trans.__(
+      '"%1" is closed: it takes no more submissions.',
+      assignment.title || assignment.name
+    );
   }
   if (normalizeSelection(paths).length === 0) {
-    return 'Choose at least one file to submit.';
+    return trans.__('Choose at least one file to submit.');
   }
   return null;
 }
 
-/** 1 → "1st", 2 → "2nd", 11 → "11th", 23 → "23rd". */
-export function ordinal(n: number): string {
+/**
+ * 1 → "1st", 2 → "2nd", 11 → "11th", 23 → "23rd" (each suffix a sentence of
+ * its own, so a language can put "%1." for all of them).
+ */
+export function ordinal(n: number, trans: TranslationBundle): string {
   const mod100 = n % 100;
   if (mod100 >= 11 && mod100 <= 13) {
-    return `${n}th`;
+    return trans.__('%1th', n);
   }
   switch (n % 10) {
     case 1:
-      return `${n}st`;
+      return trans.__('%1st', n);
     case 2:
-      return `${n}nd`;
+      return trans.__('%1nd', n);
     case 3:
-      return `${n}rd`;
+      return trans.__('%1rd', n);
     default:
-      return `${n}th`;
+      return trans.__('%1th', n);
   }
 }
 
@@ -193,43 +212,68 @@ export interface IReceiptRow {
 /** The receipt's lines (the time written by `formatTime`, e.g. toLocaleString). */
 export function receiptRows(
   receipt: ISubmission,
-  formatTime: (iso: string) => string
+  formatTime: (iso: string) => string,
+  trans: TranslationBundle
 ): IReceiptRow[] {
   return [
-    { key: 'assignment', label: 'Assignment', value: receipt.assignment },
+    {
+      key: 'assignment',
+      label: trans.__('Assignment'),
+      value: receipt.assignment
+    },
     {
       key: 'number',
-      label: 'Submission',
-      value: `${ordinal(receipt.number)} submission`
+      label: trans.__('Submission'),
+      value: trans.__('%1 submission', ordinal(receipt.number, trans))
     },
     {
       key: 'time',
-      label: 'Received',
+      label: trans.__('Received'),
       value: formatTime(receipt.submitted_at)
     },
     {
       key: 'late',
-      label: 'Deadline',
-      value: receipt.late ? 'Late (after the deadline)' : 'On time'
+      label: trans.__('Deadline'),
+      value: receipt.late
+        ? trans.__('Late (after the deadline)')
+        : trans.__('On time')
     },
     {
       key: 'files',
-      label: 'Files',
-      value: `${filesText(receipt.files)}, ${formatBytes(receipt.bytes)}`
+      label: trans.__('Files'),
+      value: trans.__(
+        '%1, %2',
+        filesText(receipt.files, trans),
+        formatBytes(receipt.bytes)
+      )
     },
     {
       key: 'hash',
-      label: 'Content hash',
+      label: trans.__('Content hash'),
       value: shortHash(receipt.content_hash)
     }
   ];
 }
 
 /** The notification after a submission. */
-export function receiptSummary(receipt: ISubmission): string {
-  return (
-    `Submitted to ${receipt.assignment}: your ${ordinal(receipt.number)} ` +
-    `submission${receipt.late ? ', late' : ''}, ${filesText(receipt.files)}, ` +
-    `${formatBytes(receipt.bytes)} (hash ${shortHash(receipt.content_hash)}).`
-  );
+export function receiptSummary(
+  receipt: ISubmission,
+  trans: TranslationBundle
+): string {
+  const args = [
+    receipt.assignment,
+    ordinal(receipt.number, trans),
+    filesText(receipt.files, trans),
+    formatBytes(receipt.bytes),
+    shortHash(receipt.content_hash)
+  ];
+  return receipt.late
+    ? trans.__(
+        'Submitted to %1: your %2 submission, late, %3, %4 (hash %5).',
+        ...args
+      )
+    : trans.__(
+        'Submitted to %1: your %2 submission, %3, %4 (hash %5).',
+        ...args
+      );
 }

@@ -18,7 +18,8 @@ import { CguAPI, errorMessage } from '../api';
 import { currentPath, registerCommand } from '../commands';
 import { absoluteShareUrl } from '../format';
 import { submitIcon } from '../icons';
-import { openSubmitDialog, showReceiptDialog } from './dialog';
+import { openSubmitDialog } from './dialog';
+import { showReceiptDialog } from './receipt';
 import { notebookSources, suggestFiles } from './preselect';
 import { receiptSummary } from './format';
 import { CommandIDs, DOMAIN, ICguLabSession } from '../tokens';
@@ -46,15 +47,20 @@ export const submitPlugin: JupyterFrontEndPlugin<void> = {
       app,
       CommandIDs.submit,
       {
-        label: 'Submit Assignment…',
-        caption: 'Hand in files of this home for an assignment of your course',
+        label: trans.__('Submit Assignment…'),
+        caption: trans.__(
+          'Hand in files of this home for an assignment of your course'
+        ),
         icon: submitIcon,
         execute: async args => {
           let assignments;
           try {
             assignments = await CguAPI.assignments();
           } catch (error) {
-            await showErrorMessage('Cannot submit', errorMessage(error));
+            await showErrorMessage(
+              trans.__('Cannot submit'),
+              errorMessage(error, trans)
+            );
             return;
           }
           const path = currentPath(app, notebooks, args);
@@ -77,12 +83,12 @@ export const submitPlugin: JupyterFrontEndPlugin<void> = {
                 submitted.url,
                 window.location.origin
               );
-              Notification.success(receiptSummary(submitted), {
+              Notification.success(receiptSummary(submitted, trans), {
                 autoClose: 10000,
                 actions: submitted.url
                   ? [
                       {
-                        label: 'Open receipt',
+                        label: trans.__('Open receipt'),
                         caption: url,
                         displayType: 'link',
                         callback: () => {
@@ -95,7 +101,7 @@ export const submitPlugin: JupyterFrontEndPlugin<void> = {
             }
           });
           if (receipt) {
-            await showReceiptDialog(receipt);
+            await showReceiptDialog(receipt, trans);
             void app.commands.execute(CommandIDs.refreshCourse).catch(() => {
               /* no Course panel */
             });
@@ -107,8 +113,10 @@ export const submitPlugin: JupyterFrontEndPlugin<void> = {
         fileMenu: { mainMenu, rank: 98 },
         button: {
           id: 'cgu-submit',
-          label: 'Submit',
-          tooltip: 'Submit this notebook (and other files) for an assignment',
+          label: trans.__('Submit'),
+          tooltip: trans.__(
+            'Submit this notebook (and other files) for an assignment'
+          ),
           icon: submitIcon,
           dataCgu: 'submit-button'
         }

@@ -5,6 +5,7 @@
  * resources, and a file picker; the snapshot is taken while the dialog shows
  * an indeterminate progress bar.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { CguAPI } from '../api';
 import { IKeyAwareBody, openFormDialog } from '../dialog';
@@ -50,6 +51,7 @@ export interface ITemplateDialogOptions {
   /** The endpoints; replaceable in tests. */
   create?: (body: ITemplateRequest) => Promise<ITemplateCreated>;
   files?: (path: string) => Promise<IFileListing>;
+  trans: TranslationBundle;
 }
 
 /** The label of the "new template" choice of the template list. */
@@ -60,6 +62,7 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
   constructor(options: ITemplateDialogOptions) {
     super();
     this._options = options;
+    this._trans = options.trans;
     this.addClass('cgu-Template');
     this.node.dataset.cgu = 'template-dialog';
     this._form = templateFormDefaults(
@@ -69,10 +72,11 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
     this.picker = new FilePicker({
       initial: options.initialPaths,
       maxBytes: options.options.max_bytes,
-      limitWhat: 'a template',
+      limitWhat: options.trans.__('a template'),
       editablePatterns: true,
-      label: 'Files to include',
-      fetch: options.files
+      label: options.trans.__('Files to include'),
+      fetch: options.files,
+      trans: options.trans
     });
     this._build();
   }
@@ -126,8 +130,11 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
     this.node.setAttribute('aria-busy', busy ? 'true' : 'false');
     const totals = this.picker.totals;
     this._progressText.textContent = busy
-      ? `Saving a snapshot of ${filesText(totals.files)} ` +
-        `(${formatBytes(totals.bytes)}); this can take a while…`
+      ? this._trans.__(
+          'Saving a snapshot of %1 (%2); this can take a while…',
+          filesText(totals.files, this._trans),
+          formatBytes(totals.bytes)
+        )
       : '';
   }
 
@@ -136,6 +143,7 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
   private _build(): void {
     const o = this._options.options;
     const form = this._form;
+    const trans = this._trans;
     // Which template: a new one, or a new version of one of mine.
     this._existing = h(
       'select',
@@ -145,12 +153,12 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
         'data-cgu': 'template-existing',
         onchange: () => this._onExistingChange()
       },
-      h('option', { value: NEW_TEMPLATE }, 'A new template'),
+      h('option', { value: NEW_TEMPLATE }, trans.__('A new template')),
       ...o.templates.map(t =>
         h(
           'option',
           { value: t.name },
-          `New version of ${t.display_name || t.name} (${t.name})`
+          trans.__('New version of %1 (%2)', t.display_name || t.name, t.name)
         )
       )
     );
@@ -159,7 +167,7 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
       id: uniqueId('cgu-template-display-name'),
       class: 'jp-mod-styled',
       value: form.displayName,
-      placeholder: 'e.g. Intro to Machine Learning',
+      placeholder: trans.__('e.g. Intro to Machine Learning'),
       'data-cgu': 'template-display-name',
       oninput: () => {
         if (!this._nameEdited && !this._name.readOnly) {
@@ -173,7 +181,7 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
       id: uniqueId('cgu-template-name'),
       class: 'jp-mod-styled',
       value: form.name,
-      placeholder: 'e.g. ml-intro',
+      placeholder: trans.__('e.g. ml-intro'),
       autocomplete: 'off',
       spellcheck: 'false',
       'data-cgu': 'template-name',
@@ -190,30 +198,30 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
       id: uniqueId('cgu-template-description'),
       class: 'jp-mod-styled cgu-Form-textarea',
       rows: 3,
-      placeholder: 'What students find in it',
+      placeholder: trans.__('What students find in it'),
       'data-cgu': 'template-description'
     });
     this._versionLabel = h('input', {
       type: 'text',
       id: uniqueId('cgu-template-version-label'),
       class: 'jp-mod-styled',
-      placeholder: 'e.g. 2027 spring',
+      placeholder: trans.__('e.g. 2027 spring'),
       'data-cgu': 'template-version-label'
     });
 
     // Visibility.
-    const { visibility, group } = visibilityFieldset(o, form);
+    const { visibility, group } = visibilityFieldset(o, form, trans);
     this._group = group;
 
     // Environment and resources.
-    const env = environmentFields(o, form, this._options.gpuTypes);
+    const env = environmentFields(o, form, this._options.gpuTypes, trans);
     this._environment = env.environment;
     this._cpus = env.cpus;
     this._memory = env.memory;
     this._gpuType = env.gpuType;
     this._gpus = env.gpus;
 
-    const progress = progressParts();
+    const progress = progressParts(trans);
     this._error = progress.error;
     this._progressText = progress.progressText;
     this._progress = progress.progress;
@@ -223,25 +231,33 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
       h(
         'div',
         { class: 'cgu-Form-grid' },
-        formField('Template', this._existing),
-        formField('Display name', this._displayName),
-        formField('Name', this._name, this._versionNote),
-        formField('Version label', this._versionLabel, 'optional'),
-        formField('Description', this._description)
+        formField(trans.__('Template'), this._existing),
+        formField(trans.__('Display name'), this._displayName),
+        formField(trans.__('Name'), this._name, this._versionNote),
+        formField(
+          trans.__('Version label'),
+          this._versionLabel,
+          trans.__('optional')
+        ),
+        formField(trans.__('Description'), this._description)
       ),
       visibility,
       h(
         'fieldset',
         { class: 'cgu-Form-fieldset' },
-        h('legend', {}, 'Environment and default resources'),
+        h('legend', {}, trans.__('Environment and default resources')),
         h(
           'div',
           { class: 'cgu-Form-grid' },
-          formField('Environment', this._environment),
-          formField('CPUs', this._cpus, 'e.g. 2 or 0.5'),
-          formField('Memory (GiB)', this._memory, 'e.g. 4 or 0.5'),
-          formField('GPU type', this._gpuType),
-          formField('GPUs', this._gpus)
+          formField(trans.__('Environment'), this._environment),
+          formField(trans.__('CPUs'), this._cpus, trans.__('e.g. 2 or 0.5')),
+          formField(
+            trans.__('Memory (GiB)'),
+            this._memory,
+            trans.__('e.g. 4 or 0.5')
+          ),
+          formField(trans.__('GPU type'), this._gpuType),
+          formField(trans.__('GPUs'), this._gpus)
         )
       ),
       this.picker.node,
@@ -276,14 +292,16 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
   /** Say what the name makes (a new template or a new version), or what is wrong with it. */
   private _updateVersionNote(): void {
     const name = this._name.value.trim();
-    const problem = name ? templateNameProblem(name) : null;
+    const problem = name ? templateNameProblem(name, this._trans) : null;
     this._versionNote.textContent =
-      problem ?? templateVersionNote(this._options.options.templates, name);
+      problem ??
+      templateVersionNote(this._options.options.templates, name, this._trans);
     this._versionNote.classList.toggle('cgu-mod-error', problem !== null);
     this._name.setAttribute('aria-invalid', problem ? 'true' : 'false');
   }
 
   private _options: ITemplateDialogOptions;
+  private _trans: TranslationBundle;
   private _form: ITemplateForm;
   private _nameEdited = false;
   private _existing!: HTMLSelectElement;
@@ -308,14 +326,16 @@ export async function openTemplateDialog(
   options: ITemplateDialogOptions
 ): Promise<ITemplateCreated | null> {
   const create = options.create ?? CguAPI.createTemplate;
+  const trans = options.trans;
   return openFormDialog({
-    title: 'Save as template',
+    title: trans.__('Save as template'),
     body: new TemplateBody(options),
-    acceptLabel: 'Save',
+    acceptLabel: trans.__('Save'),
     focusNodeSelector: '[data-cgu="template-display-name"]',
     className: 'cgu-TemplateDialog',
     acceptLandmark: 'template-save',
-    validate: validateTemplateForm,
+    trans,
+    validate: form => validateTemplateForm(form, trans),
     send: form => create(templateRequest(form)),
     onDone: options.onCreated
   });

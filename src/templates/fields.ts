@@ -3,6 +3,7 @@
  * template, its environment and default resources, and the error and
  * progress lines.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { h, uniqueId } from '../dom';
 import { formatNumber } from '../format';
 import { ITemplateForm } from './format';
@@ -35,7 +36,8 @@ export function formField(
 /** Who may use the template: everyone, a group (with its select) or only me. */
 export function visibilityFieldset(
   o: ITemplateOptions,
-  form: ITemplateForm
+  form: ITemplateForm,
+  trans: TranslationBundle
 ): { visibility: HTMLElement; group: HTMLSelectElement } {
   const visibilityName = uniqueId('cgu-template-visibility');
   const group = h(
@@ -43,7 +45,7 @@ export function visibilityFieldset(
     {
       id: uniqueId('cgu-template-group'),
       class: 'jp-mod-styled',
-      'aria-label': 'Group that may use the template',
+      'aria-label': trans.__('Group that may use the template'),
       'data-cgu': 'template-group',
       disabled: form.visibility !== 'group' || o.groups.length === 0
     },
@@ -84,15 +86,17 @@ export function visibilityFieldset(
   const visibility = h(
     'fieldset',
     { class: 'cgu-Form-fieldset' },
-    h('legend', {}, 'Who may use it'),
-    visibilityChoice('public', 'Everyone on the platform', null),
+    h('legend', {}, trans.__('Who may use it')),
+    visibilityChoice('public', trans.__('Everyone on the platform'), null),
     visibilityChoice(
       'group',
-      o.groups.length ? 'A group:' : 'A group (you belong to none)',
+      o.groups.length
+        ? trans.__('A group:')
+        : trans.__('A group (you belong to none)'),
       o.groups.length ? group : null,
       o.groups.length === 0
     ),
-    visibilityChoice('private', 'Only me', null)
+    visibilityChoice('private', trans.__('Only me'), null)
   );
   return { visibility, group };
 }
@@ -101,7 +105,8 @@ export function visibilityFieldset(
 export function environmentFields(
   o: ITemplateOptions,
   form: ITemplateForm,
-  gpuTypes: ReadonlyArray<IGpuType>
+  gpuTypes: ReadonlyArray<IGpuType>,
+  trans: TranslationBundle
 ): {
   environment: HTMLSelectElement;
   cpus: HTMLInputElement;
@@ -171,7 +176,7 @@ export function environmentFields(
         }
       }
     },
-    h('option', { value: '', selected: !r.gpuType }, 'No GPU'),
+    h('option', { value: '', selected: !r.gpuType }, trans.__('No GPU')),
     ...types.map(t =>
       h(
         'option',
@@ -194,7 +199,7 @@ export function environmentFields(
 }
 
 /** The error line and the progress bar shown while saving. */
-export function progressParts(): {
+export function progressParts(trans: TranslationBundle): {
   error: HTMLElement;
   progressText: HTMLElement;
   progress: HTMLElement;
@@ -217,7 +222,7 @@ export function progressParts(): {
     h('progress', {
       id: progressId,
       class: 'cgu-Progress-bar',
-      'aria-label': 'Saving the template'
+      'aria-label': trans.__('Saving the template')
     }),
     progressText
   );

@@ -1,6 +1,7 @@
 /**
  * Pure helpers of "Save as template": the form, its checks and request body.
  */
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { normalizeSelection } from '../files/selection';
 import {
   cpuQuantity,
@@ -81,51 +82,63 @@ export function templateFormDefaults(
  */
 export function templateVersionNote(
   templates: ReadonlyArray<ITemplateSummary>,
-  name: string
+  name: string,
+  trans: TranslationBundle
 ): string {
   const existing = templates.find(t => t.name === name);
   if (!existing) {
-    return 'A new template.';
+    return trans.__('A new template.');
   }
-  const title = existing.display_name || existing.name;
-  return (
-    `Version ${existing.versions + 1} of "${title}" (it has ` +
-    `${existing.versions} ${existing.versions === 1 ? 'version' : 'versions'}).`
+  return trans._n(
+    'Version %2 of "%3" (it has %1 version).',
+    'Version %2 of "%3" (it has %1 versions).',
+    existing.versions,
+    existing.versions + 1,
+    existing.display_name || existing.name
   );
 }
 
 /** What is wrong with a template name, or null when it is fine. */
-export function templateNameProblem(name: string): string | null {
+export function templateNameProblem(
+  name: string,
+  trans: TranslationBundle
+): string | null {
   if (TEMPLATE_NAME_PATTERN.test(name)) {
     return null;
   }
-  return (
-    'The name may use lower-case letters, digits and "-" (e.g. ' +
-    '"ml-intro"), starts and ends with a letter or digit, at most 63 characters.'
+  return trans.__(
+    'The name may use lower-case letters, digits and "-" (e.g. "ml-intro"), starts and ends with a letter or digit, at most 63 characters.'
   );
 }
 
 /** A sentence saying what is wrong with the form, or null when it can be sent. */
-export function validateTemplateForm(form: ITemplateForm): string | null {
+export function validateTemplateForm(
+  form: ITemplateForm,
+  trans: TranslationBundle
+): string | null {
   if (!form.displayName.trim()) {
-    return 'Give the template a display name, e.g. "Intro to ML".';
+    return trans.__('Give the template a display name, e.g. "Intro to ML".');
   }
-  const nameProblem = templateNameProblem(form.name);
+  const nameProblem = templateNameProblem(form.name, trans);
   if (nameProblem) {
     return nameProblem;
   }
   if (form.visibility === 'group' && !form.group) {
-    return 'Choose the group that may use the template, or another visibility.';
+    return trans.__(
+      'Choose the group that may use the template, or another visibility.'
+    );
   }
   if (!form.environment) {
-    return 'Choose an environment.';
+    return trans.__('Choose an environment.');
   }
-  const resources = validateResize(form.resources);
+  const resources = validateResize(form.resources, trans);
   if (resources) {
     return resources;
   }
   if (normalizeSelection(form.paths).length === 0) {
-    return 'Choose at least one file or folder of your home to include.';
+    return trans.__(
+      'Choose at least one file or folder of your home to include.'
+    );
   }
   return null;
 }

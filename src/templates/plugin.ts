@@ -14,13 +14,14 @@ import {
 import { PathExt } from '@jupyterlab/coreutils';
 import { IMainMenu } from '@jupyterlab/mainmenu';
 import { INotebookTracker } from '@jupyterlab/notebook';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { CguAPI, errorMessage } from '../api';
 import { currentPath, registerCommand } from '../commands';
 import { absoluteShareUrl, formatBytes } from '../format';
 import { templateIcon } from '../icons';
 import { filesText } from '../files/selection';
 import { openTemplateDialog } from './dialog';
-import { CommandIDs, ICguLabSession } from '../tokens';
+import { CommandIDs, DOMAIN, ICguLabSession } from '../tokens';
 
 /**
  * Save as template (teachers, TAs and admins): the toolbar button, the palette
@@ -33,17 +34,19 @@ export const templatesPlugin: JupyterFrontEndPlugin<void> = {
     'Saves files of this home, an environment and resources as a template.',
   autoStart: true,
   requires: [ICguLabSession],
-  optional: [INotebookTracker, ICommandPalette, IMainMenu],
+  optional: [INotebookTracker, ICommandPalette, IMainMenu, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     session: ICguLabSession,
     notebooks: INotebookTracker | null,
     palette: ICommandPalette | null,
-    mainMenu: IMainMenu | null
+    mainMenu: IMainMenu | null,
+    translator: ITranslator | null
   ) => {
     if (!session.info || !session.isOwner) {
       return;
     }
+    const trans = (translator ?? nullTranslator).load(DOMAIN);
     let canPublish = false;
     const allowed = CguAPI.templateOptions()
       .then(options => {
@@ -63,9 +66,10 @@ export const templatesPlugin: JupyterFrontEndPlugin<void> = {
       app,
       CommandIDs.saveTemplate,
       {
-        label: 'Save as Template…',
-        caption:
-          'Publish files of this home, an environment and default resources as a template',
+        label: trans.__('Save as Template…'),
+        caption: trans.__(
+          'Publish files of this home, an environment and default resources as a template'
+        ),
         icon: templateIcon,
         isVisible: () => canPublish,
         execute: async args => {
@@ -77,15 +81,17 @@ export const templatesPlugin: JupyterFrontEndPlugin<void> = {
             ]);
           } catch (error) {
             await showErrorMessage(
-              'Cannot save a template',
-              errorMessage(error)
+              trans.__('Cannot save a template'),
+              errorMessage(error, trans)
             );
             return;
           }
           if (!options.can_publish) {
             await showErrorMessage(
-              'Cannot save a template',
-              'Only teachers, teaching assistants and administrators can publish templates.'
+              trans.__('Cannot save a template'),
+              trans.__(
+                'Only teachers, teaching assistants and administrators can publish templates.'
+              )
             );
             return;
           }
@@ -98,17 +104,23 @@ export const templatesPlugin: JupyterFrontEndPlugin<void> = {
             gpuTypes: quota?.gpu_types ?? [],
             initialPaths: path ? [path] : [],
             displayName: baseName,
+            trans,
             onCreated: created => {
               const url = absoluteShareUrl(created.url, window.location.origin);
               Notification.success(
-                `Saved template "${created.name}" version ${created.version}: ` +
-                  `${filesText(created.files)}, ${formatBytes(created.bytes)}.`,
+                trans.__(
+                  'Saved template "%1" version %2: %3, %4.',
+                  created.name,
+                  created.version,
+                  filesText(created.files, trans),
+                  formatBytes(created.bytes)
+                ),
                 {
                   autoClose: false,
                   actions: created.url
                     ? [
                         {
-                          label: 'Open template page',
+                          label: trans.__('Open template page'),
                           caption: url,
                           displayType: 'link',
                           callback: () => {
@@ -128,9 +140,10 @@ export const templatesPlugin: JupyterFrontEndPlugin<void> = {
         fileMenu: { mainMenu, rank: 98 },
         button: {
           id: 'cgu-save-template',
-          label: 'Save as template',
-          tooltip:
-            'Publish this notebook and other files of your home as a template',
+          label: trans.__('Save as template'),
+          tooltip: trans.__(
+            'Publish this notebook and other files of your home as a template'
+          ),
           icon: templateIcon,
           dataCgu: 'save-template-button',
           visible: allowed

@@ -33,7 +33,7 @@ from tornado.routing import PathMatches
 from tornado.simple_httpclient import SimpleAsyncHTTPClient
 from tornado.websocket import WebSocketHandler, websocket_connect
 
-from cgu_lab.backends.local import AUTHORIZER, CONTENTS_MANAGER, IDENTITY_PROVIDER
+from cgu_lab.backends.base import AUTHORIZER, CONTENTS_MANAGER, IDENTITY_PROVIDER
 
 try:  # Python 3.11+
     from re import _constants as sre_c

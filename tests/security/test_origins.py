@@ -326,6 +326,77 @@ def test_clients_cannot_send_an_ingress_identity():
     assert ("kubeflow-userid", "admin") not in sent and ("x-forwarded-user", "a") not in sent
 
 
+def test_host_names_and_made_up_tokens_do_not_grow_the_proxys_memory(tmp_path, monkeypatch):
+    """A client picks the Host header and the token of every request: neither may grow the
+    controller's memory. The proxy keeps nothing by Host; the identities it looks up for a
+    request (misses included, so a made-up token costs one query, not one per request) are
+    cached within a bound."""
+    from types import SimpleNamespace
+
+    from cgu_lab.controller import auth as auth_module
+    from cgu_lab.controller.notebook_routes import Route
+    from cgu_lab.controller.origin_auth import OriginAuth
+    from cgu_lab.core.lifecycle import State
+    from cgu_lab.core.origins import OriginPlan
+    from cgu_lab.store.db import Database
+
+    bound = 20
+    monkeypatch.setattr(auth_module, "CACHE_ENTRIES", bound)
+    db = Database(f"sqlite:///{tmp_path / 'hosts.sqlite'}")
+    db.upgrade_sync()
+    auth = auth_module.Authenticator(db, session_hours=1)
+    route = Route(1, 1, "alice", "lab", State.RUNNING, "http://127.0.0.1:9", "secret")
+
+    async def lookup(owner: str, name: str):
+        return route if (owner, name) == ("alice", "lab") else None
+
+    platform = SimpleNamespace(
+        settings=SimpleNamespace(origins=OriginPlan("http://127.0.0.1:8000", domain="localhost")),
+        auth=auth,
+        origin_auth=OriginAuth(auth, tmp_path / "secrets"),
+        backend=SimpleNamespace(),
+        notebooks=SimpleNamespace(routes=SimpleNamespace(lookup=lookup)),
+    )
+    proxy = NotebookProxy(platform)
+
+    async def status_of(host: str, token: str) -> int:
+        sent = []
+
+        async def receive():
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {
+            "type": "http",
+            "method": "GET",
+            "scheme": "http",
+            "path": "/notebook/alice/lab/api/status",
+            "query_string": b"",
+            "server": ("127.0.0.1", 8000),
+            "headers": [(b"host", host.encode()), (b"authorization", f"Bearer {token}".encode())],
+        }
+        await proxy(scope, receive, send)
+        return sent[0]["status"]
+
+    async def flood() -> set[int]:
+        answers = set()
+        for i in range(150):
+            token = f"made-up-{i}"
+            answers.add(await status_of(f"alice--lab.localhost:{1024 + i}", token))  # its origin
+            answers.add(await status_of(f"n{i}--other.localhost:8000", token))  # another origin
+            answers.add(await status_of(f"host-{i}.example", token))  # no notebook origin
+        await db.close()
+        return answers
+
+    assert asyncio.run(flood()) == {401, 303, 404}
+    assert len(auth._identities) <= bound
+    held = [v for v in vars(proxy).values() if hasattr(v, "__len__") and not isinstance(v, str)]
+    assert all(len(value) <= bound for value in held)
+    assert len(platform.origin_auth._codes) == 0
+
+
 def test_without_a_wildcard_domain_notebooks_get_their_own_port():
     """Access by bare IP: one separate origin (another port) for all notebooks."""
     from ..harness import free_port

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import StreamingResponse
 
 from ...core import names
@@ -22,20 +22,6 @@ Moment = Annotated[
     datetime | None,
     Query(description="ISO 8601, e.g. 2027-01-14T09:00:00Z (no zone: UTC)"),
 ]
-
-
-def _filters(
-    actor: str | None,
-    action: str | None,
-    target: str | None,
-    user: str | None,
-    since: datetime | None,
-    until: datetime | None,
-) -> service.Filters:
-    since, until = _utc(since), _utc(until)
-    if since and until and since >= until:
-        raise Invalid("the time range ends before it starts: 'until' must be after 'since'")
-    return service.Filters(actor, action, target, user, since, until)
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -57,21 +43,63 @@ ActionFilter = filter_query("Prefix, e.g. 'notebook.' or 'quota.set'")
 TargetFilter = filter_query("Part of the target, e.g. 'user:alice'")
 
 
+class AuditQuery:
+    """The filters every reading of the audit log takes, declared once (a FastAPI dependency).
+
+    Collecting them checks nothing: `filters()` is called after the caller was found to be
+    an administrator, so a non-administrator learns nothing from a bad time range.
+    """
+
+    def __init__(
+        self,
+        actor_name: ActorFilter = None,
+        action: ActionFilter = None,
+        target: TargetFilter = None,
+        user: UserFilter = None,
+        since: Moment = None,
+        until: Moment = None,
+    ) -> None:
+        self.actor_name, self.action, self.target, self.user = actor_name, action, target, user
+        self.since, self.until = since, until
+
+    def filters(self) -> service.Filters:
+        """The filters for the store, times in UTC; Invalid when the range ends before it starts."""
+        since, until = _utc(self.since), _utc(self.until)
+        if since and until and since >= until:
+            raise Invalid("the time range ends before it starts: 'until' must be after 'since'")
+        return service.Filters(self.actor_name, self.action, self.target, self.user, since, until)
+
+
+class AuditPage:
+    """Where a page of the log starts and how long it is (only listing pages).
+
+    A dependency of its own, declared after AuditQuery, so the documented parameters keep
+    their order: the filters, then the cursor.
+    """
+
+    def __init__(
+        self,
+        before: id_query(
+            "Only events older than this id: the last id of a page gives the next"
+        ) = None,
+        limit: int = Query(100, ge=1, le=1000),
+    ) -> None:
+        self.before, self.limit = before, limit
+
+
+AuditQueryDep = Annotated[AuditQuery, Depends()]
+AuditPageDep = Annotated[AuditPage, Depends()]
+
+
 @router.get("/audit", response_model=list[AuditOut], summary="State changes, newest first (admins)")
 async def list_events(
     platform: PlatformDep,
     actor: ActorDep,
-    actor_name: ActorFilter = None,
-    action: ActionFilter = None,
-    target: TargetFilter = None,
-    user: UserFilter = None,
-    since: Moment = None,
-    until: Moment = None,
-    before: id_query("Only events older than this id: the last id of a page gives the next") = None,
-    limit: int = Query(100, ge=1, le=1000),
+    query: AuditQueryDep,
+    page: AuditPageDep,
 ) -> list[AuditOut]:
     require_admin(actor, "read the audit log")
-    filters = _filters(actor_name, action, target, user, since, until)
+    filters = query.filters()
     async with platform.db.session() as session:
         events = await service.query(
             session,
@@ -81,8 +109,8 @@ async def list_events(
             user=filters.user,
             since=filters.since,
             until=filters.until,
-            before_id=before,
-            limit=limit,
+            before_id=page.before,
+            limit=page.limit,
         )
         return [
             AuditOut(
@@ -101,15 +129,10 @@ async def list_events(
 async def export_events(
     platform: PlatformDep,
     actor: ActorDep,
-    actor_name: ActorFilter = None,
-    action: ActionFilter = None,
-    target: TargetFilter = None,
-    user: UserFilter = None,
-    since: Moment = None,
-    until: Moment = None,
+    query: AuditQueryDep,
 ) -> StreamingResponse:
     require_admin(actor, "export the audit log")
-    filters = _filters(actor_name, action, target, user, since, until)
+    filters = query.filters()
     async with platform.db.session() as session:
         service.record(session, actor.name, "audit.exported", "audit", filters=filters.as_dict())
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")

@@ -8,8 +8,8 @@ at once and `/environments/{name}/events` streams its progress.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter
+from sse_starlette import EventSourceResponse
 
 from ...core import environments as rules
 from ...core import roles
@@ -149,12 +149,12 @@ async def rebuild_environment(
 @router.get(
     "/environments/{name}/events",
     summary="Progress of an environment's build (Server-Sent Events; admins)",
-    response_class=StreamingResponse,
+    response_class=EventSourceResponse,
     responses=SSE_RESPONSES,
 )
 async def environment_events(
-    name: LabelPath, request: Request, platform: PlatformDep, actor: ActorDep
-) -> StreamingResponse:
+    name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> EventSourceResponse:
     roles.require_admin(actor, "follow environment builds")
     async with platform.db.session() as session:
         env = await service.get_environment(session, name)
@@ -164,7 +164,7 @@ async def environment_events(
         "state": state,
         "ok": state == rules.READY,
     }
-    return progress_stream(request, platform.broker, platform.environments.key(name), status)
+    return progress_stream(platform.broker, platform.environments.key(name), status)
 
 
 @router.delete(

@@ -1,44 +1,94 @@
-"""Server-Sent Events of a long operation's progress, one way for every stream.
+"""Server-Sent Events of long operations, one way for every stream.
 
 Notebook starts, stops and resizes and environment builds publish to the same
 `ProgressBroker`; a client that connects while nothing is under way gets one
 final "status" event saying where things stand, so it never waits on silence.
+The notebook list follows many notebooks at once through `notebook_changes`.
+sse-starlette frames the events, sends keep-alive pings and notices when the
+client has gone.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Hashable
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 
-from fastapi import Request
-from fastapi.responses import StreamingResponse
+from sse_starlette import EventSourceResponse, JSONServerSentEvent, ServerSentEvent
 
-from ..progress import ProgressBroker
+from ..progress import ProgressBroker, ProgressEvent
 
 # The route decorator's description of the answer, for the OpenAPI document.
 SSE_RESPONSES = {200: {"content": {"text/event-stream": {}}}}
 
+# How long a browser waits before it reconnects to a stream that ended.
+RETRY_MS = 3000
+# A list stream ends after this long; the browser reconnects, and its session is
+# checked again (a logged-out user or a demoted admin stops being told).
+LIST_STREAM_SECONDS = 600.0
 
-def progress_stream(
-    request: Request, broker: ProgressBroker, key: Hashable, status: dict
-) -> StreamingResponse:
+# A notebook's owner and name when the caller may follow it, else None.
+Followed = Callable[[int], Awaitable[tuple[str, str] | None]]
+
+
+def progress_stream(broker: ProgressBroker, key: Hashable, status: dict) -> EventSourceResponse:
     """Follow `key`'s events; `status` (state, message, ok...) when none is under way."""
 
-    async def stream() -> AsyncIterator[str]:
+    async def stream() -> AsyncIterator[ServerSentEvent]:
         last = broker.last(key)
         if last is None or last.done:
-            payload = {"operation": "status", "percent": 100, "done": True, **status}
-            yield f"data: {json.dumps(payload)}\n\n"
+            yield JSONServerSentEvent(
+                {"operation": "status", "percent": 100, "done": True, **status}
+            )
             return
         async for event in broker.follow(key):
-            if await request.is_disconnected():
-                return
-            yield (
-                ": keep-alive\n\n" if event is None else f"data: {json.dumps(event.as_dict())}\n\n"
-            )
+            # The broker's keep-alives (None) are left out: sse-starlette pings on its own.
+            if event is not None:
+                yield JSONServerSentEvent(event.as_dict())
 
-    return StreamingResponse(
-        stream(),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+    return EventSourceResponse(stream())
+
+
+def notebook_changes(broker: ProgressBroker, followed: Followed) -> EventSourceResponse:
+    """One event each time a followed notebook changes state or ends an operation.
+
+    Notebooks are the broker's integer keys (environments and deployments use
+    tuples). `followed` is asked once per notebook: owners do not change.
+    """
+
+    async def stream() -> AsyncIterator[ServerSentEvent]:
+        names: dict[int, tuple[str, str] | None] = {}
+        states: dict[int, str] = {}
+        deadline = time.monotonic() + LIST_STREAM_SECONDS
+        with broker.watch() as changes:
+            # Sent once subscribed: from here on no change is missed.
+            yield ServerSentEvent(retry=RETRY_MS)
+            while (left := deadline - time.monotonic()) > 0:
+                try:
+                    key, event = await asyncio.wait_for(changes.get(), left)
+                except asyncio.TimeoutError:
+                    return
+                if not isinstance(key, int):
+                    continue
+                if key not in names:
+                    names[key] = await followed(key)
+                who = names[key]
+                if who is None or (states.get(key) == event.state and not event.done):
+                    continue
+                states[key] = event.state
+                yield JSONServerSentEvent(change(*who, event))
+
+    return EventSourceResponse(stream())
+
+
+def change(owner: str, name: str, event: ProgressEvent) -> dict:
+    """What the list needs to know: whose notebook, its new state and why."""
+    return {
+        "owner": owner,
+        "name": name,
+        "operation": event.operation,
+        "state": event.state,
+        "message": event.message,
+        "done": event.done,
+        "ok": event.ok,
+    }

@@ -64,7 +64,9 @@ async def put_gpu_type(
     )
     async with platform.db.session() as session:
         gpu_type = await catalog.save_gpu_type(session, actor, name, **fields)
-        return gpu_type_out(gpu_type, platform.notebooks.gpus.devices)
+        out = gpu_type_out(gpu_type, platform.notebooks.gpus.devices)
+    platform.quota_mirror.poke()  # its resource name may have changed
+    return out
 
 
 @router.delete(

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Query
 from sqlalchemy import select
+from sse_starlette import EventSourceResponse
 
-from ...core.errors import DomainError
-from ...store.models import Group, Notebook
+from ...core.errors import DomainError, Forbidden
+from ...store.models import Group, Notebook, User
 from ..notebook_lifecycle import Changes
 from ..notebook_routes import base_path
 from ..notebooks import NotebookRequest
 from .deps import ActorDep, PlatformDep, require_scope
-from .events import SSE_RESPONSES, progress_stream
+from .events import SSE_RESPONSES, notebook_changes, progress_stream
 from .schema_types import LabelPath, SearchQuery, StateName, UserNamePath, UserNameQuery
 from .schemas import Message, NotebookCreate, NotebookOut, NotebookPatch
 
@@ -81,6 +81,37 @@ async def list_notebooks(
         rows = await platform.notebooks.list_notebooks(session, actor, owner, state, q)
         groups = await group_names(session, [nb for nb, _ in rows])
         return [await notebook_out(session, nb, o, groups) for nb, o in rows]
+
+
+@router.get(
+    "/notebooks/events",
+    summary="State changes of my notebooks (admins: everyone's), as Server-Sent Events",
+    response_class=EventSourceResponse,
+    responses=SSE_RESPONSES,
+)
+async def notebooks_events(
+    platform: PlatformDep, actor: ActorDep, owner: UserNameQuery = None
+) -> EventSourceResponse:
+    """The notebooks GET /notebooks would list with the same `owner`, whatever their state."""
+    if owner and owner != actor.name and not actor.is_admin:
+        raise Forbidden("you may follow only your own notebooks")
+
+    async def followed(nb_id: int) -> tuple[str, str] | None:
+        async with platform.db.session() as session:
+            row = (
+                await session.execute(
+                    select(Notebook.owner_id, User.name, Notebook.name)
+                    .join(User, User.id == Notebook.owner_id)
+                    .where(Notebook.id == nb_id)
+                )
+            ).first()
+        if row is None:
+            return None
+        owner_id, owner_name, name = row
+        mine = owner_name == owner if owner else actor.is_admin or owner_id == actor.id
+        return (owner_name, name) if mine else None
+
+    return notebook_changes(platform.broker, followed)
 
 
 @router.post("/notebooks", response_model=NotebookOut, status_code=201, summary="Create a notebook")
@@ -200,12 +231,12 @@ async def stop_notebook(
 @router.get(
     "/notebooks/{owner}/{name}/events",
     summary="Progress of the current start, stop or resize (Server-Sent Events)",
-    response_class=StreamingResponse,
+    response_class=EventSourceResponse,
     responses=SSE_RESPONSES,
 )
 async def notebook_events(
-    owner: UserNamePath, name: LabelPath, request: Request, platform: PlatformDep, actor: ActorDep
-) -> StreamingResponse:
+    owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> EventSourceResponse:
     async with platform.db.session() as session:
         nb, _ = await platform.notebooks.visible(session, actor, owner, name)
         current = await notebook_out(session, nb, owner)
@@ -215,4 +246,4 @@ async def notebook_events(
         "ok": True,
         "url": current.url if current.state == "running" else None,
     }
-    return progress_stream(request, platform.broker, nb.id, status)
+    return progress_stream(platform.broker, nb.id, status)

@@ -192,6 +192,8 @@ class Directory(BaseModel):
 class AccessOut(BaseModel):
     access: Literal["owner", "edit", "read"] | None
     scope: list[str]
+    # The platform user asked about (the one an e-mail address names); None: nobody.
+    user: str | None = None
 
 
 # -- catalog -------------------------------------------------------------------

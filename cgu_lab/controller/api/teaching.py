@@ -15,7 +15,7 @@ from ...core.errors import Forbidden
 from ...core.resources import parse_cpu, parse_memory
 from ...store.models import Group, Notebook
 from ..assignments import receipt
-from ..templates import VersionSpec
+from ..course_templates import VersionSpec
 from .deps import ActorDep, PlatformDep, require_scope
 from .notebooks import notebook_out
 from .schema_types import Id, LabelPath, LabelQuery, SearchQuery, UserNamePath

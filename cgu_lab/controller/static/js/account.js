@@ -1,6 +1,17 @@
-import { api, el, replaceRows, showStatus, showError, formatDate, fact, describeLimits, describeUsage } from './common.js';
+// @ts-check
+import {
+  api,
+  el,
+  replaceRows,
+  showStatus,
+  showError,
+  formatDate,
+  fact,
+  describeLimits,
+  describeUsage
+} from './common.js';
 
-const passwordForm = document.getElementById('password-form');
+const passwordForm = /** @type {HTMLFormElement} */ (document.getElementById('password-form'));
 passwordForm.addEventListener('submit', async event => {
   event.preventDefault();
   const data = new FormData(passwordForm);
@@ -46,24 +57,51 @@ async function answerInvitation(invitation, accept) {
 async function loadInvitations() {
   try {
     const list = await api('GET', '/api/me/invitations');
-    replaceRows(invitationRows, list.map(invitation => {
-      const label = invitation.display_name || invitation.group;
-      return el('tr', { dataset: { invitation: invitation.group } },
-        el('th', { scope: 'row' }, label,
-          invitation.manager ? el('span', { class: 'badge' }, 'to manage it') : null,
-          label !== invitation.group ? el('div', { class: 'hint' }, invitation.group) : null),
-        el('td', {}, invitation.invited_by),
-        el('td', {}, formatDate(invitation.created_at)),
-        el('td', { class: 'actions' },
-          el('button', {
-            type: 'button', class: 'primary', 'aria-label': `Accept the invitation to ${label}`,
-            onclick: () => answerInvitation(invitation, true)
-          }, 'Accept'),
-          el('button', {
-            type: 'button', class: 'danger', 'aria-label': `Decline the invitation to ${label}`,
-            onclick: () => answerInvitation(invitation, false)
-          }, 'Decline')));
-    }), 'No pending invitation.', 4);
+    replaceRows(
+      invitationRows,
+      list.map(invitation => {
+        const label = invitation.display_name || invitation.group;
+        return el(
+          'tr',
+          { dataset: { invitation: invitation.group } },
+          el(
+            'th',
+            { scope: 'row' },
+            label,
+            invitation.manager ? el('span', { class: 'badge' }, 'to manage it') : null,
+            label !== invitation.group ? el('div', { class: 'hint' }, invitation.group) : null
+          ),
+          el('td', {}, invitation.invited_by),
+          el('td', {}, formatDate(invitation.created_at)),
+          el(
+            'td',
+            { class: 'actions' },
+            el(
+              'button',
+              {
+                type: 'button',
+                class: 'primary',
+                'aria-label': `Accept the invitation to ${label}`,
+                onclick: () => answerInvitation(invitation, true)
+              },
+              'Accept'
+            ),
+            el(
+              'button',
+              {
+                type: 'button',
+                class: 'danger',
+                'aria-label': `Decline the invitation to ${label}`,
+                onclick: () => answerInvitation(invitation, false)
+              },
+              'Decline'
+            )
+          )
+        );
+      }),
+      'No pending invitation.',
+      4
+    );
   } catch (error) {
     invitationRows.replaceChildren();
     showError('invitations-error', error);
@@ -73,21 +111,42 @@ async function loadInvitations() {
 if (invitationRows) loadInvitations();
 
 const tokens = document.getElementById('tokens');
-const tokenForm = document.getElementById('token-form');
+const tokenForm = /** @type {HTMLFormElement | null} */ (document.getElementById('token-form'));
 
 async function loadTokens() {
   const list = await api('GET', '/api/me/tokens');
-  replaceRows(tokens, list.map(token => el('tr', {},
-    el('td', {}, token.name),
-    el('td', {}, el('code', {}, `${token.prefix}…`)),
-    el('td', {}, formatDate(token.created_at)),
-    el('td', {}, formatDate(token.expires_at)),
-    el('td', {}, formatDate(token.last_used)),
-    el('td', {}, el('button', { type: 'button', class: 'danger', onclick: async () => {
-      await api('DELETE', `/api/me/tokens/${token.id}`);
-      loadTokens();
-    } }, 'Revoke'))
-  )), 'No tokens.', 6);
+  replaceRows(
+    tokens,
+    list.map(token =>
+      el(
+        'tr',
+        {},
+        el('td', {}, token.name),
+        el('td', {}, el('code', {}, `${token.prefix}…`)),
+        el('td', {}, formatDate(token.created_at)),
+        el('td', {}, formatDate(token.expires_at)),
+        el('td', {}, formatDate(token.last_used)),
+        el(
+          'td',
+          {},
+          el(
+            'button',
+            {
+              type: 'button',
+              class: 'danger',
+              onclick: async () => {
+                await api('DELETE', `/api/me/tokens/${token.id}`);
+                loadTokens();
+              }
+            },
+            'Revoke'
+          )
+        )
+      )
+    ),
+    'No tokens.',
+    6
+  );
 }
 
 if (tokenForm) {

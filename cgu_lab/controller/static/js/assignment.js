@@ -1,3 +1,4 @@
+// @ts-check
 import { api, el, replaceRows, showStatus, fact, formatDate, formatMemory } from './common.js';
 
 const id = document.getElementById('assignment-page').dataset.assignment;
@@ -5,7 +6,9 @@ const id = document.getElementById('assignment-page').dataset.assignment;
 async function open(submission) {
   try {
     const nb = await api('POST', `/api/submissions/${submission.id}/open`);
-    window.location.assign(`/notebook/auto-start/${encodeURIComponent(nb.owner)}/${encodeURIComponent(nb.name)}?next=${encodeURIComponent(nb.url)}`);
+    window.location.assign(
+      `/notebook/auto-start/${encodeURIComponent(nb.owner)}/${encodeURIComponent(nb.name)}?next=${encodeURIComponent(nb.url)}`
+    );
   } catch (error) {
     showStatus(error.message, 'error');
   }
@@ -18,11 +21,25 @@ const facts = document.getElementById('assignment-facts');
 fact(facts, 'Deadline', a.deadline ? formatDate(a.deadline) : 'none');
 fact(facts, 'Late submissions', a.allow_late ? 'accepted, marked late' : 'refused');
 fact(facts, 'Students who submitted', String(new Set(data.submissions.map(s => s.student)).size));
-replaceRows(document.getElementById('submissions'), data.submissions.map(s => el('tr', { dataset: { submission: s.id } },
-  el('th', { scope: 'row' }, el('a', { href: s.url }, s.display_name || s.student), el('div', { class: 'hint' }, s.student)),
-  el('td', {}, s.number),
-  el('td', {}, formatDate(s.submitted_at), s.late ? el('span', { class: 'badge warn' }, 'late') : null),
-  el('td', {}, `${s.files} (${formatMemory(s.bytes)})`),
-  el('td', {}, el('code', { title: s.content_hash }, s.content_hash.slice(0, 12))),
-  el('td', {}, el('button', { type: 'button', onclick: () => open(s) }, 'Open as notebook'))
-)), 'Nobody submitted yet.', 6);
+replaceRows(
+  document.getElementById('submissions'),
+  data.submissions.map(s =>
+    el(
+      'tr',
+      { dataset: { submission: s.id } },
+      el(
+        'th',
+        { scope: 'row' },
+        el('a', { href: s.url }, s.display_name || s.student),
+        el('div', { class: 'hint' }, s.student)
+      ),
+      el('td', {}, s.number),
+      el('td', {}, formatDate(s.submitted_at), s.late ? el('span', { class: 'badge warn' }, 'late') : null),
+      el('td', {}, `${s.files} (${formatMemory(s.bytes)})`),
+      el('td', {}, el('code', { title: s.content_hash }, s.content_hash.slice(0, 12))),
+      el('td', {}, el('button', { type: 'button', onclick: () => open(s) }, 'Open as notebook'))
+    )
+  ),
+  'Nobody submitted yet.',
+  6
+);

@@ -1,24 +1,30 @@
+// @ts-check
 // The audit log (admins): filtered on the server, paged by cursor (the last id of a page
 // asks for the next), details shown as readable lists, and the same filter as CSV.
 import { api, el, formatDate, renderDetails, showError } from './common.js';
 
 const PAGE = 50;
-const tbody = document.getElementById('events');
-const form = document.getElementById('audit-filter');
-const older = document.getElementById('older');
-const newer = document.getElementById('newer');
-const info = document.getElementById('page-info');
-const csv = document.getElementById('audit-csv');
-const FIELDS = ['actor', 'action', 'target', 'user', 'since', 'until'];
+const FIELDS = /** @type {const} */ (['actor', 'action', 'target', 'user', 'since', 'until']);
+/** @typedef {import('./common.js').FormWith<Record<(typeof FIELDS)[number], HTMLInputElement>>} FilterForm */
+/** @typedef {import('./api-types').components['schemas']['AuditOut']} AuditOut */
+
+const tbody = /** @type {HTMLElement} */ (document.getElementById('events'));
+const form = /** @type {FilterForm} */ (document.getElementById('audit-filter'));
+const older = /** @type {HTMLButtonElement} */ (document.getElementById('older'));
+const newer = /** @type {HTMLButtonElement} */ (document.getElementById('newer'));
+const info = /** @type {HTMLElement} */ (document.getElementById('page-info'));
+const csv = /** @type {HTMLAnchorElement} */ (document.getElementById('audit-csv'));
 
 // Cursors of the pages seen so far: cursors[i] is the `before` of page i (null: the newest).
+/** @type {(number | null | undefined)[]} */
 let cursors = [null];
 let pageIndex = 0;
 
+/** @param {string} iso */
 function localInput(iso) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return '';
-  const pad = n => String(n).padStart(2, '0');
+  const pad = (/** @type {number} */ n) => String(n).padStart(2, '0');
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
 }
 
@@ -41,13 +47,17 @@ function fillFromLocation() {
   }
 }
 
+/** @param {AuditOut} event */
 function eventRow(event) {
-  return el('tr', { dataset: { id: event.id } },
+  return el(
+    'tr',
+    { dataset: { id: event.id } },
     el('td', { class: 'when' }, el('time', { datetime: event.at }, formatDate(event.at))),
     el('td', {}, event.actor),
     el('td', {}, el('code', {}, event.action)),
     el('td', {}, event.target || el('span', { class: 'hint' }, '—')),
-    el('td', {}, renderDetails(event.details)));
+    el('td', {}, renderDetails(event.details))
+  );
 }
 
 async function load() {
@@ -55,15 +65,18 @@ async function load() {
   csv.href = `/api/audit/export?${params}`;
   history.replaceState(null, '', params.toString() ? `?${params}` : location.pathname);
   const before = cursors[pageIndex];
-  if (before) params.set('before', before);
+  if (before) params.set('before', String(before));
   params.set('limit', String(PAGE + 1)); // one more tells whether an older page exists
   showError('audit-error', null);
   try {
+    /** @type {AuditOut[]} */
     const events = await api('GET', `/api/audit?${params}`);
     const shown = events.slice(0, PAGE);
-    tbody.replaceChildren(...(shown.length
-      ? shown.map(eventRow)
-      : [el('tr', {}, el('td', { colspan: 5 }, 'No entries match this filter.'))]));
+    tbody.replaceChildren(
+      ...(shown.length
+        ? shown.map(eventRow)
+        : [el('tr', {}, el('td', { colspan: 5 }, 'No entries match this filter.'))])
+    );
     const hasOlder = events.length > PAGE;
     cursors[pageIndex + 1] = hasOlder ? shown[shown.length - 1].id : undefined;
     older.disabled = !hasOlder;

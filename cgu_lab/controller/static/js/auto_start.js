@@ -1,14 +1,18 @@
+// @ts-check
 import { api, el, showStatus } from './common.js';
 
-const box = document.getElementById('auto-start');
+/** @typedef {import('./common.js').ProgressEvent} ProgressEvent */
+
+const box = /** @type {HTMLElement} */ (document.getElementById('auto-start'));
 const { owner, name, next } = box.dataset;
 const base = `/api/notebooks/${encodeURIComponent(owner)}/${encodeURIComponent(name)}`;
-const button = document.getElementById('start-button');
-const progressBox = document.getElementById('progress-box');
-const bar = document.getElementById('progress');
-const log = document.getElementById('progress-log');
-const stateText = document.getElementById('auto-start-state');
+const button = /** @type {HTMLButtonElement} */ (document.getElementById('start-button'));
+const progressBox = /** @type {HTMLElement} */ (document.getElementById('progress-box'));
+const bar = /** @type {HTMLProgressElement} */ (document.getElementById('progress'));
+const log = /** @type {HTMLElement} */ (document.getElementById('progress-log'));
+const stateText = /** @type {HTMLElement} */ (document.getElementById('auto-start-state'));
 
+/** @param {string} url */
 function land(url) {
   window.location.assign(next && next.startsWith('/notebook/') ? next : url);
 }
@@ -18,6 +22,7 @@ function follow() {
   button.hidden = true;
   const source = new EventSource(`${base}/events`);
   source.onmessage = message => {
+    /** @type {ProgressEvent} */
     const event = JSON.parse(message.data);
     bar.value = event.percent;
     bar.textContent = `${event.percent}%`;

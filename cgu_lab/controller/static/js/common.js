@@ -1,9 +1,40 @@
+// @ts-check
 // Shared helpers of the controller's pages: one way to call the API, build
 // DOM safely (never innerHTML with data) and format amounts.
 
-const csrf = document.querySelector('meta[name="csrf-token"]')?.content ?? '';
+/**
+ * A form whose named controls a script reads (`form.elements.cpu.value`): the names
+ * and element types are those of the page's template.
+ * @template {Record<string, Element | RadioNodeList>} Controls
+ * @typedef {HTMLFormElement & { elements: HTMLFormControlsCollection & Controls }} FormWith
+ */
+
+/**
+ * A budget form (a user's quota, a group's limits): cpu, memory, gpus, notebooks.
+ * @typedef {FormWith<{
+ *   cpu: HTMLInputElement, memory: HTMLInputElement, gpus: HTMLInputElement, notebooks: HTMLInputElement
+ * }>} LimitsForm
+ */
+
+/** @typedef {import('./api-types').components['schemas']['LimitsOut']} Limits */
+/** @typedef {import('./api-types').components['schemas']['UsageOut']} Usage */
+
+/**
+ * One event of a start, stop, resize or build, as the .../events streams send it
+ * (cgu_lab/controller/progress.py); `operation` is "status" when nothing is under way.
+ * @typedef {{
+ *   operation: string, percent: number, message: string, state: string, done: boolean,
+ *   ok?: boolean | null, url?: string | null
+ * }} ProgressEvent
+ */
+
+const csrf = document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
 
 export class ApiError extends Error {
+  /**
+   * @param {number} status
+   * @param {any} body the API's ErrorBody ({message, code}) or whatever else came back
+   */
   constructor(status, body) {
     super(body?.message || `request failed (${status})`);
     this.status = status;
@@ -11,13 +42,23 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Call the API; the answer's JSON, or an ApiError with the refusal's message.
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body] sent as JSON
+ * @returns {Promise<any>} callers say which schema they expect (see api-types.d.ts)
+ */
 export async function api(method, path, body) {
-  const init = { method, headers: { Accept: 'application/json' }, credentials: 'same-origin' };
+  /** @type {Record<string, string>} */
+  const headers = { Accept: 'application/json' };
+  /** @type {RequestInit} */
+  const init = { method, headers, credentials: 'same-origin' };
   if (method !== 'GET') {
-    init.headers['X-CSRF-Token'] = csrf;
+    headers['X-CSRF-Token'] = csrf;
   }
   if (body !== undefined) {
-    init.headers['Content-Type'] = 'application/json';
+    headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
   const response = await fetch(path, init);
@@ -39,6 +80,14 @@ export async function api(method, path, body) {
   return data;
 }
 
+/**
+ * An element with attributes (`onclick`-style keys add listeners, `dataset` fills
+ * data-*) and children; text is always a text node, never parsed as HTML.
+ * @param {string} tag
+ * @param {Record<string, any>} [attrs] null, undefined and false leave an attribute out
+ * @param {...any} children nodes, text, or (nested) lists of them; null and false are skipped
+ * @returns {HTMLElement}
+ */
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
@@ -58,12 +107,20 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/**
+ * @param {HTMLElement} tbody
+ * @param {Node[]} rows
+ * @param {string} emptyText shown in one row across `columns` when there are no rows
+ * @param {number} columns
+ */
 export function replaceRows(tbody, rows, emptyText, columns) {
-  tbody.replaceChildren(
-    ...(rows.length ? rows : [el('tr', {}, el('td', { colspan: columns }, emptyText))])
-  );
+  tbody.replaceChildren(...(rows.length ? rows : [el('tr', {}, el('td', { colspan: columns }, emptyText))]));
 }
 
+/**
+ * @param {string} message
+ * @param {string} [kind] info, error...: the status box's class
+ */
 export function showStatus(message, kind = 'info') {
   const box = document.getElementById('status');
   box.textContent = message;
@@ -71,6 +128,10 @@ export function showStatus(message, kind = 'info') {
   box.hidden = false;
 }
 
+/**
+ * @param {string} id the error box's id
+ * @param {{ message?: string } | string | null} error an Error (its message), or text; null hides the box
+ */
 export function showError(id, error) {
   const box = document.getElementById(id);
   if (!error) {
@@ -78,25 +139,33 @@ export function showError(id, error) {
     box.textContent = '';
     return;
   }
-  box.textContent = error.message || String(error);
+  box.textContent = (typeof error === 'object' && error.message) || String(error);
   box.hidden = false;
 }
 
+/** @param {number | null | undefined} bytes */
 export function formatMemory(bytes) {
   if (bytes === null || bytes === undefined) return 'no limit';
-  const units = [['TiB', 2 ** 40], ['GiB', 2 ** 30], ['MiB', 2 ** 20]];
+  /** @type {[string, number][]} */
+  const units = [
+    ['TiB', 2 ** 40],
+    ['GiB', 2 ** 30],
+    ['MiB', 2 ** 20]
+  ];
   for (const [unit, size] of units) {
     if (bytes >= size) return `${+(bytes / size).toPrecision(3)} ${unit}`;
   }
   return `${bytes} B`;
 }
 
+/** @param {number | null | undefined} milli thousandths of a CPU */
 export function formatCpu(milli) {
   if (milli === null || milli === undefined) return 'no limit';
   const cores = milli / 1000;
   return `${+cores.toPrecision(3)} CPU${cores === 1 ? '' : 's'}`;
 }
 
+/** @param {Record<string, number> | null | undefined} gpus a count per GPU type; null: any */
 export function formatGpus(gpus) {
   if (gpus === null || gpus === undefined) return 'any GPUs';
   const parts = Object.entries(gpus).map(([type, count]) => `${count}× ${type}`);
@@ -107,10 +176,15 @@ export function formatGpus(gpus) {
  * GPU limits as typed in a quota: "standard=1, premium=2". Empty means no GPU at all (a
  * type not listed allows none, as the README and core/quota.py say); "any" means no limit.
  */
+/**
+ * @param {string} text
+ * @returns {Record<string, number> | null}
+ */
 export function parseGpus(text) {
   const trimmed = text.trim();
   if (!trimmed) return {};
   if (trimmed.toLowerCase() === 'any') return null;
+  /** @type {Record<string, number>} */
   const result = {};
   for (const part of trimmed.split(',')) {
     const [type, count] = part.split('=').map(s => s.trim());
@@ -122,22 +196,37 @@ export function parseGpus(text) {
   return result;
 }
 
+/** @param {Record<string, number> | null | undefined} gpus */
 export function gpusText(gpus) {
   if (gpus === null || gpus === undefined) return 'any';
-  return Object.entries(gpus).map(([t, c]) => `${t}=${c}`).join(', ');
+  return Object.entries(gpus)
+    .map(([t, c]) => `${t}=${c}`)
+    .join(', ');
 }
 
+/** @param {string | null | undefined} value an ISO moment */
 export function formatDate(value) {
   if (!value) return '—';
   return new Date(value).toLocaleString();
 }
 
-/** "3 minutes ago", "2 days ago" (or "—" for never): how long since `value`. */
+/**
+ * "3 minutes ago", "2 days ago" (or "—" for never): how long since `value`.
+ * @param {string | null | undefined} value an ISO moment
+ * @param {string} [never]
+ */
 export function formatAgo(value, never = '—') {
   if (!value) return never;
   const seconds = Math.max(0, (Date.now() - new Date(value).getTime()) / 1000);
-  const steps = [[60, 'second', 1], [3600, 'minute', 60], [86400, 'hour', 3600], [86400 * 30, 'day', 86400],
-    [86400 * 365, 'month', 86400 * 30], [Infinity, 'year', 86400 * 365]];
+  /** @type {[number, string, number][]} limit, unit, its size, all in seconds */
+  const steps = [
+    [60, 'second', 1],
+    [3600, 'minute', 60],
+    [86400, 'hour', 3600],
+    [86400 * 30, 'day', 86400],
+    [86400 * 365, 'month', 86400 * 30],
+    [Infinity, 'year', 86400 * 365]
+  ];
   if (seconds < 45) return 'just now';
   for (const [limit, unit, size] of steps) {
     if (seconds < limit) {
@@ -151,8 +240,14 @@ export function formatAgo(value, never = '—') {
 const ISO_MOMENT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
 
 // Amounts the log keeps in base units, shown as people read them.
+/** @type {Record<string, (value: number) => string>} */
 const DETAIL_FORMATS = { memory: formatMemory, cpu_milli: formatCpu };
 
+/**
+ * @param {unknown} value
+ * @param {string} [key]
+ * @returns {string | Node | Node[]}
+ */
 function detailValue(value, key = '') {
   if (value === null || value === undefined) return el('span', { class: 'hint' }, 'none');
   if (typeof value === 'number' && DETAIL_FORMATS[key]) return DETAIL_FORMATS[key](value);
@@ -162,14 +257,23 @@ function detailValue(value, key = '') {
   }
   if (Array.isArray(value)) {
     if (!value.length) return el('span', { class: 'hint' }, 'none');
-    if (value.every(v => v === null || typeof v !== 'object')) return value.map(v => (v === null ? 'none' : String(v))).join(', ');
-    return el('ul', {}, value.map(v => el('li', {}, detailValue(v))));
+    if (value.every(v => v === null || typeof v !== 'object')) {
+      return value.map(v => (v === null ? 'none' : String(v))).join(', ');
+    }
+    return el(
+      'ul',
+      {},
+      value.map(v => el('li', {}, detailValue(v)))
+    );
   }
   if (typeof value === 'object') return renderDetails(value);
   return String(value);
 }
 
-/** A changed field as the log stores it, [old, new]: "old → new". */
+/**
+ * A changed field as the log stores it, [old, new]: "old → new".
+ * @param {unknown[]} pair
+ */
 function change(pair) {
   const [before, after] = pair.map(v => (v === null || v === '' ? 'none' : String(v)));
   return [el('span', { class: 'change-old' }, before), ' → ', el('span', {}, after)];
@@ -178,32 +282,46 @@ function change(pair) {
 /**
  * An audit event's details as a readable list (never raw JSON): one term per key,
  * lists joined, times in local time, a change ({"role": ["student", "ta"]}) as old → new.
+ * @param {unknown} details
+ * @returns {string | HTMLElement}
  */
 export function renderDetails(details) {
   if (!details || typeof details !== 'object') return details ? String(details) : '';
   const entries = Object.entries(details).filter(([, value]) => value !== null && value !== undefined);
   if (!entries.length) return '';
-  return el('dl', { class: 'details' }, entries.flatMap(([key, value]) => {
-    const label = key === 'cpu_milli' ? 'cpu' : key.replaceAll('_', ' ');
-    if (key === 'changes' && value && typeof value === 'object' && !Array.isArray(value)) {
-      return Object.entries(value).flatMap(([field, pair]) => [
-        el('dt', {}, field.replaceAll('_', ' ')),
-        el('dd', {}, Array.isArray(pair) && pair.length === 2 ? change(pair) : detailValue(pair))
-      ]);
-    }
-    return [el('dt', {}, label), el('dd', {}, detailValue(value, key))];
-  }));
+  return el(
+    'dl',
+    { class: 'details' },
+    entries.flatMap(([key, value]) => {
+      const label = key === 'cpu_milli' ? 'cpu' : key.replaceAll('_', ' ');
+      if (key === 'changes' && value && typeof value === 'object' && !Array.isArray(value)) {
+        return Object.entries(value).flatMap(([field, pair]) => [
+          el('dt', {}, field.replaceAll('_', ' ')),
+          el('dd', {}, Array.isArray(pair) && pair.length === 2 ? change(pair) : detailValue(pair))
+        ]);
+      }
+      return [el('dt', {}, label), el('dd', {}, detailValue(value, key))];
+    })
+  );
 }
 
-/** A <time> element: relative text, the exact moment as its title and datetime. */
+/**
+ * A <time> element: relative text, the exact moment as its title and datetime.
+ * @param {string | null | undefined} value an ISO moment
+ * @param {string} [never]
+ */
 export function timeAgo(value, never = 'never') {
   if (!value) return el('span', { class: 'hint' }, never);
   return el('time', { datetime: value, title: formatDate(value) }, formatAgo(value, never));
 }
 
+/**
+ * The budget a limits form asks for, as PUT .../quota takes it.
+ * @param {HTMLFormElement} form
+ */
 export function limitsFromForm(form) {
   const data = new FormData(form);
-  const value = name => (data.get(name) ?? '').toString().trim();
+  const value = (/** @type {string} */ name) => (data.get(name) ?? '').toString().trim();
   return {
     cpu: value('cpu') || null,
     memory: value('memory') || null,
@@ -212,13 +330,18 @@ export function limitsFromForm(form) {
   };
 }
 
+/**
+ * @param {LimitsForm} form
+ * @param {Limits | null | undefined} limits
+ */
 export function fillLimitsForm(form, limits) {
-  form.elements.cpu.value = limits?.cpu_milli != null ? limits.cpu_milli / 1000 : '';
+  form.elements.cpu.value = limits?.cpu_milli != null ? String(limits.cpu_milli / 1000) : '';
   form.elements.memory.value = limits?.memory != null ? formatMemory(limits.memory).replace(' ', '') : '';
   form.elements.gpus.value = gpusText(limits?.gpus);
-  form.elements.notebooks.value = limits?.notebooks ?? '';
+  form.elements.notebooks.value = String(limits?.notebooks ?? '');
 }
 
+/** @param {Limits | null | undefined} limits */
 export function describeLimits(limits) {
   if (!limits) return 'no budget';
   return [
@@ -229,11 +352,18 @@ export function describeLimits(limits) {
   ].join(' · ');
 }
 
+/** @param {Usage | null | undefined} usage */
 export function describeUsage(usage) {
   if (!usage) return '';
   return `${formatCpu(usage.cpu_milli)} · ${formatMemory(usage.memory)} · ${formatGpus(usage.gpus)} · ${usage.notebooks} running`;
 }
 
+/**
+ * One term and its description in a <dl>.
+ * @param {HTMLElement} dl
+ * @param {string} term
+ * @param {any} detail text or nodes, as `el` takes children
+ */
 export function fact(dl, term, detail) {
   dl.append(el('dt', {}, term), el('dd', {}, detail));
 }
@@ -245,24 +375,30 @@ export function fact(dl, term, detail) {
  */
 function enhanceNavMenus() {
   for (const menu of document.querySelectorAll('.nav-menu details')) {
+    if (!(menu instanceof HTMLDetailsElement)) continue;
     const summary = menu.querySelector('summary');
     menu.addEventListener('keydown', event => {
       if (event.key === 'Escape' && menu.open) {
         menu.open = false;
-        summary.focus();
+        summary?.focus();
       }
     });
     menu.addEventListener('focusout', event => {
-      if (menu.open && event.relatedTarget && !menu.contains(event.relatedTarget)) menu.open = false;
+      const next = event.relatedTarget;
+      if (menu.open && next instanceof Node && !menu.contains(next)) menu.open = false;
     });
     document.addEventListener('click', event => {
-      if (menu.open && !menu.contains(event.target)) menu.open = false;
+      if (menu.open && event.target instanceof Node && !menu.contains(event.target)) menu.open = false;
     });
   }
 }
 enhanceNavMenus();
 
-/** A dialog that resolves with the button value that closed it. */
+/**
+ * A dialog that resolves with the button value that closed it.
+ * @param {HTMLDialogElement} dialog
+ * @returns {Promise<string>}
+ */
 export function ask(dialog) {
   return new Promise(resolve => {
     dialog.addEventListener('close', () => resolve(dialog.returnValue), { once: true });

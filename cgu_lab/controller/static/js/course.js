@@ -1,15 +1,17 @@
+// @ts-check
 // The course page: a course's managers run it in tabs (course_members.js,
 // course_staff.js, course_work.js, course_live.js); its students get a
 // read-only view (course_student.js).
 import { showStatus } from './common.js';
 
-const root = document.getElementById('course-page');
-const group = root.dataset.group;
+const root = /** @type {HTMLElement} */ (document.getElementById('course-page'));
+const group = root.dataset.group ?? '';
+/** @type {import('./course_util.js').CourseContext} */
 const ctx = {
   group,
   base: `/api/groups/${encodeURIComponent(group)}`,
-  me: root.dataset.me,
-  myRole: root.dataset.myRole,
+  me: root.dataset.me ?? '',
+  myRole: root.dataset.myRole ?? '',
   isAdmin: root.dataset.admin === 'yes',
   listeners: [],
   /** Run every tab's reload after a change of the membership. */
@@ -18,8 +20,10 @@ const ctx = {
   }
 };
 
+/** @param {(tab: string | undefined) => void} onShow */
 function setupTabs(onShow) {
-  const tabs = [...document.querySelectorAll('.course-tabs [role="tab"]')];
+  const tabs = [.../** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('.course-tabs [role="tab"]'))];
+  /** @type {(tab: HTMLElement, focus?: boolean) => void} */
   const show = (tab, focus = false) => {
     for (const other of tabs) {
       const selected = other === tab;
@@ -34,7 +38,7 @@ function setupTabs(onShow) {
   tabs.forEach((tab, index) => {
     tab.addEventListener('click', () => show(tab));
     tab.addEventListener('keydown', event => {
-      const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+      const step = /** @type {Record<string, number>} */ ({ ArrowRight: 1, ArrowLeft: -1 })[event.key];
       if (step) {
         event.preventDefault();
         show(tabs[(index + step + tabs.length) % tabs.length], true);

@@ -1,9 +1,11 @@
+// @ts-check
 // The course page's Live tab: live views shown to the course, and the
 // students' notebooks running now, each with "Open read-only" (where its owner
 // shared it) and "End" (stops it; the controller records who did).
 import { api, el, replaceRows, showError, showStatus, formatDate, formatCpu, formatMemory } from './common.js';
 
 const REFRESH_MS = 15_000;
+/** @type {import('./course_util.js').CourseContext} */
 let ctx;
 let timer = null;
 
@@ -15,7 +17,10 @@ async function end(nb) {
   if (!confirm(`End ${nb.owner}'s notebook ${nb.notebook}? Its kernels stop; the files stay.`)) return;
   showError('live-error', null);
   try {
-    const result = await api('POST', `${ctx.base}/live/${encodeURIComponent(nb.owner)}/${encodeURIComponent(nb.notebook)}/end`);
+    const result = await api(
+      'POST',
+      `${ctx.base}/live/${encodeURIComponent(nb.owner)}/${encodeURIComponent(nb.notebook)}/end`
+    );
     showStatus(`${result.message}.`);
   } catch (error) {
     showError('live-error', error);
@@ -25,33 +30,79 @@ async function end(nb) {
 
 async function loadLive() {
   const live = await api('GET', `${ctx.base}/live`);
-  replaceRows(document.getElementById('live-views'), live.views.map(view => el('tr', {},
-    el('th', { scope: 'row' }, `${view.owner_display_name}'s ${view.notebook}`,
-      view.note ? el('div', { class: 'hint' }, view.note) : null),
-    el('td', {}, view.access === 'read' ? 'read-only' : 'editable'),
-    el('td', {}, view.expires_at ? formatDate(view.expires_at) : 'no end'),
-    el('td', { class: 'actions' }, view.running
-      ? el('a', { class: 'button', href: view.url, target: '_blank', rel: 'noopener' }, 'Open read-only')
-      : el('span', { class: 'hint' }, 'not running'))
-  )), 'No live view now.', 4);
-  replaceRows(document.getElementById('live-notebooks'), live.notebooks.map(nb => el('tr', { dataset: { live: `${nb.owner}/${nb.notebook}` } },
-    el('th', { scope: 'row' }, nb.owner, el('div', { class: 'hint' }, nb.owner_display_name)),
-    el('td', {}, nb.display_name, nb.display_name !== nb.notebook ? el('div', { class: 'hint' }, nb.notebook) : null),
-    el('td', {}, el('span', { class: `state state-${nb.state}` }, nb.state),
-      nb.started_at ? el('div', { class: 'hint' }, `since ${formatDate(nb.started_at)}`) : null),
-    el('td', { class: 'nowrap' }, nb.last_activity ? formatDate(nb.last_activity) : '—'),
-    el('td', { class: 'small' }, resources(nb)),
-    el('td', { class: 'actions' },
-      nb.url
-        ? el('a', { class: 'button', href: nb.url, target: '_blank', rel: 'noopener' }, nb.access === 'read' ? 'Open read-only' : 'Open (shared with you)')
-        : el('span', { class: 'hint' }, 'not shared with you'),
-      el('button', { type: 'button', class: 'danger', onclick: () => end(nb) }, 'End'))
-  )), 'No student notebook runs now.', 6);
+  replaceRows(
+    document.getElementById('live-views'),
+    live.views.map(view =>
+      el(
+        'tr',
+        {},
+        el(
+          'th',
+          { scope: 'row' },
+          `${view.owner_display_name}'s ${view.notebook}`,
+          view.note ? el('div', { class: 'hint' }, view.note) : null
+        ),
+        el('td', {}, view.access === 'read' ? 'read-only' : 'editable'),
+        el('td', {}, view.expires_at ? formatDate(view.expires_at) : 'no end'),
+        el(
+          'td',
+          { class: 'actions' },
+          view.running
+            ? el('a', { class: 'button', href: view.url, target: '_blank', rel: 'noopener' }, 'Open read-only')
+            : el('span', { class: 'hint' }, 'not running')
+        )
+      )
+    ),
+    'No live view now.',
+    4
+  );
+  replaceRows(
+    document.getElementById('live-notebooks'),
+    live.notebooks.map(nb =>
+      el(
+        'tr',
+        { dataset: { live: `${nb.owner}/${nb.notebook}` } },
+        el('th', { scope: 'row' }, nb.owner, el('div', { class: 'hint' }, nb.owner_display_name)),
+        el(
+          'td',
+          {},
+          nb.display_name,
+          nb.display_name !== nb.notebook ? el('div', { class: 'hint' }, nb.notebook) : null
+        ),
+        el(
+          'td',
+          {},
+          el('span', { class: `state state-${nb.state}` }, nb.state),
+          nb.started_at ? el('div', { class: 'hint' }, `since ${formatDate(nb.started_at)}`) : null
+        ),
+        el('td', { class: 'nowrap' }, nb.last_activity ? formatDate(nb.last_activity) : '—'),
+        el('td', { class: 'small' }, resources(nb)),
+        el(
+          'td',
+          { class: 'actions' },
+          nb.url
+            ? el(
+                'a',
+                { class: 'button', href: nb.url, target: '_blank', rel: 'noopener' },
+                nb.access === 'read' ? 'Open read-only' : 'Open (shared with you)'
+              )
+            : el('span', { class: 'hint' }, 'not shared with you'),
+          el('button', { type: 'button', class: 'danger', onclick: () => end(nb) }, 'End')
+        )
+      )
+    ),
+    'No student notebook runs now.',
+    6
+  );
 }
 
+/** @param {import('./course_util.js').CourseContext} context */
 export function init(context) {
   ctx = context;
-  const form = document.getElementById('broadcast-form');
+  const form =
+    /** @type {import('./common.js').FormWith<{ notebook: HTMLSelectElement, minutes: HTMLInputElement }>} */ (
+      document.getElementById('broadcast-form')
+    );
   form.addEventListener('submit', async event => {
     event.preventDefault();
     showError('broadcast-error', null);
@@ -61,19 +112,30 @@ export function init(context) {
       return;
     }
     try {
-      const share = await api('POST', `/api/notebooks/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/broadcast`, {
-        group: ctx.group, minutes: Number(form.elements.minutes.value)
-      });
+      const share = await api(
+        'POST',
+        `/api/notebooks/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/broadcast`,
+        {
+          group: ctx.group,
+          minutes: Number(form.elements.minutes.value)
+        }
+      );
       showStatus(`Live view started until ${formatDate(share.expires_at)}; the class finds it in its Course panel.`);
       loadLive();
     } catch (error) {
       showError('broadcast-error', error);
     }
   });
-  document.getElementById('live-refresh').addEventListener('click', () => loadLive().catch(error => showError('live-error', error)));
-  api('GET', `/api/notebooks?owner=${encodeURIComponent(ctx.me)}`).then(notebooks => {
-    form.elements.notebook.replaceChildren(...notebooks.map(nb => el('option', { value: `${nb.owner}/${nb.name}` }, nb.name)));
-  }).catch(error => showError('broadcast-error', error));
+  document
+    .getElementById('live-refresh')
+    .addEventListener('click', () => loadLive().catch(error => showError('live-error', error)));
+  api('GET', `/api/notebooks?owner=${encodeURIComponent(ctx.me)}`)
+    .then(notebooks => {
+      form.elements.notebook.replaceChildren(
+        ...notebooks.map(nb => el('option', { value: `${nb.owner}/${nb.name}` }, nb.name))
+      );
+    })
+    .catch(error => showError('broadcast-error', error));
   loadLive().catch(error => showError('live-error', error));
   return {
     /** Refresh every few seconds while the tab shows. */

@@ -1,3 +1,4 @@
+// @ts-check
 // The course page's Members tab: the class list with last log-ins, adding and
 // removing members, pending invitations, and enrolling a class from CSV (the
 // one-time passwords shown once and offered as a CSV download; a refused file
@@ -5,6 +6,7 @@
 import { api, el, replaceRows, showError, showStatus, formatDate } from './common.js';
 import { info, roleInCourse, csvField, download } from './course_util.js';
 
+/** @type {import('./course_util.js').CourseContext} */
 let ctx;
 let lastPasswords = [];
 
@@ -21,27 +23,51 @@ async function lastActive() {
 
 async function loadMembers() {
   const [members, active] = await Promise.all([api('GET', `${ctx.base}/members`), lastActive()]);
-  replaceRows(document.getElementById('members'), members.map(member => el('tr', { dataset: { member: member.name } },
-    el('th', { scope: 'row' }, member.name, el('div', { class: 'hint' }, member.display_name)),
-    el('td', {}, roleInCourse(member)),
-    el('td', { class: 'nowrap' }, active.get(member.name) ? formatDate(active.get(member.name)) : 'never'),
-    el('td', { class: 'actions' },
-      (member.role === 'student' && !member.manager) || ctx.isAdmin
-        ? el('button', { type: 'button', class: 'danger', onclick: () => removeMember(member.name) }, 'Remove')
-        : null)
-  )), 'Nobody is in this course yet.', 4);
+  replaceRows(
+    document.getElementById('members'),
+    members.map(member =>
+      el(
+        'tr',
+        { dataset: { member: member.name } },
+        el('th', { scope: 'row' }, member.name, el('div', { class: 'hint' }, member.display_name)),
+        el('td', {}, roleInCourse(member)),
+        el('td', { class: 'nowrap' }, active.get(member.name) ? formatDate(active.get(member.name)) : 'never'),
+        el(
+          'td',
+          { class: 'actions' },
+          (member.role === 'student' && !member.manager) || ctx.isAdmin
+            ? el('button', { type: 'button', class: 'danger', onclick: () => removeMember(member.name) }, 'Remove')
+            : null
+        )
+      )
+    ),
+    'Nobody is in this course yet.',
+    4
+  );
   await loadInvitations();
 }
 
 async function loadInvitations() {
   const pending = await api('GET', `${ctx.base}/invitations`);
-  replaceRows(document.getElementById('invitations'), pending.map(invitation => el('tr', { dataset: { invitation: invitation.user } },
-    el('th', { scope: 'row' }, invitation.user, el('div', { class: 'hint' }, invitation.display_name)),
-    el('td', {}, invitation.manager ? 'TA' : 'member'),
-    el('td', {}, `${formatDate(invitation.created_at)} by ${invitation.invited_by}`),
-    el('td', { class: 'actions' },
-      el('button', { type: 'button', class: 'danger', onclick: () => withdraw(invitation.user) }, 'Withdraw'))
-  )), 'No pending invitation.', 4);
+  replaceRows(
+    document.getElementById('invitations'),
+    pending.map(invitation =>
+      el(
+        'tr',
+        { dataset: { invitation: invitation.user } },
+        el('th', { scope: 'row' }, invitation.user, el('div', { class: 'hint' }, invitation.display_name)),
+        el('td', {}, invitation.manager ? 'TA' : 'member'),
+        el('td', {}, `${formatDate(invitation.created_at)} by ${invitation.invited_by}`),
+        el(
+          'td',
+          { class: 'actions' },
+          el('button', { type: 'button', class: 'danger', onclick: () => withdraw(invitation.user) }, 'Withdraw')
+        )
+      )
+    ),
+    'No pending invitation.',
+    4
+  );
 }
 
 async function removeMember(user) {
@@ -78,8 +104,16 @@ function showImportErrors(error) {
   if (error.body?.code === 'invalid_roster' && Array.isArray(lines)) {
     document.getElementById('import-errors-title').textContent =
       `Nothing was imported: ${lines.length} problem${lines.length === 1 ? '' : 's'} in the file. Fix ${lines.length === 1 ? 'it' : 'them'} and import the file again.`;
-    list.replaceChildren(...lines.map(problem => el('li', { dataset: { line: problem.line ?? '' } },
-      problem.line == null ? el('strong', {}, 'Whole file: ') : el('strong', {}, `Line ${problem.line}: `), problem.reason)));
+    list.replaceChildren(
+      ...lines.map(problem =>
+        el(
+          'li',
+          { dataset: { line: problem.line ?? '' } },
+          problem.line == null ? el('strong', {}, 'Whole file: ') : el('strong', {}, `Line ${problem.line}: `),
+          problem.reason
+        )
+      )
+    );
   } else {
     document.getElementById('import-errors-title').textContent = `Nothing was imported: ${error.message}`;
     list.replaceChildren();
@@ -92,9 +126,19 @@ function showImported(result) {
   const created = result.created ?? [];
   const invited = result.invited ?? [];
   lastPasswords = created.filter(c => c.one_time_password);
-  replaceRows(document.getElementById('import-created'), created.map(c => el('tr', {},
-    el('td', {}, c.name),
-    el('td', {}, c.one_time_password ? el('code', {}, c.one_time_password) : '(from the file)'))), 'No new account.', 2);
+  replaceRows(
+    document.getElementById('import-created'),
+    created.map(c =>
+      el(
+        'tr',
+        {},
+        el('td', {}, c.name),
+        el('td', {}, c.one_time_password ? el('code', {}, c.one_time_password) : '(from the file)')
+      )
+    ),
+    'No new account.',
+    2
+  );
   document.getElementById('import-created-box').hidden = !created.length;
   document.getElementById('download-passwords').hidden = !lastPasswords.length;
   document.getElementById('import-invited').replaceChildren(...invited.map(name => el('li', {}, name)));
@@ -105,10 +149,13 @@ function showImported(result) {
   document.getElementById('import-result').hidden = false;
 }
 
+/** @param {import('./course_util.js').CourseContext} context */
 export function init(context) {
   ctx = context;
   ctx.listeners.push(loadMembers);
-  const memberForm = document.getElementById('member-form');
+  const memberForm = /** @type {import('./common.js').FormWith<{ user: HTMLInputElement }>} */ (
+    document.getElementById('member-form')
+  );
   memberForm.addEventListener('submit', async event => {
     event.preventDefault();
     showError('member-error', null);
@@ -124,14 +171,17 @@ export function init(context) {
     }
   });
 
-  const importForm = document.getElementById('import-form');
+  const importForm =
+    /** @type {import('./common.js').FormWith<{ file: HTMLInputElement, text: HTMLTextAreaElement }>} */ (
+      document.getElementById('import-form')
+    );
   importForm.addEventListener('submit', async event => {
     event.preventDefault();
     showImportErrors(null);
     document.getElementById('import-result').hidden = true;
     const file = importForm.elements.file.files[0];
     const csv = file ? await file.text() : importForm.elements.text.value;
-    const button = importForm.querySelector('button[type="submit"]');
+    const button = /** @type {HTMLButtonElement} */ (importForm.querySelector('button[type="submit"]'));
     button.disabled = true;
     try {
       showImported(await api('POST', `${ctx.base}/import`, { csv }));

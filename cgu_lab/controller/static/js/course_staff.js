@@ -1,12 +1,24 @@
+// @ts-check
 // The course page's TAs tab (who helps run the course) and Quotas tab (the
 // course's budget, used against allowed, and each student's quota, edited in
 // the shared quota dialog of _limits_dialog.html).
 import {
-  api, el, replaceRows, showError, showStatus, ask, describeLimits, describeUsage,
-  fillLimitsForm, limitsFromForm, formatCpu, formatMemory
+  api,
+  el,
+  replaceRows,
+  showError,
+  showStatus,
+  ask,
+  describeLimits,
+  describeUsage,
+  fillLimitsForm,
+  limitsFromForm,
+  formatCpu,
+  formatMemory
 } from './common.js';
 import { info } from './course_util.js';
 
+/** @type {import('./course_util.js').CourseContext} */
 let ctx;
 
 // -- TAs ---------------------------------------------------------------------------
@@ -16,16 +28,28 @@ function mayDemote(member) {
 }
 
 async function setManager(user, manager) {
-  if (!manager && !confirm(user === ctx.me
-    ? `Stop managing ${ctx.group}? Only another manager of the course or an administrator can make you one again.`
-    : `Stop ${user} managing ${ctx.group}? They stay a member.`)) return;
+  if (
+    !manager &&
+    !confirm(
+      user === ctx.me
+        ? `Stop managing ${ctx.group}? Only another manager of the course or an administrator can make you one again.`
+        : `Stop ${user} managing ${ctx.group}? They stay a member.`
+    )
+  ) {
+    return;
+  }
   showError('ta-error', null);
   info('ta-info', null);
   try {
     const result = await api('PUT', `${ctx.base}/members/${encodeURIComponent(user)}`, { manager });
-    info('ta-info', result?.code === 'invited'
-      ? `${result.message}. They appear here as TA once they accept.`
-      : manager ? `${user} is now a TA of ${ctx.group}.` : `${user} no longer manages ${ctx.group}; they stay a member.`);
+    info(
+      'ta-info',
+      result?.code === 'invited'
+        ? `${result.message}. They appear here as TA once they accept.`
+        : manager
+          ? `${user} is now a TA of ${ctx.group}.`
+          : `${user} no longer manages ${ctx.group}; they stay a member.`
+    );
   } catch (error) {
     showError('ta-error', error);
   }
@@ -38,25 +62,40 @@ async function loadTas() {
     api('GET', `${ctx.base}/invitations`)
   ]);
   const staff = members.filter(m => m.manager || m.role !== 'student');
-  const rows = staff.map(member => el('tr', { dataset: { ta: member.name } },
-    el('th', { scope: 'row' }, member.name, el('div', { class: 'hint' }, member.display_name)),
-    el('td', {}, member.role),
-    el('td', {}, member.manager ? (member.role === 'teacher' ? 'teacher' : 'TA') : 'member, not a TA'),
-    el('td', { class: 'actions' },
-      member.manager && mayDemote(member)
-        ? el('button', { type: 'button', onclick: () => setManager(member.name, false) },
-            member.name === ctx.me ? 'Step down' : 'Demote')
-        : null,
-      !member.manager
-        ? el('button', { type: 'button', onclick: () => setManager(member.name, true) }, 'Make TA')
-        : null)
-  ));
+  const rows = staff.map(member =>
+    el(
+      'tr',
+      { dataset: { ta: member.name } },
+      el('th', { scope: 'row' }, member.name, el('div', { class: 'hint' }, member.display_name)),
+      el('td', {}, member.role),
+      el('td', {}, member.manager ? (member.role === 'teacher' ? 'teacher' : 'TA') : 'member, not a TA'),
+      el(
+        'td',
+        { class: 'actions' },
+        member.manager && mayDemote(member)
+          ? el(
+              'button',
+              { type: 'button', onclick: () => setManager(member.name, false) },
+              member.name === ctx.me ? 'Step down' : 'Demote'
+            )
+          : null,
+        !member.manager
+          ? el('button', { type: 'button', onclick: () => setManager(member.name, true) }, 'Make TA')
+          : null
+      )
+    )
+  );
   for (const invitation of invitations.filter(i => i.manager)) {
-    rows.push(el('tr', { dataset: { ta: invitation.user } },
-      el('th', { scope: 'row' }, invitation.user, el('div', { class: 'hint' }, invitation.display_name)),
-      el('td', {}, '—'),
-      el('td', {}, 'invited as TA; waits for their answer'),
-      el('td', {})));
+    rows.push(
+      el(
+        'tr',
+        { dataset: { ta: invitation.user } },
+        el('th', { scope: 'row' }, invitation.user, el('div', { class: 'hint' }, invitation.display_name)),
+        el('td', {}, '—'),
+        el('td', {}, 'invited as TA; waits for their answer'),
+        el('td', {})
+      )
+    );
   }
   replaceRows(document.getElementById('tas'), rows, 'Nobody besides the students.', 4);
 }
@@ -70,8 +109,13 @@ function gpuText(gpus) {
 }
 
 function budgetRow(label, used, allowed, over) {
-  return el('tr', {}, el('th', { scope: 'row' }, label),
-    el('td', { class: over ? 'over' : '' }, used), el('td', {}, allowed));
+  return el(
+    'tr',
+    {},
+    el('th', { scope: 'row' }, label),
+    el('td', { class: over ? 'over' : '' }, used),
+    el('td', {}, allowed)
+  );
 }
 
 async function loadBudget() {
@@ -80,20 +124,48 @@ async function loadBudget() {
   const used = quota.usage;
   const cap = (value, max) => max != null && value > max;
   const gpusUsed = Object.values(used.gpus).reduce((a, b) => a + b, 0);
-  replaceRows(document.getElementById('budget'), [
-    budgetRow('CPUs', formatCpu(used.cpu_milli), limits ? formatCpu(limits.cpu_milli) : 'no budget', cap(used.cpu_milli, limits?.cpu_milli)),
-    budgetRow('Memory', formatMemory(used.memory), limits ? formatMemory(limits.memory) : 'no budget', cap(used.memory, limits?.memory)),
-    budgetRow('GPUs', gpusUsed ? gpuText(used.gpus) : 'none', limits ? gpuText(limits.gpus) : 'no budget', false),
-    budgetRow('Running notebooks', String(used.notebooks), limits ? (limits.notebooks ?? 'any number') : 'no budget', cap(used.notebooks, limits?.notebooks))
-  ], '', 3);
+  replaceRows(
+    document.getElementById('budget'),
+    [
+      budgetRow(
+        'CPUs',
+        formatCpu(used.cpu_milli),
+        limits ? formatCpu(limits.cpu_milli) : 'no budget',
+        cap(used.cpu_milli, limits?.cpu_milli)
+      ),
+      budgetRow(
+        'Memory',
+        formatMemory(used.memory),
+        limits ? formatMemory(limits.memory) : 'no budget',
+        cap(used.memory, limits?.memory)
+      ),
+      budgetRow('GPUs', gpusUsed ? gpuText(used.gpus) : 'none', limits ? gpuText(limits.gpus) : 'no budget', false),
+      budgetRow(
+        'Running notebooks',
+        String(used.notebooks),
+        limits ? (limits.notebooks ?? 'any number') : 'no budget',
+        cap(used.notebooks, limits?.notebooks)
+      )
+    ],
+    '',
+    3
+  );
   document.getElementById('budget-hint').textContent = limits
     ? 'The budget caps what notebooks charged to this course hold together, and the quotas you give its students.'
-    : 'This course has no budget: students\' quotas you set are capped by the platform default. Administrators set budgets.';
+    : "This course has no budget: students' quotas you set are capped by the platform default. Administrators set budgets.";
 }
 
+/**
+ * The shared quota dialog (_limits_dialog.html); true once saved or reset.
+ * @param {string} title
+ * @param {string} resetLabel
+ * @param {import('./common.js').Limits | null} current
+ * @param {(limits: ReturnType<typeof limitsFromForm>) => Promise<unknown>} save
+ * @param {() => Promise<unknown>} reset
+ */
 async function editLimits(title, resetLabel, current, save, reset) {
-  const dialog = document.getElementById('quota-dialog');
-  const form = document.getElementById('quota-form');
+  const dialog = /** @type {HTMLDialogElement} */ (document.getElementById('quota-dialog'));
+  const form = /** @type {import('./common.js').LimitsForm} */ (document.getElementById('quota-form'));
   document.getElementById('quota-title').textContent = title;
   const resetButton = document.getElementById('quota-reset');
   resetButton.textContent = resetLabel;
@@ -115,34 +187,61 @@ async function editLimits(title, resetLabel, current, save, reset) {
 
 async function loadQuotas() {
   const members = (await api('GET', `${ctx.base}/members`)).filter(m => m.role === 'student' && !m.manager);
-  const quotas = await Promise.all(members.map(m =>
-    api('GET', `/api/users/${encodeURIComponent(m.name)}/quota`).catch(error => ({ error }))));
-  replaceRows(document.getElementById('quotas'), members.map((member, index) => {
-    const quota = quotas[index];
-    const path = `/api/users/${encodeURIComponent(member.name)}/quota`;
-    return el('tr', { dataset: { quota: member.name } },
-      el('th', { scope: 'row' }, member.name, el('div', { class: 'hint' }, member.display_name)),
-      el('td', {}, quota.error ? '—' : quota.source === 'user' ? 'their own' : 'platform default'),
-      el('td', { class: 'small' }, quota.error ? quota.error.message : describeUsage(quota.usage)),
-      el('td', { class: 'small' }, quota.error ? '' : describeLimits(quota.limits)),
-      el('td', { class: 'actions' }, quota.error ? null : el('button', {
-        type: 'button',
-        onclick: async () => {
-          const changed = await editLimits(`Quota of ${member.name}`, 'Back to the default', quota.limits,
-            limits => api('PUT', path, limits), () => api('DELETE', path));
-          if (changed) {
-            showStatus(`The quota of ${member.name} was saved.`);
-            loadQuotas();
-          }
-        }
-      }, 'Set quota')));
-  }), 'No students yet.', 5);
+  const quotas = await Promise.all(
+    members.map(m => api('GET', `/api/users/${encodeURIComponent(m.name)}/quota`).catch(error => ({ error })))
+  );
+  replaceRows(
+    document.getElementById('quotas'),
+    members.map((member, index) => {
+      const quota = quotas[index];
+      const path = `/api/users/${encodeURIComponent(member.name)}/quota`;
+      return el(
+        'tr',
+        { dataset: { quota: member.name } },
+        el('th', { scope: 'row' }, member.name, el('div', { class: 'hint' }, member.display_name)),
+        el('td', {}, quota.error ? '—' : quota.source === 'user' ? 'their own' : 'platform default'),
+        el('td', { class: 'small' }, quota.error ? quota.error.message : describeUsage(quota.usage)),
+        el('td', { class: 'small' }, quota.error ? '' : describeLimits(quota.limits)),
+        el(
+          'td',
+          { class: 'actions' },
+          quota.error
+            ? null
+            : el(
+                'button',
+                {
+                  type: 'button',
+                  onclick: async () => {
+                    const changed = await editLimits(
+                      `Quota of ${member.name}`,
+                      'Back to the default',
+                      quota.limits,
+                      limits => api('PUT', path, limits),
+                      () => api('DELETE', path)
+                    );
+                    if (changed) {
+                      showStatus(`The quota of ${member.name} was saved.`);
+                      loadQuotas();
+                    }
+                  }
+                },
+                'Set quota'
+              )
+        )
+      );
+    }),
+    'No students yet.',
+    5
+  );
 }
 
+/** @param {import('./course_util.js').CourseContext} context */
 export function init(context) {
   ctx = context;
   ctx.listeners.push(loadTas, loadQuotas);
-  const form = document.getElementById('ta-form');
+  const form = /** @type {import('./common.js').FormWith<{ user: HTMLInputElement }>} */ (
+    document.getElementById('ta-form')
+  );
   form.addEventListener('submit', async event => {
     event.preventDefault();
     await setManager(form.elements.user.value.trim(), true);
@@ -150,8 +249,13 @@ export function init(context) {
   });
   document.getElementById('edit-budget')?.addEventListener('click', async () => {
     const quota = await api('GET', `${ctx.base}/quota`);
-    const changed = await editLimits(`Budget of ${ctx.group}`, 'No budget', quota.limits,
-      limits => api('PUT', `${ctx.base}/quota`, limits), () => api('DELETE', `${ctx.base}/quota`));
+    const changed = await editLimits(
+      `Budget of ${ctx.group}`,
+      'No budget',
+      quota.limits,
+      limits => api('PUT', `${ctx.base}/quota`, limits),
+      () => api('DELETE', `${ctx.base}/quota`)
+    );
     if (changed) loadBudget();
   });
   const fail = error => showStatus(error.message, 'error');

@@ -1,4 +1,14 @@
+// @ts-check
 // Small helpers shared by the course page's tabs.
+
+/**
+ * What course.js hands every tab: the course, the signed-in member, and `changed()`,
+ * which runs every tab's `listeners` after the membership changed.
+ * @typedef {{
+ *   group: string, base: string, me: string, myRole: string, isAdmin: boolean,
+ *   listeners: (() => unknown)[], changed(): void
+ * }} CourseContext
+ */
 
 /** Show an informational line in the box `id` (a role=status paragraph), or hide it. */
 export function info(id, text) {

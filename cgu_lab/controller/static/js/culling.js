@@ -1,9 +1,19 @@
+// @ts-check
 // Idle culler (admins): the platform's policy and each group's own.
 import { api, el, replaceRows, showStatus, showError, ask } from './common.js';
 
-const policyForm = document.getElementById('policy-form');
-const groupDialog = document.getElementById('group-dialog');
-const groupForm = document.getElementById('group-form');
+/** @typedef {import('./api-types').components['schemas']['CullPolicyOut']} CullPolicyOut */
+/**
+ * The platform's policy form and the group dialog's, alike.
+ * @typedef {import('./common.js').FormWith<{
+ *   enabled: HTMLInputElement, idle_minutes: HTMLInputElement, warn_minutes: HTMLInputElement,
+ *   gpu_idle_percent: HTMLInputElement, max_lifetime_hours: HTMLInputElement
+ * }>} PolicyForm
+ */
+
+const policyForm = /** @type {PolicyForm} */ (document.getElementById('policy-form'));
+const groupDialog = /** @type {HTMLDialogElement} */ (document.getElementById('group-dialog'));
+const groupForm = /** @type {PolicyForm} */ (document.getElementById('group-form'));
 const tbody = document.getElementById('group-policies');
 let platform = null;
 
@@ -11,18 +21,23 @@ function number(value) {
   return +Number(value).toFixed(2);
 }
 
+/**
+ * @param {PolicyForm} form
+ * @param {CullPolicyOut} policy
+ */
 function fillForm(form, policy) {
   const f = form.elements;
   f.enabled.checked = policy.enabled;
-  f.idle_minutes.value = policy.idle_minutes;
-  f.warn_minutes.value = policy.warn_minutes;
-  f.gpu_idle_percent.value = policy.gpu_idle_percent ?? '';
-  f.max_lifetime_hours.value = policy.max_lifetime_hours ?? '';
+  f.idle_minutes.value = String(policy.idle_minutes);
+  f.warn_minutes.value = String(policy.warn_minutes);
+  f.gpu_idle_percent.value = String(policy.gpu_idle_percent ?? '');
+  f.max_lifetime_hours.value = String(policy.max_lifetime_hours ?? '');
 }
 
+/** @param {PolicyForm} form */
 function policyFromForm(form) {
   const f = form.elements;
-  const optional = input => (input.value.trim() === '' ? null : Number(input.value));
+  const optional = (/** @type {HTMLInputElement} */ input) => (input.value.trim() === '' ? null : Number(input.value));
   return {
     enabled: f.enabled.checked,
     idle_minutes: Number(f.idle_minutes.value),
@@ -80,15 +95,45 @@ async function groupRow(group) {
   } else {
     summary = [el('span', { class: 'badge' }, 'own policy'), ' ', describe(policy)];
   }
-  return el('tr', { dataset: { group: group.name } },
-    el('th', { scope: 'row' }, group.name, el('div', { class: 'hint' }, group.display_name !== group.name ? group.display_name : null)),
+  return el(
+    'tr',
+    { dataset: { group: group.name } },
+    el(
+      'th',
+      { scope: 'row' },
+      group.name,
+      el('div', { class: 'hint' }, group.display_name !== group.name ? group.display_name : null)
+    ),
     el('td', { class: 'small' }, summary),
-    el('td', {}, el('div', { class: 'row-actions' },
-      el('button', { type: 'button', onclick: () => editGroup(group, policy), 'aria-label': `Set the idle policy of ${group.name}` },
-        policy.inherited ? 'Set own policy' : 'Edit'),
-      policy.inherited ? null : el('button', {
-        type: 'button', onclick: () => inherit(group), 'aria-label': `${group.name}: use the platform policy`
-      }, 'Use platform policy'))));
+    el(
+      'td',
+      {},
+      el(
+        'div',
+        { class: 'row-actions' },
+        el(
+          'button',
+          {
+            type: 'button',
+            onclick: () => editGroup(group, policy),
+            'aria-label': `Set the idle policy of ${group.name}`
+          },
+          policy.inherited ? 'Set own policy' : 'Edit'
+        ),
+        policy.inherited
+          ? null
+          : el(
+              'button',
+              {
+                type: 'button',
+                onclick: () => inherit(group),
+                'aria-label': `${group.name}: use the platform policy`
+              },
+              'Use platform policy'
+            )
+      )
+    )
+  );
 }
 
 async function loadGroups() {
@@ -111,9 +156,11 @@ policyForm.addEventListener('submit', async event => {
   try {
     platform = await api('PUT', '/api/culling/policy', policyFromForm(policyForm));
     fillForm(policyForm, platform);
-    showStatus(platform.enabled
-      ? `The platform policy was saved: ${describe(platform)}.`
-      : 'The platform policy was saved: idle notebooks are not stopped.');
+    showStatus(
+      platform.enabled
+        ? `The platform policy was saved: ${describe(platform)}.`
+        : 'The platform policy was saved: idle notebooks are not stopped.'
+    );
     loadGroups();
   } catch (error) {
     showError('policy-error', error);

@@ -1,19 +1,38 @@
+// @ts-check
 // GPUs (admins): the GPU types on offer, and the devices they are placed on.
 import { api, el, replaceRows, showStatus, showError, formatMemory, ask } from './common.js';
 
 const typesBody = document.getElementById('gpu-types');
 const devicesBody = document.getElementById('devices');
-const typeDialog = document.getElementById('type-dialog');
-const typeForm = document.getElementById('type-form');
-const deviceForm = document.getElementById('device-form');
+/**
+ * @typedef {import('./common.js').FormWith<Record<
+ *   'name' | 'display_name' | 'description' | 'resource_name' | 'share' | 'fraction' | 'mig_profile' | 'models'
+ *   | 'node_selector', HTMLInputElement
+ * >>} TypeForm
+ */
+/**
+ * @typedef {import('./common.js').FormWith<Record<
+ *   'device_id' | 'node' | 'model' | 'memory' | 'mig_profile' | 'index', HTMLInputElement
+ * >>} DeviceForm
+ */
+/** @typedef {import('./api-types').components['schemas']['GpuTypeOut']} GpuTypeOut */
+
+const typeDialog = /** @type {HTMLDialogElement} */ (document.getElementById('type-dialog'));
+const typeForm = /** @type {TypeForm} */ (document.getElementById('type-form'));
+const deviceForm = /** @type {DeviceForm} */ (document.getElementById('device-form'));
 
 function selectorText(selector) {
-  return Object.entries(selector || {}).map(([key, value]) => `${key}=${value}`).join(', ');
+  return Object.entries(selector || {})
+    .map(([key, value]) => `${key}=${value}`)
+    .join(', ');
 }
 
 function parseSelector(text) {
   const result = {};
-  for (const part of text.split(',').map(s => s.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map(s => s.trim())
+    .filter(Boolean)) {
     const at = part.indexOf('=');
     const key = at > 0 ? part.slice(0, at).trim() : '';
     if (!key) throw new Error(`write the node selector as key=value, separated by commas (not "${part}")`);
@@ -29,6 +48,7 @@ function kindOf(type) {
   return 'whole GPU';
 }
 
+/** @param {GpuTypeOut | null} type null: a new one */
 function fillTypeForm(type) {
   const f = typeForm.elements;
   f.name.value = type?.name ?? '';
@@ -39,14 +59,18 @@ function fillTypeForm(type) {
   f.display_name.value = type?.display_name ?? '';
   f.description.value = type?.description ?? '';
   f.resource_name.value = type?.resource_name ?? 'nvidia.com/gpu';
-  f.share.value = type?.share ?? 1;
-  f.fraction.value = type?.fraction ?? 1;
+  f.share.value = String(type?.share ?? 1);
+  f.fraction.value = String(type?.fraction ?? 1);
   f.mig_profile.value = type?.mig_profile ?? '';
   f.models.value = (type?.models ?? []).join(', ');
   f.node_selector.value = selectorText(type?.node_selector);
 }
 
 /** The NVIDIA resource a type of this kind asks for (the server refuses a mismatch). */
+/**
+ * @param {number} share
+ * @param {string} migProfile
+ */
 function suggestedResource(share, migProfile) {
   const profile = migProfile.trim().toLowerCase();
   if (profile) return `nvidia.com/mig-${profile}`;
@@ -63,7 +87,9 @@ function followKind() {
   if (f.mig_profile.value.trim() && shared && current.endsWith('.shared')) wanted += '.shared';
   f.resource_name.value = wanted;
 }
-for (const field of ['share', 'mig_profile']) typeForm.elements[field].addEventListener('input', followKind);
+for (const field of /** @type {const} */ (['share', 'mig_profile'])) {
+  typeForm.elements[field].addEventListener('input', followKind);
+}
 
 function typeFromForm() {
   const f = typeForm.elements;
@@ -74,11 +100,15 @@ function typeFromForm() {
     share: Number(f.share.value),
     fraction: Number(f.fraction.value),
     mig_profile: f.mig_profile.value.trim(),
-    models: f.models.value.split(',').map(s => s.trim()).filter(Boolean),
+    models: f.models.value
+      .split(',')
+      .map(s => s.trim())
+      .filter(Boolean),
     node_selector: parseSelector(f.node_selector.value)
   };
 }
 
+/** @param {GpuTypeOut | null} type null: a new one */
 async function editType(type) {
   fillTypeForm(type);
   document.getElementById('type-title').textContent = type ? `Edit GPU type ${type.name}` : 'New GPU type';
@@ -120,11 +150,17 @@ async function removeDevice(device) {
 }
 
 function typeRow(type) {
-  return el('tr', { dataset: { type: type.name } },
-    el('th', { scope: 'row' }, type.name,
+  return el(
+    'tr',
+    { dataset: { type: type.name } },
+    el(
+      'th',
+      { scope: 'row' },
+      type.name,
       el('div', { class: 'hint' }, type.display_name !== type.name ? type.display_name : null),
       el('div', { class: 'hint' }, type.description || null),
-      el('span', { class: 'badge' }, kindOf(type))),
+      el('span', { class: 'badge' }, kindOf(type))
+    ),
     el('td', {}, el('code', {}, type.resource_name)),
     el('td', { class: 'num' }, type.share),
     el('td', { class: 'num' }, type.fraction),
@@ -132,13 +168,27 @@ function typeRow(type) {
     el('td', {}, type.models.join(', ') || 'any'),
     el('td', {}, selectorText(type.node_selector) || '—'),
     el('td', { class: 'num' }, type.capacity),
-    el('td', {}, el('div', { class: 'row-actions' },
-      el('button', { type: 'button', onclick: () => editType(type), 'aria-label': `Edit ${type.name}` }, 'Edit'),
-      el('button', { type: 'button', class: 'danger', onclick: () => deleteType(type), 'aria-label': `Delete ${type.name}` }, 'Delete'))));
+    el(
+      'td',
+      {},
+      el(
+        'div',
+        { class: 'row-actions' },
+        el('button', { type: 'button', onclick: () => editType(type), 'aria-label': `Edit ${type.name}` }, 'Edit'),
+        el(
+          'button',
+          { type: 'button', class: 'danger', onclick: () => deleteType(type), 'aria-label': `Delete ${type.name}` },
+          'Delete'
+        )
+      )
+    )
+  );
 }
 
 function deviceRow(device) {
-  return el('tr', { dataset: { device: device.device_id } },
+  return el(
+    'tr',
+    { dataset: { device: device.device_id } },
     el('th', { scope: 'row' }, el('code', {}, device.device_id), el('div', { class: 'hint' }, `index ${device.index}`)),
     el('td', {}, device.node),
     el('td', {}, device.model || '—'),
@@ -146,9 +196,23 @@ function deviceRow(device) {
     el('td', {}, device.mig_profile || '—'),
     el('td', {}, device.declared ? el('span', { class: 'badge' }, 'declared') : 'found'),
     el('td', {}, device.holders.length ? device.holders.join(', ') : el('span', { class: 'hint' }, 'free')),
-    el('td', {}, device.declared
-      ? el('button', { type: 'button', class: 'danger', onclick: () => removeDevice(device), 'aria-label': `Remove ${device.device_id}` }, 'Remove')
-      : null));
+    el(
+      'td',
+      {},
+      device.declared
+        ? el(
+            'button',
+            {
+              type: 'button',
+              class: 'danger',
+              onclick: () => removeDevice(device),
+              'aria-label': `Remove ${device.device_id}`
+            },
+            'Remove'
+          )
+        : null
+    )
+  );
 }
 
 async function load() {

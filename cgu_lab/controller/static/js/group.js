@@ -1,13 +1,27 @@
+// @ts-check
 import {
-  api, el, replaceRows, showStatus, showError, fact, describeLimits, describeUsage,
-  limitsFromForm, fillLimitsForm, ask, formatDate
+  api,
+  el,
+  replaceRows,
+  showStatus,
+  showError,
+  fact,
+  describeLimits,
+  describeUsage,
+  limitsFromForm,
+  fillLimitsForm,
+  ask,
+  formatDate
 } from './common.js';
 
 const group = document.getElementById('group-page').dataset.group;
 const base = `/api/groups/${encodeURIComponent(group)}`;
 const members = document.getElementById('members');
-const memberForm = document.getElementById('member-form');
-const importForm = document.getElementById('import-form');
+const memberForm =
+  /** @type {import('./common.js').FormWith<{ user: HTMLInputElement, manager: HTMLInputElement }>} */ (
+    document.getElementById('member-form')
+  );
+const importForm = /** @type {HTMLFormElement} */ (document.getElementById('import-form'));
 const invitationRows = document.getElementById('invitations');
 
 // Adding an account the caller does not fully manage sends it an invitation
@@ -15,13 +29,25 @@ const invitationRows = document.getElementById('invitations');
 // `invited`); the group's managers see the pending ones and may withdraw them.
 async function loadInvitations() {
   const pending = await api('GET', `${base}/invitations`);
-  replaceRows(invitationRows, pending.map(invitation => el('tr', { dataset: { invitation: invitation.user } },
-    el('th', { scope: 'row' }, invitation.user, el('div', { class: 'hint' }, invitation.display_name)),
-    el('td', {}, invitation.manager ? 'manager' : 'member'),
-    el('td', {}, `${formatDate(invitation.created_at)} by ${invitation.invited_by}`),
-    el('td', { class: 'actions' },
-      el('button', { type: 'button', class: 'danger', onclick: () => withdraw(invitation.user) }, 'Withdraw'))
-  )), 'No pending invitation.', 4);
+  replaceRows(
+    invitationRows,
+    pending.map(invitation =>
+      el(
+        'tr',
+        { dataset: { invitation: invitation.user } },
+        el('th', { scope: 'row' }, invitation.user, el('div', { class: 'hint' }, invitation.display_name)),
+        el('td', {}, invitation.manager ? 'manager' : 'member'),
+        el('td', {}, `${formatDate(invitation.created_at)} by ${invitation.invited_by}`),
+        el(
+          'td',
+          { class: 'actions' },
+          el('button', { type: 'button', class: 'danger', onclick: () => withdraw(invitation.user) }, 'Withdraw')
+        )
+      )
+    ),
+    'No pending invitation.',
+    4
+  );
 }
 
 function notice(text) {
@@ -41,18 +67,32 @@ async function loadQuota() {
 
 async function loadMembers() {
   const list = await api('GET', `${base}/members`);
-  replaceRows(members, list.map(member => el('tr', {},
-    el('th', { scope: 'row' }, member.name, el('div', { class: 'hint' }, member.display_name)),
-    el('td', {}, member.role),
-    el('td', {}, member.manager ? 'yes' : 'no'),
-    el('td', { class: 'actions' },
-      member.role !== 'student'
-        ? el('button', { type: 'button', onclick: () => setMember(member.name, !member.manager) },
-            member.manager ? 'Make plain member' : 'Make manager')
-        : null,
-      el('button', { type: 'button', class: 'danger', onclick: () => removeMember(member.name) }, 'Remove')
-    )
-  )), 'No members yet.', 4);
+  replaceRows(
+    members,
+    list.map(member =>
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'row' }, member.name, el('div', { class: 'hint' }, member.display_name)),
+        el('td', {}, member.role),
+        el('td', {}, member.manager ? 'yes' : 'no'),
+        el(
+          'td',
+          { class: 'actions' },
+          member.role !== 'student'
+            ? el(
+                'button',
+                { type: 'button', onclick: () => setMember(member.name, !member.manager) },
+                member.manager ? 'Make plain member' : 'Make manager'
+              )
+            : null,
+          el('button', { type: 'button', class: 'danger', onclick: () => removeMember(member.name) }, 'Remove')
+        )
+      )
+    ),
+    'No members yet.',
+    4
+  );
   await loadInvitations();
 }
 
@@ -114,16 +154,27 @@ memberForm.addEventListener('submit', async event => {
 importForm.addEventListener('submit', async event => {
   event.preventDefault();
   showError('import-error', null);
-  const file = document.getElementById('csv-file').files[0];
-  const csv = file ? await file.text() : document.getElementById('csv-text').value;
+  const file = /** @type {HTMLInputElement} */ (document.getElementById('csv-file')).files?.[0];
+  const csv = file ? await file.text() : /** @type {HTMLTextAreaElement} */ (document.getElementById('csv-text')).value;
   try {
     const result = await api('POST', `${base}/import`, { csv });
     const invited = result.invited ?? [];
-    replaceRows(document.getElementById('import-created'), result.created.map(c =>
-      el('tr', {}, el('td', {}, c.name), el('td', {}, c.one_time_password ? el('code', {}, c.one_time_password) : '(from the file)'))),
-    'No new account.', 2);
-    document.getElementById('import-enrolled').textContent =
-      result.enrolled.length ? result.enrolled.join(', ') : 'Nobody joined the group at once.';
+    replaceRows(
+      document.getElementById('import-created'),
+      result.created.map(c =>
+        el(
+          'tr',
+          {},
+          el('td', {}, c.name),
+          el('td', {}, c.one_time_password ? el('code', {}, c.one_time_password) : '(from the file)')
+        )
+      ),
+      'No new account.',
+      2
+    );
+    document.getElementById('import-enrolled').textContent = result.enrolled.length
+      ? result.enrolled.join(', ')
+      : 'Nobody joined the group at once.';
     document.getElementById('import-invited').replaceChildren(...invited.map(name => el('li', {}, name)));
     document.getElementById('import-invited-box').hidden = !invited.length;
     document.getElementById('import-summary').textContent =
@@ -138,8 +189,8 @@ importForm.addEventListener('submit', async event => {
 });
 
 document.getElementById('edit-budget')?.addEventListener('click', async () => {
-  const dialog = document.getElementById('quota-dialog');
-  const form = document.getElementById('quota-form');
+  const dialog = /** @type {HTMLDialogElement} */ (document.getElementById('quota-dialog'));
+  const form = /** @type {import('./common.js').LimitsForm} */ (document.getElementById('quota-form'));
   const quota = await api('GET', `${base}/quota`);
   fillLimitsForm(form, quota.limits);
   showError('quota-error', null);

@@ -1,3 +1,4 @@
+// @ts-check
 // Monitoring (admins): live load of the platform from /api/monitoring, redrawn every few
 // seconds while the tab is visible. Charts use Chart.js (vendored at build time into
 // /static/vendor/ and loaded by a plain <script> before this module); tables and text
@@ -8,7 +9,13 @@ const Chart = window.Chart;
 const COLORS = ['#1f5fae', '#d9730d', '#2e8540', '#8e44ad', '#b3261e', '#00838f', '#5b6575'];
 const CAUSES = ['user', 'admin', 'idle', 'lifetime', 'reclaim'];
 const STATES = ['running', 'starting', 'queued', 'stopping', 'stopped'];
-const STATE_COLORS = { running: '#2e8540', starting: '#d9730d', queued: '#8e44ad', stopping: '#d9730d', stopped: '#9aa5b5' };
+const STATE_COLORS = {
+  running: '#2e8540',
+  starting: '#d9730d',
+  queued: '#8e44ad',
+  stopping: '#d9730d',
+  stopped: '#9aa5b5'
+};
 const GIB = 2 ** 30;
 const HOUR = 3600;
 
@@ -62,9 +69,12 @@ function bar(fraction, text, label) {
   const share = Math.max(0, Math.min(1, Number.isFinite(fraction) ? fraction : 0));
   fill.style.width = `${(share * 100).toFixed(1)}%`;
   if (share >= 0.9) fill.classList.add('high');
-  return el('div', { class: 'bar-cell', title: label || null },
+  return el(
+    'div',
+    { class: 'bar-cell', title: label || null },
     el('span', { class: 'bar', 'aria-hidden': 'true' }, fill),
-    el('span', { class: 'bar-text' }, text));
+    el('span', { class: 'bar-text' }, text)
+  );
 }
 
 // -- charts ---------------------------------------------------------------------
@@ -75,12 +85,20 @@ if (Chart) {
   Chart.defaults.animation = false;
   Chart.defaults.maintainAspectRatio = false;
 } else {
-  showStatus('The charts are missing (the chart library was not built: run "jlpm build"); the tables still update.', 'error');
+  showStatus(
+    'The charts are missing (the chart library was not built: run "jlpm build"); the tables still update.',
+    'error'
+  );
 }
 
-function timeChart(id, { yMax, yTitle, stacked = false, legend = false } = {}) {
+/**
+ * A line chart over time on the canvas `id`; null without Chart.js.
+ * @param {string} id
+ * @param {{ yMax?: number, yTitle?: string, precision?: number, stacked?: boolean, legend?: boolean }} [options]
+ */
+function timeChart(id, { yMax, yTitle, precision, stacked = false, legend = false } = {}) {
   if (!Chart) return null;
-  return new Chart(document.getElementById(id), {
+  return new Chart(/** @type {HTMLCanvasElement} */ (document.getElementById(id)), {
     type: 'line',
     data: { datasets: [] },
     options: {
@@ -90,19 +108,34 @@ function timeChart(id, { yMax, yTitle, stacked = false, legend = false } = {}) {
         tooltip: { callbacks: { title: items => (items.length ? clock(items[0].parsed.x) : '') } }
       },
       scales: {
-        x: { type: 'linear', ticks: { callback: clock, maxRotation: 0, includeBounds: false }, grid: { display: false } },
-        y: { beginAtZero: true, max: yMax, stacked, title: { display: Boolean(yTitle), text: yTitle } }
+        x: {
+          type: 'linear',
+          ticks: { callback: clock, maxRotation: 0, includeBounds: false },
+          grid: { display: false }
+        },
+        y: {
+          beginAtZero: true,
+          max: yMax,
+          stacked,
+          ticks: { precision },
+          title: { display: Boolean(yTitle), text: yTitle }
+        }
       },
       elements: { point: { radius: 0, hitRadius: 6 }, line: { borderWidth: 2, tension: 0.2 } }
     }
   });
 }
 
+/**
+ * A bar chart on the canvas `id`; null without Chart.js.
+ * @param {string} id
+ * @param {{ horizontal?: boolean, yMax?: number, stacked?: boolean, legend?: boolean }} [options]
+ */
 function barChart(id, { horizontal = false, yMax, stacked = false, legend = true } = {}) {
   if (!Chart) return null;
   const value = { beginAtZero: true, max: yMax, ticks: { precision: 0 }, stacked };
   const category = { grid: { display: false }, stacked };
-  return new Chart(document.getElementById(id), {
+  return new Chart(/** @type {HTMLCanvasElement} */ (document.getElementById(id)), {
     type: 'bar',
     data: { labels: [], datasets: [] },
     options: {
@@ -113,24 +146,43 @@ function barChart(id, { horizontal = false, yMax, stacked = false, legend = true
   });
 }
 
+/**
+ * @param {string} label
+ * @param {{ x: number, y: number | null }[]} points
+ * @param {string} color
+ * @param {boolean | string} [fill] true, or Chart.js's '-1' (down to the dataset below) or 'origin'
+ */
 function series(label, points, color, fill = true) {
   return {
-    label, data: points, borderColor: color, backgroundColor: `${color}33`, fill, spanGaps: false
+    label,
+    data: points,
+    borderColor: color,
+    backgroundColor: `${color}33`,
+    fill,
+    spanGaps: false
   };
 }
 
 // The time axis spans the history there is (an hour at most), with ticks on round times.
 const STEPS = [10, 15, 30, 60, 120, 300, 600, 900];
 
+/**
+ * @param {ReturnType<typeof timeChart>} chart
+ * @param {ReturnType<typeof series>[]} datasets
+ * @param {[number, number]} range start and end, in seconds
+ * @param {number} [yMax]
+ */
 function drawTime(chart, datasets, [start, end], yMax) {
   if (!chart) return;
   const span = Math.max(end - start, 60);
   const step = STEPS.find(s => span / s <= 7) ?? 900;
   chart.data.datasets = datasets;
-  chart.options.scales.x.min = end - span;
-  chart.options.scales.x.max = end;
-  chart.options.scales.x.ticks.stepSize = step;
-  chart.options.scales.x.ticks.callback = step < 60 ? clockSeconds : clock;
+  // timeChart made the x axis linear: its ticks take a step.
+  const x = /** @type {import('chart.js').ScaleOptionsByType<'linear'>} */ (chart.options.scales.x);
+  x.min = end - span;
+  x.max = end;
+  x.ticks.stepSize = step;
+  x.ticks.callback = step < 60 ? clockSeconds : clock;
   if (yMax !== undefined) chart.options.scales.y.max = yMax;
   chart.update('none');
 }
@@ -147,17 +199,30 @@ function peak(values) {
 function drawSystem(data) {
   const history = data.history;
   const end = history.length ? history[history.length - 1].at : data.at;
+  /** @type {[number, number]} */
   const range = [Math.max(history.length ? history[0].at : end, end - HOUR), end];
   const cpu = history.map(h => ({ x: h.at, y: h.cpu_percent }));
   drawTime(charts.cpu, [series('CPU %', cpu, COLORS[0])], range);
-  describe('chart-cpu', `CPU use over the last hour: now ${percent(data.node.cpu_percent)}, peak ${percent(peak(history.map(h => h.cpu_percent)))}`);
+  describe(
+    'chart-cpu',
+    `CPU use over the last hour: now ${percent(data.node.cpu_percent)}, peak ${percent(peak(history.map(h => h.cpu_percent)))}`
+  );
 
   const totalGib = (data.node.memory_total || 0) / GIB;
   const memory = history.map(h => ({ x: h.at, y: h.memory_used / GIB }));
-  drawTime(charts.memory, [series('Memory (GiB)', memory, COLORS[2])], range, totalGib ? Math.ceil(totalGib) : undefined);
-  describe('chart-memory', `Memory in use over the last hour: now ${bytes(data.node.memory_used)} of ${bytes(data.node.memory_total)}`);
+  drawTime(
+    charts.memory,
+    [series('Memory (GiB)', memory, COLORS[2])],
+    range,
+    totalGib ? Math.ceil(totalGib) : undefined
+  );
+  describe(
+    'chart-memory',
+    `Memory in use over the last hour: now ${bytes(data.node.memory_used)} of ${bytes(data.node.memory_total)}`
+  );
 
-  const hasGpu = data.gpus.length > 0 || history.some(h => h.gpu_utilization !== null && h.gpu_utilization !== undefined);
+  const hasGpu =
+    data.gpus.length > 0 || history.some(h => h.gpu_utilization !== null && h.gpu_utilization !== undefined);
   document.getElementById('gpu-history-box').hidden = !hasGpu;
   document.getElementById('gpu-history-empty').hidden = hasGpu;
   if (hasGpu) {
@@ -178,21 +243,32 @@ function drawSystem(data) {
       totals.set(user, (totals.get(user) ?? 0) + use.cpu_cores);
     }
   }
-  const top = [...totals.entries()].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([user]) => user);
+  const top = [...totals.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5)
+    .map(([user]) => user);
   const datasets = top.map((user, i) => ({
-    ...series(user, history.map(h => ({ x: h.at, y: h.users?.[user]?.cpu_cores ?? 0 })), COLORS[i], i ? '-1' : 'origin')
+    ...series(
+      user,
+      history.map(h => ({ x: h.at, y: h.users?.[user]?.cpu_cores ?? 0 })),
+      COLORS[i],
+      i ? '-1' : 'origin'
+    )
   }));
   if (totals.size > top.length) {
     const others = history.map(h => ({
       x: h.at,
-      y: Object.entries(h.users || {}).filter(([u]) => !top.includes(u)).reduce((s, [, use]) => s + use.cpu_cores, 0)
+      y: Object.entries(h.users || {})
+        .filter(([u]) => !top.includes(u))
+        .reduce((s, [, use]) => s + use.cpu_cores, 0)
     }));
     datasets.push(series('everyone else', others, COLORS[6], '-1'));
   }
   drawTime(charts.users, datasets, range);
-  describe('chart-users', top.length
-    ? `CPU cores by user over the last hour; busiest: ${top.join(', ')}`
-    : 'No notebook ran in the last hour');
+  describe(
+    'chart-users',
+    top.length ? `CPU cores by user over the last hour; busiest: ${top.join(', ')}` : 'No notebook ran in the last hour'
+  );
 }
 
 // -- nodes ----------------------------------------------------------------------
@@ -215,20 +291,47 @@ function nodeCard(name) {
 }
 
 function gpuTable(gpus) {
-  const rows = gpus.map((gpu, i) => el('tr', {},
-    el('th', { scope: 'row' }, `GPU ${i}`, el('div', { class: 'hint mono' }, gpu.uuid)),
-    el('td', {}, gpu.model),
-    el('td', {}, gpu.utilization === null || gpu.utilization === undefined
-      ? el('span', { class: 'hint' }, 'not reported')
-      : bar(gpu.utilization / 100, percent(gpu.utilization))),
-    el('td', {}, bar(gpu.memory_total ? gpu.memory_used / gpu.memory_total : 0,
-      `${bytes(gpu.memory_used)} / ${bytes(gpu.memory_total)}`))));
-  return el('table', { class: 'list compact' },
+  const rows = gpus.map((gpu, i) =>
+    el(
+      'tr',
+      {},
+      el('th', { scope: 'row' }, `GPU ${i}`, el('div', { class: 'hint mono' }, gpu.uuid)),
+      el('td', {}, gpu.model),
+      el(
+        'td',
+        {},
+        gpu.utilization === null || gpu.utilization === undefined
+          ? el('span', { class: 'hint' }, 'not reported')
+          : bar(gpu.utilization / 100, percent(gpu.utilization))
+      ),
+      el(
+        'td',
+        {},
+        bar(
+          gpu.memory_total ? gpu.memory_used / gpu.memory_total : 0,
+          `${bytes(gpu.memory_used)} / ${bytes(gpu.memory_total)}`
+        )
+      )
+    )
+  );
+  return el(
+    'table',
+    { class: 'list compact' },
     el('caption', { class: 'sr-only' }, 'GPUs of this node'),
-    el('thead', {}, el('tr', {},
-      el('th', { scope: 'col' }, 'GPU'), el('th', { scope: 'col' }, 'Model'),
-      el('th', { scope: 'col' }, 'Utilisation'), el('th', { scope: 'col' }, 'Memory'))),
-    el('tbody', {}, rows));
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'col' }, 'GPU'),
+        el('th', { scope: 'col' }, 'Model'),
+        el('th', { scope: 'col' }, 'Utilisation'),
+        el('th', { scope: 'col' }, 'Memory')
+      )
+    ),
+    el('tbody', {}, rows)
+  );
 }
 
 function gpuCounts(node) {
@@ -247,27 +350,55 @@ function drawNodes(data) {
     const facts = [];
     if (sampled) {
       facts.push(
-        el('div', { class: 'fact' }, el('span', { class: 'fact-label' }, `CPU (${node.cpus} cores)`),
-          bar(node.cpu_percent / 100, percent(node.cpu_percent))),
-        el('div', { class: 'fact' }, el('span', { class: 'fact-label' }, 'Memory'),
-          bar(node.memory_total ? node.memory_used / node.memory_total : 0,
-            `${bytes(node.memory_used)} / ${bytes(node.memory_total)}`)));
+        el(
+          'div',
+          { class: 'fact' },
+          el('span', { class: 'fact-label' }, `CPU (${node.cpus} cores)`),
+          bar(node.cpu_percent / 100, percent(node.cpu_percent))
+        ),
+        el(
+          'div',
+          { class: 'fact' },
+          el('span', { class: 'fact-label' }, 'Memory'),
+          bar(
+            node.memory_total ? node.memory_used / node.memory_total : 0,
+            `${bytes(node.memory_used)} / ${bytes(node.memory_total)}`
+          )
+        )
+      );
     }
-    facts.push(el('div', { class: 'fact', dataset: { gpuCounts: node.node } },
-      el('span', { class: 'fact-label' }, 'GPUs'), el('span', {}, gpuCounts({ detected: 0, declared: 0, total: 0, held: 0, ...node }))));
+    facts.push(
+      el(
+        'div',
+        { class: 'fact', dataset: { gpuCounts: node.node } },
+        el('span', { class: 'fact-label' }, 'GPUs'),
+        el('span', {}, gpuCounts({ detected: 0, declared: 0, total: 0, held: 0, ...node }))
+      )
+    );
     card.facts.replaceChildren(...facts);
     const notes = [];
     const undetected = (node.declared ?? 0) - (node.declared_and_detected ?? 0);
     if (undetected > 0) {
-      notes.push(el('p', { class: 'hint' },
-        `${undetected} declared GPU${undetected === 1 ? ' is' : 's are'} not detected on this node: `,
-        'notebooks are placed on them, but no live figures exist for them (no NVIDIA driver seen here, or a planned layout). ',
-        el('a', { href: '/admin/gpus' }, 'See the devices')));
+      notes.push(
+        el(
+          'p',
+          { class: 'hint' },
+          `${undetected} declared GPU${undetected === 1 ? ' is' : 's are'} not detected on this node: `,
+          'notebooks are placed on them, but no live figures exist for them (no NVIDIA driver seen here, or a planned layout). ',
+          el('a', { href: '/admin/gpus' }, 'See the devices')
+        )
+      );
     }
     card.gpus.replaceChildren(
-      gpus.length ? gpuTable(gpus) : el('p', { class: 'empty' },
-        node.total ? 'No live GPU figures for this node.' : 'No GPU detected or declared on this node.'),
-      ...notes);
+      gpus.length
+        ? gpuTable(gpus)
+        : el(
+            'p',
+            { class: 'empty' },
+            node.total ? 'No live GPU figures for this node.' : 'No GPU detected or declared on this node.'
+          ),
+      ...notes
+    );
   }
   for (const [name, card] of nodeCards) {
     if (!nodes.some(n => n.node === name)) {
@@ -291,11 +422,22 @@ function sortable(table, columns, emptyText) {
   const headers = columns.map(col => {
     const th = el('th', { scope: 'col' });
     if (col.sort) {
-      th.append(el('button', { type: 'button', class: 'sort', onclick: () => {
-        descending = sortKey === col.key ? !descending : col.numeric;
-        sortKey = col.key;
-        render();
-      } }, col.label, el('span', { class: 'arrow', 'aria-hidden': 'true' })));
+      th.append(
+        el(
+          'button',
+          {
+            type: 'button',
+            class: 'sort',
+            onclick: () => {
+              descending = sortKey === col.key ? !descending : col.numeric;
+              sortKey = col.key;
+              render();
+            }
+          },
+          col.label,
+          el('span', { class: 'arrow', 'aria-hidden': 'true' })
+        )
+      );
     } else {
       th.append(col.label);
     }
@@ -310,7 +452,7 @@ function sortable(table, columns, emptyText) {
       const y = col.sort(b);
       const primary = typeof x === 'string' ? x.localeCompare(y) : x - y;
       if (primary) return descending ? -primary : primary;
-      return (b.gpus - a.gpus) || (b.cpu_cores - a.cpu_cores) || columns[0].sort(a).localeCompare(columns[0].sort(b));
+      return b.gpus - a.gpus || b.cpu_cores - a.cpu_cores || columns[0].sort(a).localeCompare(columns[0].sort(b));
     };
     headers.forEach((th, i) => {
       const active = columns[i].key === sortKey;
@@ -319,12 +461,30 @@ function sortable(table, columns, emptyText) {
       const arrow = th.querySelector('.arrow');
       if (arrow) arrow.textContent = active ? (descending ? ' ▼' : ' ▲') : '';
     });
-    replaceRows(tbody, [...rows].sort(order).map(row => el('tr', {},
-      columns.map((c, i) => (i === 0 ? el('th', { scope: 'row' }, c.cell(row)) : el('td', { class: c.numeric ? 'num' : null }, c.cell(row)))))),
-    emptyText, columns.length);
+    replaceRows(
+      tbody,
+      [...rows].sort(order).map(row =>
+        el(
+          'tr',
+          {},
+          columns.map((c, i) =>
+            i === 0
+              ? el('th', { scope: 'row' }, c.cell(row))
+              : el('td', { class: c.numeric ? 'num' : null }, c.cell(row))
+          )
+        )
+      ),
+      emptyText,
+      columns.length
+    );
   }
 
-  return { update(next) { rows = next; render(); } };
+  return {
+    update(next) {
+      rows = next;
+      render();
+    }
+  };
 }
 
 let usersTable = null;
@@ -334,35 +494,95 @@ function drawWho(data) {
   const cpus = data.node.cpus || 1;
   const memoryTotal = data.node.memory_total || 1;
   if (!usersTable) {
-    usersTable = sortable(document.getElementById('users-table'), [
-      { key: 'user', label: 'User', sort: u => u.user, cell: u => u.user },
-      { key: 'notebooks', label: 'Notebooks', numeric: true, sort: u => u.notebooks, cell: u => u.notebooks },
-      { key: 'gpus', label: 'GPUs', numeric: true, sort: u => u.gpus, cell: u => u.gpus },
-      { key: 'cpu_cores', label: 'CPU', numeric: true, sort: u => u.cpu_cores,
-        cell: u => bar(u.cpu_cores / cpus, cores(u.cpu_cores), 'share of the node\'s CPUs') },
-      { key: 'memory_bytes', label: 'Memory', numeric: true, sort: u => u.memory_bytes,
-        cell: u => bar(u.memory_bytes / memoryTotal, bytes(u.memory_bytes), 'share of the node\'s memory') }
-    ], 'Nobody has a notebook running.');
-    notebooksTable = sortable(document.getElementById('notebooks-table'), [
-      { key: 'name', label: 'Notebook', sort: n => `${n.owner}/${n.notebook}`,
-        cell: n => [`${n.owner}/${n.notebook}`,
-          n.persistent ? el('span', { class: 'badge' }, 'persistent') : null,
-          n.readable ? null : el('span', { class: 'badge warn', title: 'its server did not answer the last reading' }, 'no reading')] },
-      { key: 'gpus', label: 'GPUs', numeric: true, sort: n => n.gpus,
-        cell: n => (n.gpus ? `${n.gpus}× ${n.gpu_type}` : '—') },
-      { key: 'gpu_utilization', label: 'GPU use', numeric: true, sort: n => n.gpu_utilization ?? -1,
-        cell: n => {
-          if (!n.gpus) return '—';
-          if (n.gpu_utilization === null || n.gpu_utilization === undefined) {
-            return el('span', { class: 'hint' }, n.gpu_memory_bytes ? `${bytes(n.gpu_memory_bytes)}; use not reported` : 'not reported');
+    usersTable = sortable(
+      document.getElementById('users-table'),
+      [
+        { key: 'user', label: 'User', sort: u => u.user, cell: u => u.user },
+        { key: 'notebooks', label: 'Notebooks', numeric: true, sort: u => u.notebooks, cell: u => u.notebooks },
+        { key: 'gpus', label: 'GPUs', numeric: true, sort: u => u.gpus, cell: u => u.gpus },
+        {
+          key: 'cpu_cores',
+          label: 'CPU',
+          numeric: true,
+          sort: u => u.cpu_cores,
+          cell: u => bar(u.cpu_cores / cpus, cores(u.cpu_cores), "share of the node's CPUs")
+        },
+        {
+          key: 'memory_bytes',
+          label: 'Memory',
+          numeric: true,
+          sort: u => u.memory_bytes,
+          cell: u => bar(u.memory_bytes / memoryTotal, bytes(u.memory_bytes), "share of the node's memory")
+        }
+      ],
+      'Nobody has a notebook running.'
+    );
+    notebooksTable = sortable(
+      document.getElementById('notebooks-table'),
+      [
+        {
+          key: 'name',
+          label: 'Notebook',
+          sort: n => `${n.owner}/${n.notebook}`,
+          cell: n => [
+            `${n.owner}/${n.notebook}`,
+            n.persistent ? el('span', { class: 'badge' }, 'persistent') : null,
+            n.readable
+              ? null
+              : el('span', { class: 'badge warn', title: 'its server did not answer the last reading' }, 'no reading')
+          ]
+        },
+        {
+          key: 'gpus',
+          label: 'GPUs',
+          numeric: true,
+          sort: n => n.gpus,
+          cell: n => (n.gpus ? `${n.gpus}× ${n.gpu_type}` : '—')
+        },
+        {
+          key: 'gpu_utilization',
+          label: 'GPU use',
+          numeric: true,
+          sort: n => n.gpu_utilization ?? -1,
+          cell: n => {
+            if (!n.gpus) return '—';
+            if (n.gpu_utilization === null || n.gpu_utilization === undefined) {
+              return el(
+                'span',
+                { class: 'hint' },
+                n.gpu_memory_bytes ? `${bytes(n.gpu_memory_bytes)}; use not reported` : 'not reported'
+              );
+            }
+            return bar(n.gpu_utilization / 100, `${percent(n.gpu_utilization)} · ${bytes(n.gpu_memory_bytes)}`);
           }
-          return bar(n.gpu_utilization / 100, `${percent(n.gpu_utilization)} · ${bytes(n.gpu_memory_bytes)}`);
-        } },
-      { key: 'cpu_cores', label: 'CPU', numeric: true, sort: n => n.cpu_cores,
-        cell: n => bar(n.cpu_limit ? n.cpu_cores / n.cpu_limit : 0, `${amount(n.cpu_cores)} / ${cores(n.cpu_limit)}`, 'used of its limit') },
-      { key: 'memory_bytes', label: 'Memory', numeric: true, sort: n => n.memory_bytes,
-        cell: n => bar(n.memory_limit ? n.memory_bytes / n.memory_limit : 0, `${bytes(n.memory_bytes)} / ${bytes(n.memory_limit)}`, 'used of its limit') }
-    ], 'No notebook is running.');
+        },
+        {
+          key: 'cpu_cores',
+          label: 'CPU',
+          numeric: true,
+          sort: n => n.cpu_cores,
+          cell: n =>
+            bar(
+              n.cpu_limit ? n.cpu_cores / n.cpu_limit : 0,
+              `${amount(n.cpu_cores)} / ${cores(n.cpu_limit)}`,
+              'used of its limit'
+            )
+        },
+        {
+          key: 'memory_bytes',
+          label: 'Memory',
+          numeric: true,
+          sort: n => n.memory_bytes,
+          cell: n =>
+            bar(
+              n.memory_limit ? n.memory_bytes / n.memory_limit : 0,
+              `${bytes(n.memory_bytes)} / ${bytes(n.memory_limit)}`,
+              'used of its limit'
+            )
+        }
+      ],
+      'No notebook is running.'
+    );
   }
   usersTable.update(data.users);
   notebooksTable.update(data.notebooks.map(n => ({ ...n, user: n.owner })));
@@ -382,9 +602,12 @@ function drawAllocation(data) {
     ];
     charts.allocation.update('none');
   }
-  describe('chart-allocation', rows.length
-    ? `GPU allocation: ${rows.map(r => `${r.gpu_type} ${r.allocated} of ${r.capacity}`).join('; ')}`
-    : 'No GPU types are defined');
+  describe(
+    'chart-allocation',
+    rows.length
+      ? `GPU allocation: ${rows.map(r => `${r.gpu_type} ${r.allocated} of ${r.capacity}`).join('; ')}`
+      : 'No GPU types are defined'
+  );
 }
 
 function drawStates(data) {
@@ -392,7 +615,9 @@ function drawStates(data) {
   const counts = names.map(s => data.states[s] ?? 0);
   if (charts.states) {
     charts.states.data.labels = names;
-    charts.states.data.datasets = [{ label: 'notebooks', data: counts, backgroundColor: names.map(s => STATE_COLORS[s] ?? COLORS[6]) }];
+    charts.states.data.datasets = [
+      { label: 'notebooks', data: counts, backgroundColor: names.map(s => STATE_COLORS[s] ?? COLORS[6]) }
+    ];
     charts.states.update('none');
   }
   describe('chart-states', `Notebooks by state: ${names.map((s, i) => `${s} ${counts[i]}`).join(', ')}`);
@@ -403,10 +628,13 @@ function drawCuller(data) {
   const counts = names.map(c => data.stops[c] ?? 0);
   if (charts.stops) {
     charts.stops.data.labels = names;
-    charts.stops.data.datasets = [{
-      label: 'stops', data: counts,
-      backgroundColor: names.map(c => (['idle', 'lifetime', 'reclaim'].includes(c) ? COLORS[2] : '#9aa5b5'))
-    }];
+    charts.stops.data.datasets = [
+      {
+        label: 'stops',
+        data: counts,
+        backgroundColor: names.map(c => (['idle', 'lifetime', 'reclaim'].includes(c) ? COLORS[2] : '#9aa5b5'))
+      }
+    ];
     charts.stops.update('none');
   }
   describe('chart-stops', `Notebook stops by cause: ${names.map((c, i) => `${c} ${counts[i]}`).join(', ')}`);
@@ -415,7 +643,8 @@ function drawCuller(data) {
     tile('Idle GPU-hours reclaimed', figure(data.reclaimed_gpu_hours)),
     tile('Energy saved (estimate)', `${figure(data.energy_saved_kwh)} kWh`),
     tile('Stopped by the culler', String((data.stops.idle ?? 0) + (data.stops.lifetime ?? 0))),
-    tile('Reclaimed for a waiting notebook', String(data.stops.reclaim ?? 0)));
+    tile('Reclaimed for a waiting notebook', String(data.stops.reclaim ?? 0))
+  );
 }
 
 function tile(label, value) {
@@ -431,13 +660,16 @@ function gpuInventoryText(data) {
 function drawSummary(data) {
   const held = data.allocation.reduce((s, a) => s + a.allocated, 0);
   const capacity = data.allocation.reduce((s, a) => s + a.capacity, 0);
-  document.getElementById('summary').replaceChildren(
-    tile('Running notebooks', String(data.states.running ?? 0)),
-    tile('Users with notebooks', String(data.users.length)),
-    tile('CPU', percent(data.node.cpu_percent)),
-    tile('Memory', `${bytes(data.node.memory_used)} / ${bytes(data.node.memory_total)}`),
-    tile('GPUs detected / declared', gpuInventoryText(data)),
-    tile('GPU notebooks held / capacity', `${held} / ${capacity}`));
+  document
+    .getElementById('summary')
+    .replaceChildren(
+      tile('Running notebooks', String(data.states.running ?? 0)),
+      tile('Users with notebooks', String(data.users.length)),
+      tile('CPU', percent(data.node.cpu_percent)),
+      tile('Memory', `${bytes(data.node.memory_used)} / ${bytes(data.node.memory_total)}`),
+      tile('GPUs detected / declared', gpuInventoryText(data)),
+      tile('GPU notebooks held / capacity', `${held} / ${capacity}`)
+    );
 }
 
 // -- polling ----------------------------------------------------------------------
@@ -502,11 +734,10 @@ pauseButton.addEventListener('click', () => {
 charts.cpu = timeChart('chart-cpu', { yMax: 100 });
 charts.memory = timeChart('chart-memory');
 charts.gpu = timeChart('chart-gpu', { yMax: 100 });
-charts.notebooks = timeChart('chart-notebooks');
+charts.notebooks = timeChart('chart-notebooks', { precision: 0 });
 charts.users = timeChart('chart-users', { stacked: true, legend: true });
 charts.allocation = barChart('chart-allocation', { horizontal: true });
 charts.states = barChart('chart-states', { legend: false });
 charts.stops = barChart('chart-stops', { legend: false });
-if (charts.notebooks) charts.notebooks.options.scales.y.ticks.precision = 0;
 
 refresh();

@@ -1,6 +1,17 @@
+// @ts-check
 import { api, el, showError, describeLimits, describeUsage } from './common.js';
 
-const form = document.getElementById('create-form');
+/**
+ * @typedef {import('./common.js').FormWith<{
+ *   name: HTMLInputElement, environment: HTMLSelectElement, kind: HTMLSelectElement, image: HTMLInputElement,
+ *   cpu: HTMLInputElement, memory: HTMLInputElement, gpu_type: HTMLSelectElement, gpus: HTMLInputElement,
+ *   group: HTMLSelectElement, persistent: HTMLInputElement
+ * }>} CreateForm
+ */
+/** @typedef {import('./api-types').components['schemas']['EnvironmentDetail']} EnvironmentDetail */
+/** @typedef {import('./api-types').components['schemas']['NotebookCreate']} NotebookCreate */
+
+const form = /** @type {CreateForm} */ (document.getElementById('create-form'));
 
 async function main() {
   const [me, environments, gpuTypes, groups] = await Promise.all([
@@ -17,11 +28,13 @@ async function main() {
   const version = await api('GET', '/api/version');
   if (version.backend.custom_images) {
     const images = await api('GET', '/api/images');
-    document.getElementById('nb-images').append(
-      ...[...images.environments, ...images.used].map(image => el('option', { value: image }))
-    );
-    for (const node of document.querySelectorAll('.kube-only')) node.hidden = false;
-    const vm = form.elements.kind.querySelector('option[value="vm"]');
+    document
+      .getElementById('nb-images')
+      .append(...[...images.environments, ...images.used].map(image => el('option', { value: image })));
+    for (const node of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('.kube-only'))) {
+      node.hidden = false;
+    }
+    const vm = /** @type {HTMLOptionElement} */ (form.elements.kind.querySelector('option[value="vm"]'));
     vm.disabled = !version.backend.vm_notebooks;
   }
   const quota = await api('GET', `/api/users/${encodeURIComponent(me.name)}/quota`);
@@ -30,8 +43,10 @@ async function main() {
 }
 
 // Only a ready environment can run a notebook; the others show why they cannot.
+/** @type {Record<string, string>} */
 const NOT_READY = { building: 'being built', failed: 'failed to build' };
 
+/** @param {EnvironmentDetail[]} environments */
 function showEnvironments(environments) {
   const select = form.elements.environment;
   const byName = new Map(environments.map(env => [env.name, env]));
@@ -54,7 +69,10 @@ function showEnvironments(environments) {
   describe();
 }
 
-/** "numpy 2.1.3 · pandas 2.2.3 · … and 21 more", or the environment's description. */
+/**
+ * "numpy 2.1.3 · pandas 2.2.3 · … and 21 more", or the environment's description.
+ * @param {EnvironmentDetail} env
+ */
 function packagesText(env) {
   const main = env.packages.filter(p => p.main);
   if (!main.length) return env.description || '';
@@ -67,19 +85,22 @@ form.addEventListener('submit', async event => {
   event.preventDefault();
   const data = new FormData(form);
   const gpus = Number(data.get('gpus') || 0);
+  // Every field is text (no file input here).
+  const text = (/** @type {string} */ name) => String(data.get(name) ?? '');
+  /** @type {NotebookCreate} */
   const body = {
-    name: data.get('name').trim(),
-    environment: data.get('environment') || null,
-    cpu: data.get('cpu'),
-    memory: data.get('memory'),
+    name: text('name').trim(),
+    environment: text('environment') || null,
+    cpu: text('cpu'),
+    memory: text('memory'),
     gpus,
-    gpu_type: gpus ? data.get('gpu_type') || null : null,
-    group: data.get('group') || null,
-    start: event.submitter?.value === 'start'
+    gpu_type: gpus ? text('gpu_type') || null : null,
+    group: text('group') || null,
+    start: /** @type {HTMLButtonElement | null} */ (event.submitter)?.value === 'start'
   };
   if (form.elements.persistent) body.persistent = form.elements.persistent.checked;
   if (!form.elements.kind.hidden) {
-    body.kind = form.elements.kind.value;
+    body.kind = /** @type {NotebookCreate['kind']} */ (form.elements.kind.value);
     body.image = form.elements.image.value.trim();
   }
   showError('create-error', null);

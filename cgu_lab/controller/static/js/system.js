@@ -1,10 +1,19 @@
+// @ts-check
 import { api, el, replaceRows, showError, showStatus, fact, formatMemory, formatDate } from './common.js';
 
 const sizeText = bytes => (bytes < 2 ** 20 ? `${Math.round(bytes / 1024)} KiB` : formatMemory(bytes));
 
-const form = document.getElementById('env-form');
-const buildForm = document.getElementById('build-form');
+/** @typedef {import('./common.js').ProgressEvent} ProgressEvent */
+/** @typedef {import('./api-types').components['schemas']['RecipeInfo']} RecipeInfo */
+
+const form = /** @type {import('./common.js').FormWith<{ is_default: HTMLInputElement }>} */ (
+  document.getElementById('env-form')
+);
+const buildForm = /** @type {import('./common.js').FormWith<{
+  recipe: HTMLSelectElement, variant: HTMLSelectElement, name: HTMLInputElement, is_default: HTMLInputElement
+}>} */ (document.getElementById('build-form'));
 const STATE_TEXT = { building: 'building…', ready: 'ready', failed: 'failed' };
+/** @type {RecipeInfo[]} */
 let recipes = [];
 let following = null;
 
@@ -27,42 +36,85 @@ function packagesCell(env) {
   const main = env.packages.filter(p => p.main);
   const own = env.packages.filter(p => p.own);
   if (!env.packages.length) return el('td', {}, env.recipe ? env.recipe.packages.join(', ') : '—');
-  return el('td', {},
+  return el(
+    'td',
+    {},
     main.map(p => `${p.name} ${p.version}`).join(' · ') || '—',
-    own.length ? el('details', {},
-      el('summary', { class: 'hint' }, `${own.length} packages in the environment`),
-      el('ul', { class: 'hint' }, own.map(p => el('li', {}, `${p.name} ${p.version}`)))) : null);
+    own.length
+      ? el(
+          'details',
+          {},
+          el('summary', { class: 'hint' }, `${own.length} packages in the environment`),
+          el(
+            'ul',
+            { class: 'hint' },
+            own.map(p => el('li', {}, `${p.name} ${p.version}`))
+          )
+        )
+      : null
+  );
 }
 
 function stateCell(env) {
   const cell = el('td', {}, el('strong', {}, STATE_TEXT[env.state] || env.state));
   if (env.message) cell.append(el('div', { class: 'hint' }, env.message));
-  if (env.built_at) cell.append(el('div', { class: 'hint' }, `built ${formatDate(env.built_at)}${env.size ? `, ${sizeText(env.size)}` : ''}`));
+  if (env.built_at) {
+    cell.append(
+      el('div', { class: 'hint' }, `built ${formatDate(env.built_at)}${env.size ? `, ${sizeText(env.size)}` : ''}`)
+    );
+  }
   if (env.log_tail && env.state !== 'building') {
-    cell.append(el('details', {}, el('summary', { class: 'hint' }, 'Last lines of the build log'),
-      el('pre', { class: 'log-output' }, env.log_tail)));
+    cell.append(
+      el(
+        'details',
+        {},
+        el('summary', { class: 'hint' }, 'Last lines of the build log'),
+        el('pre', { class: 'log-output' }, env.log_tail)
+      )
+    );
   }
   return cell;
 }
 
 function actionsCell(env) {
   const busy = env.state === 'building';
-  return el('td', {},
+  return el(
+    'td',
+    {},
     env.recipe ? el('button', { type: 'button', disabled: busy, onclick: () => rebuild(env) }, 'Rebuild') : null,
     ' ',
-    el('button', { type: 'button', class: 'danger', disabled: busy || env.is_default, onclick: () => remove(env) }, 'Delete'));
+    el(
+      'button',
+      { type: 'button', class: 'danger', disabled: busy || env.is_default, onclick: () => remove(env) },
+      'Delete'
+    )
+  );
 }
 
 async function loadEnvironments() {
   const environments = await api('GET', '/api/environments');
-  replaceRows(document.getElementById('environments'), environments.map(env => el('tr', {},
-    el('th', { scope: 'row' }, env.name, el('div', { class: 'hint' }, env.display_name)),
-    stateCell(env),
-    packagesCell(env),
-    el('td', {}, env.local_prefix ? el('code', {}, env.local_prefix) : null,
-      env.image ? el('div', {}, 'image ', el('code', {}, env.image)) : null),
-    el('td', {}, env.is_default ? 'yes' : ''),
-    actionsCell(env))), 'No environments.', 6);
+  replaceRows(
+    document.getElementById('environments'),
+    environments.map(env =>
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'row' }, env.name, el('div', { class: 'hint' }, env.display_name)),
+        stateCell(env),
+        packagesCell(env),
+        el(
+          'td',
+          {},
+          env.local_prefix ? el('code', {}, env.local_prefix) : null,
+          env.image ? el('div', {}, 'image ', el('code', {}, env.image)) : null
+        ),
+        el('td', {}, env.is_default ? 'yes' : ''),
+        actionsCell(env)
+      )
+    ),
+    'No environments.',
+    6
+  );
   const building = environments.find(env => env.state === 'building');
   if (building && following !== building.name) follow(building.name);
 }
@@ -70,7 +122,7 @@ async function loadEnvironments() {
 function follow(name) {
   following = name;
   const box = document.getElementById('build-box');
-  const bar = document.getElementById('build-progress');
+  const bar = /** @type {HTMLProgressElement} */ (document.getElementById('build-progress'));
   const message = document.getElementById('build-message');
   const log = document.getElementById('build-log');
   box.hidden = false;
@@ -78,6 +130,7 @@ function follow(name) {
   log.replaceChildren();
   const source = new EventSource(`/api/environments/${encodeURIComponent(name)}/events`);
   source.onmessage = msg => {
+    /** @type {ProgressEvent} */
     const event = JSON.parse(msg.data);
     bar.value = event.percent;
     bar.textContent = `${event.percent}%`;
@@ -103,7 +156,9 @@ function follow(name) {
 }
 
 async function rebuild(env) {
-  if (!confirm(`Build ${env.name} again from its recipe? Notebooks cannot start in it until the build is over.`)) return;
+  if (!confirm(`Build ${env.name} again from its recipe? Notebooks cannot start in it until the build is over.`)) {
+    return;
+  }
   try {
     await api('POST', `/api/environments/${encodeURIComponent(env.name)}/rebuild`);
     await loadEnvironments();
@@ -128,8 +183,9 @@ function describeRecipe() {
   if (!recipe) return;
   const cuda = buildForm.elements.variant.value === 'cuda';
   const packages = cuda ? recipe.cuda_packages : recipe.cpu_packages;
-  document.getElementById('b-recipe-packages').textContent =
-    packages.length ? packages.join(', ') : 'Only the packages you list below.';
+  document.getElementById('b-recipe-packages').textContent = packages.length
+    ? packages.join(', ')
+    : 'Only the packages you list below.';
   buildForm.elements.name.placeholder = recipe.name || 'a name';
   buildForm.elements.name.required = !recipe.name;
 }
@@ -147,7 +203,10 @@ buildForm.addEventListener('submit', async event => {
   event.preventDefault();
   const data = new FormData(buildForm);
   showError('build-error', null);
-  const packages = String(data.get('packages') || '').split(/[\n,]+/).map(p => p.trim()).filter(Boolean);
+  const packages = String(data.get('packages') || '')
+    .split(/[\n,]+/)
+    .map(p => p.trim())
+    .filter(Boolean);
   // "pandas>=2, <3" was split at its comma: join version clauses back to their package.
   const joined = [];
   for (const part of packages) {
@@ -156,10 +215,12 @@ buildForm.addEventListener('submit', async event => {
   }
   try {
     const env = await api('POST', '/api/environments', {
-      recipe: data.get('recipe'), variant: data.get('variant'),
+      recipe: data.get('recipe'),
+      variant: data.get('variant'),
       name: String(data.get('name') || '').trim() || null,
       display_name: String(data.get('display_name') || '').trim(),
-      packages: joined, is_default: buildForm.elements.is_default.checked
+      packages: joined,
+      is_default: buildForm.elements.is_default.checked
     });
     buildForm.reset();
     describeRecipe();
@@ -175,9 +236,11 @@ form.addEventListener('submit', async event => {
   const data = new FormData(form);
   showError('env-error', null);
   try {
-    await api('PUT', `/api/environments/${encodeURIComponent(data.get('name'))}`, {
-      display_name: data.get('display_name'), image: data.get('image'),
-      local_prefix: data.get('local_prefix'), is_default: form.elements.is_default.checked
+    await api('PUT', `/api/environments/${encodeURIComponent(String(data.get('name')))}`, {
+      display_name: data.get('display_name'),
+      image: data.get('image'),
+      local_prefix: data.get('local_prefix'),
+      is_default: form.elements.is_default.checked
     });
     form.reset();
     loadEnvironments();

@@ -1,27 +1,54 @@
+// @ts-check
 import { api, el, replaceRows, showStatus, showError, fact, formatCpu, formatMemory, formatDate } from './common.js';
 import { startFrom } from './templates.js';
 
 const page = document.getElementById('template-page');
 const name = page.dataset.template;
 const base = `/api/templates/${encodeURIComponent(name)}`;
-const form = document.getElementById('template-form');
+const form = /** @type {import('./common.js').FormWith<{
+  display_name: HTMLInputElement, description: HTMLTextAreaElement, visibility: HTMLSelectElement, group: HTMLSelectElement
+}>} */ (document.getElementById('template-form'));
 
+/** @typedef {import('./api-types').components['schemas']['TemplateOut']} TemplateOut */
+
+/** @param {TemplateOut} template */
 function render(template) {
   document.getElementById('template-title').textContent = template.display_name || template.name;
   document.getElementById('template-description').textContent = template.description;
   const facts = document.getElementById('template-facts');
   facts.replaceChildren();
   fact(facts, 'Author', template.author);
-  fact(facts, 'Who may use it', template.visibility === 'group' ? `course ${template.group}` : template.visibility === 'public' ? 'everyone' : 'only its author');
+  fact(
+    facts,
+    'Who may use it',
+    template.visibility === 'group'
+      ? `course ${template.group}`
+      : template.visibility === 'public'
+        ? 'everyone'
+        : 'only its author'
+  );
   if (template.retired) fact(facts, 'State', 'retired');
-  replaceRows(document.getElementById('versions'), template.versions.map(v => el('tr', {},
-    el('th', { scope: 'row' }, `${v.version}${v.label ? ` (${v.label})` : ''}`),
-    el('td', {}, v.environment),
-    el('td', {}, `${formatCpu(v.cpu_milli)} · ${formatMemory(v.memory)}${v.gpus ? ` · ${v.gpus}× ${v.gpu_type}` : ''}`),
-    el('td', {}, `${v.files} (${formatMemory(v.bytes)})`),
-    el('td', {}, `${formatDate(v.created_at)} by ${v.created_by}`),
-    el('td', {}, el('button', { type: 'button', onclick: () => startVersion(v.version) }, 'Start this version'))
-  )), 'No version yet.', 6);
+  replaceRows(
+    document.getElementById('versions'),
+    template.versions.map(v =>
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'row' }, `${v.version}${v.label ? ` (${v.label})` : ''}`),
+        el('td', {}, v.environment),
+        el(
+          'td',
+          {},
+          `${formatCpu(v.cpu_milli)} · ${formatMemory(v.memory)}${v.gpus ? ` · ${v.gpus}× ${v.gpu_type}` : ''}`
+        ),
+        el('td', {}, `${v.files} (${formatMemory(v.bytes)})`),
+        el('td', {}, `${formatDate(v.created_at)} by ${v.created_by}`),
+        el('td', {}, el('button', { type: 'button', onclick: () => startVersion(v.version) }, 'Start this version'))
+      )
+    ),
+    'No version yet.',
+    6
+  );
   if (template.mine) {
     document.getElementById('template-edit').hidden = false;
     form.elements.display_name.value = template.display_name;
@@ -30,13 +57,17 @@ function render(template) {
     form.elements.group.value = template.group || '';
     document.getElementById('retire-template').textContent = template.retired ? 'Restore' : 'Retire';
   }
-  document.getElementById('start-template').disabled = template.retired || !template.latest;
+  const start = /** @type {HTMLButtonElement} */ (document.getElementById('start-template'));
+  start.disabled = template.retired || !template.latest;
 }
 
+/** @param {number} version */
 async function startVersion(version) {
   try {
     const nb = await api('POST', '/api/notebooks', { template: name, template_version: version, start: true });
-    window.location.assign(`/notebook/auto-start/${encodeURIComponent(nb.owner)}/${encodeURIComponent(nb.name)}?next=${encodeURIComponent(nb.url)}`);
+    window.location.assign(
+      `/notebook/auto-start/${encodeURIComponent(nb.owner)}/${encodeURIComponent(nb.name)}?next=${encodeURIComponent(nb.url)}`
+    );
   } catch (error) {
     showStatus(error.message, 'error');
   }

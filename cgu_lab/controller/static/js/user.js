@@ -1,8 +1,23 @@
+// @ts-check
 // One account (admins and the managers of its groups): facts, role, quota use and groups;
 // for admins also its notebooks (start, stop, open as oneself) and recent audit entries.
 import {
-  api, el, replaceRows, showStatus, showError, fact, formatDate, formatCpu, formatMemory,
-  describeLimits, describeUsage, fillLimitsForm, limitsFromForm, ask, timeAgo, renderDetails
+  api,
+  el,
+  replaceRows,
+  showStatus,
+  showError,
+  fact,
+  formatDate,
+  formatCpu,
+  formatMemory,
+  describeLimits,
+  describeUsage,
+  fillLimitsForm,
+  limitsFromForm,
+  ask,
+  timeAgo,
+  renderDetails
 } from './common.js';
 
 const root = document.getElementById('user-page');
@@ -26,18 +41,34 @@ function drawAccount() {
   fact(facts, 'Last login', timeAgo(user.last_login));
   fact(facts, 'Last activity', timeAgo(user.last_activity));
   fact(facts, 'Notebooks', `${user.running} running, ${user.queued} waiting, ${user.notebooks} in all`);
-  const roleForm = document.getElementById('role-form');
+  const roleForm = /** @type {import('./common.js').FormWith<{ role: HTMLSelectElement }> | null} */ (
+    document.getElementById('role-form')
+  );
   if (roleForm) roleForm.elements.role.value = user.role;
   const actions = document.getElementById('account-actions');
   actions.replaceChildren(
     el('button', { type: 'button', onclick: resetPassword }, 'Reset password'),
     isAdmin && user.name !== me.name
-      ? el('button', { type: 'button', class: 'danger', onclick: () => setActive(!user.active) },
-          user.active ? 'Deactivate' : 'Activate')
-      : null);
-  replaceRows(document.getElementById('user-groups'), user.groups.map(g => el('tr', {},
-    el('th', { scope: 'row' }, el('a', { href: `/admin/groups/${encodeURIComponent(g.name)}` }, g.name)),
-    el('td', {}, g.manager ? 'manager' : 'member'))), 'Not in any group.', 2);
+      ? el(
+          'button',
+          { type: 'button', class: 'danger', onclick: () => setActive(!user.active) },
+          user.active ? 'Deactivate' : 'Activate'
+        )
+      : null
+  );
+  replaceRows(
+    document.getElementById('user-groups'),
+    user.groups.map(g =>
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'row' }, el('a', { href: `/admin/groups/${encodeURIComponent(g.name)}` }, g.name)),
+        el('td', {}, g.manager ? 'manager' : 'member')
+      )
+    ),
+    'Not in any group.',
+    2
+  );
 }
 
 async function loadAccount() {
@@ -65,7 +96,9 @@ async function setActive(active) {
   await loadAll();
 }
 
-const roleForm = document.getElementById('role-form');
+const roleForm = /** @type {import('./common.js').FormWith<{ role: HTMLSelectElement }> | null} */ (
+  document.getElementById('role-form')
+);
 roleForm?.addEventListener('submit', async event => {
   event.preventDefault();
   const role = roleForm.elements.role.value;
@@ -90,7 +123,11 @@ async function loadQuota() {
   try {
     const quota = await api('GET', `${base}/quota`);
     facts.replaceChildren();
-    fact(facts, 'Quota', `${quota.source === 'user' ? 'own' : 'the platform default'}: ${describeLimits(quota.limits)}`);
+    fact(
+      facts,
+      'Quota',
+      `${quota.source === 'user' ? 'own' : 'the platform default'}: ${describeLimits(quota.limits)}`
+    );
     fact(facts, 'In use now', describeUsage(quota.usage));
   } catch (error) {
     facts.replaceChildren(el('dt', {}, 'Quota'), el('dd', {}, error.message));
@@ -98,8 +135,8 @@ async function loadQuota() {
 }
 
 document.getElementById('edit-quota').addEventListener('click', async () => {
-  const dialog = document.getElementById('quota-dialog');
-  const form = document.getElementById('quota-form');
+  const dialog = /** @type {HTMLDialogElement} */ (document.getElementById('quota-dialog'));
+  const form = /** @type {import('./common.js').LimitsForm} */ (document.getElementById('quota-form'));
   const current = await api('GET', `${base}/quota`);
   fillLimitsForm(form, current.limits);
   document.getElementById('quota-title').textContent = `Quota of ${name}`;
@@ -138,8 +175,10 @@ async function act(nb, verb) {
 }
 
 async function openAsMe(nb) {
-  const dialog = document.getElementById('open-dialog');
-  const form = document.getElementById('open-form');
+  const dialog = /** @type {HTMLDialogElement} */ (document.getElementById('open-dialog'));
+  const form = /** @type {import('./common.js').FormWith<{
+    access: HTMLSelectElement, minutes: HTMLSelectElement, reason: HTMLInputElement
+  }>} */ (document.getElementById('open-form'));
   document.getElementById('open-title').textContent = `Open ${nb.owner}/${nb.name} as ${me.name}`;
   showError('open-error', null);
   while ((await ask(dialog)) === 'open') {
@@ -153,8 +192,12 @@ async function openAsMe(nb) {
       box.className = 'status info';
       box.replaceChildren(
         `You have ${granted.access === 'edit' ? 'editable' : 'read-only'} access to ${nb.owner}/${nb.name} until ${formatDate(granted.expires_at)}. `,
-        el('a', { href: granted.url, target: '_blank', rel: 'noopener', id: 'open-granted' },
-          `Open ${nb.name}${granted.state === 'running' ? '' : ` (it is ${granted.state})`}`));
+        el(
+          'a',
+          { href: granted.url, target: '_blank', rel: 'noopener', id: 'open-granted' },
+          `Open ${nb.name}${granted.state === 'running' ? '' : ` (it is ${granted.state})`}`
+        )
+      );
       box.hidden = false;
       break;
     } catch (error) {
@@ -167,22 +210,49 @@ async function openAsMe(nb) {
 function notebookRow(nb) {
   const gpu = nb.gpus ? ` · ${nb.gpus}× ${nb.gpu_type}` : '';
   const running = nb.state === 'running';
-  return el('tr', { dataset: { notebook: `${nb.owner}/${nb.name}` } },
-    el('th', { scope: 'row' }, nb.name,
-      nb.persistent ? el('span', { class: 'badge' }, 'persistent') : null),
+  return el(
+    'tr',
+    { dataset: { notebook: `${nb.owner}/${nb.name}` } },
+    el('th', { scope: 'row' }, nb.name, nb.persistent ? el('span', { class: 'badge' }, 'persistent') : null),
     el('td', {}, `${formatCpu(nb.cpu_milli)} · ${formatMemory(nb.memory)}${gpu}`),
-    el('td', {}, el('span', { class: `state state-${nb.state}` }, nb.state),
-      nb.message ? el('div', { class: 'small note-info' }, nb.message) : null),
+    el(
+      'td',
+      {},
+      el('span', { class: `state state-${nb.state}` }, nb.state),
+      nb.message ? el('div', { class: 'small note-info' }, nb.message) : null
+    ),
     el('td', { class: 'when' }, timeAgo(nb.last_activity)),
-    el('td', { class: 'actions' },
+    el(
+      'td',
+      { class: 'actions' },
       nb.state === 'stopped'
-        ? el('button', { type: 'button', onclick: () => act(nb, 'start'), 'aria-label': `Start ${nb.name}` }, 'Start') : null,
+        ? el('button', { type: 'button', onclick: () => act(nb, 'start'), 'aria-label': `Start ${nb.name}` }, 'Start')
+        : null,
       ['running', 'starting', 'queued'].includes(nb.state)
-        ? el('button', { type: 'button', onclick: () => act(nb, 'stop'), 'aria-label': `${nb.state === 'queued' ? 'Cancel' : 'Stop'} ${nb.name}` },
-            nb.state === 'queued' ? 'Leave queue' : 'Stop') : null,
+        ? el(
+            'button',
+            {
+              type: 'button',
+              onclick: () => act(nb, 'stop'),
+              'aria-label': `${nb.state === 'queued' ? 'Cancel' : 'Stop'} ${nb.name}`
+            },
+            nb.state === 'queued' ? 'Leave queue' : 'Stop'
+          )
+        : null,
       nb.owner !== me.name
-        ? el('button', { type: 'button', class: running ? 'primary' : null, onclick: () => openAsMe(nb), 'aria-label': `Open ${nb.name} as me` }, 'Open as me')
-        : null));
+        ? el(
+            'button',
+            {
+              type: 'button',
+              class: running ? 'primary' : null,
+              onclick: () => openAsMe(nb),
+              'aria-label': `Open ${nb.name} as me`
+            },
+            'Open as me'
+          )
+        : null
+    )
+  );
 }
 
 let timer = null;
@@ -196,12 +266,22 @@ async function loadNotebooks() {
 
 async function loadAudit() {
   const events = await api('GET', `/api/audit?user=${encodeURIComponent(name)}&limit=15`);
-  replaceRows(document.getElementById('user-audit'), events.map(event => el('tr', {},
-    el('td', { class: 'when' }, timeAgo(event.at)),
-    el('td', {}, event.actor),
-    el('td', {}, el('code', {}, event.action)),
-    el('td', {}, event.target),
-    el('td', {}, renderDetails(event.details)))), 'Nothing recorded yet.', 5);
+  replaceRows(
+    document.getElementById('user-audit'),
+    events.map(event =>
+      el(
+        'tr',
+        {},
+        el('td', { class: 'when' }, timeAgo(event.at)),
+        el('td', {}, event.actor),
+        el('td', {}, el('code', {}, event.action)),
+        el('td', {}, event.target),
+        el('td', {}, renderDetails(event.details))
+      )
+    ),
+    'Nothing recorded yet.',
+    5
+  );
 }
 
 async function loadAll() {

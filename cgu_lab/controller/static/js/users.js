@@ -1,21 +1,22 @@
+// @ts-check
 // Users (admins and group managers): every account with its role, groups, last login,
 // last activity and notebooks; each name opens the account's own page (user.js).
-import {
-  api, el, replaceRows, showStatus, showError, limitsFromForm, fillLimitsForm, ask, timeAgo
-} from './common.js';
+import { api, el, replaceRows, showStatus, showError, limitsFromForm, fillLimitsForm, ask, timeAgo } from './common.js';
 
 const tbody = document.getElementById('users');
-const form = document.getElementById('user-form');
-const filter = document.getElementById('user-filter');
-const roleFilter = document.getElementById('user-role-filter');
-const runningFilter = document.getElementById('user-running-filter');
+const form = /** @type {import('./common.js').FormWith<{ group: HTMLSelectElement }>} */ (
+  document.getElementById('user-form')
+);
+const filter = /** @type {HTMLInputElement} */ (document.getElementById('user-filter'));
+const roleFilter = /** @type {HTMLSelectElement} */ (document.getElementById('user-role-filter'));
+const runningFilter = /** @type {HTMLInputElement} */ (document.getElementById('user-running-filter'));
 let me = null;
 
 const userPath = user => `/api/users/${encodeURIComponent(user.name)}`;
 
 async function editQuota(user) {
-  const dialog = document.getElementById('quota-dialog');
-  const quotaForm = document.getElementById('quota-form');
+  const dialog = /** @type {HTMLDialogElement} */ (document.getElementById('quota-dialog'));
+  const quotaForm = /** @type {import('./common.js').LimitsForm} */ (document.getElementById('quota-form'));
   try {
     const current = await api('GET', `${userPath(user)}/quota`);
     fillLimitsForm(quotaForm, current.limits);
@@ -79,32 +80,56 @@ function notebooksCell(user) {
   const parts = [];
   if (user.running) parts.push(el('span', { class: 'state state-running' }, `${user.running} running`));
   if (user.queued) parts.push(el('span', { class: 'state state-queued' }, `${user.queued} waiting`));
-  return el('td', { class: 'num', dataset: { running: user.running } },
-    parts.length ? parts.flatMap((part, i) => (i ? [', ', part] : [part])) : el('span', { class: 'hint' }, 'none running'),
-    el('div', { class: 'hint' }, `${user.notebooks} in all`));
+  return el(
+    'td',
+    { class: 'num', dataset: { running: user.running } },
+    parts.length
+      ? parts.flatMap((part, i) => (i ? [', ', part] : [part]))
+      : el('span', { class: 'hint' }, 'none running'),
+    el('div', { class: 'hint' }, `${user.notebooks} in all`)
+  );
 }
 
 function row(user) {
   const admin = me.role === 'admin';
   const page = `/admin/users/${encodeURIComponent(user.name)}`;
-  return el('tr', { dataset: { user: user.name } },
-    el('th', { scope: 'row' }, el('a', { href: page }, user.name),
+  return el(
+    'tr',
+    { dataset: { user: user.name } },
+    el(
+      'th',
+      { scope: 'row' },
+      el('a', { href: page }, user.name),
       el('div', { class: 'hint' }, user.display_name !== user.name ? user.display_name : null),
-      user.active ? null : el('span', { class: 'badge warn' }, 'deactivated')),
+      user.active ? null : el('span', { class: 'badge warn' }, 'deactivated')
+    ),
     el('td', {}, user.role),
     el('td', {}, user.groups.map(g => `${g.name}${g.manager ? ' (manager)' : ''}`).join(', ') || '—'),
     el('td', { class: 'when' }, timeAgo(user.last_login)),
     el('td', { class: 'when' }, timeAgo(user.last_activity)),
     notebooksCell(user),
-    el('td', { class: 'actions' },
+    el(
+      'td',
+      { class: 'actions' },
       el('button', { type: 'button', onclick: () => editQuota(user), 'aria-label': `Quota of ${user.name}` }, 'Quota'),
-      el('button', { type: 'button', onclick: () => resetPassword(user), 'aria-label': `Reset the password of ${user.name}` }, 'Reset password'),
+      el(
+        'button',
+        { type: 'button', onclick: () => resetPassword(user), 'aria-label': `Reset the password of ${user.name}` },
+        'Reset password'
+      ),
       admin && (user.running || user.queued)
-        ? el('button', { type: 'button', onclick: () => stopAll(user), 'aria-label': `Stop the notebooks of ${user.name}` }, 'Stop notebooks')
+        ? el(
+            'button',
+            { type: 'button', onclick: () => stopAll(user), 'aria-label': `Stop the notebooks of ${user.name}` },
+            'Stop notebooks'
+          )
         : null,
       admin && user.name !== me.name
-        ? el('button', { type: 'button', class: 'danger', onclick: () => setActive(user, !user.active) },
-            user.active ? 'Deactivate' : 'Activate')
+        ? el(
+            'button',
+            { type: 'button', class: 'danger', onclick: () => setActive(user, !user.active) },
+            user.active ? 'Deactivate' : 'Activate'
+          )
         : null
     )
   );
@@ -139,8 +164,10 @@ form.addEventListener('submit', async event => {
       group: data.get('group') || null
     });
     const box = document.getElementById('user-created');
-    box.replaceChildren(`Account ${created.user.name} created. One-time password: `,
-      el('code', {}, created.one_time_password));
+    box.replaceChildren(
+      `Account ${created.user.name} created. One-time password: `,
+      el('code', {}, created.one_time_password)
+    );
     box.hidden = false;
     form.reset();
     refresh();

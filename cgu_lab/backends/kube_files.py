@@ -1,0 +1,418 @@
+"""Files of homes on Kubernetes: templates, submissions and lab files, copied as their user.
+
+Templates, submissions and class deployments move files between homes and the
+controller's store as tar streams, through the file tool (`local_files`): pack
+writes the selection to stdout, unpack reads a copy on stdin. Locally the
+controller runs that tool as the home's owner. On Kubernetes a home is a
+PersistentVolumeClaim the controller cannot mount, so the same tool runs in a
+short-lived pod in the owner's namespace, as `kubectl cp` would do it:
+
+- the notebook image (it holds cgu_lab, hence the tool), the notebooks' user
+  (uid/gid of KubeSettings, never root), no service account token, no
+  privilege escalation, small resource limits (the namespace's quota counts it);
+- the claim mounted where notebooks mount their home (or the user's course
+  folders, see `COURSES_CLAIM`), so the tool sees the same paths;
+- its command only waits; the controller runs the tool through the pod's
+  `exec` subresource, streaming the tar over the websocket in binary frames
+  and closing stdin with the v5 protocol's close signal;
+- deleted when the copy ends, whatever happened; a sweep at the controller's
+  start removes pods a crash left behind (their label names the component).
+
+Running as the notebook's user is what keeps a student's planted symbolic link
+from redirecting the copy: the tool refuses links anyway, and it could reach
+only the volume mounted for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from kubernetes import client
+from kubernetes.stream import stream
+
+from . import kube_names as names
+from . import kube_objects as objects
+from .base import BackendError
+from .kube_api import KubeApi, KubeError
+from .kube_settings import KubeSettings
+
+if TYPE_CHECKING:
+    from .kubernetes import KubernetesBackend
+
+log = logging.getLogger("cgu_lab.kubernetes")
+
+Obj = dict[str, Any]
+COMPONENT = "files"
+COURSES_CLAIM = names.COURSES_CLAIM
+MOUNT = "/home/jovyan"
+TOOL = ["python", "-m", "cgu_lab.backends.local_files"]
+CHUNK = 256 * 1024
+READY_TIMEOUT = 180.0  # an image pull on a fresh node; the notebook image is usually there
+IMAGE_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
+COPY_TIMEOUT = 3600  # the pod's own deadline: nothing it does should take an hour
+
+
+class _Discard:
+    """The websocket client keeps a copy of all it reads unless told not to; an archive
+    of several hundred megabytes must not sit in the controller's memory."""
+
+    def write(self, _data: bytes) -> None:
+        return None
+
+
+def files_pod(namespace: str, claim: str, image: str, settings: KubeSettings, owner: str) -> Obj:
+    """The pod the file tool runs in (see the module's notes)."""
+    name = f"cgu-files-{secrets.token_hex(4)}"
+    labels = {
+        names.MANAGED_BY: names.PLATFORM,
+        names.INSTALLATION: settings.installation,
+        names.COMPONENT: COMPONENT,
+        names.USER: names.slug(owner, 63),
+    }
+    resources = {"cpu": "500m", "memory": "256Mi", "ephemeral-storage": "64Mi"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": {names.OWNER: owner},
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "automountServiceAccountToken": False,
+            "enableServiceLinks": False,
+            "activeDeadlineSeconds": COPY_TIMEOUT,
+            "terminationGracePeriodSeconds": 1,
+            "securityContext": {
+                "runAsNonRoot": True,
+                "runAsUser": settings.notebook_uid,
+                "runAsGroup": settings.notebook_gid,
+                "fsGroup": settings.notebook_gid,
+                "seccompProfile": {"type": "RuntimeDefault"},
+            },
+            "containers": [
+                {
+                    "name": "files",
+                    "image": image,
+                    "imagePullPolicy": settings.image_pull_policy,
+                    "command": ["sleep", str(COPY_TIMEOUT)],
+                    "workingDir": MOUNT,
+                    "env": [{"name": "HOME", "value": MOUNT}],
+                    "resources": {"requests": resources, "limits": resources},
+                    "volumeMounts": [{"name": "files", "mountPath": MOUNT}],
+                    "securityContext": {
+                        "allowPrivilegeEscalation": False,
+                        "capabilities": {"drop": ["ALL"]},
+                    },
+                }
+            ],
+            "volumes": [{"name": "files", "persistentVolumeClaim": {"claimName": claim}}],
+        },
+    }
+
+
+def tool_result(code: int, lines: list[dict], key: str) -> dict:
+    """The file tool's answer, or its refusal as a BackendError the user can read."""
+    for line in reversed(lines):
+        if "error" in line:
+            raise BackendError(line["error"])
+        if key in line and code == 0:
+            return line[key]
+    raise BackendError(f"copying files failed (exit code {code})")
+
+
+def _json_lines(raw: bytes) -> list[dict]:
+    found = []
+    for text in raw.splitlines():
+        try:
+            line = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(line, dict):
+            found.append(line)
+    return found
+
+
+def courses_claim(namespace: str, owner: str, settings: KubeSettings) -> Obj:
+    """The user's course folders, kept like a home: only deleting the user removes them.
+    A cluster of several nodes needs ReadWriteMany here (two notebooks mount it)."""
+    labels = {**objects.platform_labels(settings, "courses"), names.USER: names.slug(owner, 63)}
+    return objects.volume_claim(
+        COURSES_CLAIM,
+        namespace,
+        labels,
+        {names.OWNER: owner},
+        settings.courses_size,
+        settings,
+        settings.courses_access_mode,
+    )
+
+
+def seed_claim(ref: names.ObjectRef, owner: str, notebook: str, settings: KubeSettings) -> Obj:
+    """A home made by its first files (a template's, seeded before the first start). The
+    start finds it and keeps it as it is; it lacks only the notebook-id label, which
+    nothing selects homes by (`remove_storage` deletes them by name)."""
+    labels = {
+        **objects.platform_labels(settings, "home"),
+        names.USER: names.slug(owner, 63),
+        "app": ref.name,
+        names.NOTEBOOK_NAME: ref.name,
+    }
+    annotations = {names.OWNER: owner, names.NOTEBOOK: notebook}
+    return objects.volume_claim(
+        ref.home, ref.namespace, labels, annotations, settings.home_size, settings
+    )
+
+
+def notebook_image(notebook: Obj | None) -> str:
+    containers = (
+        ((notebook or {}).get("spec") or {}).get("template", {}).get("spec", {}).get("containers")
+    )
+    return (containers or [{}])[0].get("image", "")
+
+
+class HomeFiles:
+    """pack/unpack of the kubernetes backend: where the files are, which image, the pod."""
+
+    def __init__(self, backend: KubernetesBackend) -> None:
+        self.backend = backend
+        self.settings = backend.kube
+
+    @property
+    def api(self) -> KubeApi:
+        return self.backend._api
+
+    async def pack(
+        self,
+        owner: str,
+        area: str,
+        paths: list[str],
+        excluded: list[str],
+        max_bytes: int,
+        max_files: int,
+        into: Path,
+        base: str = "",
+        image: str = "",
+    ) -> dict:
+        """Backend.pack: the tool's tar into `into`; its manifest."""
+        namespace, claim, image = await self._where(owner, area, image, create=False)
+        plan = {"paths": paths, "excluded": excluded, "max_bytes": max_bytes}
+        plan.update(max_files=max_files, base=base)
+        archive = await asyncio.to_thread(open, into, "wb")
+        with archive:
+            code, _, lines = await self.run(
+                namespace, claim, image, owner, "pack", plan, stdout=archive
+            )
+        return tool_result(code, lines, "manifest")
+
+    async def unpack(
+        self,
+        owner: str,
+        area: str,
+        source: Path,
+        destination: str,
+        label: str,
+        on_progress: Callable[[int], Awaitable[None]] | None = None,
+        image: str = "",
+    ) -> dict:
+        """Backend.unpack: `source` into the home; the tool's report."""
+        namespace, claim, image = await self._where(owner, area, image, create=True)
+        plan = {"destination": destination, "label": label}
+        archive = await asyncio.to_thread(open, source, "rb")
+        with archive:
+            code, output, lines = await self.run(
+                namespace,
+                claim,
+                image,
+                owner,
+                "unpack",
+                plan,
+                stdin=archive,
+                on_progress=on_progress,
+            )
+        if code != 0:
+            tool_result(code, lines, "report")
+        return json.loads(output)
+
+    async def _where(self, owner: str, area: str, image: str, create: bool) -> tuple[str, str, str]:
+        """The namespace, the claim and the image a copy uses; the claim made when a copy
+        arrives first (a new notebook's files, seeded before its first start)."""
+        backend = self.backend
+        namespace = backend.naming.user_namespace(owner)
+        if area == "courses":
+            claim = COURSES_CLAIM
+            made = courses_claim(namespace, owner, self.settings)
+        else:
+            ref = backend.naming.notebook(owner, area)
+            claim = ref.home
+            made = seed_claim(ref, owner, area, self.settings)
+        if create:
+            await backend._ensure_namespace(namespace, owner)
+            await asyncio.to_thread(self.api.create, made, True)
+        else:
+            try:
+                found = await asyncio.to_thread(
+                    self.api.get, "PersistentVolumeClaim", claim, namespace
+                )
+            except KubeError as error:
+                if error.status != 403:  # 403: no namespace of ours yet
+                    raise
+                found = None
+            if found is None:
+                raise BackendError(f"{owner} has no files for notebook '{area}' yet")
+        return namespace, claim, image or self._image(namespace, owner, area)
+
+    def _image(self, namespace: str, owner: str, area: str) -> str:
+        """Any cgu-lab notebook image holds the file tool: the notebook's own, another of
+        the owner's, else the one configured; never a guess."""
+        cache = self.backend._cache
+        ref = self.backend.naming.notebook(owner, area)
+        candidates = [cache.get("Notebook", namespace, ref.name)] if area != "courses" else []
+        candidates += cache.objects("Notebook", namespace)
+        for notebook in candidates:
+            if notebook_image(notebook):
+                return notebook_image(notebook)
+        if self.settings.files_image:
+            return self.settings.files_image
+        raise BackendError(
+            f"no image to copy {owner}'s files with: {owner} has no notebook in the cluster "
+            "yet; set CGU_LAB_KUBE_FILES_IMAGE to a cgu-lab notebook image"
+        )
+
+    async def run(
+        self,
+        namespace: str,
+        claim: str,
+        image: str,
+        owner: str,
+        command: str,
+        plan: dict,
+        stdin: IO[bytes] | None = None,
+        stdout: IO[bytes] | None = None,
+        on_progress: Callable[[int], Awaitable[None]] | None = None,
+    ) -> tuple[int, bytes, list[dict]]:
+        """Run `local_files <command>` on `claim`; its exit code, stdout (when not
+        written to `stdout`) and stderr's JSON lines, as the local backend's."""
+        pod = files_pod(namespace, claim, image, self.settings, owner)
+        name = pod["metadata"]["name"]
+        loop = asyncio.get_running_loop()
+
+        def progress(done: int) -> None:
+            if on_progress is not None:
+                asyncio.run_coroutine_threadsafe(on_progress(done), loop)
+
+        await asyncio.to_thread(self.api.create, pod)
+        try:
+            await asyncio.to_thread(self._wait_running, namespace, name)
+            argv = [*TOOL, command, json.dumps({"root": MOUNT, **plan})]
+            return await asyncio.to_thread(
+                self._exec, namespace, name, argv, stdin, stdout, progress
+            )
+        finally:
+            try:
+                await asyncio.to_thread(self.api.delete, "Pod", name, namespace)
+            except KubeError as error:  # the sweep gets it
+                log.warning("cannot delete file pod %s/%s: %s", namespace, name, error)
+
+    def _wait_running(self, namespace: str, name: str) -> None:
+        """Until the pod runs; its waiting reason when it cannot (an image, the quota...)."""
+        deadline = time.monotonic() + READY_TIMEOUT
+        reason = "it was not scheduled"
+        while time.monotonic() < deadline:
+            pod = self.api.get("Pod", name, namespace) or {}
+            status = pod.get("status") or {}
+            phase = status.get("phase")
+            if phase == "Running":
+                return
+            if phase in ("Failed", "Succeeded"):
+                raise BackendError(f"the pod copying files ended early ({phase})")
+            for container in status.get("containerStatuses") or []:
+                waiting = (container.get("state") or {}).get("waiting") or {}
+                if waiting.get("reason") in IMAGE_FAILURES:
+                    raise BackendError(
+                        f"the pod copying files cannot get its image: {waiting.get('message', '')}"
+                    )
+                if waiting.get("reason"):
+                    reason = f"{waiting['reason']}: {waiting.get('message', '')}".rstrip(": ")
+            for condition in status.get("conditions") or []:
+                if condition.get("reason") == "Unschedulable":
+                    reason = condition.get("message", reason)
+            time.sleep(0.25)
+        raise BackendError(f"the pod copying files did not start in time ({reason})")
+
+    def _exec(
+        self,
+        namespace: str,
+        name: str,
+        argv: list[str],
+        stdin: IO[bytes] | None,
+        stdout: IO[bytes] | None,
+        progress: Callable[[int], None],
+    ) -> tuple[int, bytes, list[dict]]:
+        self.api.require("Pod", "create", namespace, subresource="exec")
+        # stream() swaps its ApiClient's transport while it connects: never the shared one,
+        # which the watch threads use at the same moment.
+        with client.ApiClient(self.api.api_client.configuration) as api_client:
+            try:
+                ws = stream(
+                    client.CoreV1Api(api_client).connect_get_namespaced_pod_exec,
+                    name,
+                    namespace,
+                    container="files",
+                    command=argv,
+                    stdin=stdin is not None,
+                    stdout=True,
+                    stderr=True,
+                    tty=False,
+                    _preload_content=False,
+                    binary=True,
+                )
+            except client.ApiException as error:
+                raise KubeError(
+                    f"cannot run the file tool in pod {namespace}/{name}: {error.reason}",
+                    error.status,
+                ) from error
+            ws._all = _Discard()
+            out, err = bytearray(), bytearray()
+            lines: list[dict] = []
+
+            def drain(timeout: float) -> None:
+                ws.update(timeout=timeout)
+                data = ws.read_stdout(timeout=0) if ws.peek_stdout() else b""
+                if data:
+                    if stdout is not None:
+                        stdout.write(data)
+                    else:
+                        out.extend(data)
+                if ws.peek_stderr():
+                    err.extend(ws.read_stderr(timeout=0))
+                    *complete, rest = err.split(b"\n")
+                    err[:] = rest
+                    for line in _json_lines(b"\n".join(complete)):
+                        lines.append(line)
+                        if "done" in line:
+                            progress(line["done"])
+
+            try:
+                if stdin is not None:
+                    while chunk := stdin.read(CHUNK):
+                        ws.write_stdin(chunk)
+                        drain(0)
+                    ws.close_channel(0)
+                while ws.is_open():
+                    drain(1.0)
+                drain(0)
+                lines.extend(_json_lines(bytes(err)))
+                code = ws.returncode
+            finally:
+                ws.close()
+        return (code if code is not None else 1), bytes(out), lines

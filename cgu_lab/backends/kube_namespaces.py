@@ -1,0 +1,158 @@
+"""What a user's or group's namespace (Kubeflow's "profile") holds besides its notebooks.
+
+Made once per controller run for each namespace a start, a training job or a
+quota needs (kubernetes.py, `_ensure_namespace`), by pure functions like those
+of kube_objects:
+- the Namespace, labelled as this installation's and annotated with its owner
+  as Kubeflow's profiles are;
+- a RoleBinding that lets the controller manage it (and nothing elsewhere);
+- the ServiceAccount notebook pods run as, which mounts no API token;
+- a NetworkPolicy by which only the controller, or the ingress gateway, reaches
+  port 8888 of notebook servers;
+- the ResourceQuota `kf-resource-quota` mirroring the platform quota.
+"""
+
+from __future__ import annotations
+
+from ..core.quota import Limits
+from . import kube_names as names
+from . import kube_objects as objects
+from .base import QuotaSpec
+from .kube_objects import Obj
+from .kube_settings import KubeSettings
+
+NETWORK_POLICY = "cgu-lab-notebooks"
+CONTROLLER_BINDING = "cgu-lab-controller"
+NAMESPACE_ROLE = "cgu-lab-namespace-manager"  # the ClusterRole in deploy/kubernetes/base
+
+
+def namespace(name: str, subject: str, settings: KubeSettings, group: bool = False) -> Obj:
+    """A profile namespace; `owner` is the annotation Kubeflow's profiles carry."""
+    labels = objects.platform_labels(settings)
+    labels[names.GROUP if group else names.USER] = names.slug(subject, 63)
+    labels[names.PROFILE_PART_OF[0]] = names.PROFILE_PART_OF[1]
+    # Notebook images run as a fixed non-root user; KubeVirt's launcher pods need
+    # what `baseline` allows, so that is enforced and `restricted` only warned of.
+    labels["pod-security.kubernetes.io/enforce"] = "baseline"
+    labels["pod-security.kubernetes.io/warn"] = "restricted"
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": objects.object_meta(name, None, labels, annotations={"owner": subject}),
+    }
+
+
+def controller_role_binding(namespace_name: str, settings: KubeSettings) -> Obj:
+    """Grants the controller the namespace-manager ClusterRole in this namespace only."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": objects.object_meta(
+            CONTROLLER_BINDING, namespace_name, objects.platform_labels(settings)
+        ),
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": NAMESPACE_ROLE,
+        },
+        "subjects": [
+            {
+                "kind": "ServiceAccount",
+                "name": settings.controller_service_account,
+                "namespace": settings.controller_namespace,
+            }
+        ],
+    }
+
+
+def notebook_service_account(namespace_name: str, settings: KubeSettings) -> Obj:
+    """Notebook pods run as this account, which mounts no API token: students' code
+    has no business with the Kubernetes API."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": objects.object_meta(
+            objects.NOTEBOOK_SERVICE_ACCOUNT, namespace_name, objects.platform_labels(settings)
+        ),
+        "automountServiceAccountToken": False,
+    }
+
+
+def network_policy(namespace_name: str, settings: KubeSettings) -> Obj:
+    """Only the controller's pods (and, in ingress-header mode, the ingress gateway)
+    reach notebook servers. This is what makes the identity headers trustworthy:
+    nothing else can send a request to port 8888 at all. Training pods are not
+    selected, so their workers still reach one another."""
+    peers: list[Obj] = [
+        {
+            "namespaceSelector": {
+                "matchLabels": {"kubernetes.io/metadata.name": settings.controller_namespace}
+            },
+            "podSelector": {"matchLabels": dict(settings.controller_pod_labels)},
+        }
+    ]
+    if settings.ingress_header:
+        peers.append(
+            {
+                "namespaceSelector": {
+                    "matchLabels": {"kubernetes.io/metadata.name": settings.ingress_namespace}
+                },
+                "podSelector": {"matchLabels": dict(settings.ingress_pod_labels)},
+            }
+        )
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": objects.object_meta(
+            NETWORK_POLICY, namespace_name, objects.platform_labels(settings)
+        ),
+        "spec": {
+            "podSelector": {
+                "matchLabels": {names.MANAGED_BY: names.PLATFORM},
+                "matchExpressions": [
+                    {"key": names.COMPONENT, "operator": "In", "values": ["notebook", "vm"]}
+                ],
+            },
+            "policyTypes": ["Ingress"],
+            "ingress": [
+                {"from": peers, "ports": [{"protocol": "TCP", "port": objects.NOTEBOOK_PORT}]}
+            ],
+        },
+    }
+
+
+def quota_hard(quota: QuotaSpec) -> dict[str, str]:
+    """The platform limits as ResourceQuota keys. Extended resources (GPUs) take
+    only `requests.` keys; GPU types sharing a resource name add up; a running
+    notebook is one pod."""
+    limits: Limits = quota.limits
+    hard: dict[str, str] = {}
+    if limits.cpu_milli is not None:
+        hard["requests.cpu"] = objects.cpu_quantity(limits.cpu_milli)
+    if limits.memory is not None:
+        hard["requests.memory"] = objects.memory_quantity(limits.memory)
+    if limits.gpus is not None:
+        per_resource: dict[str, int] = {}
+        for gpu_type, resource in quota.gpu_resources.items():
+            per_resource[resource] = per_resource.get(resource, 0) + (
+                limits.gpu_limit(gpu_type) or 0
+            )
+        for resource, count in sorted(per_resource.items()):
+            hard[f"requests.{resource}"] = str(count)
+    if limits.notebooks is not None:
+        hard["pods"] = str(limits.notebooks)
+    return hard
+
+
+def resource_quota(namespace_name: str, quota: QuotaSpec, settings: KubeSettings) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": objects.object_meta(
+            names.QUOTA_NAME, namespace_name, objects.platform_labels(settings)
+        ),
+        # Only long-running pods count (notebooks, their servers, training workers): the
+        # pods that copy files (kube_files) carry a deadline, and a student whose notebooks
+        # use the whole quota must still be able to submit. Copies are bounded on their own.
+        "spec": {"hard": quota_hard(quota), "scopes": ["NotTerminating"]},
+    }

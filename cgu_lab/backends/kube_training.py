@@ -1,0 +1,70 @@
+"""A multi-node training job as a Kubeflow PyTorchJob, built by a pure function.
+
+Like kube_objects: the object as the dict the API server receives, unit-tested
+and schema-validated without a cluster. The job runs in its owner's (or its
+group's) namespace, against that namespace's quota, as the notebook service
+account; its pods are not notebooks, so the namespace's NetworkPolicy leaves
+its workers free to reach one another.
+"""
+
+from __future__ import annotations
+
+from . import kube_names as names
+from . import kube_objects as objects
+from .base import TrainingSpec
+from .kube_objects import Obj
+from .kube_settings import KubeSettings
+
+
+def pytorch_job(ref: names.ObjectRef, job: TrainingSpec, settings: KubeSettings) -> Obj:
+    """One Master and `workers` Workers, each a container named `pytorch` (the
+    training operator looks for that name) with the job's resources."""
+    labels = objects.platform_labels(settings, "training")
+    labels[names.USER] = names.slug(job.owner, 63)
+
+    def replica(count: int) -> Obj:
+        container = {
+            "name": "pytorch",
+            "image": job.image,
+            "imagePullPolicy": settings.image_pull_policy,
+            "command": list(job.command),
+            "env": [{"name": key, "value": value} for key, value in job.env.items()],
+            "resources": objects.container_resources(
+                job.cpu_milli, job.memory, job.gpus, job.gpu_resource
+            ),
+            "volumeMounts": [{"name": "dshm", "mountPath": objects.SHM}],
+            "securityContext": {"allowPrivilegeEscalation": False},
+        }
+        pod: Obj = {
+            "serviceAccountName": objects.NOTEBOOK_SERVICE_ACCOUNT,
+            "automountServiceAccountToken": False,
+            "containers": [container],
+            "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
+        }
+        if job.node_selector:
+            pod["nodeSelector"] = dict(job.node_selector)
+        if job.gpus:
+            pod["tolerations"] = objects.gpu_tolerations()
+        return {
+            "replicas": count,
+            "restartPolicy": "OnFailure",
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
+        }
+
+    replicas = {"Master": replica(1)}
+    if job.workers:
+        replicas["Worker"] = replica(job.workers)
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": objects.object_meta(
+            ref.name,
+            ref.namespace,
+            labels,
+            annotations={names.OWNER: job.owner, "cgu-lab.io/job": job.name},
+        ),
+        "spec": {
+            "runPolicy": {"cleanPodPolicy": job.clean_pod_policy},
+            "pytorchReplicaSpecs": replicas,
+        },
+    }

@@ -1,0 +1,197 @@
+"""The local backend's homes: where a user's files are, made theirs, and copied as them.
+
+    homes/<user>/<notebook>/   a notebook's home and root directory
+    coursework/<user>/<group>/ material deployed to a course's members; every
+                               home links to it as `courses`
+
+Folders are made and handed to their account through O_NOFOLLOW descriptors
+(local_files.own_folder), so a link planted in a home's place is refused, never
+followed. Copies in and out (templates, submissions, lab files for a class)
+run the file tool (`python -m cgu_lab.backends.local_files`) through the
+launcher as the files' own account: what a copy can touch is what that user
+can (local_files says why that matters).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from .base import BackendError
+from .local_accounts import Account, Accounts
+from .local_files import Refused, chown_tree, own_folder
+
+# A pack's manifest (every file with its hash) arrives as one JSON line.
+MANIFEST_LIMIT = 64 * 2**20
+
+
+def _tool_result(code: int, lines: list[dict], key: str) -> dict:
+    """The file tool's answer, or its refusal as a BackendError the user can read."""
+    for line in reversed(lines):
+        if "error" in line:
+            raise BackendError(line["error"])
+        if key in line and code == 0:
+            return line[key]
+    raise BackendError(f"copying files failed (exit code {code})")
+
+
+def _tool_plan(command: str, plan: dict, root: Path, account: Account) -> dict:
+    """The launcher's plan for one run of the file tool in `root`, as `account`."""
+    tool = {"root": str(root), **plan}
+    return {
+        "argv": [sys.executable, "-m", "cgu_lab.backends.local_files", command, json.dumps(tool)],
+        "env": {
+            "PATH": "/usr/bin:/bin",
+            "LANG": os.environ.get("LANG", "C.UTF-8"),
+            "HOME": str(root),
+        },
+        "cwd": str(root),
+        "uid": account.uid,
+        "gid": account.gid,
+        "keep_stdin": True,
+    }
+
+
+class Homes:
+    def __init__(self, homes: Path, coursework: Path, accounts: Accounts) -> None:
+        self.homes = homes
+        self.coursework = coursework
+        self.accounts = accounts
+
+    def home(self, owner: str, name: str) -> Path:
+        return self.homes / owner / name
+
+    def area(self, owner: str, area: str) -> Path:
+        """A place of a user's files: a notebook's home, or their course folders ("courses")."""
+        return self.coursework / owner if area == "courses" else self.home(owner, area)
+
+    # -- made and owned (blocking: callers run these in a thread) -------------------
+
+    def prepare_home(self, home: Path, uid: int | None, gid: int | None) -> None:
+        """Modes and owners are set through O_NOFOLLOW fds: a link in a home's place is refused."""
+        try:
+            own_folder(home.parent, 0o711)
+            if own_folder(home, 0o700, uid, gid):
+                chown_tree(home, uid, gid)
+        except Refused as error:
+            raise BackendError(str(error)) from None
+
+    def own_dir(self, path: Path, uid: int | None, gid: int | None) -> None:
+        try:
+            own_folder(path, 0o700, uid, gid)
+        except Refused as error:
+            raise BackendError(str(error)) from None
+
+    def link_courses(self, owner: str, home: Path, uid: int | None, gid: int | None) -> None:
+        """Every notebook of a user sees their course folders at ~/courses."""
+        target = self.coursework / owner
+        self.own_dir(target, uid, gid)
+        link = home / "courses"
+        if not os.path.lexists(link):
+            link.symlink_to(target, target_is_directory=True)
+            if uid is not None:
+                os.lchown(link, uid, gid)
+
+    # -- copies in and out, as the owner ---------------------------------------------
+
+    async def pack(
+        self,
+        owner: str,
+        area: str,
+        paths: list[str],
+        excluded: list[str],
+        max_bytes: int,
+        max_files: int,
+        into: Path,
+        base: str = "",
+    ) -> dict:
+        """Archive `paths` of a home (relative to its folder `base`) into `into`, as its owner."""
+        plan = {
+            "paths": paths,
+            "excluded": excluded,
+            "max_bytes": max_bytes,
+            "max_files": max_files,
+            "base": base,
+        }
+        archive = await asyncio.to_thread(open, into, "wb")
+        with archive:
+            code, _, lines = await self._file_tool(owner, area, "pack", plan, stdout=archive)
+        return _tool_result(code, lines, "manifest")
+
+    async def unpack(
+        self,
+        owner: str,
+        area: str,
+        source: Path,
+        destination: str,
+        label: str,
+        on_progress: Callable[[int], Awaitable[None]] | None = None,
+    ) -> dict:
+        plan = {"destination": destination, "label": label}
+        archive = await asyncio.to_thread(open, source, "rb")
+        with archive:
+            code, output, lines = await self._file_tool(
+                owner, area, "unpack", plan, stdin=archive, on_progress=on_progress
+            )
+        if code != 0:
+            _tool_result(code, lines, "report")
+        return json.loads(output)
+
+    async def _file_root(self, owner: str, area: str, command: str, account: Account) -> Path:
+        """The folder the tool works in, made the owner's where a copy may create it."""
+        root = self.area(owner, area)
+        if area == "courses":
+            await asyncio.to_thread(self.own_dir, root, account.uid, account.gid)
+        elif command == "unpack":  # a new notebook's home is made for its first files
+            await asyncio.to_thread(self.prepare_home, root, account.uid, account.gid)
+        elif not root.is_dir():
+            raise BackendError(f"{owner} has no files for notebook '{area}' yet")
+        return root
+
+    async def _file_tool(
+        self,
+        owner: str,
+        area: str,
+        command: str,
+        plan: dict,
+        stdin=None,
+        stdout=None,
+        on_progress=None,
+    ) -> tuple[int, bytes, list[dict]]:
+        """Run `local_files` as the files' owner; returns its exit code, stdout and stderr lines."""
+        account = await self.accounts.account(owner)
+        root = await self._file_root(owner, area, command, account)
+        launch = _tool_plan(command, plan, root, account)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "cgu_lab.backends.local_launch",
+            stdin=stdin if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=stdout if stdout is not None else asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={"CGU_LAUNCH_PLAN": json.dumps(launch), "PATH": "/usr/bin:/bin"},
+            limit=MANIFEST_LIMIT,
+        )
+        lines: list[dict] = []
+
+        async def read_stderr() -> None:
+            assert process.stderr is not None
+            async for raw in process.stderr:
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    continue
+                lines.append(line)
+                if on_progress and "done" in line:
+                    await on_progress(line["done"])
+
+        output, _ = await asyncio.gather(
+            process.stdout.read() if process.stdout is not None else asyncio.sleep(0, b""),
+            read_stderr(),
+        )
+        await process.wait()
+        return process.returncode, output or b"", lines

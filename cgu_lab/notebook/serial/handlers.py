@@ -1,0 +1,172 @@
+"""The routes of Web Serial: `cgu-lab/serial` (the ports) and `cgu-lab/serial/channel`.
+
+Both are JupyterHandlers, so the identity provider has vouched for the caller
+(the controller's proxy, its secret) before they run, and has already turned
+read-only and single-file callers away from any websocket. They check again
+themselves: a serial device is code running on a student's hardware, for the
+owner and editors only, and a read-only viewer gets 403 `{message, code}`.
+
+The channel speaks binary messages for the device's bytes and JSON text
+messages for everything else:
+
+page -> server
+  `hello`  {settings, info, port?, resume?}  attach (again, with the resume token)
+  `ack`    {bytes}                           bytes handed to the device
+  `modem`  {cts, dsr, ri, dcd}               the device's modem lines changed
+  `close`  {}                                disconnect: close the pty now
+server -> page
+  `attached` {port name, path, device, rfc2217, resume, settings, signals, window}
+  `ack`      {bytes}                         bytes delivered to the kernel's side
+  `settings` {settings}                      reopen the port with these options
+  `signals`  {dtr, rts, break}               `port.setSignals()`
+  `closed`   {reason}, `error` {message}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+from jupyter_core.utils import ensure_async
+from jupyter_server.auth.decorator import authorized, ws_authenticated
+from jupyter_server.base.handlers import JupyterHandler
+from jupyter_server.base.websocket import WebSocketMixin
+from jupyter_server.extension.handler import ExtensionHandlerMixin
+from tornado import web, websocket
+
+from ..handlers import AUTH_RESOURCE, BaseHandler
+from .bridge import BridgedPort
+from .registry import SerialPorts
+
+READ_ONLY = (
+    "read_only",
+    "your access to this notebook is read-only: only its owner and editors can attach a "
+    "serial device",
+)
+BAD_HELLO = 4400  # close code: the page's hello could not be honoured
+
+
+def refusal(user) -> tuple[str, str] | None:
+    """Why this caller may not use serial ports: (code, message), or None."""
+    if getattr(user, "access", "owner") not in ("owner", "edit") or getattr(user, "scope", ()):
+        return READ_ONLY
+    return None
+
+
+def _refuse(handler: web.RequestHandler, problem: tuple[str, str]) -> None:
+    code, message = problem
+    handler.set_status(403)
+    handler.set_header("Content-Type", "application/json")
+    handler.finish(json.dumps({"message": message, "code": code}))
+
+
+class SerialPortsHandler(BaseHandler):
+    """The ports attached now, with their paths and byte counts (the status bar, the dialog)."""
+
+    _track_activity = False  # polled: looking is not using
+
+    def initialize(self, name: str, ports: SerialPorts, **kwargs) -> None:
+        super().initialize(name, **kwargs)
+        self.ports = ports
+
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        problem = refusal(self.current_user)
+        if problem is not None:
+            _refuse(self, problem)
+            return
+        self.finish({"ports": self.ports.listing(), "directory": str(self.ports.directory)})
+
+
+class SerialChannelHandler(
+    WebSocketMixin, ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHandler
+):
+    """One page's end of one bridged port."""
+
+    auth_resource = AUTH_RESOURCE
+
+    def initialize(self, name: str, ports: SerialPorts, **kwargs) -> None:
+        super().initialize(name, **kwargs)
+        self.ports = ports
+        self.port: BridgedPort | None = None
+
+    @ws_authenticated
+    async def get(self, *args, **kwargs) -> None:
+        user = self.current_user
+        problem = refusal(user)
+        if problem is None and not await ensure_async(
+            self.authorizer.is_authorized(self, user, "execute", AUTH_RESOURCE)
+        ):
+            problem = READ_ONLY
+        if problem is not None:
+            _refuse(self, problem)
+            return
+        await super().get(*args, **kwargs)
+
+    def open(self, *args, **kwargs) -> None:
+        super().open(*args, **kwargs)
+        # A serial console sends a byte at a time: without this, Nagle's algorithm holds a
+        # small message back until the previous one is acknowledged (40 ms on Linux).
+        self.set_nodelay(True)
+
+    def on_message(self, message: str | bytes):
+        if isinstance(message, bytes):
+            if self.port is not None:
+                self.port.from_browser(message)
+            return None
+        try:
+            request = json.loads(message)
+            kind = request["type"]
+        except (ValueError, KeyError, TypeError):
+            self.send_control({"type": "error", "message": "not a message of this channel"})
+            return None
+        if kind == "hello":
+            return self._hello(request)  # tornado waits for it before the next message
+        port = self.port
+        if port is None:
+            return None
+        if kind == "ack" and isinstance(request.get("bytes"), int):
+            port.ack_from_browser(request["bytes"])
+        elif kind == "modem":
+            port.modem_from_browser(request)
+        elif kind == "close":
+            port.close("disconnected in the browser")
+        return None
+
+    async def _hello(self, request: dict) -> None:
+        if self.port is not None:
+            return
+        try:
+            self.port = await self.ports.attach(self, request, self.current_user.username)
+        except (ValueError, LookupError, OSError) as error:
+            self.send_control({"type": "error", "message": str(error)})
+            self.close(BAD_HELLO, "cannot attach")
+
+    def on_close(self) -> None:
+        if self.ping_callback is not None:
+            self.ping_callback.stop()
+        if self.port is not None:
+            self.port.detach(self)
+
+    # -- the bridge's peer ---------------------------------------------------------------
+
+    def send_data(self, data: bytes) -> None:
+        with contextlib.suppress(websocket.WebSocketClosedError):
+            self.write_message(data, binary=True)
+
+    def send_control(self, message: dict) -> None:
+        with contextlib.suppress(websocket.WebSocketClosedError):
+            self.write_message(json.dumps(message))
+
+    def drop(self, code: int, reason: str) -> None:
+        self.close(code, reason)
+
+
+def routes(app) -> list[tuple]:
+    """The Web Serial routes, sharing one registry configured from the extension app."""
+    ports = SerialPorts(parent=app)
+    return [
+        (r"cgu-lab/serial", SerialPortsHandler, {"ports": ports}),
+        (r"cgu-lab/serial/channel", SerialChannelHandler, {"ports": ports}),
+    ]
