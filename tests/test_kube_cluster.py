@@ -135,6 +135,7 @@ def controller(kube, admin, tmp_path_factory):
             "CGU_LAB_KUBE_START_TIMEOUT": "240",
             "CGU_LAB_KUBE_STOP_TIMEOUT": "60",
             "CGU_LAB_START_TIMEOUT": "300",
+            "CGU_LAB_CULL_INTERVAL": "3",  # the culler's pass keeps last-activity current
         },
     )
     ctl.env["CGU_LAB_KUBE_CONTROLLER_URL"] = f"http://{kube['CGU_KUBE_HOST_IP']}:{ctl.port}"
@@ -377,6 +378,76 @@ def test_templates_lab_files_and_submissions_are_copied_by_pods(admin, kube, con
             )
         for session, owner, name in ((prof, TEACHER, "prep"), (ana, STUDENT, "klab")):
             session.ok("POST", f"/api/notebooks/{owner}/{name}/stop?wait=true", 202)
+
+
+@pytest.mark.timeout(600)
+def test_shares_activity_resize_and_the_start_page_on_real_pods(admin, kube, controller, ana):
+    """A read-only share reads but never writes a real pod's files; the culler keeps
+    Kubeflow's last-activity annotation current while a kernel works (Kubeflow's own
+    culler reads only that); a resize makes a new pod with the new limits; a stopped
+    notebook sends the browser to its start page, which starts a pod again."""
+    image = kube["CGU_NOTEBOOK_IMAGE"]
+    ana.ok(
+        "POST",
+        "/api/notebooks",
+        201,
+        json={"name": "rs", "image": image, "cpu": CPU, "memory": "1Gi"},
+    )
+    start(ana, "rs")
+    contents = f"/notebook/{STUDENT}/rs/api/contents"
+    ana.ok(
+        "PUT",
+        f"{contents}/notes.txt",
+        201,
+        json={"type": "file", "format": "text", "content": "mine"},
+    )
+    share = ana.ok(
+        "POST",
+        f"/api/notebooks/{STUDENT}/rs/shares",
+        201,
+        json={"grantee": TEACHER, "access": "read"},
+    )
+    with controller.client(TEACHER) as prof:
+        assert prof.ok("GET", f"{contents}/notes.txt")["content"] == "mine"
+        refused = prof.put(
+            f"{contents}/notes.txt", json={"type": "file", "format": "text", "content": "theirs"}
+        )
+        assert refused.status_code == 403, refused.text
+        ana.ok("DELETE", f"/api/notebooks/{STUDENT}/rs/shares/{share['id']}")
+        assert wait_for(
+            "the revoked share to close",
+            lambda: (
+                prof.get(f"{contents}/notes.txt").status_code == 404
+            ),  # "you no longer have access"
+        )
+
+    # A kernel at work: the controller's culler pass records it where Kubeflow looks.
+    assert "42" in asyncio.run(run_code(ana, "rs", "print(6 * 7)"))
+    stamped = wait_for(
+        "the last-activity annotation",
+        lambda: (
+            admin.get("kubeflow.org/v1", "Notebook", "rs", NAMESPACE)["metadata"].get("annotations")
+            or {}
+        ).get("notebooks.kubeflow.org/last-activity"),
+        timeout=60,
+    )
+    assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", stamped), stamped
+
+    before = pod_of(admin, "rs")["metadata"]["uid"]
+    resized = ana.ok("PATCH", f"/api/notebooks/{STUDENT}/rs?wait=true", json={"cpu": 0.5})
+    assert resized["state"] == "running" and resized["cpu_milli"] == 500, resized
+    pod = pod_of(admin, "rs")
+    assert pod["metadata"]["uid"] != before
+    assert pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "500m"
+    assert ana.ok("GET", f"{contents}/notes.txt")["content"] == "mine"  # the home came along
+
+    ana.ok("POST", f"/api/notebooks/{STUDENT}/rs/stop?wait=true", 202)
+    page = ana.get(f"/notebook/{STUDENT}/rs/lab", headers={"Accept": "text/html"})
+    assert page.status_code == 303 and "/notebook/auto-start/" in page.headers["location"]
+    start_page = ana.get(page.headers["location"])
+    assert start_page.status_code == 200 and "Start notebook" in start_page.text
+    start(ana, "rs")  # what its Start button does
+    ana.ok("POST", f"/api/notebooks/{STUDENT}/rs/stop?wait=true", 202)
 
 
 @pytest.mark.skipif(TIMED_STARTS < 2, reason="set CGU_KUBE_TIMED_STARTS=5 to time starts")
