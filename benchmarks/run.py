@@ -12,6 +12,7 @@ BENCHMARKS = [
     "semester.py",
     "deploy_copy.py",
     "bench_serial.py",
+    "bench_transfer.py",
 ]
 
 if __name__ == "__main__":

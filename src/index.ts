@@ -24,11 +24,18 @@
  *   reload when the owner saves them.
  * - `cgu-lab:serial` — a serial device of the student's computer (Web Serial)
  *   as a pty and an RFC 2217 port in the notebook (serial/).
+ * - `cgu-lab:transfer` — upload folders and archives, download folders and
+ *   selections as one streamed zip, with progress, Cancel and resuming
+ *   (transfer/).
+ * - `cgu-lab:clipboard` — this computer's clipboard for the notebook's kernels
+ *   (xclip, xsel, pandas, pyperclip) and "Paste Image/File from Clipboard"
+ *   (clipboard/).
  *
  * Each feature is a folder with its plugin (`plugin.ts`), its widgets and its
  * pure helpers (`format.ts`); `commands.ts` registers a command together with
  * its palette item, File-menu item, context-menu item and toolbar button.
  */
+import { clipboardPlugin } from './clipboard/plugin';
 import { corePlugin } from './core/plugin';
 import { coursePlugin } from './course/plugin';
 import { cullingPlugin } from './culling/plugin';
@@ -44,6 +51,7 @@ import { serialPlugin } from './serial/plugin';
 import { sharedWithMePlugin, sharePlugin } from './share/plugin';
 import { submitPlugin } from './submit/plugin';
 import { templatesPlugin } from './templates/plugin';
+import { transferPlugin } from './transfer/plugin';
 
 export default [
   corePlugin,
@@ -60,5 +68,7 @@ export default [
   submitPlugin,
   coursePlugin,
   liveViewPlugin,
-  serialPlugin
+  serialPlugin,
+  transferPlugin,
+  clipboardPlugin
 ];

@@ -25,10 +25,12 @@ from traitlets import Float, Int, Unicode, default
 
 from . import controller_client, usage
 from .authorizer import ShareAuthorizer
+from .clipboard import clipboard_bridge
 from .contents import ShareAwareContentsManager
 from .handlers import route_table
 from .identity import ProxyIdentityProvider
 from .serial import serial_routes
+from .transfer import transfer_routes
 
 # The classes a platform notebook server must run with, by the ServerApp attribute holding each.
 REQUIRED = {
@@ -88,6 +90,15 @@ class CguLabExtension(ExtensionApp):
         help="Memory this notebook was given, in bytes (default: $CGU_MEM_LIMIT; none: unlimited).",
     ).tag(config=True)
 
+    disk_allowance = Int(
+        None,
+        allow_none=True,
+        help=(
+            "Bytes the home may hold; uploads and extractions past it are refused before they "
+            "start (default: $CGU_DISK_ALLOWANCE; none: only the disk's free space)."
+        ),
+    ).tag(config=True)
+
     @default("controller_url")
     def _default_controller_url(self) -> str:
         return os.environ.get("CGU_CONTROLLER_URL", "")
@@ -117,6 +128,11 @@ class CguLabExtension(ExtensionApp):
         memory = _number("CGU_MEM_LIMIT")
         return int(memory) if memory is not None else None
 
+    @default("disk_allowance")
+    def _default_disk_allowance(self) -> int | None:
+        allowance = _number("CGU_DISK_ALLOWANCE")
+        return int(allowance) if allowance is not None else None
+
     def initialize_settings(self) -> None:
         for attribute, required in REQUIRED.items():
             actual = getattr(self.serverapp, attribute, None)
@@ -140,3 +156,13 @@ class CguLabExtension(ExtensionApp):
     def initialize_handlers(self) -> None:
         self.handlers.extend(route_table())
         self.handlers.extend(serial_routes(self))
+        # The kernels' clipboard (the browser's): its socket exists before any kernel starts.
+        self.clipboard, clipboard_routes = clipboard_bridge(self)
+        self.handlers.extend(clipboard_routes)
+        self.handlers.extend(transfer_routes(self))
+
+    async def stop_extension(self) -> None:
+        """Remove the clipboard's socket, so that no kernel waits on a server that is gone."""
+        clipboard = getattr(self, "clipboard", None)
+        if clipboard is not None:
+            clipboard.close()
