@@ -283,6 +283,9 @@ def test_notebook_list_events_stream_only_the_callers_notebooks(controller, alic
     assert alices[-1]["done"] and alices[-1]["ok"]
     # An admin may follow one owner's notebooks, and then only that owner's.
     assert {(c["owner"], c["name"]) for c in bobs} == {("bob", "unseen")}
+    # The module's later tests count alice's notebooks against her quota.
+    alice.ok("DELETE", "/api/notebooks/alice/watched")
+    bob.ok("DELETE", "/api/notebooks/bob/unseen")
 
 
 def test_quota_refuses_with_the_limit_and_the_use(controller, admin, alice):
