@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Literal
 
-from fastapi import APIRouter, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Query
 from pydantic import BaseModel
 from sqlalchemy import select
+from sse_starlette import EventSourceResponse
 
 from ...core.errors import Forbidden
 from ...core.resources import parse_cpu, parse_memory
@@ -17,6 +16,7 @@ from ...store.models import Group, Notebook
 from ..assignments import receipt
 from ..course_templates import VersionSpec
 from .deps import ActorDep, PlatformDep, require_scope
+from .events import SSE_RESPONSES, progress_stream
 from .notebooks import notebook_out
 from .schema_types import Id, LabelPath, LabelQuery, SearchQuery, UserNamePath
 from .schemas import (
@@ -214,30 +214,18 @@ async def get_deployment(
 @router.get(
     "/deployments/{deployment_id}/events",
     summary="Progress of a deployment (Server-Sent Events)",
-    response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}}},
+    response_class=EventSourceResponse,
+    responses=SSE_RESPONSES,
 )
 async def deployment_events(
-    deployment_id: Id, request: Request, platform: PlatformDep, actor: ActorDep
-) -> StreamingResponse:
+    deployment_id: Id, platform: PlatformDep, actor: ActorDep
+) -> EventSourceResponse:
     deployment = await platform.coursework.deployment(actor, deployment_id)
-    key = ("deployment", deployment.id)
-
-    async def stream():
-        if platform.broker.last(key) is None:
-            summary = platform.coursework.summary(deployment.report or {})
-            done = {"percent": 100, "message": summary, "state": deployment.state, "done": True}
-            yield f"data: {json.dumps(done)}\n\n"
-            return
-        async for event in platform.broker.follow(key):
-            if await request.is_disconnected():
-                return
-            yield (
-                ": keep-alive\n\n" if event is None else f"data: {json.dumps(event.as_dict())}\n\n"
-            )
-
-    return StreamingResponse(
-        stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+    summary = platform.coursework.summary(deployment.report or {})
+    return progress_stream(
+        platform.broker,
+        ("deployment", deployment.id),
+        {"message": summary, "state": deployment.state},
     )
 
 
