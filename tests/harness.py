@@ -2,7 +2,12 @@
 
 The controller runs as `cgu-lab controller` in a subprocess with its own data
 directory, exactly as a deployment would; clients log in through the login
-form and talk to it over loopback.
+form and talk to it over loopback. (tests/inprocess.py runs the same app in the
+test's own process, with the same `Session` clients.)
+
+`Logins` is the one way tests get a logged-in client (conftest's `login`);
+`wait_state` / `wait_running` wait for a notebook and, when it does not get there,
+fail with its last message and the tail of its server log.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from cgu_lab.core.origins import notebook_slug
 BIN = Path(sys.executable).parent
 PASSWORD = "correct-horse-battery"
 LOGS = Path(__file__).resolve().parent.parent / "artifacts" / "logs"
+# Controller processes started by this test run, for conftest's report of a failed test.
+STARTED: list[Controller] = []
 
 
 def free_port() -> int:
@@ -52,6 +59,7 @@ class Controller:
         self.backend = backend
         self.env = {**os.environ, "CGU_LAB_START_TIMEOUT": "60", **(env or {})}
         self.process: subprocess.Popen | None = None
+        self.stopped_at: float | None = None  # time.monotonic() of the last stop
         LOGS.mkdir(parents=True, exist_ok=True)
         self.log = LOGS / f"controller-{self.port}.log"
 
@@ -72,6 +80,17 @@ class Controller:
             args += ["--group", group]
         self.cli(*args, stdin=PASSWORD + "\n")
 
+    def create_users(self, users) -> None:
+        """Accounts (name, role) with the test password, by one `cgu-lab admin import`
+        (one process for all of them: each CLI run costs seconds on a small runner)."""
+        roster = "username,role,password\n" + "".join(f"{n},{r},{PASSWORD}\n" for n, r in users)
+        path = self.data_dir.parent / f"accounts-{uuid.uuid4().hex}.csv"
+        path.write_text(roster)
+        try:
+            self.cli("admin", "import", str(path))
+        finally:
+            path.unlink()
+
     def start(self) -> Controller:
         command = [
             str(BIN / "cgu-lab"),
@@ -88,6 +107,8 @@ class Controller:
             self.process = subprocess.Popen(
                 command, env=self.env, stdout=log, stderr=subprocess.STDOUT
             )
+        if self not in STARTED:
+            STARTED.append(self)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -108,10 +129,22 @@ class Controller:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+            self.stopped_at = time.monotonic()
         self.process = None
 
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log_tail(self, lines: int = 40) -> str:
+        return tail(self.log, lines)
+
     def client(self, name: str, password: str = PASSWORD) -> Session:
-        return Session(self.url, name, password)
+        """A client logged in through the login form (prefer conftest's `login`)."""
+        return Session(self.url, name, password, site=self)
+
+    def anonymous(self, **kwargs) -> httpx.Client:
+        """A client that has not logged in (cookies and headers as given)."""
+        return httpx.Client(base_url=self.url, **kwargs)
 
     def kill_notebooks(self) -> None:
         """Stop every notebook server of this installation (end of a test module)."""
@@ -175,9 +208,20 @@ class Session(httpx.Client):
     the log-in hand-off, which `notebook_cookie` walks like a browser does.
     """
 
-    def __init__(self, base_url: str, name: str, password: str) -> None:
-        super().__init__(base_url=base_url, timeout=120, follow_redirects=False)
+    def __init__(
+        self,
+        base_url: str,
+        name: str,
+        password: str,
+        transport: httpx.BaseTransport | None = None,
+        site=None,
+    ) -> None:
+        super().__init__(
+            base_url=base_url, timeout=120, follow_redirects=False, transport=transport
+        )
         self.name = name
+        # The Controller (or tests/inprocess.InProcess) logged into: where notebook logs are.
+        self.site = site
         self._origin_cookies: dict[tuple[str, str], str] = {}
         response = self.post(
             "/login", data={"name": name, "password": password, "next": "/notebooks"}
@@ -258,6 +302,95 @@ class Session(httpx.Client):
             f"{method} {url}: {response.status_code} {response.text}"
         )
         return response.json() if response.content else None
+
+
+class Logins:
+    """The one way tests get a logged-in client: `login(name)`, or `login(name, role)` for
+    an account that does not exist yet (the administrator creates it through the API).
+
+    Each user's session is made once and shared by the tests of a module; `password`
+    logs in with another password (a one-time password, an account a test created).
+    Works the same on a controller process and on an app in the test's process (`site`).
+    """
+
+    ADMIN = "root-admin"
+
+    def __init__(self, site) -> None:
+        self.site = site
+        self.sessions: dict[str, Session] = {}
+
+    def __call__(self, name: str, role: str | None = None, password: str = PASSWORD) -> Session:
+        if name not in self.sessions:
+            if role is not None:
+                body = {"name": name, "role": role, "password": password}
+                self(self.ADMIN).ok("POST", "/api/users", 201, json=body)
+            self.sessions[name] = self.site.client(name, password)
+        return self.sessions[name]
+
+    def close(self) -> None:
+        for session in self.sessions.values():
+            session.close()
+        self.sessions.clear()
+
+
+def tail(path: Path, lines: int = 40) -> str:
+    """The last `lines` lines of a log file ("(no log at ...)" when there is none)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return f"(no log at {path})"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def notebook_log(site, owner: str, name: str) -> Path | None:
+    """Where the local backend writes a notebook server's output (logs/<owner>/<name>.log)."""
+    data_dir = getattr(site, "data_dir", None)
+    return None if data_dir is None else Path(data_dir) / "logs" / owner / f"{name}.log"
+
+
+def notebook_report(session: Session, owner: str, name: str, lines: int = 30) -> str:
+    """The notebook as the API shows it (state, last message) and its server's log tail."""
+    try:
+        response = session.get(f"/api/notebooks/{owner}/{name}")
+        shown = response.json() if response.status_code == 200 else response.text
+    except (httpx.HTTPError, ValueError) as error:
+        shown = f"(could not ask the controller: {error})"
+    if isinstance(shown, dict):
+        state, message = shown.get("state"), shown.get("message")
+        shown = f"state {state!r}, last message: {message!r}"
+    path = notebook_log(session.site, owner, name)
+    log = tail(path, lines) if path is not None else "(the session knows no data directory)"
+    return f"notebook {owner}/{name}: {shown}\n--- its server log ({path}) ---\n{log}"
+
+
+def wait_state(session: Session, owner: str, name: str, wanted: str, seconds: float = 60) -> dict:
+    """Wait for a notebook to reach `wanted` (e.g. "running", "stopped") and return it.
+
+    On a controller process this polls; in the test's process (`session.site.settle`)
+    it waits for the notebook's current start or stop to finish, with no sleep. A
+    notebook that does not get there fails the test with its last message and the tail
+    of its server log, not a bare `'stopped' == 'running'`.
+    """
+    settle = getattr(session.site, "settle", None)
+    deadline = time.monotonic() + seconds
+    while True:
+        if settle is not None:
+            settle(owner, name)
+        response = session.get(f"/api/notebooks/{owner}/{name}")
+        nb = response.json() if response.status_code == 200 else {}
+        if nb.get("state") == wanted:
+            return nb
+        if settle is not None or time.monotonic() > deadline:
+            raise AssertionError(
+                f"notebook {owner}/{name} is {nb.get('state', response.status_code)!r}, "
+                f"not {wanted!r}\n{notebook_report(session, owner, name)}"
+            )
+        time.sleep(0.3)
+
+
+def wait_running(session: Session, owner: str, name: str, seconds: float = 60) -> dict:
+    """`wait_state(..., "running")`."""
+    return wait_state(session, owner, name, "running", seconds)
 
 
 def execute_request(code: str, username: str = "tester") -> tuple[str, str]:

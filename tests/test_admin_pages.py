@@ -1,9 +1,10 @@
 """The admin pages for GPUs, the idle culler and monitoring, and the Grafana dashboard.
 
-Against a real controller (the `controller` fixture of conftest.py): each page renders for an
+On the controller app in the test's process (conftest's `in_process`): each page renders for an
 admin with its landmarks and the assets it loads, is refused to a student, and keeps the
 pages' CSP habits (no inline script or style). The dashboard in deploy/grafana may only
-query metrics that the controller's /api/metrics really exports.
+query metrics that the controller's /api/metrics really exports. The last tests, which
+open and stop a user's running JupyterLab, run on a controller process (`controller`).
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ import json
 import re
 from pathlib import Path
 
-import httpx
 import pytest
 
-pytestmark = pytest.mark.integration
+from .harness import wait_running
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "deploy" / "grafana" / "cgu-lab-dashboard.json"
 
@@ -50,6 +50,11 @@ PAGES = {
         "script": "/static/js/monitoring.js",
     },
 }
+
+
+@pytest.fixture(scope="module")
+def site(in_process):
+    return in_process
 
 
 def assets(html: str) -> list[str]:
@@ -100,11 +105,12 @@ def test_admin_nav_links_show_for_admins_only(admin, alice):
 
 
 @pytest.mark.parametrize("path", PAGES)
-def test_admin_pages_are_refused_to_students_and_need_a_login(controller, alice, path):
+def test_admin_pages_are_refused_to_students_and_need_a_login(site, alice, path):
     refused = alice.get(path)
     assert refused.status_code == 403
     assert "for administrators" in refused.text
-    anonymous = httpx.get(f"{controller.url}{path}", follow_redirects=False)
+    with site.anonymous(follow_redirects=False) as client:
+        anonymous = client.get(path)
     assert anonymous.status_code == 303
     assert anonymous.headers["location"].startswith("/login?next=")
 
@@ -172,7 +178,7 @@ def exported_names(text: str) -> set[str]:
     return names
 
 
-def test_grafana_dashboard_queries_only_exported_metrics(controller, admin, alice):
+def test_grafana_dashboard_queries_only_exported_metrics(site, admin, alice):
     dashboard = json.loads(DASHBOARD.read_text())
     assert dashboard["schemaVersion"] >= 36 and dashboard["panels"]
     variables = {v["name"]: v for v in dashboard["templating"]["list"]}
@@ -189,9 +195,8 @@ def test_grafana_dashboard_queries_only_exported_metrics(controller, admin, alic
     }
     # Scrape as the README says: an admin's API token as the bearer token.
     token = admin.ok("POST", "/api/me/tokens", 201, json={"name": "grafana-test"})["token"]
-    response = httpx.get(
-        f"{controller.url}/api/metrics", headers={"Authorization": f"Bearer {token}"}
-    )
+    with site.anonymous() as client:
+        response = client.get("/api/metrics", headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 200
     exported = exported_names(response.text)
     assert used, "the dashboard queries no cgu-lab metric"
@@ -210,9 +215,8 @@ def test_grafana_dashboard_queries_only_exported_metrics(controller, admin, alic
         assert name in used, name
     # A student's token cannot read the metrics.
     student = alice.ok("POST", "/api/me/tokens", 201, json={"name": "grafana-test"})["token"]
-    refused = httpx.get(
-        f"{controller.url}/api/metrics", headers={"Authorization": f"Bearer {student}"}
-    )
+    with site.anonymous() as client:
+        refused = client.get("/api/metrics", headers={"Authorization": f"Bearer {student}"})
     assert refused.status_code == 403
 
 
@@ -322,7 +326,7 @@ def test_users_list_shows_login_activity_and_notebooks(admin, alice, bob):
     assert "/admin/users/${encodeURIComponent(user.name)}" in script
 
 
-def test_user_page_for_admins_and_the_users_managers(controller, admin, alice, teacher):
+def test_user_page_for_admins_and_the_users_managers(admin, alice, teacher):
     page = admin.get("/admin/users/alice")
     assert page.status_code == 200
     html = page.text
@@ -365,8 +369,7 @@ def test_role_change_is_refused_to_managers_and_audited(admin, teacher):
     assert bad.status_code == 400 and bad.json()["message"]
 
 
-@pytest.fixture(scope="module")
-def gpu_setup(admin):
+def declare_gpus(admin) -> str:
     """One declared GPU, a whole-GPU type, and room in alice's quota for two of them."""
     admin.ok("POST", "/api/gpus", 201, json={"device_id": "GPU-pages-0", "model": "A5000"})
     admin.ok("PUT", "/api/gpu-types/premium", json={"display_name": "Whole GPU"})
@@ -376,6 +379,11 @@ def gpu_setup(admin):
         json={"cpu": 4, "memory": "8Gi", "notebooks": 4, "gpus": {"premium": 2}},
     )
     return "premium"
+
+
+@pytest.fixture(scope="module")
+def gpu_setup(admin):
+    return declare_gpus(admin)
 
 
 def test_declared_gpus_are_on_this_host_and_types_use_their_resource(admin, gpu_setup):
@@ -402,16 +410,11 @@ def test_declared_gpus_are_on_this_host_and_types_use_their_resource(admin, gpu_
         admin.ok("DELETE", f"/api/gpu-types/{name}")
 
 
-def test_monitoring_counts_detected_and_declared_gpus_per_node(admin, gpu_setup):
+def test_monitoring_counts_detected_and_declared_gpus_per_node(site, admin, gpu_setup):
     import socket
-    import time
 
-    deadline = time.monotonic() + 40
-    while True:
-        data = admin.ok("GET", "/api/monitoring")
-        if data["gpu_inventory"]["declared"] >= 1 or time.monotonic() > deadline:
-            break
-        time.sleep(1)
+    site.sample_monitor()  # the monitor's next pass, rather than waiting for it
+    data = admin.ok("GET", "/api/monitoring")
     inventory = data["gpu_inventory"]
     assert inventory["declared"] == 1 and inventory["total"] == inventory["detected"] + 1
     here = next(n for n in data["nodes"] if n["node"] == socket.gethostname())
@@ -421,7 +424,20 @@ def test_monitoring_counts_detected_and_declared_gpus_per_node(admin, gpu_setup)
     assert declared in metrics
 
 
-def test_admin_opens_a_users_notebook_as_themself(admin, alice, teacher, gpu_setup):
+# -- on a controller process: a user's JupyterLab really runs -----------------------------
+
+
+@pytest.fixture(scope="module")
+def running(process_login):
+    """admin, alice and teacher on a controller process, with the GPUs declared there."""
+    admin, alice, teacher = (process_login(n) for n in ("root-admin", "alice", "teacher"))
+    declare_gpus(admin)
+    return admin, alice, teacher
+
+
+@pytest.mark.integration
+def test_admin_opens_a_users_notebook_as_themself(running):
+    admin, alice, teacher = running
     alice.ok(
         "POST",
         "/api/notebooks",
@@ -429,6 +445,7 @@ def test_admin_opens_a_users_notebook_as_themself(admin, alice, teacher, gpu_set
         json={"name": "helpme", "cpu": 0.5, "memory": "512Mi", "gpu_type": "premium", "gpus": 1},
     )
     alice.ok("POST", "/api/notebooks/alice/helpme/start?wait=true", 202)
+    wait_running(alice, "alice", "helpme")
     # Without a grant the admin cannot reach it: admins are not owners.
     assert admin.get("/notebook/alice/helpme/cgu-lab/info").status_code == 404
     for who, status in ((teacher, 403), (alice, 403)):
@@ -460,7 +477,9 @@ def test_admin_opens_a_users_notebook_as_themself(admin, alice, teacher, gpu_set
     assert own.status_code == 400
 
 
-def test_a_queued_notebook_is_counted_cancelled_and_deleted(admin, alice, gpu_setup):
+@pytest.mark.integration
+def test_a_queued_notebook_is_counted_cancelled_and_deleted(running):
+    admin, alice, _ = running
     alice.ok(
         "POST",
         "/api/notebooks",
@@ -476,7 +495,9 @@ def test_a_queued_notebook_is_counted_cancelled_and_deleted(admin, alice, gpu_se
     assert alice.get("/api/notebooks/alice/later").status_code == 404
 
 
-def test_admin_stops_all_notebooks_of_a_user(admin, alice, teacher, gpu_setup):
+@pytest.mark.integration
+def test_admin_stops_all_notebooks_of_a_user(running):
+    admin, _, teacher = running
     refused = teacher.post("/api/users/alice/notebooks/stop")
     assert refused.status_code == 403
     stopped = admin.ok("POST", "/api/users/alice/notebooks/stop")

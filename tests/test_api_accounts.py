@@ -1,5 +1,6 @@
 """Accounts, groups, tokens and quotas through the API, on the controller app in the test's
-process (conftest's `lab`: every request goes through the whole ASGI app, as behind uvicorn)."""
+process (conftest's `in_process`: each request goes through the whole ASGI app, as behind
+uvicorn)."""
 
 import concurrent.futures
 
@@ -9,8 +10,8 @@ from .harness import PASSWORD
 
 
 @pytest.fixture(scope="module")
-def site(lab):
-    return lab
+def site(in_process):
+    return in_process
 
 
 def test_login_refuses_wrong_password_and_bad_next(site):
@@ -51,7 +52,7 @@ def test_api_needs_login_and_csrf(site, alice):
     assert alice.ok("GET", "/api/me")["name"] == "alice"
 
 
-def test_pages_send_security_headers(controller, alice):
+def test_pages_send_security_headers(alice):
     response = alice.get("/notebooks")
     assert response.status_code == 200
     assert response.headers["x-frame-options"] == "DENY"

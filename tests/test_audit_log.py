@@ -1,8 +1,8 @@
 """The audit log: paged by cursor, filtered on the server, exported as streamed CSV.
 
 The store-level tests walk the query and the export on SQLite (and PostgreSQL
-when CGU_TEST_POSTGRES_URL is set); the API tests run against a real
-controller (conftest's `controller`).
+when CGU_TEST_POSTGRES_URL is set); the API tests run on the controller app in the
+test's process (conftest's `in_process`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,11 @@ from cgu_lab.store.db import Database
 from cgu_lab.store.models import AuditEvent
 
 from .conftest import postgres_url, requires_postgres
+
+
+@pytest.fixture(scope="module")
+def site(in_process):
+    return in_process
 
 
 @pytest.fixture(
@@ -136,8 +141,7 @@ def test_csv_cells_cannot_become_formulas():
 # -- through the API --------------------------------------------------------------------------
 
 
-@pytest.mark.integration
-def test_api_pages_filters_and_refuses(controller, admin, alice):
+def test_api_pages_filters_and_refuses(admin, alice):
     for i in range(12):
         alice.ok("POST", "/api/me/tokens", 201, json={"name": f"audit-{i}"})
     first = admin.ok("GET", "/api/audit?actor=alice&action=token.&limit=5")
@@ -169,16 +173,14 @@ def test_api_pages_filters_and_refuses(controller, admin, alice):
     assert alice.get("/api/audit/export").status_code == 403
 
 
-@pytest.mark.integration
-def test_api_csv_export_is_filtered_streamed_and_audited(controller, admin, alice):
-    import httpx
-
+def test_api_csv_export_is_filtered_streamed_and_audited(site, admin, alice):
     # A failed login records whatever was typed as the actor: it must stay text in a sheet.
-    httpx.post(
-        f"{controller.url}/login",
-        data={"name": "=cmd|calc", "password": "x", "next": "/"},
-        headers={"Origin": controller.url},
-    )
+    with site.anonymous() as client:
+        client.post(
+            "/login",
+            data={"name": "=cmd|calc", "password": "x", "next": "/"},
+            headers={"Origin": site.url},
+        )
     with admin.stream("GET", "/api/audit/export", params={"action": "auth."}) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/csv")

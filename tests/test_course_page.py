@@ -1,4 +1,5 @@
-"""The teacher's one course page (/courses/<group>) against a real controller.
+"""The teacher's one course page (/courses/<group>), on the controller app in the test's
+process (conftest's `in_process`; its notebooks "run" without a server, tests/inprocess.py).
 
 A teacher creates a course from the pages (the form posts to /api/groups) and gets
 the full page: members, TAs, quotas, templates, lab files, assignments and live, in
@@ -11,13 +12,10 @@ log with the teacher's name. A course's teacher may demote its TAs, never the re
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
-from .harness import PASSWORD, Session
-
-pytestmark = pytest.mark.integration
+from .harness import Session, wait_running, wait_state
 
 COURSE = "page-course"
 TABS = ("members", "tas", "quotas", "templates", "files", "assignments", "live")
@@ -33,15 +31,17 @@ SCRIPTS = (
 
 
 @pytest.fixture(scope="module")
-def people(controller, admin):
+def site(in_process):
+    return in_process
+
+
+@pytest.fixture(scope="module")
+def people(login):
     """Another course's teacher (rival), a TA, and a student of no course (stranger)."""
-    for name, role in (("rival", "teacher"), ("tara", "ta"), ("stranger", "student")):
-        admin.ok("POST", "/api/users", 201, json={"name": name, "role": role, "password": PASSWORD})
-    sessions = {name: controller.client(name) for name in ("rival", "tara", "stranger")}
+    people = (("rival", "teacher"), ("tara", "ta"), ("stranger", "student"))
+    sessions = {name: login(name, role) for name, role in people}
     sessions["rival"].ok("POST", "/api/groups", 201, json={"name": "rival-course"})
-    yield sessions
-    for session in sessions.values():
-        session.close()
+    return sessions
 
 
 @pytest.fixture(scope="module")
@@ -156,19 +156,10 @@ def test_another_course_s_teacher_and_strangers_are_refused(course, people, alic
     assert alice.get("/courses/rival-course").status_code == 404
 
 
-def wait_state(session: Session, owner: str, name: str, wanted: str, seconds: float = 60) -> dict:
-    deadline = time.monotonic() + seconds
-    while True:
-        nb = session.ok("GET", f"/api/notebooks/{owner}/{name}")
-        if nb["state"] == wanted or time.monotonic() > deadline:
-            return nb
-        time.sleep(0.3)
-
-
-def test_end_stops_a_student_s_notebook_and_is_audited(course, teacher, alice, admin, people):
+def test_end_stops_a_student_s_notebook_and_is_audited(site, course, teacher, alice, admin, people):
     alice.ok("POST", "/api/notebooks", 201, json={"name": "lab", "cpu": 1, "memory": "1Gi"})
     alice.ok("POST", "/api/notebooks/alice/lab/start?wait=true", 202)
-    assert wait_state(alice, "alice", "lab", "running")["state"] == "running"
+    assert wait_running(alice, "alice", "lab")["state"] == "running"
     base = f"/api/groups/{course}"
     live = teacher.ok("GET", f"{base}/live")["notebooks"]
     assert [(n["owner"], n["notebook"], n["state"]) for n in live] == [("alice", "lab", "running")]
@@ -188,6 +179,7 @@ def test_end_stops_a_student_s_notebook_and_is_audited(course, teacher, alice, a
     ended = teacher.ok("POST", f"{base}/live/alice/lab/end")
     assert "stopping" in ended["message"]
     assert wait_state(alice, "alice", "lab", "stopped")["state"] == "stopped"
+    assert site.backend.stopped == ["alice/lab"]
     assert teacher.ok("GET", f"{base}/live")["notebooks"] == []
     again = teacher.ok("POST", f"{base}/live/alice/lab/end")
     assert "not running" in again["message"]

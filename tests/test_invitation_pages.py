@@ -1,4 +1,5 @@
-"""The web pages of group invitations, against a real controller (conftest's `controller`).
+"""The web pages of group invitations, on the controller app in the test's process
+(conftest's `in_process`; served over HTTP on loopback for the browser).
 
 When a manager puts an existing account they do not fully manage into their group, the
 account is invited instead (202, or `invited` in an import) and joins by accepting at
@@ -28,9 +29,12 @@ import pytest
 
 from .harness import PASSWORD, Session
 
-pytestmark = pytest.mark.integration
-
 COURSE = "inv-course"
+
+
+@pytest.fixture(scope="module")
+def site(in_process):
+    return in_process
 
 
 @pytest.fixture(scope="module")
@@ -92,14 +96,14 @@ def test_account_page_has_course_invitations(alice):
     assert "/api/me/invitations" in script and "'POST'" in script and "'DELETE'" in script
 
 
-def test_account_with_a_one_time_password_answers_invitations_later(controller, admin):
+def test_account_with_a_one_time_password_answers_invitations_later(admin, login):
     created = admin.ok("POST", "/api/users", 201, json={"name": "inv-newcomer"})
-    with Session(controller.url, "inv-newcomer", created["one_time_password"]) as newcomer:
-        # The API refuses everything but the password change until then: no section.
-        assert newcomer.get("/api/me/invitations").status_code == 403
-        html = newcomer.get("/account").text
-        assert 'id="password-form"' in html
-        assert 'id="invitation-rows"' not in html
+    newcomer = login("inv-newcomer", password=created["one_time_password"])
+    # The API refuses everything but the password change until then: no section.
+    assert newcomer.get("/api/me/invitations").status_code == 403
+    html = newcomer.get("/account").text
+    assert 'id="password-form"' in html
+    assert 'id="invitation-rows"' not in html
 
 
 def test_my_notebooks_has_an_invitations_banner(alice):
@@ -282,8 +286,9 @@ def count(selector: str) -> str:
     return f"document.querySelectorAll({json.dumps(selector)}).length"
 
 
-def test_invitations_in_the_browser(controller, browser, teacher, admin, bob, course):
-    base = controller.url
+@pytest.mark.integration
+def test_invitations_in_the_browser(browser, site, teacher, admin, bob, course):
+    base = site.serve()  # the same app, over HTTP on loopback for Chromium
     teacher.ok("POST", "/api/groups", 201, json={"name": "inv-web", "display_name": "Invited Web"})
     admin.ok("POST", "/api/users", 201, json={"name": "inv-carol", "password": PASSWORD})
     page = browser

@@ -4,7 +4,7 @@ and a refused import creates nothing.
 The pure rules (`core.roster`) are checked on the files teachers actually sent: an
 unclosed quote that once swallowed the rest of the file into one display name, rows
 with a field too many or too few, addresses without a domain, the same student twice.
-The API test runs a real controller (conftest's `controller`).
+The API tests run on the controller app in the test's process (conftest's `in_process`).
 """
 
 from __future__ import annotations
@@ -207,12 +207,16 @@ MALFORMED = (
 
 
 @pytest.fixture(scope="module")
+def site(in_process):
+    return in_process
+
+
+@pytest.fixture(scope="module")
 def course(teacher):
     teacher.ok("POST", "/api/groups", 201, json={"name": COURSE, "display_name": "Rosters"})
     return COURSE
 
 
-@pytest.mark.integration
 def test_a_malformed_class_list_is_refused_whole_and_creates_nothing(course, teacher, admin):
     before = {m["name"] for m in teacher.ok("GET", f"/api/groups/{course}/members")}
     response = teacher.post(f"/api/groups/{course}/import", json={"csv": MALFORMED})
@@ -240,7 +244,6 @@ def test_a_malformed_class_list_is_refused_whole_and_creates_nothing(course, tea
     assert admin.get("/api/users/r-ok1").status_code == 404
 
 
-@pytest.mark.integration
 def test_the_corrected_file_imports_every_student(course, teacher, admin):
     fixed = "username,display_name,email\nr-ok1,Ada,ada@x.edu\nr-ok2,Bob,bob@x.edu\n"
     result = teacher.ok("POST", f"/api/groups/{course}/import", json={"csv": fixed})

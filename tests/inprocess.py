@@ -1,0 +1,202 @@
+"""The controller in the test's own process: the real app, a real SQLite store, no sockets.
+
+`InProcess` builds the app with `create_app` on a data directory of its own and runs
+its lifespan (migrations, the background loops) on an event loop in a helper thread
+(an anyio blocking portal). Clients are the harness's own `Session` (an `httpx.Client`)
+over `PortalTransport`, which hands each request to `httpx.ASGITransport` on that loop:
+tests stay synchronous, read like the end-to-end ones, and every request goes through
+the whole ASGI app (page headers, the notebook proxy's dispatch, FastAPI) as it does
+behind uvicorn.
+
+The backend is the local one with notebook servers left out (`FakeLocalBackend`): a
+start "launches" nothing and returns at once, a stop stops nothing, a running notebook
+is always seen alive. Tests that need a real JupyterLab stay on `harness.Controller`.
+
+Nothing here waits for wall-clock time: `settle` waits for a notebook's current start or
+stop to finish (the controller's own task), `sample_monitor` runs the monitor's next
+pass now instead of in `monitor_interval` seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio.from_thread
+import httpx
+
+from cgu_lab.backends.base import NotebookSpec, Observation, ProgressCallback
+from cgu_lab.backends.local import LocalBackend
+from cgu_lab.controller import accounts
+from cgu_lab.controller.app import create_app
+from cgu_lab.controller.settings import Settings
+from cgu_lab.core.roles import Principal, Role
+
+from .harness import PASSWORD, Session, free_port
+
+log = logging.getLogger("tests.inprocess")
+
+# The address every in-process request comes from (loopback, as with a real controller).
+CLIENT = ("127.0.0.1", 50000)
+
+
+class FakeLocalBackend(LocalBackend):
+    """The local backend, except that notebook servers are never started.
+
+    Homes, files, GPUs and everything else are the local backend's own; `started` and
+    `stopped` record the notebooks it was asked to run and stop, by "owner/name".
+    """
+
+    def __init__(self, settings) -> None:
+        super().__init__(settings)
+        self.started: list[str] = []
+        self.stopped: list[str] = []
+
+    async def start(self, spec: NotebookSpec, progress: ProgressCallback) -> dict[str, Any]:
+        await progress(50, "Starting JupyterLab (not really: tests/inprocess.py)")
+        self.started.append(f"{spec.owner}/{spec.name}")
+        return {"port": free_port(), "fake": True}
+
+    async def stop(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:
+        self.stopped.append(f"{spec.owner}/{spec.name}")
+
+    async def observe(self, spec: NotebookSpec, state: Mapping[str, Any]) -> Observation:
+        return Observation(alive=True, ready=True)
+
+    async def sweep(self, keep: set[int]) -> list[int]:
+        return []
+
+
+class PortalTransport(httpx.BaseTransport):
+    """A synchronous httpx transport that runs the app's ASGI calls on the portal's loop."""
+
+    def __init__(self, app, portal, client: tuple[str, int] = CLIENT) -> None:
+        async def logged(scope, receive, send) -> None:
+            try:
+                await app(scope, receive, send)
+            except Exception:
+                log.exception("exception in the app (answered with 500)")  # as uvicorn logs it
+                raise
+
+        # As a server would: an unforeseen error is the app's 500, not an exception here.
+        self._asgi = httpx.ASGITransport(app=logged, raise_app_exceptions=False, client=client)
+        self._portal = portal
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        request.read()
+        status, headers, body = self._portal.call(self._send, request)
+        return httpx.Response(status, headers=headers, content=body)
+
+    async def _send(self, request: httpx.Request) -> tuple[int, list, bytes]:
+        response = await self._asgi.handle_async_request(request)
+        body = b"".join([chunk async for chunk in response.stream])
+        return response.status_code, response.headers.raw, body
+
+
+class InProcess:
+    """A controller app in this process; the same surface as `harness.Controller`
+    (`url`, `data_dir`, `create_user`, `client`, `anonymous`) plus what only an app in
+    this process can offer (`platform`, `settle`, `sample_monitor`, `serve`)."""
+
+    def __init__(self, data_dir: Path, backend=FakeLocalBackend, **settings: Any) -> None:
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.settings = Settings(
+            data_dir=data_dir, port=self.port, backend="local", start_timeout=60, **settings
+        )
+        self.url = self.settings.base_url
+        self.backend = backend(self.settings)
+        self.app = create_app(self.settings, self.backend)
+        self.portal = None
+        self._exit = contextlib.ExitStack()
+        self._server = None
+        self._serving = None
+
+    @property
+    def platform(self):
+        return self.app.platform
+
+    def start(self) -> InProcess:
+        self.portal = self._exit.enter_context(anyio.from_thread.start_blocking_portal())
+        lifespan = self.app.api.router.lifespan_context(self.app.api)
+        self._exit.enter_context(self.portal.wrap_async_context_manager(lifespan))
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+            self._serving.result(30)
+            self._server = None
+        self._exit.close()
+        self.portal = None
+
+    def call(self, function, *args):
+        """Run `await function(*args)` on the app's event loop and return its result."""
+        return self.portal.call(function, *args)
+
+    # -- accounts and clients ---------------------------------------------------------
+
+    def create_user(
+        self,
+        name: str,
+        role: str = "student",
+        group: str | None = None,
+        password: str = PASSWORD,
+    ) -> None:
+        """What `cgu-lab admin create-user` does (the harness's way), on this app's store."""
+
+        async def create() -> None:
+            system = Principal(id=0, name="cli", role=Role.ADMIN)
+            async with self.platform.db.session() as session:
+                await accounts.create_user(
+                    session, system, name, Role(role), "", "", password, group
+                )
+
+        self.call(create)
+
+    def transport(self) -> PortalTransport:
+        return PortalTransport(self.app, self.portal)
+
+    def client(self, name: str, password: str = PASSWORD) -> Session:
+        """A client logged in through the login form (prefer conftest's `login`)."""
+        return Session(self.url, name, password, transport=self.transport(), site=self)
+
+    def anonymous(self, **kwargs: Any) -> httpx.Client:
+        """A client that has not logged in (cookies and headers as given)."""
+        return httpx.Client(base_url=self.url, transport=self.transport(), **kwargs)
+
+    # -- what only an app in this process offers -----------------------------------------
+
+    def settle(self, owner: str, name: str) -> None:
+        """Wait until the notebook's current start or stop (if any) has finished."""
+
+        async def settle() -> None:
+            notebooks = self.platform.notebooks
+            async with self.platform.db.session() as session:
+                nb, _ = await notebooks.load(session, owner, name)
+            await notebooks.lifecycle.wait(nb.id)
+
+        self.call(settle)
+
+    def sample_monitor(self) -> None:
+        """The monitor's next pass, now (it runs every `monitor_interval` seconds)."""
+        self.call(self.platform.monitor.sample)
+
+    def serve(self) -> str:
+        """Serve the app on `url` over real HTTP as well (for a browser); returns the URL."""
+        if self._server is None:
+            import uvicorn
+
+            listener = socket.socket()
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(("127.0.0.1", self.port))
+            listener.listen(128)
+            config = uvicorn.Config(self.app, lifespan="off", log_level="warning")
+            self._server = uvicorn.Server(config)
+            # Bound and listening already: connections wait in the backlog until it accepts.
+            self._serving = self.portal.start_task_soon(self._server.serve, [listener])
+        return self.url
