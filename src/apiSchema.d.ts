@@ -2099,6 +2099,8 @@ export interface components {
        * @description Running notebooks at once
        */
       notebooks?: number | null;
+      /** Disk */
+      disk?: (number | string) | null;
     };
     /** LimitsOut */
     LimitsOut: {
@@ -2112,6 +2114,11 @@ export interface components {
       } | null;
       /** Notebooks */
       notebooks: number | null;
+      /**
+       * Disk
+       * @description Bytes; null: no disk allowance
+       */
+      disk: number | null;
     };
     /** LiveNotebook */
     LiveNotebook: {

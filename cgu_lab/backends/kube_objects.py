@@ -163,6 +163,7 @@ def notebook_env(spec: NotebookSpec, settings: KubeSettings) -> dict[str, str]:
     """The local backend's notebook environment, less what belongs to one machine
     (paths, CUDA_VISIBLE_DEVICES: the device plugin assigns GPUs here) and less
     the secrets, which `secret_env` takes from the Secret."""
+    disk = spec.quota.limits.disk if spec.quota is not None else None
     return {
         "HOME": HOME,
         "NB_PREFIX": spec.base_path.rstrip("/"),  # what Kubeflow's images expect
@@ -174,6 +175,8 @@ def notebook_env(spec: NotebookSpec, settings: KubeSettings) -> dict[str, str]:
         "CGU_CPU_LIMIT": str(spec.cpu_milli / 1000),
         "CGU_MEM_LIMIT": str(spec.memory),
         "CGU_GPU_TYPE": spec.gpu_type or "",
+        # The owner's disk allowance in bytes ("": none); uploads past it are refused.
+        "CGU_DISK_ALLOWANCE": "" if disk is None else str(disk),
     }
 
 

@@ -289,6 +289,7 @@ class LocalBackend(Backend):
         ]
 
     def _env(self, spec: NotebookSpec, prefix: Path, home: Path, account: str) -> dict[str, str]:
+        disk = spec.quota.limits.disk if spec.quota is not None else None
         env = {
             "PATH": f"{prefix / 'bin'}:/usr/local/bin:/usr/bin:/bin",
             "HOME": str(home),
@@ -310,6 +311,8 @@ class LocalBackend(Backend):
             "CGU_CPU_LIMIT": str(spec.cpu_milli / 1000),
             "CGU_MEM_LIMIT": str(spec.memory),
             "CGU_GPU_TYPE": spec.gpu_type or "",
+            # The owner's disk allowance in bytes ("": none); uploads past it are refused.
+            "CGU_DISK_ALLOWANCE": "" if disk is None else str(disk),
         }
         env.update(spec.device_env)
         return env

@@ -4,6 +4,10 @@ The check that matters locks the owner's row (and the charged group's), sums
 what their notebooks hold and refuses with a sentence naming the limit. Two
 concurrent starts therefore cannot both pass a limit that only one of them
 fits (see `store.db` for how SQLite and PostgreSQL serialise them).
+
+Disk is stored and bounded here like the other limits, but not summed: homes
+are not measured on the controller's side. The owner's allowance travels with
+each notebook's spec (`QuotaSpec`) and the notebook server enforces it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ def limits_of(row: Quota | None) -> Limits:
         memory=row.memory,
         gpus=dict(row.gpus) if row.gpus is not None else None,
         notebooks=row.notebooks,
+        disk=row.disk,
     )
 
 
@@ -131,6 +136,7 @@ def limits_dict(limits: Limits | None) -> dict | None:
         "memory": limits.memory,
         "gpus": dict(limits.gpus) if limits.gpus is not None else None,
         "notebooks": limits.notebooks,
+        "disk": limits.disk,
     }
 
 
@@ -200,6 +206,7 @@ async def _store(
         row.memory = limits.memory
         row.gpus = dict(limits.gpus) if limits.gpus is not None else None
         row.notebooks = limits.notebooks
+        row.disk = limits.disk
         row.updated_by = actor.name
     audit.record(
         session,

@@ -5,6 +5,13 @@ type; a type missing from a limited mapping allows none, so a GPU is always
 granted explicitly. A user's own limits come from their quota (or the
 platform default); a notebook charged to a group must also fit that group's
 budget, which is the sum of what its members hold for it.
+
+Disk is an allowance, not a running total: what one user's home may hold
+(bytes; None: no limit). The controller cannot cheaply add up homes, so it is
+not checked at a start; the notebook server checks it before an upload or an
+extraction (notebook/transfer/allowance.py, from `$CGU_DISK_ALLOWANCE`). A
+group's disk budget bounds what its manager may give a member, as its other
+limits do.
 """
 
 from __future__ import annotations
@@ -22,7 +29,11 @@ from .resources import (
     format_cpu,
     format_gpus,
     format_memory,
+    parse_memory,
 )
+
+# The largest disk allowance: memory's ceiling (1 PiB), inside a 64-bit column.
+MAX_DISK = MAX_MEMORY
 
 
 @dataclass(frozen=True)
@@ -31,6 +42,7 @@ class Limits:
     memory: int | None = None
     gpus: Mapping[str, int] | None = None
     notebooks: int | None = None
+    disk: int | None = None
 
     def gpu_limit(self, gpu_type: str) -> int | None:
         if self.gpus is None:
@@ -43,11 +55,36 @@ class Limits:
             ("CPU", self.cpu_milli, MAX_CPU_MILLI),
             ("memory", self.memory, MAX_MEMORY),
             ("running notebooks", self.notebooks, MAX_NOTEBOOKS),
+            ("disk", self.disk, MAX_DISK),
         ):
             _check_count(f"a quota's {label} limit", value, ceiling)
         for gpu_type, count in (self.gpus or {}).items():
             _check_count(f"a quota's limit for GPU type '{gpu_type}'", count, MAX_GPUS)
         return self
+
+
+def parse_disk(value: str | int) -> int:
+    """Bytes for a disk allowance, written as memory is ("20Gi", "500G", a number).
+
+    Memory's parser and bounds, with its sentences naming disk: the form's
+    error must point at the disk field, not the memory one.
+    """
+    try:
+        return parse_memory(value)
+    except Invalid as error:
+        raise Invalid(_about_disk(error.message)) from None
+
+
+# How a refusal says to write a disk amount.
+DISK_EXAMPLES = "write it like 20Gi, 500G or 1.5TiB"
+
+
+def _about_disk(message: str) -> str:
+    """Memory's refusal, reworded; the value the user typed is left as it was."""
+    if message.startswith("memory "):
+        return "disk " + message.removeprefix("memory ")
+    head, phrase, _ = message.rpartition(" is not a memory amount")
+    return f"{head} is not a disk amount: {DISK_EXAMPLES}" if phrase else message
 
 
 def _check_count(label: str, value: object, ceiling: int) -> None:
@@ -159,6 +196,8 @@ def within_budget(limits: Limits, budget: Limits, group: str) -> None:
         problems.append(f"memory at most {format_memory(budget.memory)}")
     if over(limits.notebooks, budget.notebooks):
         problems.append(f"at most {budget.notebooks} running notebooks")
+    if over(limits.disk, budget.disk):
+        problems.append(f"a disk allowance of at most {format_memory(budget.disk)}")
     if budget.gpus is not None:
         asked = limits.gpus
         if asked is None:

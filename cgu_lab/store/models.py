@@ -108,6 +108,8 @@ class Quota(Base):
     memory: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     gpus: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
     notebooks: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Bytes a user's home may hold (a group's: the most a manager may give a member).
+    disk: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     updated_by: Mapped[str] = mapped_column(String(64), default="")
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 

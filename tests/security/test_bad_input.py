@@ -247,6 +247,7 @@ def test_lengths_are_capped(admin, method, path, body):
 def test_quota_amounts_in_the_range_still_work(admin):
     limits = {"cpu": "500m", "memory": "2Gi", "gpus": {"premium": 1}, "notebooks": 2}
     quota = admin.ok("PUT", "/api/quotas/default", json=limits)["limits"]
+    assert quota.pop("disk") is None  # not given: no disk allowance
     assert quota == {"cpu_milli": 500, "memory": 2**31, "gpus": {"premium": 1}, "notebooks": 2}
     admin.ok("PUT", "/api/quotas/default", json={"cpu": 0.5, "memory": 2**31})
     admin.ok("PUT", "/api/quotas/default", json={})

@@ -13,13 +13,15 @@ rule the server enforces.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ...core.quota import Limits
-from ...core.resources import parse_cpu, parse_memory
+from ...core.errors import Invalid
+from ...core.quota import DISK_EXAMPLES, Limits, parse_disk
+from ...core.resources import MAX_AMOUNT_TEXT, MAX_MEMORY, MEMORY_PATTERN, parse_cpu, parse_memory
 from .schema_notebooks import (
     AccessOut,
     CullingStatus,
@@ -68,6 +70,7 @@ from .schema_teaching import (
 from .schema_types import (
     MAX_CSV,
     TEXT_PATTERN,
+    WHOLE,
     Cpu,
     Description,
     DisplayName,
@@ -81,6 +84,7 @@ from .schema_types import (
     RoleName,
     Strict,
     UserName,
+    domain_rule,
     number,
     text,
 )
@@ -225,6 +229,35 @@ class RosterIn(Strict):
 # -- quotas ------------------------------------------------------------------
 
 
+def _disk(value: int | str) -> None:
+    """Refuse what `parse_disk` refuses, in its words, and any text the OpenAPI
+    pattern refuses too, so that the document and the server agree."""
+    parse_disk(value)
+    if isinstance(value, str) and not re.fullmatch(MEMORY_PATTERN, value):
+        shown = value[:MAX_AMOUNT_TEXT]
+        raise Invalid(f"'{shown}' is not a disk amount: {DISK_EXAMPLES}")
+
+
+# A disk allowance: memory's notation and ceiling, refused in sentences that name disk.
+Disk = Annotated[
+    int | str,
+    WHOLE,
+    domain_rule(_disk),
+    Field(
+        json_schema_extra={
+            "anyOf": [
+                {"type": "integer", "minimum": 1, "maximum": MAX_MEMORY},
+                {"type": "string", "pattern": MEMORY_PATTERN, "maxLength": MAX_AMOUNT_TEXT},
+            ]
+        },
+        description=(
+            "What each home may hold; an upload past it is refused. E.g. 20Gi, 500G or a "
+            "number of bytes (at most 1 PiB)"
+        ),
+    ),
+]
+
+
 class LimitsIn(Strict):
     """A quota; a missing or null value means "no limit" in that dimension."""
 
@@ -234,6 +267,7 @@ class LimitsIn(Strict):
         None, description="Per GPU type; a type not listed allows none; null allows any"
     )
     notebooks: NotebookLimit | None = Field(None, description="Running notebooks at once")
+    disk: Disk | None = None
 
     def to_limits(self) -> Limits:
         return Limits(
@@ -241,6 +275,7 @@ class LimitsIn(Strict):
             memory=parse_memory(self.memory) if self.memory is not None else None,
             gpus=self.gpus,
             notebooks=self.notebooks,
+            disk=parse_disk(self.disk) if self.disk is not None else None,
         ).validate()
 
 
@@ -249,6 +284,7 @@ class LimitsOut(BaseModel):
     memory: int | None
     gpus: dict[str, int] | None
     notebooks: int | None
+    disk: int | None = Field(description="Bytes; null: no disk allowance")
 
 
 class UsageOut(BaseModel):

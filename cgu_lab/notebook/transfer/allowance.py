@@ -1,10 +1,11 @@
 """The disk allowance of a home: what it holds, and whether more fits.
 
-The platform's quotas (core/quota.py) cover CPU, memory, GPUs and running
-notebooks, not disk. This is the check an upload or an extraction makes before
-it starts, against `CguLabExtension.disk_allowance` (bytes; none: no limit),
-which the controller's backend can pass as `$CGU_DISK_ALLOWANCE` like the CPU
-and memory limits.
+The platform's quotas (core/quota.py) give each user a disk allowance (their
+own, else the default; a group's budget bounds what its managers give), which
+the backends pass to every notebook as `$CGU_DISK_ALLOWANCE`, the default of
+`CguLabExtension.disk_allowance` (bytes; none: no limit). This is the check an
+upload or an extraction makes before it starts. Each notebook's home is
+measured on its own: two notebooks of one user may each hold the allowance.
 
 It is a courtesy, not a wall: whoever may upload (the owner, an editor) may
 also run code here and write any amount from a kernel. A hard limit needs the

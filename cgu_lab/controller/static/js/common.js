@@ -10,9 +10,10 @@
  */
 
 /**
- * A budget form (a user's quota, a group's limits): cpu, memory, gpus, notebooks.
+ * A budget form (a user's quota, a group's limits): cpu, memory, gpus, notebooks, disk.
  * @typedef {FormWith<{
- *   cpu: HTMLInputElement, memory: HTMLInputElement, gpus: HTMLInputElement, notebooks: HTMLInputElement
+ *   cpu: HTMLInputElement, memory: HTMLInputElement, gpus: HTMLInputElement, notebooks: HTMLInputElement,
+ *   disk: HTMLInputElement
  * }>} LimitsForm
  */
 
@@ -326,7 +327,8 @@ export function limitsFromForm(form) {
     cpu: value('cpu') || null,
     memory: value('memory') || null,
     gpus: parseGpus(value('gpus')),
-    notebooks: value('notebooks') === '' ? null : Number(value('notebooks'))
+    notebooks: value('notebooks') === '' ? null : Number(value('notebooks')),
+    disk: value('disk') || null
   };
 }
 
@@ -339,6 +341,7 @@ export function fillLimitsForm(form, limits) {
   form.elements.memory.value = limits?.memory != null ? formatMemory(limits.memory).replace(' ', '') : '';
   form.elements.gpus.value = gpusText(limits?.gpus);
   form.elements.notebooks.value = String(limits?.notebooks ?? '');
+  form.elements.disk.value = limits?.disk != null ? formatMemory(limits.disk).replace(' ', '') : '';
 }
 
 /** @param {Limits | null | undefined} limits */
@@ -348,7 +351,9 @@ export function describeLimits(limits) {
     formatCpu(limits.cpu_milli),
     formatMemory(limits.memory),
     formatGpus(limits.gpus),
-    limits.notebooks == null ? 'any number of notebooks' : `${limits.notebooks} running notebook(s)`
+    limits.notebooks == null ? 'any number of notebooks' : `${limits.notebooks} running notebook(s)`,
+    // Only the allowance: the controller does not measure homes (each notebook checks its own).
+    limits.disk == null ? 'any disk' : `${formatMemory(limits.disk)} of disk`
   ].join(' · ');
 }
 

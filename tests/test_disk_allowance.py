@@ -1,0 +1,190 @@
+"""The disk allowance (issue 13): set per user, per group and as the platform default,
+bounded by a group's budget when its manager gives it, refused in sentences when
+malformed, and carried to each notebook server, whose upload check refuses what
+would pass it with the limit and the use in the message.
+
+The rules run without a server; the API and the notebook run on a controller
+process with real notebook servers (conftest's `controller`).
+"""
+
+import pytest
+
+from cgu_lab.backends.base import EnvironmentSpec, NotebookSpec, QuotaSpec
+from cgu_lab.backends.kube_objects import notebook_env
+from cgu_lab.backends.kube_settings import KubeSettings
+from cgu_lab.core import quota
+from cgu_lab.core.errors import Invalid, QuotaExceeded
+from cgu_lab.core.quota import Limits
+
+from .test_notebooks import server_process
+
+GIB = 2**30
+MIB = 2**20
+GROUP = "disk-course"
+BUDGET = {"cpu": 4, "memory": "8Gi", "gpus": {}, "notebooks": 2, "disk": "10Gi"}
+# What the group manager gives alice: a home of 5 MiB, enough for a fresh one.
+ALICE = {"cpu": 1, "memory": "2Gi", "gpus": {}, "notebooks": 1, "disk": "5Mi"}
+
+
+# -- the rules --------------------------------------------------------------------------
+
+
+def test_disk_amounts_are_read_like_memory_and_refused_in_disk_words():
+    assert quota.parse_disk("20Gi") == 20 * GIB
+    assert quota.parse_disk("500M") == 500 * 10**6
+    assert quota.parse_disk(4096) == 4096
+    for bad, words in (
+        ("lots", "'lots' is not a disk amount"),
+        ("0", "disk must be more than 0"),
+        ("2Pi", "disk can be at most 1 PiB"),
+        (True, "is not a disk amount"),
+    ):
+        with pytest.raises(Invalid) as refused:
+            quota.parse_disk(bad)
+        assert words in refused.value.message and "memory" not in refused.value.message
+    with pytest.raises(Invalid, match="disk limit can be at most"):
+        Limits(disk=2**60).validate()
+    with pytest.raises(Invalid, match="disk limit cannot be negative"):
+        Limits(disk=-1).validate()
+
+
+def test_a_group_disk_budget_bounds_a_members_allowance():
+    budget = Limits(disk=10 * GIB)
+    quota.within_budget(Limits(disk=GIB), budget, "c")
+    for asked in (Limits(disk=20 * GIB), Limits()):  # more, or no limit at all
+        with pytest.raises(QuotaExceeded, match="a disk allowance of at most 10 GiB"):
+            quota.within_budget(asked, budget, "c")
+    quota.within_budget(Limits(cpu_milli=500), Limits(cpu_milli=1000), "c")  # no disk budget
+
+
+def test_the_kubernetes_notebook_env_carries_the_allowance():
+    spec = NotebookSpec(
+        id=1,
+        owner="ann",
+        name="nb",
+        base_path="/notebook/ann/nb/",
+        environment=EnvironmentSpec("python", "registry.example.edu/notebook:1"),
+        cpu_milli=1000,
+        memory=GIB,
+        gpu_type=None,
+        gpus=0,
+        proxy_secret="s",
+        controller_url="http://127.0.0.1:8000",
+        quota=QuotaSpec(Limits(disk=3 * GIB)),
+    )
+    settings = KubeSettings(controller_url="http://controller:8000")
+    assert notebook_env(spec, settings)["CGU_DISK_ALLOWANCE"] == str(3 * GIB)
+    no_quota = NotebookSpec(**{**spec.__dict__, "quota": None})
+    assert notebook_env(no_quota, settings)["CGU_DISK_ALLOWANCE"] == ""
+
+
+# -- the API ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def course(admin, teacher, alice):
+    """A group the teacher manages, alice its only member, with a disk budget."""
+    teacher.ok("POST", "/api/groups", 201, json={"name": GROUP})
+    admin.ok("PUT", f"/api/groups/{GROUP}/members/alice", json={"manager": False})
+    budget = admin.ok("PUT", f"/api/groups/{GROUP}/quota", json=BUDGET)
+    assert budget["limits"]["disk"] == 10 * GIB
+    return GROUP
+
+
+def test_the_default_quota_takes_and_shows_a_disk_allowance(admin, alice):
+    body = {"cpu": 4, "memory": "8Gi", "gpus": {}, "notebooks": 2, "disk": "20Gi"}
+    assert admin.ok("PUT", "/api/quotas/default", json=body)["limits"]["disk"] == 20 * GIB
+    assert admin.ok("GET", "/api/quotas/default")["limits"]["disk"] == 20 * GIB
+    # A user without a quota of their own has the default's.
+    mine = alice.ok("GET", "/api/users/alice/quota")
+    assert mine["source"] == "default" and mine["limits"]["disk"] == 20 * GIB
+
+
+def test_a_users_own_allowance_and_its_removal(admin, bob):
+    body = {"cpu": 1, "memory": "1Gi", "gpus": {}, "notebooks": 1, "disk": "1.5GiB"}
+    quota_out = admin.ok("PUT", "/api/users/bob/quota", json=body)
+    assert quota_out["source"] == "user" and quota_out["limits"]["disk"] == int(1.5 * GIB)
+    assert bob.ok("GET", "/api/users/bob/quota")["limits"]["disk"] == int(1.5 * GIB)
+    # Given in bytes too; null (or left out) is no limit.
+    admin.ok("PUT", "/api/users/bob/quota", json={**body, "disk": 123456789})
+    assert bob.ok("GET", "/api/users/bob/quota")["limits"]["disk"] == 123456789
+    admin.ok("PUT", "/api/users/bob/quota", json={**body, "disk": None})
+    assert bob.ok("GET", "/api/users/bob/quota")["limits"]["disk"] is None
+    back = admin.ok("DELETE", "/api/users/bob/quota")
+    assert back["source"] == "default" and back["limits"]["disk"] == 20 * GIB
+
+
+def test_a_group_budget_holds_its_disk_and_bounds_the_manager(course, admin, teacher, alice):
+    assert alice.ok("GET", f"/api/groups/{course}/quota")["limits"]["disk"] == 10 * GIB
+    for disk in ("20Gi", None):  # more than the budget, or no limit at all
+        over = teacher.put("/api/users/alice/quota", json={**ALICE, "disk": disk})
+        assert over.status_code == 403, over.text
+        assert "a disk allowance of at most 10 GiB" in over.json()["message"]
+    given = teacher.ok("PUT", "/api/users/alice/quota", json=ALICE)
+    assert given["source"] == "user" and given["limits"]["disk"] == 5 * MIB
+    # An administrator is not bound by the budget.
+    admin.ok("PUT", "/api/users/alice/quota", json={**ALICE, "disk": "20Gi"})
+    teacher.ok("PUT", "/api/users/alice/quota", json=ALICE)
+    events = admin.ok("GET", "/api/audit?target=user:alice&action=quota.set&limit=5")
+    assert events[0]["details"]["after"]["disk"] == 5 * MIB, events[0]
+
+
+@pytest.mark.parametrize(
+    ("disk", "words"),
+    [
+        ("lots", "is not a disk amount"),
+        ("0", "disk must be more than 0"),
+        (0, "disk must be more than 0"),
+        (-5, "disk must be more than 0"),
+        ("2Pi", "disk can be at most 1 PiB"),
+        (2**60, "disk can be at most 1 PiB"),
+        (" 5Gi", "is not a disk amount"),
+        ("x" * 5000, "is not a disk amount"),
+        (True, ""),
+        (1.5, ""),
+        ([], ""),
+    ],
+)
+def test_bad_disk_amounts_are_refused_with_a_sentence(admin, disk, words):
+    for path in ("/api/quotas/default", "/api/users/bob/quota", "/api/groups/disk-course/quota"):
+        response = admin.put(path, json={"disk": disk})
+        assert response.status_code == 400, (path, disk, response.text)
+        body = response.json()
+        assert body["code"] == "invalid" and body["message"].startswith("disk"), body
+        assert words in body["message"], body
+        assert len(body["message"]) < 300  # the typed value is never echoed whole
+
+
+# -- the notebook -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def notebook(course, teacher, alice):
+    """alice/files, started with the 5 MiB allowance her manager gave."""
+    teacher.ok("PUT", "/api/users/alice/quota", json=ALICE)
+    alice.ok("POST", "/api/notebooks", 201, json={"name": "files", "cpu": 1, "memory": "1Gi"})
+    started = alice.ok("POST", "/api/notebooks/alice/files/start?wait=true", 202)
+    assert started["state"] == "running", started
+    yield "/notebook/alice/files"
+    alice.ok("POST", "/api/notebooks/alice/files/stop?wait=true", 202)
+
+
+def test_a_started_notebook_carries_the_owners_allowance(notebook):
+    environ = server_process("alice", "files").environ()
+    assert environ["CGU_DISK_ALLOWANCE"] == str(5 * MIB)
+
+
+def test_an_upload_past_the_allowance_is_refused_with_the_limit_and_the_use(notebook, alice):
+    room = alice.ok("GET", f"{notebook}/cgu-lab/transfer/allowance")
+    assert room["allowance"] == 5 * MIB and room["used"] < MIB, room
+    small = {"path": "", "files": [{"path": "notes.txt", "size": 1000}]}
+    assert alice.ok("POST", f"{notebook}/cgu-lab/transfer/plan", json=small)["needed"] == 1000
+
+    large = {"path": "", "files": [{"path": "data/big.bin", "size": 6 * MIB}]}
+    refused = alice.post(f"{notebook}/cgu-lab/transfer/plan", json=large)
+    assert refused.status_code == 413, refused.text
+    body = refused.json()
+    assert body["code"] == "over_allowance"
+    assert (body["limit"], body["needed"]) == (5 * MIB, 6 * MIB)
+    assert body["used"] == room["used"]
+    assert "your disk allowance is 5 MiB" in body["message"], body
