@@ -22,6 +22,7 @@ DEFAULT_EXCLUDED = (
     ".virtual_documents",
     ".npm",
     "courses",
+    ".cgu",  # the platform's own state in a home: serial ports, the clipboard socket
 )
 
 

@@ -107,7 +107,7 @@ test.describe.serial('a teaching day in JupyterLab', () => {
       timeout: 30_000
     });
     await snapshot(page, testInfo, '61-lab-submit-preselected');
-    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
 
     await topBar.click();
     await expect(page.getByRole('heading', { name: 'My notebooks' })).toBeVisible({ timeout: 30_000 });
