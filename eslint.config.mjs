@@ -7,7 +7,7 @@ import globals from 'globals';
 export default [
   {
     // Generated from docs/openapi.json by `jlpm openapi:types`.
-    ignores: ['src/apiSchema.d.ts', 'cgu_lab/controller/static/js/api-types.d.ts']
+    ignores: ['src/apiSchema.d.ts']
   },
   {
     files: ['src/**/*.ts'],

@@ -1,13 +1,13 @@
 // TypeScript declarations of the controller's API, generated from docs/openapi.json
-// (which `make openapi` regenerates from the code): one copy for the pages' JSDoc,
-// one for the lab extension. `--check` writes nothing and fails when either copy is
-// stale, so lint catches an API change whose types were not regenerated.
+// (which `make openapi` regenerates from the code), for the lab extension and, through
+// JSDoc imports, the pages. `--check` writes nothing and fails when the file is stale,
+// so lint catches an API change whose types were not regenerated.
 import { readFile, writeFile } from 'node:fs/promises';
 import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript';
 import prettier from 'prettier';
 
 const SOURCE = 'docs/openapi.json';
-const TARGETS = ['cgu_lab/controller/static/js/api-types.d.ts', 'src/apiSchema.d.ts'];
+const TARGETS = ['src/apiSchema.d.ts'];
 const HEADER = `${COMMENT_HEADER}// From ${SOURCE} by \`jlpm openapi:types\`.\n\n`;
 
 async function generate(target) {

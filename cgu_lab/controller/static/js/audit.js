@@ -6,7 +6,7 @@ import { api, el, formatDate, renderDetails, showError } from './common.js';
 const PAGE = 50;
 const FIELDS = /** @type {const} */ (['actor', 'action', 'target', 'user', 'since', 'until']);
 /** @typedef {import('./common.js').FormWith<Record<(typeof FIELDS)[number], HTMLInputElement>>} FilterForm */
-/** @typedef {import('./api-types').components['schemas']['AuditOut']} AuditOut */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['AuditOut']} AuditOut */
 
 const tbody = /** @type {HTMLElement} */ (document.getElementById('events'));
 const form = /** @type {FilterForm} */ (document.getElementById('audit-filter'));

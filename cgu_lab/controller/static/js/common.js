@@ -17,8 +17,8 @@
  * }>} LimitsForm
  */
 
-/** @typedef {import('./api-types').components['schemas']['LimitsOut']} Limits */
-/** @typedef {import('./api-types').components['schemas']['UsageOut']} Usage */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['LimitsOut']} Limits */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['UsageOut']} Usage */
 
 /**
  * One event of a start, stop, resize or build, as the .../events streams send it
@@ -48,7 +48,7 @@ export class ApiError extends Error {
  * @param {string} method
  * @param {string} path
  * @param {unknown} [body] sent as JSON
- * @returns {Promise<any>} callers say which schema they expect (see api-types.d.ts)
+ * @returns {Promise<any>} callers say which schema they expect (see src/apiSchema.d.ts)
  */
 export async function api(method, path, body) {
   /** @type {Record<string, string>} */

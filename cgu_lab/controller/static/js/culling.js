@@ -2,7 +2,7 @@
 // Idle culler (admins): the platform's policy and each group's own.
 import { api, el, replaceRows, showStatus, showError, ask } from './common.js';
 
-/** @typedef {import('./api-types').components['schemas']['CullPolicyOut']} CullPolicyOut */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['CullPolicyOut']} CullPolicyOut */
 /**
  * The platform's policy form and the group dialog's, alike.
  * @typedef {import('./common.js').FormWith<{

@@ -15,7 +15,7 @@ const devicesBody = document.getElementById('devices');
  *   'device_id' | 'node' | 'model' | 'memory' | 'mig_profile' | 'index', HTMLInputElement
  * >>} DeviceForm
  */
-/** @typedef {import('./api-types').components['schemas']['GpuTypeOut']} GpuTypeOut */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['GpuTypeOut']} GpuTypeOut */
 
 const typeDialog = /** @type {HTMLDialogElement} */ (document.getElementById('type-dialog'));
 const typeForm = /** @type {TypeForm} */ (document.getElementById('type-form'));

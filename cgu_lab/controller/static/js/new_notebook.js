@@ -8,8 +8,8 @@ import { api, el, showError, describeLimits, describeUsage } from './common.js';
  *   group: HTMLSelectElement, persistent: HTMLInputElement
  * }>} CreateForm
  */
-/** @typedef {import('./api-types').components['schemas']['EnvironmentDetail']} EnvironmentDetail */
-/** @typedef {import('./api-types').components['schemas']['NotebookCreate']} NotebookCreate */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['EnvironmentDetail']} EnvironmentDetail */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['NotebookCreate']} NotebookCreate */
 
 const form = /** @type {CreateForm} */ (document.getElementById('create-form'));
 

@@ -13,12 +13,12 @@ import {
 } from './common.js';
 import { liveReload } from './live.js';
 
-/** @typedef {import('./api-types').components['schemas']['NotebookOut']} NotebookOut */
-/** @typedef {import('./api-types').components['schemas']['GpuTypeOut']} GpuTypeOut */
-/** @typedef {import('./api-types').components['schemas']['SharedWithMe']} SharedWithMe */
-/** @typedef {import('./api-types').components['schemas']['InvitationOut']} InvitationOut */
-/** @typedef {import('./api-types').components['schemas']['UserOut']} UserOut */
-/** @typedef {import('./api-types').components['schemas']['UserActivityOut']} UserActivityOut */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['NotebookOut']} NotebookOut */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['GpuTypeOut']} GpuTypeOut */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['SharedWithMe']} SharedWithMe */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['InvitationOut']} InvitationOut */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['UserOut']} UserOut */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['UserActivityOut']} UserActivityOut */
 /**
  * @typedef {import('./common.js').FormWith<{
  *   cpu: HTMLInputElement, memory: HTMLInputElement, gpu_type: HTMLSelectElement, gpus: HTMLInputElement

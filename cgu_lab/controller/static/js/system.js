@@ -4,7 +4,7 @@ import { api, el, replaceRows, showError, showStatus, fact, formatMemory, format
 const sizeText = bytes => (bytes < 2 ** 20 ? `${Math.round(bytes / 1024)} KiB` : formatMemory(bytes));
 
 /** @typedef {import('./common.js').ProgressEvent} ProgressEvent */
-/** @typedef {import('./api-types').components['schemas']['RecipeInfo']} RecipeInfo */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['RecipeInfo']} RecipeInfo */
 
 const form = /** @type {import('./common.js').FormWith<{ is_default: HTMLInputElement }>} */ (
   document.getElementById('env-form')

@@ -9,7 +9,7 @@ const form = /** @type {import('./common.js').FormWith<{
   display_name: HTMLInputElement, description: HTMLTextAreaElement, visibility: HTMLSelectElement, group: HTMLSelectElement
 }>} */ (document.getElementById('template-form'));
 
-/** @typedef {import('./api-types').components['schemas']['TemplateOut']} TemplateOut */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['TemplateOut']} TemplateOut */
 
 /** @param {TemplateOut} template */
 function render(template) {
