@@ -8,6 +8,10 @@ test's own process, with the same `Session` clients.)
 `Logins` is the one way tests get a logged-in client (conftest's `login`);
 `wait_state` / `wait_running` wait for a notebook and, when it does not get there,
 fail with its last message and the tail of its server log.
+
+For a notebook server in the test's own process (pytest-jupyter's `jp_serverapp`),
+`extension_server_config` is the `jp_server_config` of one with the cgu_lab extension,
+and `proxy_headers` names the caller as the controller's proxy does.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 
@@ -427,3 +432,56 @@ def reachable_dir() -> Path:
     base = Path(tempfile.mkdtemp(prefix="cgu-lab-test-"))
     base.chmod(0o711)
     return base
+
+
+# -- a notebook server in the test's process (pytest-jupyter) ---------------------------
+
+PROXY_SECRET = "the-proxy-secret"
+
+
+def extension_server_config(
+    identity: dict | None = None, *, share_aware_contents: bool = True, **sections: dict
+) -> dict:
+    """A `jp_server_config`: the cgu_lab extension, the proxy naming the caller (with
+    `PROXY_SECRET`, for the owner alice), the share rules authorizing, and the share-aware
+    contents manager (jupyter_server's own with `share_aware_contents=False`).
+
+    `identity` replaces the ProxyIdentityProvider's settings; `sections` are further
+    classes' settings (`SerialPorts={...}`).
+    """
+    from cgu_lab.notebook.authorizer import ShareAuthorizer
+    from cgu_lab.notebook.contents import ShareAwareContentsManager
+    from cgu_lab.notebook.identity import ProxyIdentityProvider
+
+    server = {
+        "jpserver_extensions": {"cgu_lab": True},
+        "identity_provider_class": ProxyIdentityProvider,
+        "authorizer_class": ShareAuthorizer,
+    }
+    if share_aware_contents:
+        server["contents_manager_class"] = ShareAwareContentsManager
+    return {
+        "ServerApp": server,
+        "ProxyIdentityProvider": identity or {"proxy_secret": PROXY_SECRET, "owner": "alice"},
+        **sections,
+    }
+
+
+def proxy_headers(
+    name: str,
+    access: str | None = None,
+    scope: str = "",
+    *,
+    secret: str = PROXY_SECRET,
+    extra: dict | None = None,
+) -> dict:
+    """The headers the controller's proxy sends for `name` with this access (none: the
+    owner's) and single-file `scope`; `extra` adds others. No `Authorization`: the server's
+    own token must not be what lets a caller in."""
+    headers = {"X-Cgu-User": name, "X-Cgu-Proxy-Secret": secret, **(extra or {})}
+    if access:
+        headers["X-Cgu-Access"] = access
+    if scope:
+        headers["X-Cgu-Scope"] = quote(json.dumps([scope]))
+    headers["Authorization"] = ""
+    return headers

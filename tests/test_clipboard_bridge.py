@@ -19,22 +19,20 @@ import stat
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from cgu_lab.notebook.authorizer import ShareAuthorizer
 from cgu_lab.notebook.clipboard import ClipboardError, client
 from cgu_lab.notebook.clipboard.cli import Streams, Usage, parse_xclip, parse_xsel, run_xsel
 from cgu_lab.notebook.clipboard.protocol import ENV_SOCKET, MESSAGES, canonical_type
 from cgu_lab.notebook.clipboard.relay import ClipboardRelay
-from cgu_lab.notebook.contents import ShareAwareContentsManager
-from cgu_lab.notebook.identity import ProxyIdentityProvider
+
+from .harness import extension_server_config
+from .harness import proxy_headers as as_user
 
 pytestmark = pytest.mark.timeout(90)
 
-SECRET = "the-proxy-secret"
 BIN = Path(sys.executable).parent
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -43,16 +41,7 @@ PNG = base64.b64decode(
 
 @pytest.fixture
 def jp_server_config():
-    return {
-        "ServerApp": {
-            "jpserver_extensions": {"cgu_lab": True},
-            "identity_provider_class": ProxyIdentityProvider,
-            "authorizer_class": ShareAuthorizer,
-            "contents_manager_class": ShareAwareContentsManager,
-        },
-        "ProxyIdentityProvider": {"proxy_secret": SECRET, "owner": "alice"},
-        "ClipboardRelay": {"timeout_seconds": 10, "max_bytes": 64 * 1024},
-    }
+    return extension_server_config(ClipboardRelay={"timeout_seconds": 10, "max_bytes": 64 * 1024})
 
 
 @pytest.fixture(autouse=True)
@@ -61,15 +50,6 @@ def _own_environment(monkeypatch):
     for name in ("DISPLAY", ENV_SOCKET, "CGU_CLIPBOARD_TIMEOUT"):
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
-
-
-def as_user(name: str, access: str | None = None, scope: str = "") -> dict:
-    headers = {"X-Cgu-User": name, "X-Cgu-Proxy-Secret": SECRET, "Authorization": ""}
-    if access:
-        headers["X-Cgu-Access"] = access
-    if scope:
-        headers["X-Cgu-Scope"] = quote(json.dumps([scope]))
-    return headers
 
 
 class Page:

@@ -15,26 +15,15 @@ import zipfile
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from cgu_lab.notebook.authorizer import ShareAuthorizer
-from cgu_lab.notebook.contents import ShareAwareContentsManager
-from cgu_lab.notebook.identity import ProxyIdentityProvider
-
-from .test_server_extension import SECRET, as_user
+from .harness import extension_server_config
+from .test_server_extension import as_user
 
 OWNER, EDITOR, VIEWER = as_user("alice"), as_user("ed", "edit"), as_user("ta", "read")
 
 
 @pytest.fixture
 def jp_server_config():
-    return {
-        "ServerApp": {
-            "jpserver_extensions": {"cgu_lab": True},
-            "identity_provider_class": ProxyIdentityProvider,
-            "authorizer_class": ShareAuthorizer,
-            "contents_manager_class": ShareAwareContentsManager,
-        },
-        "ProxyIdentityProvider": {"proxy_secret": SECRET, "owner": "alice"},
-    }
+    return extension_server_config()
 
 
 @pytest.fixture

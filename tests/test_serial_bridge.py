@@ -14,47 +14,27 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 import serial
 from tornado.httpclient import HTTPClientError
 
-from cgu_lab.notebook.authorizer import ShareAuthorizer
-from cgu_lab.notebook.contents import ShareAwareContentsManager
-from cgu_lab.notebook.identity import ProxyIdentityProvider
 from cgu_lab.notebook.serial import attached_ports
 from cgu_lab.notebook.serial.lines import LineSettings
 from cgu_lab.notebook.serial.registry import SerialPorts
 from cgu_lab.notebook.serial.rfc2217 import socket_owner
 
+from .harness import extension_server_config
+from .harness import proxy_headers as as_user
+
 pytestmark = pytest.mark.timeout(90)
 
-SECRET = "the-proxy-secret"
 WINDOW = 4096
 
 
 @pytest.fixture
 def jp_server_config():
-    return {
-        "ServerApp": {
-            "jpserver_extensions": {"cgu_lab": True},
-            "identity_provider_class": ProxyIdentityProvider,
-            "authorizer_class": ShareAuthorizer,
-            "contents_manager_class": ShareAwareContentsManager,
-        },
-        "ProxyIdentityProvider": {"proxy_secret": SECRET, "owner": "alice"},
-        "SerialPorts": {"grace_seconds": 3.0, "window_bytes": WINDOW},
-    }
-
-
-def as_user(name: str, access: str | None = None, scope: str = "") -> dict:
-    headers = {"X-Cgu-User": name, "X-Cgu-Proxy-Secret": SECRET, "Authorization": ""}
-    if access:
-        headers["X-Cgu-Access"] = access
-    if scope:
-        headers["X-Cgu-Scope"] = quote(json.dumps([scope]))
-    return headers
+    return extension_server_config(SerialPorts={"grace_seconds": 3.0, "window_bytes": WINDOW})
 
 
 class Page:

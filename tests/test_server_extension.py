@@ -2,46 +2,24 @@
 who the caller is, and what owner, editable and readonly shares may do."""
 
 import json
-from urllib.parse import quote
 
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from cgu_lab.notebook.authorizer import ShareAuthorizer
-from cgu_lab.notebook.contents import ShareAwareContentsManager
-from cgu_lab.notebook.identity import ProxyIdentityProvider
-
-SECRET = "the-proxy-secret"
+from .harness import PROXY_SECRET, extension_server_config, proxy_headers
 
 
 @pytest.fixture
 def jp_server_config():
-    return {
-        "ServerApp": {
-            "jpserver_extensions": {"cgu_lab": True},
-            "identity_provider_class": ProxyIdentityProvider,
-            "authorizer_class": ShareAuthorizer,
-            "contents_manager_class": ShareAwareContentsManager,
-        },
-        "ProxyIdentityProvider": {"proxy_secret": SECRET, "owner": "alice"},
-    }
+    return extension_server_config()
 
 
-def as_user(name: str, access: str | None = None, scope: str = "", secret: str = SECRET) -> dict:
-    headers = {
-        "X-Cgu-User": name,
-        "X-Cgu-Proxy-Secret": secret,
-        "X-Cgu-Display-Name": "Ada%20L.",
-        # As the proxy marks API-token calls: no XSRF check, so a 403 below is the authorizer's.
-        "X-Cgu-Via": "token",
-    }
-    if access:
-        headers["X-Cgu-Access"] = access
-    if scope:
-        headers["X-Cgu-Scope"] = quote(json.dumps([scope]))
-    # The server's own token must not be what lets us in.
-    headers["Authorization"] = ""
-    return headers
+def as_user(
+    name: str, access: str | None = None, scope: str = "", secret: str = PROXY_SECRET
+) -> dict:
+    # As the proxy marks API-token calls: no XSRF check, so a 403 below is the authorizer's.
+    extra = {"X-Cgu-Display-Name": "Ada%20L.", "X-Cgu-Via": "token"}
+    return proxy_headers(name, access, scope, secret=secret, extra=extra)
 
 
 async def status_of(jp_fetch, *parts, method="GET", body=None, headers=None) -> int:

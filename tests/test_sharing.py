@@ -14,6 +14,7 @@ import pytest
 import websockets
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from .harness import extension_server_config
 from .test_notebooks import execute, server_process
 
 pytestmark = pytest.mark.integration
@@ -329,22 +330,15 @@ def test_resize_through_the_server_extension(controller, lab, alice):
 @pytest.fixture
 def jp_server_config():
     """A notebook server in Kubernetes mode: the ingress names the user in a header."""
-    from cgu_lab.notebook.authorizer import ShareAuthorizer
-    from cgu_lab.notebook.identity import ProxyIdentityProvider
-
-    return {
-        "ServerApp": {
-            "jpserver_extensions": {"cgu_lab": True},
-            "identity_provider_class": ProxyIdentityProvider,
-            "authorizer_class": ShareAuthorizer,
-        },
-        "ProxyIdentityProvider": {
+    return extension_server_config(
+        {
             "proxy_secret": "",
             "trusted_header": "kubeflow-userid",
             "owner": "alice",
             "grant_seconds": 0.5,
         },
-    }
+        share_aware_contents=False,
+    )
 
 
 async def test_ingress_mode_asks_the_controller_for_grants(

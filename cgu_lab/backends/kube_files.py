@@ -92,13 +92,7 @@ def files_pod(namespace: str, claim: str, image: str, settings: KubeSettings, ow
             "enableServiceLinks": False,
             "activeDeadlineSeconds": COPY_TIMEOUT,
             "terminationGracePeriodSeconds": 1,
-            "securityContext": {
-                "runAsNonRoot": True,
-                "runAsUser": settings.notebook_uid,
-                "runAsGroup": settings.notebook_gid,
-                "fsGroup": settings.notebook_gid,
-                "seccompProfile": {"type": "RuntimeDefault"},
-            },
+            "securityContext": objects.pod_security(settings),
             "containers": [
                 {
                     "name": "files",
@@ -109,10 +103,7 @@ def files_pod(namespace: str, claim: str, image: str, settings: KubeSettings, ow
                     "env": [{"name": "HOME", "value": MOUNT}],
                     "resources": {"requests": resources, "limits": resources},
                     "volumeMounts": [{"name": "files", "mountPath": MOUNT}],
-                    "securityContext": {
-                        "allowPrivilegeEscalation": False,
-                        "capabilities": {"drop": ["ALL"]},
-                    },
+                    "securityContext": objects.container_security(),
                 }
             ],
             "volumes": [{"name": "files", "persistentVolumeClaim": {"claimName": claim}}],

@@ -199,6 +199,23 @@ def secret_env(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSettings)
     ]
 
 
+def pod_security(settings: KubeSettings) -> Obj:
+    """A pod that runs as the notebook's user, never root, under the runtime's seccomp
+    profile; its volumes' files belong to the notebook's group."""
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": settings.notebook_uid,
+        "runAsGroup": settings.notebook_gid,
+        "fsGroup": settings.notebook_gid,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def container_security() -> Obj:
+    """A container that gains no privilege and holds no capability."""
+    return {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+
+
 def notebook_pod_spec(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSettings) -> Obj:
     env = [{"name": key, "value": value} for key, value in notebook_env(spec, settings).items()]
     container = {
@@ -224,22 +241,13 @@ def notebook_pod_spec(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSe
             {"name": "courses", "mountPath": f"{HOME}/courses"},
             {"name": "dshm", "mountPath": SHM},
         ],
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "capabilities": {"drop": ["ALL"]},
-        },
+        "securityContext": container_security(),
     }
     pod: Obj = {
         "serviceAccountName": NOTEBOOK_SERVICE_ACCOUNT,
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
-        "securityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": settings.notebook_uid,
-            "runAsGroup": settings.notebook_gid,
-            "fsGroup": settings.notebook_gid,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
+        "securityContext": pod_security(settings),
         "containers": [container],
         "volumes": [
             {"name": "home", "persistentVolumeClaim": {"claimName": ref.home}},

@@ -1,5 +1,5 @@
 import { APIRequestContext, expect, Locator, Page, test } from '@playwright/test';
-import { apiToken, asToken, login, snapshot } from './helpers';
+import { apiToken, asToken, login, notebookJson, openNotebook, snapshot, startNotebook } from './helpers';
 
 /**
  * The laptop's clipboard inside the notebook, in Chromium with the clipboard
@@ -28,36 +28,8 @@ const CELLS = [
     "    print('pandas round trip', pd.read_clipboard().to_dict('list'))"
 ];
 
-function notebookJson(sources: string[]) {
-  return {
-    type: 'notebook',
-    format: 'json',
-    content: {
-      cells: sources.map(source => ({
-        cell_type: 'code',
-        source,
-        metadata: {},
-        outputs: [],
-        execution_count: null
-      })),
-      metadata: {
-        kernelspec: { name: 'python3', display_name: 'Python 3 (ipykernel)', language: 'python' }
-      },
-      nbformat: 4,
-      nbformat_minor: 5
-    }
-  };
-}
-
 // A step that cannot happen fails within a minute, with its screenshot, instead of hanging.
 test.use({ actionTimeout: 60_000 });
-
-async function openLab(page: Page, path = 'lab/tree/clipboard.ipynb'): Promise<void> {
-  await page.goto(`${NOTEBOOK}/${path}`);
-  await expect(page.locator('body')).toHaveAttribute('data-cgu-access', /owner|edit|read/, {
-    timeout: 90_000
-  });
-}
 
 /** Run one cell and give its output area. */
 async function runCell(page: Page, index: number): Promise<Locator> {
@@ -78,10 +50,7 @@ test.describe.serial("the laptop's clipboard, used from the kernel", () => {
     const owner = await (await browser.newContext()).newPage();
     await login(owner, 'ui-student');
     api = await asToken(baseURL!, await apiToken(owner));
-    expect(
-      (await api.post('/api/notebooks', { data: { name: 'clipboard-bridge', cpu: 1, memory: '1Gi' } })).status()
-    ).toBe(201);
-    expect((await api.post('/api/notebooks/ui-student/clipboard-bridge/start?wait=true')).status()).toBe(202);
+    await startNotebook(api, 'ui-student', 'clipboard-bridge');
     const response = await api.put(`${NOTEBOOK}/api/contents/clipboard.ipynb`, { data: notebookJson(CELLS) });
     expect([200, 201]).toContain(response.status());
     await owner.close();
@@ -99,7 +68,7 @@ test.describe.serial("the laptop's clipboard, used from the kernel", () => {
     test.setTimeout(300_000);
     await context.grantPermissions(['clipboard-read', 'clipboard-write']);
     await login(page, 'ui-student');
-    await openLab(page);
+    await openNotebook(page, NOTEBOOK, 'lab/tree/clipboard.ipynb');
     await expect(page.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
     await expect(page.locator('body')).toHaveAttribute('data-cgu-clipboard', 'ready', { timeout: 30_000 });
     // The kernel must be connected first: a cell run while it connects is dropped.
@@ -164,7 +133,7 @@ test.describe.serial("the laptop's clipboard, used from the kernel", () => {
       await context.grantPermissions(['clipboard-read', 'clipboard-write']);
       const page = await context.newPage();
       await login(page, user);
-      await openLab(page);
+      await openNotebook(page, NOTEBOOK, 'lab/tree/clipboard.ipynb');
       await expect(page.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
       const answer = await page.evaluate(async url => {
         const response = await fetch(url);

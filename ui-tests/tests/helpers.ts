@@ -38,3 +38,42 @@ export async function apiToken(page: Page): Promise<string> {
 export async function asToken(baseURL: string, token: string): Promise<APIRequestContext> {
   return request.newContext({ baseURL, extraHTTPHeaders: { Authorization: `Bearer ${token}` } });
 }
+
+/** A notebook of code cells, as the contents API takes it (a Python 3 kernel). */
+export function notebookJson(sources: string[]) {
+  return {
+    type: 'notebook',
+    format: 'json',
+    content: {
+      cells: sources.map(source => ({
+        cell_type: 'code',
+        source,
+        metadata: {},
+        outputs: [],
+        execution_count: null
+      })),
+      metadata: {
+        kernelspec: { name: 'python3', display_name: 'Python 3 (ipykernel)', language: 'python' }
+      },
+      nbformat: 4,
+      nbformat_minor: 5
+    }
+  };
+}
+
+/**
+ * Open `path` (`lab`, `lab/tree/<file>`) of the notebook server at `notebook` and wait
+ * until the lab extension has said who the user is there.
+ */
+export async function openNotebook(page: Page, notebook: string, path = 'lab'): Promise<void> {
+  await page.goto(`${notebook}/${path}`);
+  await expect(page.locator('body')).toHaveAttribute('data-cgu-access', /owner|edit|read/, {
+    timeout: 90_000
+  });
+}
+
+/** Create `owner`'s notebook `name` (1 CPU, 1 GiB) and start it, waiting until it runs. */
+export async function startNotebook(api: APIRequestContext, owner: string, name: string): Promise<void> {
+  expect((await api.post('/api/notebooks', { data: { name, cpu: 1, memory: '1Gi' } })).status()).toBe(201);
+  expect((await api.post(`/api/notebooks/${owner}/${name}/start?wait=true`)).status()).toBe(202);
+}

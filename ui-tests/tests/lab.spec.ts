@@ -1,5 +1,5 @@
-import { APIRequestContext, expect, Page, test } from '@playwright/test';
-import { apiToken, asToken, login, snapshot } from './helpers';
+import { APIRequestContext, expect, test } from '@playwright/test';
+import { apiToken, asToken, login, notebookJson, openNotebook, snapshot, startNotebook } from './helpers';
 
 /**
  * A teaching day inside JupyterLab, without a single raw error: the way back
@@ -10,37 +10,9 @@ import { apiToken, asToken, login, snapshot } from './helpers';
  */
 const NOTEBOOK = '/notebook/ui-student/day';
 
-function notebookJson(sources: string[]) {
-  return {
-    type: 'notebook',
-    format: 'json',
-    content: {
-      cells: sources.map(source => ({
-        cell_type: 'code',
-        source,
-        metadata: {},
-        outputs: [],
-        execution_count: null
-      })),
-      metadata: {
-        kernelspec: { name: 'python3', display_name: 'Python 3 (ipykernel)', language: 'python' }
-      },
-      nbformat: 4,
-      nbformat_minor: 5
-    }
-  };
-}
-
 async function put(api: APIRequestContext, path: string, body: object): Promise<void> {
   const response = await api.put(`${NOTEBOOK}/api/contents/${path}`, { data: body });
   expect([200, 201]).toContain(response.status());
-}
-
-async function openLab(page: Page, path = 'lab'): Promise<void> {
-  await page.goto(`${NOTEBOOK}/${path}`);
-  await expect(page.locator('body')).toHaveAttribute('data-cgu-access', /owner|edit|read/, {
-    timeout: 90_000
-  });
 }
 
 test.describe.serial('a teaching day in JupyterLab', () => {
@@ -54,8 +26,7 @@ test.describe.serial('a teaching day in JupyterLab', () => {
     const ops = await (await browser.newContext()).newPage();
     await login(ops, 'ui-admin');
     admin = await asToken(baseURL!, await apiToken(ops));
-    expect((await api.post('/api/notebooks', { data: { name: 'day', cpu: 1, memory: '1Gi' } })).status()).toBe(201);
-    expect((await api.post('/api/notebooks/ui-student/day/start?wait=true')).status()).toBe(202);
+    await startNotebook(api, 'ui-student', 'day');
     await put(api, 'data', { type: 'directory' });
     await put(api, 'data/iris.csv', { type: 'file', format: 'text', content: 'a,b\n1,2\n3,4\n' });
     await put(api, 'helper.py', { type: 'file', format: 'text', content: 'SCALE = 2\n' });
@@ -81,7 +52,7 @@ test.describe.serial('a teaching day in JupyterLab', () => {
     page
   }, testInfo) => {
     await login(page, 'ui-student');
-    await openLab(page, 'lab/tree/hw.ipynb');
+    await openNotebook(page, NOTEBOOK, 'lab/tree/hw.ipynb');
     await expect(page.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
     // A top-bar button and a File menu item, both declared in the settings schema.
     const topBar = page.locator('#jp-top-bar [data-command="cgu-lab:open-portal"]');
@@ -121,7 +92,7 @@ test.describe.serial('a teaching day in JupyterLab', () => {
     ).json();
     const ta = await (await browser.newContext()).newPage();
     await login(ta, 'ui-ta');
-    await openLab(ta, 'lab/tree/notes.txt');
+    await openNotebook(ta, NOTEBOOK, 'lab/tree/notes.txt');
     await expect(ta.locator('[data-cgu="access-status"]')).toHaveText('Shared: can edit');
     await expect(ta.locator('.jp-MainAreaWidget').filter({ hasText: 'TA notes' })).toBeVisible({ timeout: 60_000 });
     // The TA's layout is the TA's: the owner's workspace never learns of notes.txt.
@@ -170,7 +141,7 @@ test.describe.serial('a teaching day in JupyterLab', () => {
     ).json();
     const viewer = await (await browser.newContext()).newPage();
     await login(viewer, 'ui-pupil');
-    await openLab(viewer, 'lab/tree/hw.ipynb');
+    await openNotebook(viewer, NOTEBOOK, 'lab/tree/hw.ipynb');
     await expect(viewer.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
     const cell = viewer.locator('.jp-Notebook .jp-Cell').nth(1);
     await cell.click();
@@ -186,7 +157,7 @@ test.describe.serial('a teaching day in JupyterLab', () => {
   test('a notebook culled for idleness says so, with a Restart button', async ({ page }, testInfo) => {
     test.setTimeout(300_000);
     await login(page, 'ui-student');
-    await openLab(page);
+    await openNotebook(page, NOTEBOOK);
     // Idle after 18 s, warned 9 s before; the culler's next pass stops it.
     expect(
       (await admin.put('/api/culling/policy', { data: { idle_minutes: 0.3, warn_minutes: 0.15 } })).status()

@@ -1,5 +1,5 @@
 import { APIRequestContext, expect, Locator, Page, test } from '@playwright/test';
-import { apiToken, asToken, login, snapshot } from './helpers';
+import { apiToken, asToken, login, notebookJson, openNotebook, snapshot, startNotebook } from './helpers';
 
 /**
  * Web Serial end to end, in Chromium with a scripted stand-in for
@@ -70,34 +70,6 @@ const CELLS = [
   "try:\n    ser.read(1)\nexcept serial.SerialException as error:\n    print('I/O error:', error)"
 ];
 
-function notebookJson(sources: string[]) {
-  return {
-    type: 'notebook',
-    format: 'json',
-    content: {
-      cells: sources.map(source => ({
-        cell_type: 'code',
-        source,
-        metadata: {},
-        outputs: [],
-        execution_count: null
-      })),
-      metadata: {
-        kernelspec: { name: 'python3', display_name: 'Python 3 (ipykernel)', language: 'python' }
-      },
-      nbformat: 4,
-      nbformat_minor: 5
-    }
-  };
-}
-
-async function openLab(page: Page, path = 'lab/tree/serial.ipynb'): Promise<void> {
-  await page.goto(`${NOTEBOOK}/${path}`);
-  await expect(page.locator('body')).toHaveAttribute('data-cgu-access', /owner|edit|read/, {
-    timeout: 90_000
-  });
-}
-
 /** Run one cell and give its output area. */
 async function runCell(page: Page, index: number): Promise<Locator> {
   const cell = page.locator('.jp-Notebook .jp-Cell').nth(index);
@@ -121,10 +93,7 @@ test.describe.serial('a serial device of the laptop, used from the kernel', () =
     const owner = await (await browser.newContext()).newPage();
     await login(owner, 'ui-student');
     api = await asToken(baseURL!, await apiToken(owner));
-    expect(
-      (await api.post('/api/notebooks', { data: { name: 'serial-bridge', cpu: 1, memory: '1Gi' } })).status()
-    ).toBe(201);
-    expect((await api.post('/api/notebooks/ui-student/serial-bridge/start?wait=true')).status()).toBe(202);
+    await startNotebook(api, 'ui-student', 'serial-bridge');
     const response = await api.put(`${NOTEBOOK}/api/contents/serial.ipynb`, { data: notebookJson(CELLS) });
     expect([200, 201]).toContain(response.status());
   });
@@ -140,7 +109,7 @@ test.describe.serial('a serial device of the laptop, used from the kernel', () =
     test.setTimeout(300_000);
     await page.addInitScript(STAND_IN);
     await login(page, 'ui-student');
-    await openLab(page);
+    await openNotebook(page, NOTEBOOK, 'lab/tree/serial.ipynb');
     await expect(page.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
 
     await page.locator('[data-cgu="serial-button"]').first().click();
@@ -204,7 +173,7 @@ test.describe.serial('a serial device of the laptop, used from the kernel', () =
   test('a browser without Web Serial is told to use Chrome or Edge', async ({ page }, testInfo) => {
     await page.addInitScript(NO_WEB_SERIAL);
     await login(page, 'ui-student');
-    await openLab(page);
+    await openNotebook(page, NOTEBOOK, 'lab/tree/serial.ipynb');
     await page.locator('[data-cgu="serial-button"]').first().click();
     const message = page.locator('[data-cgu="serial-unsupported"]');
     await expect(message).toContainText('Google Chrome or Microsoft Edge');
@@ -224,7 +193,7 @@ test.describe.serial('a serial device of the laptop, used from the kernel', () =
       const page = await (await browser.newContext()).newPage();
       await page.addInitScript(STAND_IN);
       await login(page, user);
-      await openLab(page);
+      await openNotebook(page, NOTEBOOK, 'lab/tree/serial.ipynb');
       await expect(page.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
       const answer = await page.evaluate(async url => {
         const response = await fetch(url);

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { apiToken, asToken, login, snapshot } from './helpers';
+import { apiToken, asToken, login, snapshot, startNotebook } from './helpers';
 
 const NOTEBOOK = '/notebook/ui-student/shared';
 
@@ -11,8 +11,7 @@ test.describe.serial('sharing a notebook with a TA', () => {
     const owner = await (await browser.newContext()).newPage();
     await login(owner, 'ui-student');
     const api = await asToken(baseURL!, await apiToken(owner));
-    expect((await api.post('/api/notebooks', { data: { name: 'shared', cpu: 1, memory: '1Gi' } })).status()).toBe(201);
-    expect((await api.post(`/api/notebooks/ui-student/shared/start?wait=true`)).status()).toBe(202);
+    await startNotebook(api, 'ui-student', 'shared');
     const notebook = {
       type: 'notebook',
       format: 'json',

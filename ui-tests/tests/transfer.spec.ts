@@ -4,7 +4,7 @@ import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { apiToken, asToken, login, snapshot } from './helpers';
+import { apiToken, asToken, login, openNotebook, snapshot, startNotebook } from './helpers';
 
 /**
  * The file manager in Chromium, through the controller's proxy: a tree of 200
@@ -64,8 +64,7 @@ function slipZip(dir: string): string {
 }
 
 async function openLab(page: Page): Promise<void> {
-  await page.goto(`${NOTEBOOK}/lab`);
-  await expect(page.locator('body')).toHaveAttribute('data-cgu-access', /owner|edit|read/, { timeout: 90_000 });
+  await openNotebook(page, NOTEBOOK);
   await expect(page.locator('.jp-DirListing-content')).toBeVisible({ timeout: 60_000 });
   // The workspace may bring back the folder an earlier test opened: start from the home.
   await page.locator('.jp-FileBrowser .jp-BreadCrumbs-home').first().click();
@@ -90,9 +89,7 @@ test.describe.serial('the file manager', () => {
         await api.post(`/api/notebooks/ui-student/${notebook.name}/stop?wait=true`);
       }
     }
-    const created = await api.post('/api/notebooks', { data: { name: 'transfer-files', cpu: 1, memory: '1Gi' } });
-    expect(created.status()).toBe(201);
-    expect((await api.post('/api/notebooks/ui-student/transfer-files/start?wait=true')).status()).toBe(202);
+    await startNotebook(api, 'ui-student', 'transfer-files');
   });
 
   test.afterAll(async () => {

@@ -21,38 +21,16 @@ page -> server
 
 from __future__ import annotations
 
-import contextlib
 import json
 
-from jupyter_core.utils import ensure_async
-from jupyter_server.auth.decorator import authorized, ws_authenticated
-from jupyter_server.base.handlers import JupyterHandler
-from jupyter_server.base.websocket import WebSocketMixin
-from jupyter_server.extension.handler import ExtensionHandlerMixin
-from tornado import web, websocket
+from jupyter_server.auth.decorator import authorized
+from tornado import web
 
-from ..handlers import AUTH_RESOURCE, BaseHandler
+from ..access import EditorsOnly, EditorsOnlyChannel
+from ..handlers import BaseHandler
 from .relay import ClipboardRelay
 
-READ_ONLY = (
-    "read_only",
-    "your access to this notebook is read-only: only its owner and editors can lend their "
-    "clipboard to its kernels",
-)
-
-
-def refusal(user) -> tuple[str, str] | None:
-    """Why this caller may not serve as the clipboard: (code, message), or None."""
-    if getattr(user, "access", "owner") not in ("owner", "edit") or getattr(user, "scope", ()):
-        return READ_ONLY
-    return None
-
-
-def _refuse(handler: web.RequestHandler, problem: tuple[str, str]) -> None:
-    code, message = problem
-    handler.set_status(403)
-    handler.set_header("Content-Type", "application/json")
-    handler.finish(json.dumps({"message": message, "code": code}))
+EDITORS_ONLY = EditorsOnly("lend their clipboard to its kernels")
 
 
 class ClipboardStatusHandler(BaseHandler):
@@ -67,38 +45,21 @@ class ClipboardStatusHandler(BaseHandler):
     @web.authenticated
     @authorized
     def get(self) -> None:
-        problem = refusal(self.current_user)
-        if problem is not None:
-            _refuse(self, problem)
+        if EDITORS_ONLY.refuse(self):
             return
         self.finish(self.relay.listing())
 
 
-class ClipboardChannelHandler(
-    WebSocketMixin, ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHandler
-):
+class ClipboardChannelHandler(EditorsOnlyChannel):
     """One page lending its clipboard to the kernels."""
 
-    auth_resource = AUTH_RESOURCE
+    editors_only = EDITORS_ONLY
     # An open tab keeps this channel: that alone must not keep the notebook from idling.
     _track_activity = False
 
     def initialize(self, name: str, relay: ClipboardRelay, **kwargs) -> None:
         super().initialize(name, **kwargs)
         self.relay = relay
-
-    @ws_authenticated
-    async def get(self, *args, **kwargs) -> None:
-        user = self.current_user
-        problem = refusal(user)
-        if problem is None and not await ensure_async(
-            self.authorizer.is_authorized(self, user, "execute", AUTH_RESOURCE)
-        ):
-            problem = READ_ONLY
-        if problem is not None:
-            _refuse(self, problem)
-            return
-        await super().get(*args, **kwargs)
 
     def open(self, *args, **kwargs) -> None:
         super().open(*args, **kwargs)
@@ -120,13 +81,8 @@ class ClipboardChannelHandler(
             self.relay.answer(self, request)
 
     def on_close(self) -> None:
-        if self.ping_callback is not None:
-            self.ping_callback.stop()
+        super().on_close()
         self.relay.detach(self)
-
-    def send_control(self, message: dict) -> None:
-        with contextlib.suppress(websocket.WebSocketClosedError):
-            self.write_message(json.dumps(message))
 
 
 def routes(relay: ClipboardRelay) -> list[tuple]:

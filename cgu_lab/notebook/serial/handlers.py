@@ -27,37 +27,16 @@ from __future__ import annotations
 import contextlib
 import json
 
-from jupyter_core.utils import ensure_async
-from jupyter_server.auth.decorator import authorized, ws_authenticated
-from jupyter_server.base.handlers import JupyterHandler
-from jupyter_server.base.websocket import WebSocketMixin
-from jupyter_server.extension.handler import ExtensionHandlerMixin
+from jupyter_server.auth.decorator import authorized
 from tornado import web, websocket
 
-from ..handlers import AUTH_RESOURCE, BaseHandler
+from ..access import EditorsOnly, EditorsOnlyChannel
+from ..handlers import BaseHandler
 from .bridge import BridgedPort
 from .registry import SerialPorts
 
-READ_ONLY = (
-    "read_only",
-    "your access to this notebook is read-only: only its owner and editors can attach a "
-    "serial device",
-)
+EDITORS_ONLY = EditorsOnly("attach a serial device")
 BAD_HELLO = 4400  # close code: the page's hello could not be honoured
-
-
-def refusal(user) -> tuple[str, str] | None:
-    """Why this caller may not use serial ports: (code, message), or None."""
-    if getattr(user, "access", "owner") not in ("owner", "edit") or getattr(user, "scope", ()):
-        return READ_ONLY
-    return None
-
-
-def _refuse(handler: web.RequestHandler, problem: tuple[str, str]) -> None:
-    code, message = problem
-    handler.set_status(403)
-    handler.set_header("Content-Type", "application/json")
-    handler.finish(json.dumps({"message": message, "code": code}))
 
 
 class SerialPortsHandler(BaseHandler):
@@ -72,37 +51,20 @@ class SerialPortsHandler(BaseHandler):
     @web.authenticated
     @authorized
     def get(self) -> None:
-        problem = refusal(self.current_user)
-        if problem is not None:
-            _refuse(self, problem)
+        if EDITORS_ONLY.refuse(self):
             return
         self.finish({"ports": self.ports.listing(), "directory": str(self.ports.directory)})
 
 
-class SerialChannelHandler(
-    WebSocketMixin, ExtensionHandlerMixin, JupyterHandler, websocket.WebSocketHandler
-):
+class SerialChannelHandler(EditorsOnlyChannel):
     """One page's end of one bridged port."""
 
-    auth_resource = AUTH_RESOURCE
+    editors_only = EDITORS_ONLY
 
     def initialize(self, name: str, ports: SerialPorts, **kwargs) -> None:
         super().initialize(name, **kwargs)
         self.ports = ports
         self.port: BridgedPort | None = None
-
-    @ws_authenticated
-    async def get(self, *args, **kwargs) -> None:
-        user = self.current_user
-        problem = refusal(user)
-        if problem is None and not await ensure_async(
-            self.authorizer.is_authorized(self, user, "execute", AUTH_RESOURCE)
-        ):
-            problem = READ_ONLY
-        if problem is not None:
-            _refuse(self, problem)
-            return
-        await super().get(*args, **kwargs)
 
     def open(self, *args, **kwargs) -> None:
         super().open(*args, **kwargs)
@@ -144,20 +106,16 @@ class SerialChannelHandler(
             self.close(BAD_HELLO, "cannot attach")
 
     def on_close(self) -> None:
-        if self.ping_callback is not None:
-            self.ping_callback.stop()
+        super().on_close()
         if self.port is not None:
             self.port.detach(self)
 
     # -- the bridge's peer ---------------------------------------------------------------
+    # (and `send_control`, EditorsOnlyChannel's)
 
     def send_data(self, data: bytes) -> None:
         with contextlib.suppress(websocket.WebSocketClosedError):
             self.write_message(data, binary=True)
-
-    def send_control(self, message: dict) -> None:
-        with contextlib.suppress(websocket.WebSocketClosedError):
-            self.write_message(json.dumps(message))
 
     def drop(self, code: int, reason: str) -> None:
         self.close(code, reason)

@@ -34,6 +34,7 @@ from tornado import web
 from tornado.iostream import StreamClosedError
 
 from ...core.errors import DomainError
+from ..access import send_refusal
 from ..handlers import BaseHandler
 from . import allowance, extract, zipstream
 from .names import Conflict, Invalid, NotFound, folder_in_home, home_path, is_hidden
@@ -60,10 +61,7 @@ class TransferHandler(BaseHandler):
         return bool(getattr(self.contents_manager, "allow_hidden", False))
 
     def refuse(self, error: DomainError) -> None:
-        self.set_status(error.status)
-        self.set_header("Content-Type", "application/json")
-        self.set_header("Cache-Control", "no-store")
-        self.finish(json.dumps({**error.details, "message": error.message, "code": error.code}))
+        send_refusal(self, error.status, error.code, error.message, error.details, no_store=True)
 
     def body(self) -> dict:
         try:
