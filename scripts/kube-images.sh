@@ -9,8 +9,9 @@
 # scripts/kube_image.py as a docker-archive, compressed with zstd:
 #   notebook    the notebook side only (`pip install cgu_lab`, no extras): JupyterLab, the
 #               server and lab extensions; user jovyan 1000:100, home /home/jovyan.
-#               FLAVOUR=pytorch or tensorflow adds that framework (CPU wheels from PyPI;
-#               the CUDA libraries come with the wheels) and names the image after it.
+#               FLAVOUR=pytorch or tensorflow adds that framework from PyPI with the CUDA
+#               libraries as wheels (torch brings them; tensorflow[and-cuda]) and names the
+#               image after it.
 #   controller  `pip install cgu_lab[controller,kubernetes]`; user cgu-lab 10001:10001,
 #               runs `cgu-lab controller --backend kubernetes` (deploy/kubernetes/base).
 #   postgres    Debian's PostgreSQL 15, for the test cluster's deployment of the controller
@@ -46,7 +47,7 @@ step() { log "[$(($(date +%s) - T0))s] $*"; }
 case "$FLAVOUR" in
   slim) NOTEBOOK_NAME="docker.io/cgu-lab/notebook:$VERSION" EXTRA_PIP="" ;;
   pytorch) NOTEBOOK_NAME="docker.io/cgu-lab/notebook-pytorch:$VERSION" EXTRA_PIP="torch torchvision" ;;
-  tensorflow) NOTEBOOK_NAME="docker.io/cgu-lab/notebook-tensorflow:$VERSION" EXTRA_PIP="tensorflow" ;;
+  tensorflow) NOTEBOOK_NAME="docker.io/cgu-lab/notebook-tensorflow:$VERSION" EXTRA_PIP="tensorflow[and-cuda]" ;;
   *) die "FLAVOUR must be slim, pytorch or tensorflow" ;;
 esac
 CONTROLLER_NAME="docker.io/cgu-lab/controller:$VERSION"
