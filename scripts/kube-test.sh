@@ -79,6 +79,8 @@ PY
     if why="$(scripts/kube-cluster.sh can-run)"; then
       if scripts/kube-cluster.sh status >/dev/null 2>&1; then
         echo "==> the test cluster already runs; the Kubernetes tests use it" >&2
+        # images of this checkout as it is now (cached; a rebuilt one is imported)
+        scripts/kube-images.sh >&2 || { [ "${CI:-}" != true ] || exit 1; }
       elif scripts/kube-cluster.sh build && scripts/kube-images.sh &&
         scripts/kube-cluster.sh start >/dev/null; then
         started=1

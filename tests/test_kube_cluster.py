@@ -450,6 +450,31 @@ def test_shares_activity_resize_and_the_start_page_on_real_pods(admin, kube, con
     ana.ok("POST", f"/api/notebooks/{STUDENT}/rs/stop?wait=true", 202)
 
 
+def test_an_idle_notebook_is_culled_and_its_pod_goes(admin, kube, controller, ana):
+    """The idle culler stops a real pod's notebook: warned, then stopped with the reason,
+    the pod gone and the home kept."""
+    ana.ok(
+        "POST",
+        "/api/notebooks",
+        201,
+        json={"name": "idle", "image": kube["CGU_NOTEBOOK_IMAGE"], "cpu": CPU, "memory": "1Gi"},
+    )
+    start(ana, "idle")
+    with controller.client("kadmin") as kadmin:
+        kadmin.ok("PUT", "/api/culling/policy", json={"idle_minutes": 0.3, "warn_minutes": 0.15})
+        try:
+            stopped = wait_for(
+                "the idle notebook to be culled",
+                lambda: (nb := state_of(ana, "idle"))["state"] == "stopped" and nb,
+                timeout=120,
+            )
+        finally:
+            kadmin.ok("PUT", "/api/culling/policy", json={"idle_minutes": 60, "warn_minutes": 10})
+    assert "idle" in stopped["message"], stopped
+    assert wait_for("the pod to go", lambda: pod_of(admin, "idle") is None, timeout=60)
+    assert admin.get("v1", "PersistentVolumeClaim", "idle-home", NAMESPACE)
+
+
 @pytest.mark.skipif(TIMED_STARTS < 2, reason="set CGU_KUBE_TIMED_STARTS=5 to time starts")
 def test_start_to_jupyterlab_timing(kube, ana):
     """With the platform's default CPU (1): JupyterLab's own start is CPU-bound (with a
