@@ -3,10 +3,16 @@
 #   scripts/postgres.sh start   -> prints the URL to use as CGU_TEST_POSTGRES_URL
 #   scripts/postgres.sh stop
 # Uses Debian's postgresql package (installed by `make deps` when missing).
+# Folder and port carry this checkout's id (as the test cluster's do): two checkouts on one
+# host (CI beside a developer) each get their own server, and stopping one never stops the
+# other's.
 set -euo pipefail
 
-DIR="${CGU_PG_DIR:-/tmp/cgu-lab-postgres}"
-PORT="${CGU_PG_PORT:-55432}"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ID="${CGU_KUBE_ID:-$(printf '%s' "$ROOT" | sha256sum | cut -c1-6)}"
+N=$((16#$(printf '%s' "$ID" | sha256sum | cut -c1-6)))
+DIR="${CGU_PG_DIR:-/tmp/cgu-lab-postgres-$ID}"
+PORT="${CGU_PG_PORT:-$((20000 + (N % 100) * 100 + 30))}"
 BIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
 RUN=()
 if [ "$(id -u)" = 0 ]; then
