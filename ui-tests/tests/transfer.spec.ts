@@ -130,6 +130,50 @@ test.describe.serial('the file manager', () => {
     await expect(listed(page, 'big.bin')).toBeVisible();
   });
 
+  test('a 1 GiB file uploads in chunks with progress and resumes after a dropped connection', async ({ page }, testInfo) => {
+    test.setTimeout(900_000);
+    // 1 GiB of a random MiB repeated: what the browser sends is as large as a real file.
+    const folder = path.join(root, 'huge');
+    fs.mkdirSync(folder, { recursive: true });
+    const block = crypto.randomBytes(1024 * 1024);
+    const file = path.join(folder, 'huge.bin');
+    const out = fs.openSync(file, 'w');
+    const hash = crypto.createHash('sha256');
+    for (let i = 0; i < 1024; i++) {
+      fs.writeSync(out, block);
+      hash.update(block);
+    }
+    fs.closeSync(out);
+    const expected = hash.digest('hex');
+    await login(page, 'ui-student');
+    await openLab(page);
+    let puts = 0;
+    await page.route('**/api/contents/huge/huge.bin*', async route => {
+      if (route.request().method() === 'PUT' && ++puts === 100) {
+        await route.abort('connectionreset'); // a dropped connection, 400 MiB in
+        return;
+      }
+      await route.continue();
+    });
+    const button = page.locator('.jp-FileBrowser-toolbar [data-command="cgu-lab:upload-folder"]');
+    const [chooser] = await Promise.all([page.waitForEvent('filechooser'), button.click()]);
+    await chooser.setFiles(folder);
+    const panel = page.locator('[data-cgu="transfer-panel"]');
+    await expect(panel.locator('[data-cgu="transfer-figures"]')).toContainText('of 1 file');
+    await expect(panel.locator('[data-cgu="transfer-figures"]')).toContainText('GiB', { timeout: 60_000 });
+    await snapshot(page, testInfo, '94-transfer-1gib-progress');
+    await expect(panel.locator('[data-cgu="transfer-message"]')).toHaveAttribute('data-outcome', 'done', {
+      timeout: 840_000
+    });
+    expect(puts).toBeGreaterThan(100); // every chunk, the dropped one sent again
+    const stored = await (await api.get(`${NOTEBOOK}/api/contents/huge/huge.bin?content=0`)).json();
+    expect(stored.size).toBe(1024 * 1024 * 1024);
+    const served = crypto.createHash('sha256').update(await (await api.get(`${NOTEBOOK}/files/huge/huge.bin`)).body());
+    expect(served.digest('hex')).toBe(expected);
+    fs.rmSync(folder, { recursive: true, force: true });
+    await api.delete(`${NOTEBOOK}/api/contents/huge/huge.bin`);
+  });
+
   test('files dropped on the file browser upload with the same panel', async ({ page }) => {
     await login(page, 'ui-student');
     await openLab(page);
