@@ -692,6 +692,47 @@ SCHEDULED = ("PodScheduled", "True", "", "")
             False,
             True,
         ),
+        (
+            pod(
+                conditions=[SCHEDULED],
+                containers=[
+                    {
+                        "state": {
+                            "waiting": {
+                                "reason": "CreateContainerConfigError",
+                                "message": "failed to sync secret cache: timed out waiting "
+                                "for the condition",
+                            }
+                        }
+                    }
+                ],
+            ),
+            [],
+            60,
+            "Waiting for the node to read the notebook's settings",
+            False,
+            False,
+        ),
+        (
+            pod(
+                conditions=[SCHEDULED],
+                containers=[
+                    {
+                        "state": {
+                            "waiting": {
+                                "reason": "CreateContainerConfigError",
+                                "message": 'secret "nb-secrets" not found',
+                            }
+                        }
+                    }
+                ],
+            ),
+            [],
+            100,
+            "cannot start (CreateContainerConfigError)",
+            False,
+            True,
+        ),
         (pod("Failed"), [], 100, "exited", False, True),
     ],
 )

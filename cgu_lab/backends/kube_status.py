@@ -32,6 +32,9 @@ FATAL_WAITING = frozenset(
         "RunContainerError",
     }
 )
+# ...unless the kubelet says it only timed out reading the pod's Secret or ConfigMap into its
+# cache (seen right after a stop and a start: it retries, and the start's timeout bounds it).
+TRANSIENT_CONFIG = ("failed to sync secret cache", "failed to sync configmap cache")
 VM_FATAL = frozenset({"ErrImagePull", "ImagePullBackOff", "CrashLoopBackOff", "DataVolumeError"})
 _QUOTA = re.compile(
     r"exceeded quota: (?P<quota>[^,]+), requested: (?P<asked>.*?), "
@@ -132,7 +135,12 @@ def notebook_progress(pod: Obj | None, events: list[Obj]) -> Progress:
         return Progress(100, f"The notebook's server exited: {reason}", failed=True)
     containers = status.get("containerStatuses") or []
     for container in containers:
-        reason = (container.get("state", {}).get("waiting") or {}).get("reason")
+        waiting = container.get("state", {}).get("waiting") or {}
+        reason = waiting.get("reason")
+        if reason == "CreateContainerConfigError" and any(
+            text in waiting.get("message", "") for text in TRANSIENT_CONFIG
+        ):
+            return Progress(60, "Waiting for the node to read the notebook's settings")
         if reason in FATAL_WAITING:
             return Progress(100, _container_problem(container), failed=True)
     ready = condition(pod, "Ready")
