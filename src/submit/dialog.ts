@@ -10,7 +10,12 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Poll } from '@lumino/polling';
 import { Widget } from '@lumino/widgets';
 import { CguAPI } from '../api';
-import { IKeyAwareBody, openFormDialog } from '../dialog';
+import {
+  IKeyAwareBody,
+  openFormDialog,
+  showFormBusy,
+  showFormError
+} from '../dialog';
 import { h, replaceChildren, uniqueId } from '../dom';
 import { FilePicker } from '../files/filePicker';
 import { formatBytes } from '../format';
@@ -121,27 +126,23 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
   }
 
   showError(message: string | null): void {
-    this._error.textContent = message ?? '';
-    this._error.hidden = !message;
-    if (message) {
-      this._error.scrollIntoView?.({ block: 'nearest' });
-    }
+    showFormError(this._error, message);
   }
 
   setBusy(busy: boolean): void {
-    this._progress.hidden = !busy;
-    if (busy) {
-      this._progress.scrollIntoView?.({ block: 'nearest' });
-    }
-    this.node.setAttribute('aria-busy', busy ? 'true' : 'false');
     const totals = this.picker.totals;
-    this._progressText.textContent = busy
-      ? this._trans.__(
-          'Submitting %1 (%2)…',
-          filesText(totals.files, this._trans),
-          formatBytes(totals.bytes)
-        )
-      : '';
+    showFormBusy(
+      this.node,
+      this._progress,
+      this._progressText,
+      busy
+        ? this._trans.__(
+            'Submitting %1 (%2)…',
+            filesText(totals.files, this._trans),
+            formatBytes(totals.bytes)
+          )
+        : null
+    );
   }
 
   dispose(): void {

@@ -8,7 +8,12 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { CguAPI } from '../api';
-import { IKeyAwareBody, openFormDialog } from '../dialog';
+import {
+  IKeyAwareBody,
+  openFormDialog,
+  showFormBusy,
+  showFormError
+} from '../dialog';
 import { h, replaceChildren, uniqueId } from '../dom';
 import { FilePicker } from '../files/filePicker';
 import { formatBytes } from '../format';
@@ -114,28 +119,24 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
 
   /** Show a message (from validation or the server); null hides it. */
   showError(message: string | null): void {
-    this._error.textContent = message ?? '';
-    this._error.hidden = !message;
-    if (message) {
-      this._error.scrollIntoView?.({ block: 'nearest' });
-    }
+    showFormError(this._error, message);
   }
 
   /** Show or hide the progress bar while the snapshot is taken. */
   setBusy(busy: boolean): void {
-    this._progress.hidden = !busy;
-    if (busy) {
-      this._progress.scrollIntoView?.({ block: 'nearest' });
-    }
-    this.node.setAttribute('aria-busy', busy ? 'true' : 'false');
     const totals = this.picker.totals;
-    this._progressText.textContent = busy
-      ? this._trans.__(
-          'Saving a snapshot of %1 (%2); this can take a while…',
-          filesText(totals.files, this._trans),
-          formatBytes(totals.bytes)
-        )
-      : '';
+    showFormBusy(
+      this.node,
+      this._progress,
+      this._progressText,
+      busy
+        ? this._trans.__(
+            'Saving a snapshot of %1 (%2); this can take a while…',
+            filesText(totals.files, this._trans),
+            formatBytes(totals.bytes)
+          )
+        : null
+    );
   }
 
   /* ------------------------------------------------------------ building */
