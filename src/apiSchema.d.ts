@@ -3,7 +3,7 @@
  * Do not make direct changes to the file.
  */
 
-// From docs/openapi.json by `jlpm openapi:types`.
+// From docs/openapi.json by `jlpm openapi:types`; generated, hence its length.
 
 export interface paths {
   '/api/health': {

@@ -35,6 +35,10 @@ the copy, is never followed. What a link costs depends on the caller:
 
 Only regular files and folders are ever written; member names are checked
 with the same rule as every user-given path (`core.paths.relative_path`).
+
+It stays one module, a few lines over the house's ~500, because it runs as a
+child process on its own (`python -m`, also inside the Kubernetes copy pods):
+everything it needs is here, and nothing of the controller is imported.
 """
 
 from __future__ import annotations
