@@ -37,6 +37,7 @@ def kube_controller(cluster, controller_kubeconfig, nodes):  # noqa: F811
         env={
             "CGU_LAB_KUBE_KUBECONFIG": controller_kubeconfig,
             "CGU_LAB_KUBE_START_TIMEOUT": "60",
+            "CGU_LAB_KUBE_REACHABLE_WAIT": "0",  # stand-in pods: nothing listens
             # the namespaces the test's stand-in nodes serve
             "CGU_LAB_KUBE_USER_PREFIX": USER_PREFIX,
             "CGU_LAB_KUBE_GROUP_PREFIX": GROUP_PREFIX,

@@ -460,6 +460,7 @@ class Harness:
             stop_timeout=10,
             watch_timeout=30,
             controller_url="http://cgu-lab-controller.cgu-lab.svc.cluster.local:8000",
+            reachable_wait=0,  # the pods here are written by the test; nothing listens
         )
         backend = KubernetesBackend(kube.replace(**changes))
         self.run(backend.open())

@@ -90,6 +90,9 @@ class KubeSettings(BaseSettings):
     endpoint: str = "service"
     cluster_domain: str = "cluster.local"
     start_timeout: float = 600.0  # image pulls of multi-GB CUDA images take minutes
+    # Seconds a Ready notebook's address (its Service) may take to accept connections
+    # before the start goes on without it; 0 skips the check.
+    reachable_wait: float = 30.0
     stop_timeout: float = 30.0
     watch_timeout: int = 300  # seconds one watch request lasts before it is renewed
     notebook_uid: int = 1000  # jovyan in Jupyter's images

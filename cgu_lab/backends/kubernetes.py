@@ -56,8 +56,10 @@ from .kube_nodes import gpu_devices
 from .kube_settings import KubeSettings
 from .kube_watch import Source, WatchCache
 from .kube_workloads import Jupyter, Vm, Workload
+from .reachable import takes_connections
 
 log = logging.getLogger("cgu_lab.kubernetes")
+
 
 Obj = dict[str, Any]
 # What a start reads events about. Events carry no labels, so they are watched
@@ -255,6 +257,13 @@ class KubernetesBackend(Backend):
             for companion in workload.companions(running):
                 await self._run(self._api.apply, companion)
             view = await self._wait_ready(workload, ref, began, progress)
+            # Ready means the kubelet reaches the pod; a Service answers only once
+            # kube-proxy has the endpoint, a second or more later on a busy node.
+            url = self._url(ref, view)
+            if self.kube.reachable_wait > 0:
+                await progress(97, "Waiting for the notebook's address to answer")
+                if not await takes_connections(url, self.kube.reachable_wait):
+                    log.warning("%s takes no connection yet; going on", url)
         except (Exception, asyncio.CancelledError):
             await asyncio.shield(self._clean_up(workload, ref))
             raise
