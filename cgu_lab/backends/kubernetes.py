@@ -364,6 +364,8 @@ class KubernetesBackend(Backend):
     async def observe(self, spec: NotebookSpec, state: Mapping[str, Any]) -> Observation:
         workload, ref = self._workload(spec, state), self._ref(spec, state)
         obj = self._cache.get(workload.resource, ref.namespace, ref.name)
+        if obj is None:  # each kind has its own watch: on a busy node one may lag another
+            obj = await self._run(self._api.get, workload.resource, ref.name, ref.namespace)
         if obj is None:
             return Observation(alive=False, detail=f"its {workload.resource} is gone")
         if objects.is_stopped(obj):
