@@ -622,10 +622,16 @@ def test_a_server_that_dies_is_not_alive_while_its_pod_is_remade(h):
         )
 
         async def remade():  # the StatefulSet's new pod runs: still not the server we started
-            for _ in range(250):
+            for _ in range(500):
                 pod = h.get("Pod", f"{ref.name}-0", ref.namespace)
-                if pod and pod["status"].get("phase") == "Running":
-                    return await backend.observe(spec, state)
+                observed = await backend.observe(spec, state)
+                # the watch cache may see the Running pod a moment after the API server does
+                if (
+                    pod
+                    and pod["status"].get("phase") == "Running"
+                    and "Pending" not in observed.detail
+                ):
+                    return observed
                 await asyncio.sleep(0.02)
             return None
 
