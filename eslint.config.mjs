@@ -10,7 +10,7 @@ export default [
     ignores: ['src/apiSchema.d.ts']
   },
   {
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.ts', 'src/**/*.tsx'],
     languageOptions: {
       parser: tsParser,
       parserOptions: {

@@ -1,6 +1,6 @@
 /**
- * A tiny DOM builder for the extension's widgets (no React needed for a few
- * forms and lists), and the clipboard helper.
+ * A tiny DOM builder for the small widgets that need no state (status items, notices,
+ * lists); the stateful forms are React components. Also the clipboard helper.
  */
 import { Clipboard } from '@jupyterlab/apputils';
 

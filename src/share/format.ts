@@ -4,7 +4,7 @@
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { countdownText } from '../format';
-import { IDirectory } from '../apiTypes';
+import { IDirectory, IShare } from '../apiTypes';
 import { ShareAccess } from '../tokens';
 
 /* ------------------------------------------------------------------ sharing */
@@ -139,6 +139,35 @@ export function sharedText(
     accessLabel(access, trans),
     countdownText(expiresAt, now, trans)
   );
+}
+
+/** What the status line says, and whether it is a problem. */
+export interface IShareStatus {
+  text: string;
+  kind: 'info' | 'error';
+}
+
+/**
+ * What the dialog says once it asked for a share with each chosen grantee:
+ * who it is shared with, then what failed (`errors`, one sentence each).
+ */
+export function shareOutcome(
+  path: string,
+  access: ShareAccess,
+  done: ReadonlyArray<Pick<IShare, 'grantee' | 'expires_at'>>,
+  errors: ReadonlyArray<string>,
+  now: number,
+  trans: TranslationBundle
+): IShareStatus {
+  if (done.length === 0) {
+    return { text: errors.join(' '), kind: 'error' };
+  }
+  const last = done[done.length - 1];
+  const who = done.map(s => s.grantee.display_name).join(', ');
+  const summary = sharedText(path, who, access, last.expires_at, now, trans);
+  return errors.length
+    ? { text: trans.__('%1 %2', summary, errors.join(' ')), kind: 'error' }
+    : { text: summary, kind: 'info' };
 }
 
 /**
