@@ -16,6 +16,7 @@ and `proxy_headers` names the caller as the controller's proxy does.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -25,6 +26,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -114,7 +116,7 @@ class Controller:
             )
         if self not in STARTED:
             STARTED.append(self)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60  # a loaded CI machine imports slowly
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"controller exited: {self.log.read_text()[-2000:]}")
@@ -123,8 +125,8 @@ class Controller:
                     return self
             except httpx.HTTPError:
                 pass
-            time.sleep(0.1)
-        raise RuntimeError("controller did not answer in 30 s")
+            time.sleep(0.1)  # a process starting: nothing to wait on but its port
+        raise RuntimeError("controller did not answer in 60 s")
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
@@ -390,12 +392,69 @@ def wait_state(session: Session, owner: str, name: str, wanted: str, seconds: fl
                 f"notebook {owner}/{name} is {nb.get('state', response.status_code)!r}, "
                 f"not {wanted!r}\n{notebook_report(session, owner, name)}"
             )
-        time.sleep(0.3)
+        time.sleep(0.3)  # a controller process decides on its own: ask it again
 
 
 def wait_running(session: Session, owner: str, name: str, seconds: float = 60) -> dict:
     """`wait_state(..., "running")`."""
     return wait_state(session, owner, name, "running", seconds)
+
+
+def wait_until(check, timeout: float = 60, interval: float = 0.3, what: str = "condition"):
+    """`check()`'s first true value, asked every `interval` s; fails after `timeout` s.
+
+    For what a controller process decides on its own clock (a culler pass, a queue
+    turn, a dead server noticed): the test can only ask it again until it has.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(interval)  # the process's clock, not ours, decides when
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def follow_changes(session: Session, path: str, last: tuple[str, str], ready) -> list[dict]:
+    """The notebook changes streamed at `path` until `last` (owner, name) has stopped.
+
+    `ready` (a threading.Event) is set once the stream is subscribed, so the caller
+    acts only then. A stream that does not answer 200 fails with its answer. The
+    session must reach the controller over HTTP (`http_client`).
+    """
+    changes = []
+    with session.stream("GET", path) as stream:
+        assert stream.status_code == 200, stream.read()
+        for line in stream.iter_lines():
+            if line.startswith("retry:"):  # sent once the stream is subscribed
+                ready.set()
+            elif line.startswith("data: "):
+                change = json.loads(line[6:])
+                changes.append(change)
+                if (change["owner"], change["name"], change["state"]) == (*last, "stopped"):
+                    return changes
+    return changes
+
+
+def http_client(site, name: str) -> Session:
+    """`name` logged in on `site` over real HTTP (an in-process site serves it too), for
+    streams: the in-process transport hands back whole answers, and a stream never ends."""
+    url = site.serve() if hasattr(site, "serve") else site.url
+    return Session(url, name, PASSWORD, site=site)
+
+
+def follow_while(streams, act, seconds: float = 60) -> list[list[dict]]:
+    """Follow every (session, path, last) of `streams` at once (`follow_changes`), run
+    `act()` once all are subscribed, and return what each stream told, in order."""
+    with concurrent.futures.ThreadPoolExecutor(len(streams)) as pool:
+        ready = [threading.Event() for _ in streams]
+        futures = [
+            pool.submit(follow_changes, session, path, last, event)
+            for (session, path, last), event in zip(streams, ready, strict=True)
+        ]
+        assert all(event.wait(30) for event in ready), "a stream did not subscribe in 30 s"
+        act()
+        return [future.result(timeout=seconds) for future in futures]
 
 
 def execute_request(code: str, username: str = "tester") -> tuple[str, str]:

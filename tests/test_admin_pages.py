@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import wait_running
+from .harness import follow_while, http_client, wait_running
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "deploy" / "grafana" / "cgu-lab-dashboard.json"
 
@@ -257,8 +257,10 @@ def test_admin_pages_sit_in_one_admin_menu(admin, teacher, alice):
     outside = nav.replace(menu, "")
     assert re.findall(r'<a href="([^"]+)"', outside) == [
         "/notebooks",
+        "/storage",
         "/templates",
         "/courses",
+        "/competitions",
         "/training",
     ]
     # On an everyday page the menu is there but not marked current.
@@ -367,6 +369,50 @@ def test_role_change_is_refused_to_managers_and_audited(admin, teacher):
     # Bad input is a 400 with a message, never a 500.
     bad = admin.patch("/api/users/alice", json={"role": "wizard"})
     assert bad.status_code == 400 and bad.json()["message"]
+
+
+def test_staff_follow_the_notebook_changes_of_the_accounts_they_see(
+    site, admin, teacher, alice, bob
+):
+    """The Users list and an account's page reload on these events instead of a timer."""
+    admin.ok("POST", "/api/groups", 201, json={"name": "watch-101"})
+    admin.ok("PUT", "/api/groups/watch-101/members/teacher", json={"manager": True})
+    admin.ok("PUT", "/api/groups/watch-101/members/alice", json={"manager": False})
+    alice.ok("POST", "/api/notebooks", 201, json={"name": "watched", "cpu": 0.5, "memory": "512Mi"})
+    bob.ok("POST", "/api/notebooks", 201, json={"name": "unseen", "cpu": 0.5, "memory": "512Mi"})
+    # Refused as the lists are: students, and managers asking for someone not theirs.
+    for session, path in (
+        (bob, "/api/users/notebooks/events"),
+        (alice, "/api/users/notebooks/events?user=bob"),
+        (teacher, "/api/users/notebooks/events?user=bob"),
+    ):
+        refused = session.get(path)
+        assert refused.status_code == 403 and refused.json()["code"] == "forbidden", path
+        assert refused.json()["message"]
+    assert admin.get("/api/users/notebooks/events?user=nobody").status_code == 404
+    # A stream never ends: the watchers reach the app over HTTP (tests/inprocess.py serve()).
+    everyone, managed, one = (http_client(site, n) for n in ("root-admin", "teacher", "teacher"))
+    streams = [
+        (everyone, "/api/users/notebooks/events", ("alice", "watched")),
+        (managed, "/api/users/notebooks/events", ("alice", "watched")),
+        (one, "/api/users/notebooks/events?user=alice", ("alice", "watched")),
+    ]
+
+    def act() -> None:
+        for owner, name in (("bob", "unseen"), ("alice", "watched")):
+            session = bob if owner == "bob" else alice
+            session.ok("POST", f"/api/notebooks/{owner}/{name}/start?wait=true", 202)
+            session.ok("POST", f"/api/notebooks/{owner}/{name}/stop?wait=true", 202)
+
+    with everyone, managed, one:
+        admins, teachers, alices = follow_while(streams, act)
+    # The admin hears of everyone's notebooks; alice's manager only of hers.
+    assert {(c["owner"], c["name"]) for c in admins} == {("bob", "unseen"), ("alice", "watched")}
+    for told in (teachers, alices):
+        assert {(c["owner"], c["name"]) for c in told} == {("alice", "watched")}
+        assert [c["state"] for c in told] == ["starting", "running", "stopping", "stopped"]
+    alice.ok("DELETE", "/api/notebooks/alice/watched")
+    bob.ok("DELETE", "/api/notebooks/bob/unseen")
 
 
 def declare_gpus(admin) -> str:

@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from .harness import Session, wait_running, wait_state
+from .harness import Session, follow_while, http_client, wait_running, wait_state
 
 COURSE = "page-course"
 TABS = ("members", "tas", "quotas", "templates", "files", "assignments", "live")
@@ -190,6 +190,41 @@ def test_end_stops_a_student_s_notebook_and_is_audited(site, course, teacher, al
     stops = [e for e in events if e["action"] == "notebook.stopped"]
     assert stops and stops[0]["details"]["cause"] == "course"
     assert "ended by teacher" in stops[0]["details"]["reason"]
+
+
+def test_the_live_tab_follows_the_course_s_notebooks(site, course, teacher, alice, bob, people):
+    """The Live tab reloads on these events instead of a timer: its students' notebooks
+    and those shown to the course, nobody else's; only the course's managers listen."""
+    base = f"/api/groups/{course}"
+    for session in (alice, people["rival"], people["stranger"]):
+        refused = session.get(f"{base}/live/events")
+        assert refused.status_code == 403 and refused.json()["code"] == "forbidden"
+        assert refused.json()["message"]
+    assert teacher.get("/api/groups/no-such-course/live/events").status_code == 404
+    alice.ok("POST", "/api/notebooks", 201, json={"name": "follow", "cpu": 0.5, "memory": "512Mi"})
+    bob.ok("POST", "/api/notebooks", 201, json={"name": "elsewhere", "cpu": 0.5, "memory": "512Mi"})
+    teacher.ok("POST", "/api/notebooks", 201, json={"name": "demo", "cpu": 0.5, "memory": "512Mi"})
+    teacher.ok(
+        "POST", "/api/notebooks/teacher/demo/broadcast", 201, json={"group": course, "minutes": 30}
+    )
+    watcher = http_client(site, "teacher")  # a stream never ends: over HTTP
+
+    def act() -> None:
+        for session, name in ((bob, "elsewhere"), (teacher, "demo"), (alice, "follow")):
+            session.ok("POST", f"/api/notebooks/{session.name}/{name}/start?wait=true", 202)
+            session.ok("POST", f"/api/notebooks/{session.name}/{name}/stop?wait=true", 202)
+
+    with watcher:
+        [told] = follow_while([(watcher, f"{base}/live/events", ("alice", "follow"))], act)
+    assert {(c["owner"], c["name"]) for c in told} == {("teacher", "demo"), ("alice", "follow")}
+    assert [c["state"] for c in told if c["owner"] == "alice"] == [
+        "starting",
+        "running",
+        "stopping",
+        "stopped",
+    ]
+    for session, name in ((bob, "elsewhere"), (teacher, "demo"), (alice, "follow")):
+        session.ok("DELETE", f"/api/notebooks/{session.name}/{name}")
 
 
 def test_a_teacher_demotes_the_course_s_ta_and_a_ta_never_the_teacher(

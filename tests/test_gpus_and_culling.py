@@ -6,26 +6,24 @@ planning a layout); notebooks given it start with CUDA_VISIBLE_DEVICES set.
 """
 
 import asyncio
+import json
 import shutil
 import time
 
 import pytest
 import websockets
 
-from .harness import Controller, execute_request, reachable_dir
+from .harness import (
+    Controller,
+    execute_request,
+    reachable_dir,
+    wait_running,
+    wait_state,
+    wait_until,
+)
 from .test_notebooks import server_process
 
 pytestmark = pytest.mark.integration
-
-
-def wait_until(check, timeout=60, interval=0.3, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture(scope="module")
@@ -131,10 +129,7 @@ def test_shared_gpu_placement_queue_and_drain(fast, ops, users):
     assert holders == ["ann/gpu", "ben/gpu"]
     # When ann stops, cat's turn comes by itself.
     ann.ok("POST", "/api/notebooks/ann/gpu/stop?wait=true", 202)
-    wait_until(
-        lambda: state(cat, "cat", "gpu")["state"] == "running",
-        what="cat's queued notebook to start",
-    )
+    wait_running(cat, "cat", "gpu")
     assert state(cat, "cat", "gpu")["devices"] == ["GPU-test-0"]
 
 
@@ -149,10 +144,21 @@ def test_reclaim_stops_idle_notebooks_for_a_waiting_start(fast, ops, users):
     # ben and cat hold the GPU (shared); once idle for 30 s a whole-GPU start reclaims it.
     assert ann.ok("POST", "/api/notebooks/ann/big/start", 202)["state"] == "queued"
     ann.ok("POST", "/api/notebooks/ann/big/stop", 202)
-    time.sleep(31)
+    # Idle time passes on the controller's own clock (a process): wait until it reads
+    # both as idle for longer than the reclaim threshold (JupyterLab's countdown asks
+    # the same reading), rather than sleeping past it.
+    wait_until(
+        lambda: all(
+            (s.ok("GET", f"/notebook/{s.name}/gpu/cgu-lab/culling")["idle_seconds"] or 0) > 31
+            for s in (ben, cat)
+        ),
+        timeout=60,
+        interval=1,
+        what="ben's and cat's notebooks to be idle for 30 s",
+    )
     started = ann.ok("POST", "/api/notebooks/ann/big/start", 202)
     assert started["state"] == "queued" and "stopping 2 idle notebooks" in started["message"]
-    wait_until(lambda: state(ann, "ann", "big")["state"] == "running", what="the reclaimed start")
+    wait_running(ann, "ann", "big")
     for session in (ben, cat):
         stopped = state(session, session.name, "gpu")
         assert stopped["state"] == "stopped"
@@ -188,10 +194,19 @@ def test_idle_culler_warns_then_stops_and_spares_the_busy_the_persistent_and_the
     )
 
     async def start_long_cell():
-        _, message = execute_request("import time; time.sleep(90)", "ben")
+        # The kernel's own sleep (not the test's): the cell keeps ben's kernel busy.
+        msg_id, message = execute_request("import time; time.sleep(90)", "ben")
         async with websockets.connect(url, additional_headers=headers, **connect) as ws:
             await ws.send(message)
-            await asyncio.sleep(1)
+            # Left running once the kernel says it is busy with the cell.
+            while True:
+                reply = json.loads(await asyncio.wait_for(ws.recv(), 30))
+                if (
+                    reply["msg_type"] == "status"
+                    and reply["parent_header"].get("msg_id") == msg_id
+                    and reply["content"]["execution_state"] == "busy"
+                ):
+                    break
 
     asyncio.run(start_long_cell())
     # ann is warned first, with a countdown, and presses "keep running" once.
@@ -205,9 +220,7 @@ def test_idle_culler_warns_then_stops_and_spares_the_busy_the_persistent_and_the
     assert ann.ok("GET", "/api/notebooks/ann/cull/culling")["action"] == "keep"
     kept_at = time.monotonic()
     # ... and is stopped only a full idle period after that, with the reason recorded.
-    wait_until(
-        lambda: state(ann, "ann", "cull")["state"] == "stopped", timeout=45, what="ann's idle stop"
-    )
+    wait_state(ann, "ann", "cull", "stopped", seconds=45)
     assert time.monotonic() - kept_at >= 20
     stopped = state(ann, "ann", "cull")
     assert stopped["message"].startswith("Stopped by the idle culler: idle for")

@@ -184,7 +184,7 @@ class Browser:
             if time.monotonic() > deadline or self.process.poll() is not None:
                 self.close()
                 raise RuntimeError("Chromium did not start")
-            time.sleep(0.1)
+            time.sleep(0.1)  # Chromium starting: it writes the port file when ready
         port = int(port_file.read_text().split()[0])
         targets = httpx.get(f"http://127.0.0.1:{port}/json/list", timeout=10).json()
         page = next(t for t in targets if t["type"] == "page")
@@ -219,7 +219,7 @@ class Browser:
         while time.monotonic() < deadline:
             if self.evaluate(f"Boolean({expression})"):
                 return
-            time.sleep(0.15)
+            time.sleep(0.15)  # the page's own scripts run in Chromium: ask it again
         page = self.evaluate("document.querySelector('main')?.innerText ?? ''")
         raise AssertionError(
             f"waited in vain for {expression}; errors {self.errors}; page:\n{page}"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import time
 from datetime import datetime, timedelta, timezone
 
 import httpx
@@ -22,7 +21,14 @@ from cgu_lab.controller.proxy_replies import page_html
 from cgu_lab.core.culling import Activity, CullPolicy, decide, minutes_text, time_left_text
 from cgu_lab.notebook.gpus import allocation, parse_device, summary, visible_devices
 
-from .harness import Controller, notebook_host, reachable_dir
+from .harness import (
+    Controller,
+    notebook_host,
+    reachable_dir,
+    wait_running,
+    wait_state,
+    wait_until,
+)
 from .test_notebooks import execute, server_process
 
 T0 = datetime(2027, 3, 1, 9, 0, tzinfo=timezone.utc)
@@ -119,16 +125,6 @@ def test_proxy_pages_escape_what_they_show():
 # -- a real controller ---------------------------------------------------------------------
 
 
-def wait_until(check, timeout=60, interval=0.3, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.fixture(scope="module")
 def day():
     """Passes of the culler only every 20 s: the page's figures must not wait for them."""
@@ -190,10 +186,7 @@ def test_the_submit_dialog_learns_the_templates_files(day, people):
     )
     prof.ok("POST", "/api/notebooks/prof/prep/stop?wait=true", 202)
     ann.ok("POST", "/api/notebooks", 201, json={"template": "iris", "start": True})
-    wait_until(
-        lambda: ann.ok("GET", "/api/notebooks/ann/iris")["state"] == "running",
-        what="ann's notebook from the template",
-    )
+    wait_running(ann, "ann", "iris")
     came = ann.ok("GET", "/notebook/ann/iris/cgu-lab/templates/files")
     assert came["template"] == "iris" and came["version"] == 1
     assert sorted(came["files"]) == ["data/iris.csv", "helper.py"]
@@ -268,12 +261,7 @@ def test_the_idle_countdown_follows_the_kernel_and_a_culled_page_is_told_why(day
     fresh = ann.ok("GET", "/notebook/ann/day/cgu-lab/culling")
     assert fresh["action"] == "keep" and fresh["message"] == "" and fresh["idle_seconds"] < 5
     # Left alone, it is culled; JupyterLab's next request learns why and where to restart.
-    wait_until(
-        lambda: ann.ok("GET", "/api/notebooks/ann/day")["state"] == "stopped",
-        timeout=90,
-        interval=1,
-        what="the idle stop",
-    )
+    wait_state(ann, "ann", "day", "stopped", seconds=90)  # the culler's pass, on its clock
     stopped = ann.get("/notebook/ann/day/cgu-lab/info")
     assert stopped.status_code == 503
     body = stopped.json()
@@ -293,11 +281,7 @@ def test_a_notebook_that_died_says_so(day, people):
     ann = people["ann"]
     ann.ok("POST", "/api/notebooks/ann/day/start?wait=true", 202)
     server_process("ann", "day").kill()
-    wait_until(
-        lambda: ann.ok("GET", "/api/notebooks/ann/day")["state"] == "stopped",
-        timeout=20,
-        what="the dead notebook to be noticed",
-    )
+    wait_state(ann, "ann", "day", "stopped", seconds=20)  # the liveness check notices
     body = ann.get("/notebook/ann/day/cgu-lab/info").json()
     assert (body["code"], body["cause"]) == ("notebook_stopped", "died")
     assert body["reason"] == "its server stopped by itself"

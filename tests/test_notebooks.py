@@ -9,7 +9,6 @@ cross-site websockets, quotas (also under concurrent starts) and bad input.
 import asyncio
 import concurrent.futures
 import json
-import threading
 from pathlib import Path
 
 import httpx
@@ -18,7 +17,7 @@ import pytest
 import websockets
 from websockets.exceptions import InvalidStatus
 
-from .harness import execute_request
+from .harness import execute_request, follow_while
 
 pytestmark = pytest.mark.integration
 
@@ -238,22 +237,6 @@ def test_start_and_stop_are_idempotent_and_progress_is_streamed(controller, alic
     assert api.status_code == 503 and "is stopped" in api.json()["message"]
 
 
-def follow_changes(session, path: str, last: tuple[str, str], ready: threading.Event) -> list:
-    """The notebook changes streamed at `path` until `last` (owner, name) has stopped."""
-    changes = []
-    with session.stream("GET", path) as stream:
-        assert stream.status_code == 200, stream.read()
-        for line in stream.iter_lines():
-            if line.startswith("retry:"):  # sent once the stream is subscribed
-                ready.set()
-            elif line.startswith("data: "):
-                change = json.loads(line[6:])
-                changes.append(change)
-                if (change["owner"], change["name"], change["state"]) == (*last, "stopped"):
-                    return changes
-    return changes
-
-
 def test_notebook_list_events_stream_only_the_callers_notebooks(controller, alice, bob, admin):
     alice.ok("POST", "/api/notebooks", 201, json={"name": "watched", "cpu": 0.5, "memory": "512Mi"})
     bob.ok("POST", "/api/notebooks", 201, json={"name": "unseen", "cpu": 0.5, "memory": "512Mi"})
@@ -265,18 +248,15 @@ def test_notebook_list_events_stream_only_the_callers_notebooks(controller, alic
         (watcher, "/api/notebooks/events", ("alice", "watched")),
         (admin, "/api/notebooks/events?owner=bob", ("bob", "unseen")),
     ]
-    with watcher, concurrent.futures.ThreadPoolExecutor(len(streams)) as pool:
-        ready = [threading.Event() for _ in streams]
-        futures = [
-            pool.submit(follow_changes, session, path, last, event)
-            for (session, path, last), event in zip(streams, ready, strict=True)
-        ]
-        assert all(event.wait(30) for event in ready)
+
+    def act() -> None:
         bob.ok("POST", "/api/notebooks/bob/unseen/start?wait=true", 202)
         bob.ok("POST", "/api/notebooks/bob/unseen/stop?wait=true", 202)
         alice.ok("POST", "/api/notebooks/alice/watched/start?wait=true", 202)
         alice.ok("POST", "/api/notebooks/alice/watched/stop?wait=true", 202)
-        alices, bobs = (future.result(timeout=60) for future in futures)
+
+    with watcher:
+        alices, bobs = follow_while(streams, act)
     # alice hears of her own notebook's every state and nothing of bob's.
     assert {(c["owner"], c["name"]) for c in alices} == {("alice", "watched")}
     assert [c["state"] for c in alices] == ["starting", "running", "stopping", "stopped"]

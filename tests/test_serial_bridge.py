@@ -193,7 +193,7 @@ async def test_rfc2217_carries_data_signals_break_and_settings(open_page):
             while time.monotonic() < deadline:
                 if ser.cts and ser.dsr and not ser.ri:
                     return True
-                time.sleep(0.05)
+                time.sleep(0.05)  # modem lines are read by ioctl, which has no wait
             return False
 
         assert await kernel(lines_seen)

@@ -3,14 +3,14 @@ students starting from it, lab files deployed to a class (conflicts kept), a
 live broadcast, assignments with deadlines, submissions and TAs opening them,
 and the refusals around each."""
 
+import json
 import shutil
-import time
 from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
 
-from .harness import Controller, reachable_dir
+from .harness import Controller, reachable_dir, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -68,14 +68,14 @@ def put_file(ctl, headers, path, body):
 
 
 def wait_running(session, owner, name):
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
+    """harness.wait_running, failing at once should the start go anywhere but running."""
+
+    def running():
         nb = session.ok("GET", f"/api/notebooks/{owner}/{name}")
-        if nb["state"] == "running":
-            return nb
-        assert nb["state"] in ("starting", "queued"), nb
-        time.sleep(0.5)
-    raise AssertionError("the notebook did not start")
+        assert nb["state"] in ("running", "starting", "queued"), nb
+        return nb if nb["state"] == "running" else None
+
+    return wait_until(running, timeout=90, interval=0.5, what=f"{owner}/{name} to start")
 
 
 @pytest.fixture(scope="module")
@@ -153,13 +153,18 @@ def test_publish_a_template_and_start_from_it(school, people, prep):
 
 
 def wait_deployment(session, deployment_id):
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        deployment = session.ok("GET", f"/api/deployments/{deployment_id}")
-        if deployment["state"] != "running":
-            return deployment
-        time.sleep(0.3)
-    raise AssertionError("the deployment did not finish")
+    """The deployment once its progress stream (the page's) says it is done."""
+    path = f"/api/deployments/{deployment_id}/events"
+    with session.stream("GET", path, timeout=60) as stream:
+        assert stream.status_code == 200, stream.read()
+        done = any(
+            line.startswith("data: ") and json.loads(line[6:])["done"]
+            for line in stream.iter_lines()
+        )
+    assert done, "the deployment's stream ended before it was done"
+    deployment = session.ok("GET", f"/api/deployments/{deployment_id}")
+    assert deployment["state"] != "running", deployment
+    return deployment
 
 
 def test_deploy_lab_files_to_the_class_never_overwriting(school, people, prep):

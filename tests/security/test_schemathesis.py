@@ -148,6 +148,9 @@ schema = (
     .exclude(method="POST", path_regex=r"^/api/environments(/[^/]+/rebuild)?$")
     # Streams for minutes by design (tests/test_notebooks.py follows it).
     .exclude(method="GET", path="/api/notebooks/events")
+    # The staff pages' streams (tests/test_admin_pages.py, tests/test_course_page.py).
+    .exclude(method="GET", path="/api/users/notebooks/events")
+    .exclude(method="GET", path="/api/groups/{group}/live/events")
 )
 
 

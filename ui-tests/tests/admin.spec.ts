@@ -43,7 +43,7 @@ test('the admin pages sit under one Admin menu that fits 1280 px', async ({ page
   const height = (await bar.boundingBox())!.height;
   expect(height).toBeLessThan(64);
   const nav = page.getByRole('navigation', { name: 'Main' });
-  await expect(nav.getByRole('link')).toHaveText(['My notebooks', 'Templates', 'Courses', 'Training']);
+  await expect(nav.getByRole('link')).toHaveText(['My notebooks', 'Storage', 'Templates', 'Courses', 'Competitions', 'Training']);
   const menu = nav.locator('summary', { hasText: 'Admin' });
   await expect(page.getByRole('link', { name: 'Audit log' })).toBeHidden();
   await menu.click();

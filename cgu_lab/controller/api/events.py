@@ -3,7 +3,9 @@
 Notebook starts, stops and resizes and environment builds publish to the same
 `ProgressBroker`; a client that connects while nothing is under way gets one
 final "status" event saying where things stand, so it never waits on silence.
-The notebook list follows many notebooks at once through `notebook_changes`.
+The notebook list follows many notebooks at once through `notebook_changes`, and
+so do the staff pages (Users, an account, a course's Live tab), each with its own
+answer to "may this caller hear of that notebook?" (`controller.notebook_watch`).
 sse-starlette frames the events, sends keep-alive pings and notices when the
 client has gone.
 """
@@ -12,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
+from collections.abc import AsyncIterator, Hashable
 
 from sse_starlette import EventSourceResponse, JSONServerSentEvent, ServerSentEvent
 
+from ..notebook_watch import Followed
 from ..progress import ProgressBroker, ProgressEvent
 
 # The route decorator's description of the answer, for the OpenAPI document.
@@ -26,9 +29,6 @@ RETRY_MS = 3000
 # A list stream ends after this long; the browser reconnects, and its session is
 # checked again (a logged-out user or a demoted admin stops being told).
 LIST_STREAM_SECONDS = 600.0
-
-# A notebook's owner and name when the caller may follow it, else None.
-Followed = Callable[[int], Awaitable[tuple[str, str] | None]]
 
 
 def progress_stream(broker: ProgressBroker, key: Hashable, status: dict) -> EventSourceResponse:

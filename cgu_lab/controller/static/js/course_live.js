@@ -1,13 +1,16 @@
 // @ts-check
 // The course page's Live tab: live views shown to the course, and the
 // students' notebooks running now, each with "Open read-only" (where its owner
-// shared it) and "End" (stops it; the controller records who did).
+// shared it) and "End" (stops it; the controller records who did). While the tab
+// shows, it reloads when one of those notebooks changes state (a Server-Sent
+// Events stream); the slow timer is for what no event announces: live views that
+// begin (from another page) or expire, and the students' last activity.
 import { api, el, replaceRows, showError, showStatus, formatDate, formatCpu, formatMemory } from './common.js';
+import { liveReload } from './live.js';
 
-const REFRESH_MS = 15_000;
+const FALLBACK_MS = 60_000;
 /** @type {import('./course_util.js').CourseContext} */
 let ctx;
-let timer = null;
 
 function resources(nb) {
   return `${formatCpu(nb.cpu_milli)} · ${formatMemory(nb.memory)}${nb.gpus ? ` · ${nb.gpus}× ${nb.gpu_type}` : ''}`;
@@ -137,12 +140,15 @@ export function init(context) {
     })
     .catch(error => showError('broadcast-error', error));
   loadLive().catch(error => showError('live-error', error));
+  const live = liveReload(
+    () => `${ctx.base}/live/events`,
+    () => loadLive().catch(error => showError('live-error', error)),
+    { fallbackMs: FALLBACK_MS, shown: false }
+  );
   return {
-    /** Refresh every few seconds while the tab shows. */
+    /** Follow the course's notebooks while the tab shows (its opening reloads the tab). */
     visible(shown) {
-      clearInterval(timer);
-      timer = shown ? setInterval(() => loadLive().catch(() => {}), REFRESH_MS) : null;
-      if (shown) loadLive().catch(error => showError('live-error', error));
+      live.show(shown);
     }
   };
 }

@@ -1,8 +1,9 @@
 // @ts-check
-// A page kept current by a Server-Sent Events stream instead of polling. The stream
-// only says "something changed"; the page then reloads what it shows, as it would
-// on a timer. A slow timer stays as the safety net for changes no event announces
-// (a notebook created or deleted elsewhere) and for a stream that cannot connect.
+// A page (or a tab of one) kept current by a Server-Sent Events stream instead of
+// polling. The stream only says "something changed"; the page then reloads what it
+// shows, as it would on a timer. A slow timer stays as the safety net for changes no
+// event announces (a notebook created or deleted elsewhere) and for a stream that
+// cannot connect.
 
 // Several events of one operation in a row (starting, running) cause one reload.
 const SETTLE_MS = 300;
@@ -14,10 +15,12 @@ const SETTLE_MS = 300;
  * connections per site, and a hidden tab needs none of them.
  * @param {() => string} url asked at each opening, so a page's filters can change it
  * @param {() => unknown} reload
- * @param {{ fallbackMs?: number }} [options]
- * @returns {{ reconnect(): void }} reconnect: follow `url()` anew (its filters changed)
+ * @param {{ fallbackMs?: number, shown?: boolean }} [options] shown: false for a part of
+ *   the page that is hidden at first (a tab); `show` starts it
+ * @returns {{ reconnect(): void, show(shown: boolean): void }} reconnect: follow `url()`
+ *   anew (its filters changed); show: whether the part of the page it keeps is on screen
  */
-export function liveReload(url, reload, { fallbackMs = 30_000 } = {}) {
+export function liveReload(url, reload, { fallbackMs = 30_000, shown = true } = {}) {
   /** @type {EventSource | null} */
   let source = null;
   /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -54,15 +57,23 @@ export function liveReload(url, reload, { fallbackMs = 30_000 } = {}) {
     clearInterval(fallback);
   }
 
+  const onScreen = () => shown && !document.hidden;
+
   document.addEventListener('visibilitychange', () => {
     stop();
-    if (!document.hidden) start(); // its "open" reloads what the hidden tab missed
+    if (onScreen()) start(); // its "open" reloads what the hidden tab missed
   });
-  if (!document.hidden) start();
+  if (onScreen()) start();
 
   return {
     reconnect() {
-      if (!document.hidden) open();
+      if (onScreen()) open();
+    },
+    show(now) {
+      if (now === shown) return;
+      shown = now;
+      stop();
+      if (onScreen()) start();
     }
   };
 }

@@ -19,6 +19,7 @@ import {
   timeAgo,
   renderDetails
 } from './common.js';
+import { liveReload } from './live.js';
 
 const root = document.getElementById('user-page');
 const name = root.dataset.user;
@@ -255,13 +256,9 @@ function notebookRow(nb) {
   );
 }
 
-let timer = null;
 async function loadNotebooks() {
-  clearTimeout(timer);
   const notebooks = await api('GET', `/api/notebooks?owner=${encodeURIComponent(name)}`);
   replaceRows(document.getElementById('user-notebooks'), notebooks.map(notebookRow), `${name} has no notebooks.`, 5);
-  const busy = notebooks.some(nb => ['starting', 'stopping'].includes(nb.state));
-  timer = setTimeout(loadNotebooks, busy ? 2000 : 15000);
 }
 
 async function loadAudit() {
@@ -290,9 +287,19 @@ async function loadAll() {
   if (isAdmin) await Promise.all([loadNotebooks(), loadAudit()]);
 }
 
+// Reloaded when one of the account's notebooks changes state (its counts, quota use,
+// notebooks and audit entries follow). The slow timer is for what no event announces:
+// last login and activity, notebooks created or deleted, audit entries of other acts.
+const FALLBACK_MS = 60_000;
+
 try {
   me = await api('GET', '/api/me');
   await loadAll();
+  liveReload(
+    () => `/api/users/notebooks/events?user=${encodeURIComponent(name)}`,
+    () => loadAll().catch(error => showStatus(error.message, 'error')),
+    { fallbackMs: FALLBACK_MS }
+  );
 } catch (error) {
   showStatus(error.message, 'error');
 }

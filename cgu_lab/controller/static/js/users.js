@@ -2,6 +2,7 @@
 // Users (admins and group managers): every account with its role, groups, last login,
 // last activity and notebooks; each name opens the account's own page (user.js).
 import { api, el, replaceRows, showStatus, showError, limitsFromForm, fillLimitsForm, ask, timeAgo } from './common.js';
+import { liveReload } from './live.js';
 
 const tbody = document.getElementById('users');
 const form = /** @type {import('./common.js').FormWith<{ group: HTMLSelectElement }>} */ (
@@ -135,9 +136,7 @@ function row(user) {
   );
 }
 
-let timer = null;
 async function refresh() {
-  clearTimeout(timer);
   const params = new URLSearchParams();
   if (filter.value) params.set('q', filter.value);
   if (roleFilter.value) params.set('role', roleFilter.value);
@@ -148,7 +147,6 @@ async function refresh() {
   } catch (error) {
     showStatus(error.message, 'error');
   }
-  timer = setTimeout(refresh, 30000);
 }
 
 form.addEventListener('submit', async event => {
@@ -181,3 +179,6 @@ const groups = await api('GET', '/api/groups');
 form.elements.group.append(...groups.filter(g => g.managed).map(g => el('option', { value: g.name }, g.name)));
 for (const control of [filter, roleFilter, runningFilter]) control.addEventListener('input', refresh);
 refresh();
+// Reloaded when a notebook of a listed account changes state (the Notebooks column);
+// the slow timer is for what no event announces: logins, activity, new accounts.
+liveReload(() => '/api/users/notebooks/events', refresh, { fallbackMs: 60_000 });
