@@ -65,7 +65,13 @@ $(TEST_STAMP): $(STAMP)
 	$(BIN)/pip install -q -c constraints.txt -r $(VENV)/requirements-test.txt
 	@touch $(TEST_STAMP)
 
-install: deps $(STAMP)
+# VS Code for the notebooks' Apps launcher: built once per version into ~/.cache/cgu-lab.
+CODE_SERVER_STAMP := $(VENV)/lib/cgu-lab/code-server/.version
+$(CODE_SERVER_STAMP): scripts/code-server.sh | $(BIN)/python
+	$(STEP)"VS Code for the notebooks (code-server from npm; cached per version)"
+	@scripts/code-server.sh $(VENV)
+
+install: deps $(STAMP) $(CODE_SERVER_STAMP)
 
 install-test: deps-test install $(TEST_STAMP)
 

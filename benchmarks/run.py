@@ -13,6 +13,9 @@ BENCHMARKS = [
     "deploy_copy.py",
     "bench_serial.py",
     "bench_transfer.py",
+    "desktop_bench.py",
+    "vm_boot.py",
+    "competition_bench.py",
 ]
 
 if __name__ == "__main__":

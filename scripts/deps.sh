@@ -12,10 +12,29 @@ have() { command -v "$1" >/dev/null 2>&1; }
 have node || missing+=(nodejs)
 have npm || missing+=(npm)
 have useradd || missing+=(passwd)
+# VM notebooks on the local backend: QEMU, qemu-img for each VM's disk, OVMF for UEFI images.
+have qemu-system-x86_64 || missing+=(qemu-system-x86)
+have qemu-img || missing+=(qemu-utils)
+[ -f /usr/share/OVMF/OVMF_CODE_4M.fd ] || [ -f /usr/share/OVMF/OVMF_CODE.fd ] || missing+=(ovmf)
+# The notebooks' Linux desktop (cgu_lab/notebook/apps): TigerVNC's Xvnc, openbox, a terminal
+# with its fonts, xauth for the display's cookie; ripgrep for code-server's search.
+have Xvnc || missing+=(tigervnc-standalone-server)
+have openbox || missing+=(openbox)
+have xterm || missing+=(xterm)
+have xauth || missing+=(xauth)
+[ -d /usr/share/fonts/X11/misc ] || missing+=(xfonts-base)
+have rg || missing+=(ripgrep)
+# Building code-server's native modules (scripts/code-server.sh): Kerberos headers.
+[ -f /usr/include/gssapi/gssapi.h ] || missing+=(libkrb5-dev)
 if [ "${1:-}" = "--test" ]; then
   have chromium || missing+=(chromium)
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
   have wrk || missing+=(wrk)
+  # The test VM image (scripts/vm-test-image.sh): its ext4 disk and the gzip'd initramfs.
+  have mkfs.ext4 || missing+=(e2fsprogs)
+  have gzip || missing+=(gzip)
+  # The desktop's clipboard round trip in the UI tests: a program inside the desktop copies.
+  [ -x /usr/bin/xclip ] || missing+=(xclip)
 fi
 
 if [ "${#missing[@]}" -eq 0 ]; then

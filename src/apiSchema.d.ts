@@ -681,6 +681,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/environments/{name}/apps': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Choose the apps an environment's notebooks offer (admins) */
+    put: operations['put_environment_apps_api_environments__name__apps_put'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/environments/{name}/rebuild': {
     parameters: {
       query?: never;
@@ -1170,6 +1187,181 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/competitions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** My courses' competitions */
+    get: operations['my_competitions_api_competitions_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/groups/{group}/competitions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A course's competitions */
+    get: operations['group_competitions_api_groups__group__competitions_get'];
+    put?: never;
+    /** Create a competition for a course (its managers); upload its files next */
+    post: operations['create_competition_api_groups__group__competitions_post'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/competitions/{competition_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A competition */
+    get: operations['get_competition_api_competitions__competition_id__get'];
+    put?: never;
+    post?: never;
+    /** Delete a competition with its files and entries */
+    delete: operations['delete_competition_api_competitions__competition_id__delete'];
+    options?: never;
+    head?: never;
+    /** Change a competition */
+    patch: operations['update_competition_api_competitions__competition_id__patch'];
+    trace?: never;
+  };
+  '/api/competitions/{competition_id}/files/{kind}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Download the training set or the test inputs (the hidden files are never served) */
+    get: operations['download_file_api_competitions__competition_id__files__kind__get'];
+    /** Upload the training set, the test inputs, the hidden solution or a scoring script */
+    put: operations['upload_file_api_competitions__competition_id__files__kind__put'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/competitions/{competition_id}/entries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Every entry with the scorer's output (the course's managers) */
+    get: operations['all_entries_api_competitions__competition_id__entries_get'];
+    put?: never;
+    /** Submit a predictions CSV; it is queued and scored */
+    post: operations['submit_entry_api_competitions__competition_id__entries_post'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/competitions/{competition_id}/entries/mine': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** My entries (my team's), newest first, with their scores */
+    get: operations['my_entries_api_competitions__competition_id__entries_mine_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/competitions/{competition_id}/entries.csv': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Every entry as CSV (the course's managers) */
+    get: operations['export_entries_api_competitions__competition_id__entries_csv_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/competitions/{competition_id}/leaderboard': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The public leaderboard, or the private one once the competition has ended */
+    get: operations['leaderboard_api_competitions__competition_id__leaderboard_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/competitions/{competition_id}/teams': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A competition's teams */
+    get: operations['list_teams_api_competitions__competition_id__teams_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/competitions/{competition_id}/teams/{team}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Form or change a team (the course's managers); no members removes it */
+    put: operations['set_team_api_competitions__competition_id__teams__team__put'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/training': {
     parameters: {
       query?: never;
@@ -1274,6 +1466,165 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/users/notebooks/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * State changes of the notebooks of the accounts I manage, as Server-Sent Events
+     * @description The accounts GET /users lists (admins: everyone; group managers: their groups' members), or only `user` (whom GET /users/{name} shows the caller).
+     */
+    get: operations['accounts_events_api_users_notebooks_events_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/groups/{group}/live/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * State changes of the notebooks a course's Live tab shows, as Server-Sent Events
+     * @description Its students' notebooks and its live views' (the course's managers).
+     */
+    get: operations['course_live_events_api_groups__group__live_events_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/storage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** My storage and my courses' */
+    get: operations['overview_api_storage_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/storage/{kind}/{name}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A folder of a storage */
+    get: operations['list_folder_api_storage__kind___name__get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/storage/{kind}/{name}/zip': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Files and folders of a storage as one zip, streamed */
+    get: operations['download_zip_api_storage__kind___name__zip_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/storage/{kind}/{name}/upload': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** One chunk of a file upload (offset, total); the last one puts the file in place */
+    put: operations['upload_chunk_api_storage__kind___name__upload_put'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/storage/{kind}/{name}/folders': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Make a folder in a storage */
+    post: operations['make_folder_api_storage__kind___name__folders_post'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/storage/{kind}/{name}/files': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Delete a file or a folder (with everything in it) from a storage */
+    delete: operations['delete_entry_api_storage__kind___name__files_delete'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/storage/courses/{name}/settings': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Whether a course's TAs may write its storage (its teachers, admins) */
+    put: operations['put_settings_api_storage_courses__name__settings_put'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1327,6 +1678,97 @@ export interface components {
        * @description The notebook's state now (a stopped one offers to start)
        */
       state: string;
+    };
+    /**
+     * AppDeclaration
+     * @description One app of an environment: a built-in by name (desktop, vscode), or an admin's own.
+     */
+    AppDeclaration: {
+      /**
+       * Name
+       * @description desktop, vscode, or a name of your own app (its URL path)
+       */
+      name: string;
+      /**
+       * Title
+       * @description The launcher's label
+       * @default
+       */
+      title?: string;
+      /**
+       * Command
+       * @description Your own app: the program and its arguments, no shell; {port}, {unix_socket} and {base_url} are filled in
+       */
+      command?: string[];
+      /**
+       * Port
+       * @description A fixed port; empty: a free one is chosen
+       */
+      port?: number | null;
+      /**
+       * Icon
+       * @description SVG markup
+       * @default
+       */
+      icon?: string;
+    };
+    /** AppOut */
+    AppOut: {
+      /** Name */
+      name: string;
+      /** Title */
+      title: string;
+      /** Command */
+      command?: string[];
+      /** Port */
+      port?: number | null;
+      /**
+       * Icon
+       * @default
+       */
+      icon?: string;
+    };
+    /** AreaOut */
+    AreaOut: {
+      /**
+       * Kind
+       * @enum {string}
+       */
+      kind: 'users' | 'courses';
+      /** Name */
+      name: string;
+      /** Title */
+      title: string;
+      /**
+       * Access
+       * @enum {string}
+       */
+      access: 'read' | 'write';
+      /**
+       * Role
+       * @description owner, teacher, ta, member or admin
+       */
+      role: string;
+      /**
+       * Allowance
+       * @description Bytes; null: no allowance
+       */
+      allowance: number | null;
+      /**
+       * Mounted At
+       * @description Where notebooks see it, relative to the home
+       */
+      mounted_at: string;
+      /**
+       * Ta Write
+       * @description Courses: whether TAs may write
+       */
+      ta_write?: boolean | null;
+      /**
+       * May Configure
+       * @default false
+       */
+      may_configure?: boolean;
     };
     /** AssignmentCreate */
     AssignmentCreate: {
@@ -1426,6 +1868,333 @@ export interface components {
        * @default
        */
       path?: string;
+    };
+    /** CompetitionCreate */
+    CompetitionCreate: {
+      /** Name */
+      name: string;
+      /**
+       * Title
+       * @default
+       */
+      title?: string;
+      /**
+       * Description
+       * @description Markdown; raw HTML is shown as text
+       * @default
+       */
+      description?: string;
+      /**
+       * Starts At
+       * Format: date-time
+       */
+      starts_at: string;
+      /**
+       * Ends At
+       * Format: date-time
+       */
+      ends_at: string;
+      /**
+       * Metric
+       * @enum {string}
+       */
+      metric: 'accuracy' | 'macro_f1' | 'rmse' | 'mae' | 'auc' | 'custom';
+      /**
+       * Higher Is Better
+       * @description For a custom script only; the built-in metrics know their direction
+       */
+      higher_is_better?: boolean | null;
+      /**
+       * Id Column
+       * @default id
+       */
+      id_column?: string;
+      /**
+       * Target Column
+       * @default prediction
+       */
+      target_column?: string;
+      /**
+       * Public Fraction
+       * @description Share of the test set the public leaderboard scores
+       * @default 0.5
+       */
+      public_fraction?: number;
+      /**
+       * Per Day
+       * @description Entries per UTC day; 0: no limit
+       * @default 5
+       */
+      per_day?: number;
+      /**
+       * Total
+       * @description Entries in all; 0: no limit
+       * @default 0
+       */
+      total?: number;
+      /**
+       * Teams
+       * @default false
+       */
+      teams?: boolean;
+      /**
+       * Max Team Size
+       * @default 3
+       */
+      max_team_size?: number;
+      /**
+       * Time Limit
+       * @description Seconds one scoring may take
+       * @default 60
+       */
+      time_limit?: number;
+      /**
+       * Memory Limit
+       * @description Bytes
+       * @default 1073741824
+       */
+      memory_limit?: number;
+    };
+    /** CompetitionEntryOut */
+    CompetitionEntryOut: {
+      /** Id */
+      id: number;
+      /** Competition Id */
+      competition_id: number;
+      /** User */
+      user: string;
+      /** Team */
+      team: string | null;
+      /** File Name */
+      file_name: string;
+      /** Bytes */
+      bytes: number;
+      /** Content Hash */
+      content_hash: string;
+      /** Note */
+      note: string;
+      /**
+       * State
+       * @enum {string}
+       */
+      state: 'queued' | 'scoring' | 'scored' | 'failed' | 'error';
+      /** Message */
+      message: string;
+      /** Public Score */
+      public_score: number | null;
+      /**
+       * Private Score
+       * @description Shown once the competition has ended
+       */
+      private_score: number | null;
+      /**
+       * Submitted At
+       * Format: date-time
+       */
+      submitted_at: string;
+      /** Scored At */
+      scored_at: string | null;
+    };
+    /** CompetitionEntryWithLog */
+    CompetitionEntryWithLog: {
+      /** Id */
+      id: number;
+      /** Competition Id */
+      competition_id: number;
+      /** User */
+      user: string;
+      /** Team */
+      team: string | null;
+      /** File Name */
+      file_name: string;
+      /** Bytes */
+      bytes: number;
+      /** Content Hash */
+      content_hash: string;
+      /** Note */
+      note: string;
+      /**
+       * State
+       * @enum {string}
+       */
+      state: 'queued' | 'scoring' | 'scored' | 'failed' | 'error';
+      /** Message */
+      message: string;
+      /** Public Score */
+      public_score: number | null;
+      /**
+       * Private Score
+       * @description Shown once the competition has ended
+       */
+      private_score: number | null;
+      /**
+       * Submitted At
+       * Format: date-time
+       */
+      submitted_at: string;
+      /** Scored At */
+      scored_at: string | null;
+      /**
+       * Log
+       * @description The scorer's output: for the course's managers only
+       */
+      log: string;
+    };
+    /** CompetitionFileInfo */
+    CompetitionFileInfo: {
+      /** Name */
+      name: string;
+      /** Bytes */
+      bytes: number;
+      /** Rows */
+      rows?: number | null;
+    };
+    /** CompetitionLeaderboard */
+    CompetitionLeaderboard: {
+      /** Competition Id */
+      competition_id: number;
+      /**
+       * Board
+       * @enum {string}
+       */
+      board: 'public' | 'private';
+      /** Final */
+      final: boolean;
+      /** Metric */
+      metric: string;
+      /** Higher Is Better */
+      higher_is_better: boolean;
+      /** Rows */
+      rows: components['schemas']['CompetitionLeaderboardRow'][];
+    };
+    /** CompetitionLeaderboardRow */
+    CompetitionLeaderboardRow: {
+      /** Rank */
+      rank: number;
+      /** Participant */
+      participant: string;
+      /** Team */
+      team: boolean;
+      /** Score */
+      score: number;
+      /** Entries */
+      entries: number;
+      /**
+       * Submitted At
+       * Format: date-time
+       */
+      submitted_at: string;
+      /** Mine */
+      mine: boolean;
+    };
+    /** CompetitionOut */
+    CompetitionOut: {
+      /** Id */
+      id: number;
+      /** Group */
+      group: string;
+      /** Name */
+      name: string;
+      /** Title */
+      title: string;
+      /** Description */
+      description: string;
+      /**
+       * Description Html
+       * @description The description rendered (safe to insert)
+       */
+      description_html: string;
+      /**
+       * Starts At
+       * Format: date-time
+       */
+      starts_at: string;
+      /**
+       * Ends At
+       * Format: date-time
+       */
+      ends_at: string;
+      /**
+       * Phase
+       * @enum {string}
+       */
+      phase: 'upcoming' | 'open' | 'closed';
+      /** Metric */
+      metric: string;
+      /** Metric Title */
+      metric_title: string;
+      /** Higher Is Better */
+      higher_is_better: boolean;
+      /** Id Column */
+      id_column: string;
+      /** Target Column */
+      target_column: string;
+      /** Public Fraction */
+      public_fraction: number;
+      /** Per Day */
+      per_day: number;
+      /** Total */
+      total: number;
+      /** Teams */
+      teams: boolean;
+      /** Max Team Size */
+      max_team_size: number;
+      /** Time Limit */
+      time_limit: number;
+      /** Memory Limit */
+      memory_limit: number;
+      /** Max Bytes */
+      max_bytes: number;
+      /** Files */
+      files: {
+        [key: string]: components['schemas']['CompetitionFileInfo'];
+      };
+      /** Ready */
+      ready: boolean;
+      /** Manage */
+      manage: boolean;
+    };
+    /** CompetitionPatch */
+    CompetitionPatch: {
+      /** Title */
+      title?: string | null;
+      /** Description */
+      description?: string | null;
+      /** Starts At */
+      starts_at?: string | null;
+      /** Ends At */
+      ends_at?: string | null;
+      /** Metric */
+      metric?:
+        ('accuracy' | 'macro_f1' | 'rmse' | 'mae' | 'auc' | 'custom') | null;
+      /** Higher Is Better */
+      higher_is_better?: boolean | null;
+      /** Public Fraction */
+      public_fraction?: number | null;
+      /** Per Day */
+      per_day?: number | null;
+      /** Total */
+      total?: number | null;
+      /** Teams */
+      teams?: boolean | null;
+      /** Max Team Size */
+      max_team_size?: number | null;
+      /** Time Limit */
+      time_limit?: number | null;
+      /** Memory Limit */
+      memory_limit?: number | null;
+    };
+    /** CompetitionTeamIn */
+    CompetitionTeamIn: {
+      /** Members */
+      members: string[];
+    };
+    /** CompetitionTeamOut */
+    CompetitionTeamOut: {
+      /** Name */
+      name: string;
+      /** Members */
+      members: string[];
     };
     /** CourseBroadcast */
     CourseBroadcast: {
@@ -1650,6 +2419,28 @@ export interface components {
        */
       role: 'admin' | 'teacher' | 'ta' | 'student';
     };
+    /** EntryOut */
+    EntryOut: {
+      /** Name */
+      name: string;
+      /**
+       * Kind
+       * @enum {string}
+       */
+      kind: 'file' | 'folder' | 'link' | 'other';
+      /** Size */
+      size: number | null;
+      /** Modified */
+      modified: number;
+    };
+    /**
+     * EnvironmentApps
+     * @description The apps an environment offers; null for the built-ins where installed.
+     */
+    EnvironmentApps: {
+      /** Apps */
+      apps: components['schemas']['AppDeclaration'][] | null;
+    };
     /**
      * EnvironmentBuild
      * @description Build a new environment on this machine from a recipe (local backend).
@@ -1744,6 +2535,17 @@ export interface components {
        * @description The last lines of the build's log (administrators only)
        */
       log_tail: string;
+      /**
+       * Apps
+       * @description The apps its notebooks offer beside JupyterLab
+       */
+      apps?: components['schemas']['AppOut'][];
+      /**
+       * Apps Declared
+       * @description False: the built-in apps (desktop, VS Code) where installed
+       * @default false
+       */
+      apps_declared?: boolean;
     };
     /** EnvironmentIn */
     EnvironmentIn: {
@@ -1794,6 +2596,23 @@ export interface components {
       details?: {
         [key: string]: unknown;
       } | null;
+    };
+    /** FolderIn */
+    FolderIn: {
+      /** Path */
+      path: string;
+    };
+    /** FolderOut */
+    FolderOut: {
+      area: components['schemas']['AreaOut'];
+      /** Path */
+      path: string;
+      /** Entries */
+      entries: components['schemas']['EntryOut'][];
+      /** Used */
+      used: number;
+      /** Free */
+      free: number;
     };
     /** GpuDeviceIn */
     GpuDeviceIn: {
@@ -2272,7 +3091,7 @@ export interface components {
       start?: boolean;
       /**
        * Kind
-       * @description vm: a virtual machine (Kubernetes)
+       * @description vm: a virtual machine (KubeVirt on Kubernetes, QEMU on one machine)
        * @default jupyter
        * @enum {string}
        */
@@ -2537,6 +3356,18 @@ export interface components {
       /** Stopped */
       stopped: string[];
     };
+    /** StorageOverview */
+    StorageOverview: {
+      /** Areas */
+      areas: components['schemas']['AreaOut'][];
+      /** Enforcement */
+      enforcement: string;
+    };
+    /** StorageSettingsIn */
+    StorageSettingsIn: {
+      /** Ta Write */
+      ta_write: boolean;
+    };
     /** SubmissionCreate */
     SubmissionCreate: {
       /**
@@ -2770,7 +3601,7 @@ export interface components {
       name: string;
       /**
        * Image
-       * @description The container image every replica runs
+       * @description The container image every replica runs (kubernetes); on the local backend, the name of the environment it runs in (built from the PyTorch recipe)
        */
       image: string;
       /**
@@ -2858,6 +3689,13 @@ export interface components {
       created_at: string;
       /** Submitted At */
       submitted_at: string | null;
+    };
+    /** UploadOut */
+    UploadOut: {
+      /** Received */
+      received: number;
+      /** Done */
+      done: boolean;
     };
     /** UsageOut */
     UsageOut: {
@@ -8566,6 +9404,104 @@ export interface operations {
       };
     };
   };
+  put_environment_apps_api_environments__name__apps_put: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['EnvironmentApps'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EnvironmentDetail'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   rebuild_environment_api_environments__name__rebuild_post: {
     parameters: {
       query?: never;
@@ -12173,6 +13109,1458 @@ export interface operations {
       };
     };
   };
+  my_competitions_api_competitions_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CompetitionOut'][];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  group_competitions_api_groups__group__competitions_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        group: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CompetitionOut'][];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  create_competition_api_groups__group__competitions_post: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        group: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CompetitionCreate'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CompetitionOut'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  get_competition_api_competitions__competition_id__get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A numeric id */
+        competition_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CompetitionOut'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  delete_competition_api_competitions__competition_id__delete: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A numeric id */
+        competition_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Message'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  update_competition_api_competitions__competition_id__patch: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A numeric id */
+        competition_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CompetitionPatch'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CompetitionOut'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  download_file_api_competitions__competition_id__files__kind__get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A numeric id */
+        competition_id: number;
+        /** @description train, test, solution, script */
+        kind: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': unknown;
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  upload_file_api_competitions__competition_id__files__kind__put: {
+    parameters: {
+      query?: {
+        name?: string;
+      };
+      header?: never;
+      path: {
+        /** @description A numeric id */
+        competition_id: number;
+        /** @description train, test, solution, script */
+        kind: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'text/csv': string;
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CompetitionOut'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  all_entries_api_competitions__competition_id__entries_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A numeric id */
+        competition_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CompetitionEntryWithLog'][];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  submit_entry_api_competitions__competition_id__entries_post: {
+    parameters: {
+      query?: {
+        name?: string;
+        note?: string;
+      };
+      header?: never;
+      path: {
+        /** @description A numeric id */
+        competition_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'text/csv': string;
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CompetitionEntryOut'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  my_entries_api_competitions__competition_id__entries_mine_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A numeric id */
+        competition_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CompetitionEntryOut'][];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  export_entries_api_competitions__competition_id__entries_csv_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A numeric id */
+        competition_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': unknown;
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  leaderboard_api_competitions__competition_id__leaderboard_get: {
+    parameters: {
+      query?: {
+        board?: 'public' | 'private';
+      };
+      header?: never;
+      path: {
+        /** @description A numeric id */
+        competition_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CompetitionLeaderboard'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  list_teams_api_competitions__competition_id__teams_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A numeric id */
+        competition_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CompetitionTeamOut'][];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  set_team_api_competitions__competition_id__teams__team__put: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description A numeric id */
+        competition_id: number;
+        team: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CompetitionTeamIn'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CompetitionTeamOut'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
   listing_api_training_get: {
     parameters: {
       query?: never;
@@ -12878,6 +15266,885 @@ export interface operations {
         };
         content: {
           'text/csv': unknown;
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  accounts_events_api_users_notebooks_events_get: {
+    parameters: {
+      query?: {
+        user?: string | null;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': unknown;
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  course_live_events_api_groups__group__live_events_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        group: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': unknown;
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  overview_api_storage_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['StorageOverview'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  list_folder_api_storage__kind___name__get: {
+    parameters: {
+      query?: {
+        /** @description Relative to the storage */
+        path?: string;
+      };
+      header?: never;
+      path: {
+        /** @description users or courses */
+        kind: string;
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FolderOut'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  download_zip_api_storage__kind___name__zip_get: {
+    parameters: {
+      query: {
+        path: string[];
+      };
+      header?: never;
+      path: {
+        /** @description users or courses */
+        kind: string;
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/zip': unknown;
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  upload_chunk_api_storage__kind___name__upload_put: {
+    parameters: {
+      query: {
+        /** @description Relative to the storage */
+        path: string;
+        offset: number;
+        total: number;
+      };
+      header?: never;
+      path: {
+        /** @description users or courses */
+        kind: string;
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/octet-stream': string;
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UploadOut'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  make_folder_api_storage__kind___name__folders_post: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description users or courses */
+        kind: string;
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['FolderIn'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Message'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  delete_entry_api_storage__kind___name__files_delete: {
+    parameters: {
+      query: {
+        /** @description Relative to the storage */
+        path: string;
+      };
+      header?: never;
+      path: {
+        /** @description users or courses */
+        kind: string;
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Message'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  put_settings_api_storage_courses__name__settings_put: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StorageSettingsIn'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AreaOut'];
         };
       };
       /** @description Bad input: the message names the field and the rule */

@@ -45,3 +45,12 @@ export const courseIcon = new LabIcon({
     '<path class="jp-icon3" fill="#616161" d="M12 3 1 9l11 6 9-4.9V17h2V9zm-6 9.2v4L12 20l6-3.8v-4L12 15.5z"/>' +
     '</svg>'
 });
+
+/** A cup, for "Compete": apart from Submit's tray, and alone on the toolbar (no label). */
+export const competeIcon = new LabIcon({
+  name: 'cgu-lab:compete',
+  svgstr:
+    '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">' +
+    '<path class="jp-icon3" fill="#616161" d="M7 3h10v2h3v3a4 4 0 0 1-4 4h-.3A5 5 0 0 1 13 14.9V18h3v3H8v-3h3v-3.1A5 5 0 0 1 8.3 12H8a4 4 0 0 1-4-4V5h3zm0 4H6v1a2 2 0 0 0 1 1.7zm10 0v2.7A2 2 0 0 0 18 8V7z"/>' +
+    '</svg>'
+});

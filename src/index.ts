@@ -18,6 +18,8 @@
  *   File menu).
  * - `cgu-lab:submit` — "Submit" an assignment, with its receipt; preselects
  *   what the notebook reads and what its template brought.
+ * - `cgu-lab:competitions` — "Submit to Competition": a predictions CSV to a
+ *   course competition, with its score when scored (competitions/).
  * - `cgu-lab:course` — the left-sidebar Course panel: material, live
  *   broadcasts, assignments.
  * - `cgu-lab:live-view` — for read-only viewers (a broadcast), open documents
@@ -30,12 +32,16 @@
  * - `cgu-lab:clipboard` — this computer's clipboard for the notebook's kernels
  *   (xclip, xsel, pandas, pyperclip) and "Paste Image/File from Clipboard"
  *   (clipboard/).
+ * - `cgu-lab:apps` — the launcher's "Apps": a Linux desktop (noVNC), VS Code,
+ *   the environment's own apps, run by jupyter-server-proxy (apps/).
  *
  * Each feature is a folder with its plugin (`plugin.ts`), its widgets and its
  * pure helpers (`format.ts`); `commands.ts` registers a command together with
  * its palette item, File-menu item, context-menu item and toolbar button.
  */
+import { appsPlugin } from './apps/plugin';
 import { clipboardPlugin } from './clipboard/plugin';
+import { competitionsPlugin } from './competitions/plugin';
 import { corePlugin } from './core/plugin';
 import { coursePlugin } from './course/plugin';
 import { cullingPlugin } from './culling/plugin';
@@ -66,9 +72,11 @@ export default [
   cullingPlugin,
   templatesPlugin,
   submitPlugin,
+  competitionsPlugin,
   coursePlugin,
   liveViewPlugin,
   serialPlugin,
   transferPlugin,
-  clipboardPlugin
+  clipboardPlugin,
+  appsPlugin
 ];

@@ -965,23 +965,16 @@ def test_other_backends_refuse_kubernetes_features_by_name(tmp_path):
     local = LocalBackend(Settings(data_dir=tmp_path, use_cgroups=False))
     spec = make_spec()
     calls = [
-        local.start_vm(spec, None),
         local.pending_reason(spec, {}),
         local.sync_quota("alice", QuotaSpec(Limits())),
         local.images("alice"),
         local.last_activity(spec, {}),
         local.record_activity(spec, {}, datetime.now(timezone.utc)),
-        local.submit_training(TrainingSpec("alice", "j", "i", ("true",))),
-        local.training_status("alice", "j"),
-        local.training_logs("alice", "j"),
-        local.delete_training("alice", "j"),
     ]
     refusal = "need the kubernetes backend; this platform runs the local backend"
     for call in calls:
         with pytest.raises(NotSupported, match=refusal):
             asyncio.run(call)
-    with pytest.raises(NotSupported, match=r"^VM notebooks need the kubernetes backend"):
-        asyncio.run(local.start_vm(spec, None))
 
 
 def test_create_backend_knows_kubernetes(monkeypatch):

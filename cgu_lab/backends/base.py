@@ -27,6 +27,8 @@ class EnvironmentSpec:
     name: str
     image: str = ""
     local_prefix: str = ""
+    # The apps its notebooks offer, as JSON for $CGU_APPS ("": the built-ins).
+    apps: str = ""
 
 
 @dataclass(frozen=True)
@@ -71,13 +73,19 @@ class NotebookSpec:
     gpu_resource: str = "nvidia.com/gpu"
     node_selector: Mapping[str, str] = field(default_factory=dict)
     quota: QuotaSpec | None = None
+    # Course storages the owner's notebook mounts at ~/courses/<course>/shared: (course,
+    # writable) pairs; their personal storage (~/storage) is always mounted.
+    courses: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True)
 class TrainingSpec:
-    """A multi-node training job (a Kubeflow PyTorchJob on Kubernetes).
+    """A multi-node training job (a Kubeflow PyTorchJob on Kubernetes; on the local
+    backend `torchrun` with one process per replica, see local_training).
 
-    Resources are per replica: one master plus `workers` workers.
+    Resources are per replica: one master plus `workers` workers. The local
+    backend runs in the environment whose prefix is `local_prefix` (the job's
+    `image` names that environment there) on the GPUs the controller placed.
     """
 
     owner: str
@@ -93,6 +101,9 @@ class TrainingSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     group: str | None = None  # run in the group's namespace, against its quota
     clean_pod_policy: str = "Running"  # Kubeflow's runPolicy: None, Running or All
+    local_prefix: str = ""
+    devices: tuple[str, ...] = ()  # GPU UUIDs for CUDA_VISIBLE_DEVICES (local)
+    device_env: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,8 @@ class TrainingStatus:
     message: str = ""
     # replica type -> {"active": n, "succeeded": n, "failed": n}
     replicas: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    # GPUs the job holds while it runs (local backend: the controller counts them as taken).
+    devices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

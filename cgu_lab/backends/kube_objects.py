@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from . import kube_names as names
+from . import kube_storage
 from .base import AUTHORIZER, CONTENTS_MANAGER, IDENTITY_PROVIDER, NotebookSpec
 from .kube_settings import KubeSettings
 
@@ -255,6 +256,9 @@ def notebook_pod_spec(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSe
             {"name": "dshm", "emptyDir": {"medium": "Memory"}},
         ],
     }
+    volumes, mounts = kube_storage.mounts(spec, settings, HOME)  # ~/storage, course storage
+    container["volumeMounts"] += mounts
+    pod["volumes"] += volumes
     if spec.node_selector:
         pod["nodeSelector"] = dict(spec.node_selector)
     if spec.gpus:

@@ -24,6 +24,7 @@ PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 _PREFIX = re.compile(r"^[a-z][a-z0-9-]{0,18}-$")
 _LABEL_VALUE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$")
 ENV_PREFIX = "CGU_LAB_KUBE_"
+_NFS_SHARE = re.compile(r"^[A-Za-z0-9.-]+:/\S*$")
 
 # Labels are written as the Deployment's env would have them, 'k=v,k2=v2', not JSON.
 Labels = Annotated[dict[str, str], NoDecode]
@@ -69,6 +70,11 @@ class KubeSettings(BaseSettings):
     # of their notebooks: ReadWriteMany where notebooks run on several nodes.
     courses_size: str = "2Gi"
     courses_access_mode: Literal["ReadWriteOnce", "ReadWriteMany"] = "ReadWriteOnce"
+    # Each user's personal storage, mounted at ~/storage (kube_storage says why and how).
+    storage_size: str = "10Gi"
+    storage_access_mode: Literal["ReadWriteOnce", "ReadWriteMany"] = "ReadWriteOnce"
+    # Course storage: "server:/export" of an NFS share; empty: none is mounted.
+    course_storage_nfs: str = ""
     # The image of the short-lived pods that copy files in and out of homes, when the
     # owner has no notebook to take it from (any cgu-lab notebook image holds the tool).
     files_image: str = ""
@@ -109,6 +115,16 @@ class KubeSettings(BaseSettings):
     @classmethod
     def _parse_labels(cls, value: Any) -> Any:
         return _labels(value) if isinstance(value, str) else value
+
+    @field_validator("course_storage_nfs")
+    @classmethod
+    def _nfs_share(cls, value: str) -> str:
+        if value and not _NFS_SHARE.match(value):
+            raise ValueError(
+                f"{ENV_PREFIX}COURSE_STORAGE_NFS '{value}' is not an NFS share; "
+                "write server:/export, e.g. nfs.school.edu:/exports/cgu-lab"
+            )
+        return value
 
     @field_validator("user_prefix", "group_prefix")
     @classmethod

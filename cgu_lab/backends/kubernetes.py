@@ -40,6 +40,7 @@ from . import kube_names as names
 from . import kube_namespaces as namespaces
 from . import kube_objects as objects
 from . import kube_status as status
+from . import kube_storage as storage
 from . import kube_training as training
 from .base import (
     Backend,
@@ -248,6 +249,8 @@ class KubernetesBackend(Backend):
             if workload.name == "jupyter":  # ~/courses; a VM has its home disk only
                 courses = files.courses_claim(ref.namespace, spec.owner, self.kube)
                 await self._run(self._api.create, courses, True)
+                mine = storage.storage_claim(ref.namespace, spec.owner, self.kube)  # ~/storage
+                await self._run(self._api.create, mine, True)
             running = await self._run(self._api.apply, workload.build(ref, spec, running=True))
             resume = workload.resume_patch()
             if resume is not None:

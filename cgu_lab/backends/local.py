@@ -28,7 +28,8 @@ data directory; nothing is made under /tmp or /run.
 The parts live beside it: accounts in local_accounts, homes and copies of their
 files in local_homes (the file tool itself in local_files), limits and process
 bookkeeping in local_limits, the launcher in local_launch, environments in
-local_environments.
+local_environments, training jobs (torchrun) in local_training,
+VM notebooks (QEMU) in local_vm.
 """
 
 from __future__ import annotations
@@ -53,18 +54,21 @@ import psutil
 from .. import gpu_probe
 from ..core.gpus import Device
 from .base import (
-    AUTHORIZER,
-    CONTENTS_MANAGER,
-    IDENTITY_PROVIDER,
     Backend,
     BackendError,
     NotebookSpec,
     Observation,
     ProgressCallback,
+    TrainingSpec,
+    TrainingStatus,
 )
 from .local_accounts import Accounts
+from .local_command import notebook_argv, notebook_env
 from .local_homes import Homes
 from .local_limits import Limiter, Processes, instance_id
+from .local_storage import Storage
+from .local_training import LocalTraining
+from .local_vm import LocalVms
 
 USER_HEADER = "X-Cgu-User"
 SECRET_HEADER = "X-Cgu-Proxy-Secret"  # noqa: S105 - a header name
@@ -91,12 +95,18 @@ class LocalBackend(Backend):
             settings.run_as, instance=lambda: self.instance, db_url=settings.db_url
         )
         self.files = Homes(self.homes, self.coursework, self.accounts)
+        # Personal and course storage, outliving notebooks (local_storage says how).
+        self.storage = Storage(self.root / "storage", self.coursework, self.accounts)
         self.limiter = Limiter(enabled=settings.use_cgroups)
         self.instance = ""
         self.processes = Processes("", self.limiter)
         self._children: dict[int, asyncio.subprocess.Process] = {}
         self._cpus: dict[int, list[int]] = {}
         self._http: aiohttp.ClientSession | None = None
+        self.vms = LocalVms(self)
+        self.training = LocalTraining(
+            self.root / "training", self.accounts, self.limiter, lambda: self.instance
+        )
 
     # -- lifecycle of the backend itself ---------------------------------
 
@@ -115,6 +125,7 @@ class LocalBackend(Backend):
         except ValueError as error:
             raise BackendError(str(error)) from None
         self.limiter.bind(self.instance)
+        await asyncio.to_thread(self.storage.open)
         self.processes = Processes(self.instance, self.limiter)
         if self.accounts.mode == "per-user":
             self._check_reachable(self.homes)
@@ -143,7 +154,8 @@ class LocalBackend(Backend):
             "run_as": self.accounts.mode,
             "cpu_limit": enforcement.cpu,
             "memory_limit": enforcement.memory,
-            "vm_notebooks": False,
+            **self.vms.describe(),  # vm_notebooks and how they run
+            "training_jobs": True,
         }
 
     async def inventory(self) -> list[Device]:
@@ -177,6 +189,7 @@ class LocalBackend(Backend):
         home = self.files.home(spec.owner, spec.name)
         await asyncio.to_thread(self.files.prepare_home, home, account.uid, account.gid)
         await asyncio.to_thread(self.files.link_courses, spec.owner, home, account.uid, account.gid)
+        groups = await self.storage.mount(spec.owner, home, account, spec.courses)
         prefix = self.interpreter_prefix(spec)
         jupyter = prefix / "bin" / "jupyter-lab"
         if not jupyter.exists():
@@ -194,11 +207,12 @@ class LocalBackend(Backend):
             )
             port = free_port()
             plan = {
-                "argv": self._argv(jupyter, spec, port),
-                "env": self._env(spec, prefix, home, account.name),
+                "argv": notebook_argv(jupyter, spec, port),
+                "env": notebook_env(self.instance, spec, prefix, home, account.name),
                 "cwd": str(home),
                 "uid": account.uid,
                 "gid": account.gid,
+                "groups": groups,
                 **{k: v for k, v in limits.items() if k != "cgroups"},
             }
             await progress(25, "Starting JupyterLab" + (f" (try {attempt + 1})" if attempt else ""))
@@ -228,6 +242,9 @@ class LocalBackend(Backend):
             self._cpus[spec.id] = state["cpus"]
             return state
         raise BackendError(last_error)
+
+    async def start_vm(self, spec: NotebookSpec, progress: ProgressCallback) -> dict[str, Any]:
+        return await self.vms.start(spec, progress)
 
     def interpreter_prefix(self, spec: NotebookSpec) -> Path:
         """The Python prefix whose `bin/jupyter-lab` serves the notebook: its environment's.
@@ -271,51 +288,6 @@ class LocalBackend(Backend):
         image: str = "",  # copies run on this machine: no image
     ) -> dict:
         return await self.files.unpack(owner, area, source, destination, label, on_progress)
-
-    def _argv(self, jupyter: Path, spec: NotebookSpec, port: int) -> list[str]:
-        return [
-            str(jupyter),
-            "--no-browser",
-            "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={port}",
-            "--ServerApp.port_retries=0",
-            f"--ServerApp.base_url={spec.base_path}",
-            "--ServerApp.allow_remote_access=True",
-            f"--ServerApp.identity_provider_class={IDENTITY_PROVIDER}",
-            f"--ServerApp.authorizer_class={AUTHORIZER}",
-            f"--ServerApp.contents_manager_class={CONTENTS_MANAGER}",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            "--ServerApp.allow_root=True",
-        ]
-
-    def _env(self, spec: NotebookSpec, prefix: Path, home: Path, account: str) -> dict[str, str]:
-        disk = spec.quota.limits.disk if spec.quota is not None else None
-        env = {
-            "PATH": f"{prefix / 'bin'}:/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(home),
-            "USER": account,
-            "LOGNAME": account,
-            "LANG": os.environ.get("LANG", "C.UTF-8"),
-            "SHELL": "/bin/bash",
-            "TERM": "xterm-256color",
-            "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
-            "CGU_LAB_INSTANCE": self.instance,
-            "CGU_NOTEBOOK_ID": str(spec.id),
-            "CGU_NOTEBOOK_OWNER": spec.owner,
-            "CGU_NOTEBOOK_NAME": spec.name,
-            "CGU_CONTROLLER_URL": spec.controller_url,
-            "CGU_PUBLIC_URL": spec.public_url,
-            "CGU_PROXY_SECRET": spec.proxy_secret,
-            "CGU_API_TOKEN": spec.api_token,
-            "CUDA_VISIBLE_DEVICES": ",".join(spec.devices),
-            "CGU_CPU_LIMIT": str(spec.cpu_milli / 1000),
-            "CGU_MEM_LIMIT": str(spec.memory),
-            "CGU_GPU_TYPE": spec.gpu_type or "",
-            # The owner's disk allowance in bytes ("": none); uploads past it are refused.
-            "CGU_DISK_ALLOWANCE": "" if disk is None else str(disk),
-        }
-        env.update(spec.device_env)
-        return env
 
     async def _launch(
         self, plan: dict, log_path: Path, notebook_id: int
@@ -390,6 +362,8 @@ class LocalBackend(Backend):
     # -- stop, observe, sweep ---------------------------------------------
 
     async def stop(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:
+        if state.get("kind") == "vm":
+            await self.vms.shutdown(spec, state)  # the guest powers off, or is ended below
         tree = await asyncio.to_thread(self.processes.tree, state, spec.id)
         root = self.processes.server(state, spec.id)
         child = self._children.pop(spec.id, None)
@@ -411,6 +385,8 @@ class LocalBackend(Backend):
             await self._wait_server(root, child, 5)
         self._cpus.pop(spec.id, None)
         await asyncio.to_thread(self.limiter.remove, spec.id)
+        if str(state.get("kind", "")).startswith("vm"):
+            await asyncio.to_thread(self.vms.forget_runtime, spec.id)
 
     @staticmethod
     async def _wait_server(
@@ -454,5 +430,22 @@ class LocalBackend(Backend):
         if home.exists():
             target = self.trash / f"{owner}--{name}--{time.strftime('%Y%m%d-%H%M%S')}"
             await asyncio.to_thread(shutil.move, str(home), str(target))
+        await self.vms.remove_storage(owner, name, self.trash, time.strftime("%Y%m%d-%H%M%S"))
         with contextlib.suppress(FileNotFoundError):
             self.log_path(owner, name).unlink()
+
+    # -- training jobs (local_training) ------------------------------------
+
+    async def submit_training(self, job: TrainingSpec) -> dict[str, Any]:
+        return await self.training.submit(job)
+
+    async def training_status(self, owner: str, name: str, group=None) -> TrainingStatus:
+        return await self.training.status(owner, name)
+
+    async def training_logs(
+        self, owner: str, name: str, group=None, replica="master", index=0, tail_lines=200
+    ) -> str:
+        return await self.training.logs(owner, name, replica, index, tail_lines)
+
+    async def delete_training(self, owner: str, name: str, group=None) -> None:
+        await self.training.delete(owner, name)

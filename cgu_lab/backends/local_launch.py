@@ -46,7 +46,7 @@ def apply(plan: dict) -> None:
         os.sched_setaffinity(0, set(cpus))
     uid, gid = plan.get("uid"), plan.get("gid")
     if gid is not None:
-        os.setgroups([])
+        os.setgroups(plan.get("groups", []))  # a course's storage groups, else none
         os.setgid(gid)
     if uid is not None:
         os.setuid(uid)

@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from .. import __version__
 from ..backends.base import Backend, BackendError
 from ..core.errors import DomainError
-from . import api, pages, teaching_pages
+from . import api, competition_pages, pages, teaching_pages
 from .proxy import AUTO_START, PREFIX, NotebookProxy
 from .root import Platform
 from .settings import Settings
@@ -195,6 +195,7 @@ def build_api(platform: Platform, proxy: NotebookProxy) -> FastAPI:
     app.include_router(api.router(), responses=ERROR_RESPONSES)
     app.include_router(pages.router)
     app.include_router(teaching_pages.router)
+    app.include_router(competition_pages.router)
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
 
     # Every refusal of the API is {message, code}: the platform's own (DomainError),

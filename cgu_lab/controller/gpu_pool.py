@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..core.errors import Invalid
 from ..core.gpus import Allocator, Device, Holding
 from ..core.lifecycle import HOLDING
-from ..store.models import GpuDevice, Notebook
+from ..store.models import GpuDevice, Notebook, TrainingJob, User
 
 LEGACY_LOCAL_NODE = "local"
 
@@ -102,11 +102,32 @@ class GpuPool:
                 Notebook.state.in_([s.value for s in HOLDING]), Notebook.devices.is_not(None)
             )
         )
-        return [
+        held = [
             Holding(nb.id, nb.gpu_type or "", tuple(nb.devices or ()))
             for nb in rows.all()
             if nb.id != exclude and nb.devices
         ]
+        return held + await self._training_holdings(session)
+
+    async def _training_holdings(self, session: AsyncSession) -> list[Holding]:
+        """GPUs that running local training jobs hold (negative ids keep them apart from
+        notebooks'). On Kubernetes the cluster's scheduler counts the jobs' pods instead.
+        The backend, not a column, says which: a job that ended holds nothing."""
+        if not self.is_local:
+            return []
+        rows = (
+            await session.execute(
+                select(TrainingJob, User.name)
+                .join(User, User.id == TrainingJob.owner_id)
+                .where(TrainingJob.state == "submitted", TrainingJob.gpus > 0)
+            )
+        ).all()
+        held = []
+        for job, owner in rows:
+            status = await self.backend.training_status(owner, job.name)
+            if status.devices:
+                held.append(Holding(-job.id, job.gpu_type or "", tuple(status.devices)))
+        return held
 
     async def allocator(self, session: AsyncSession, exclude: int | None = None) -> Allocator:
         return Allocator(self.devices, await self.holdings(session, exclude))

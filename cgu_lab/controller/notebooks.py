@@ -30,7 +30,7 @@ from ..core.names import check_label
 from ..core.resources import Resources, parse_cpu, parse_memory
 from ..store.db import Database
 from ..store.models import Group, Membership, Notebook, User
-from . import audit, catalog, quotas
+from . import audit, catalog, environment_apps, quotas, storage
 from .accounts import get_user
 from .gpu_pool import GpuPool
 from .notebook_admission import NotebookAdmission
@@ -188,7 +188,12 @@ class NotebookService:
             owner=owner,
             name=nb.name,
             base_path=base_path(owner, nb.name),
-            environment=EnvironmentSpec(env.name, nb.image or env.image, env.local_prefix),
+            environment=EnvironmentSpec(
+                env.name,
+                nb.image or env.image,
+                env.local_prefix,
+                environment_apps.notebook_setting(env),
+            ),
             cpu_milli=nb.cpu_milli,
             memory=nb.memory,
             gpu_type=nb.gpu_type,
@@ -203,6 +208,7 @@ class NotebookService:
             gpu_resource=gpu_resource,
             node_selector=node_selector,
             quota=QuotaSpec(limits, await catalog.gpu_resources(session)),
+            courses=await storage.course_mounts(session, nb.owner_id),
         )
 
     # -- creating, changing, deleting ------------------------------------------

@@ -199,6 +199,7 @@ async def home(request: Request) -> Response:
 shell_pages(
     router,
     ("/notebooks", "notebooks", "My notebooks", ""),
+    ("/storage", "storage", "Storage", ""),
     ("/account", "account", "My account", ""),
     ("/admin/users", "users", "Users", "manager"),
     ("/admin/groups", "groups", "Groups", "manager"),

@@ -102,7 +102,8 @@ SMALL_BODY = 256 * 1024
 # JupyterLab's routes that the controller answers (formerly forwarded by the notebook server).
 LAB_ROUTE = re.compile(
     r"^/cgu-lab/(shares(/\d+)?|resize|quota|directory|shared-with-me|culling|keep-running"
-    r"|templates(/options|/files)?|assignments|submit|courses(/seen)?)$"
+    r"|templates(/options|/files)?|assignments|submit|courses(/seen)?"
+    r"|competitions(/\d+/entries(/mine)?)?)$"
 )
 
 

@@ -20,6 +20,8 @@ from ..store.models import CullPolicyRow, Quota, User
 from . import audit, catalog, liveness, quotas
 from .assignments import AssignmentService
 from .auth import Authenticator
+from .competition_entries import EntryService
+from .competitions import CompetitionService
 from .course_templates import TemplateService
 from .coursework import CourseworkService
 from .culler import DEFAULT_POLICY, Culler
@@ -66,6 +68,8 @@ class Platform:
             settings,
         )
         self.training = TrainingService(self.db, self.backend, self.notebooks.gpus)
+        self.competitions = CompetitionService(self.db, settings)
+        self.competition_entries = EntryService(self.db, settings, self.competitions)
         self.reader = NotebookReader()
         self.culler = Culler(self.db, self.notebooks, self.reader, settings.cull_interval)
         self.monitor = Monitor(self.db, self.notebooks, self.reader, settings)
@@ -121,6 +125,7 @@ class Platform:
             asyncio.create_task(self._dispatch_training()),
             asyncio.create_task(liveness.watch(self.notebooks, self.settings.liveness_interval)),
             asyncio.create_task(self.quota_mirror.run()),
+            asyncio.create_task(self.competition_entries.run()),
         ]
 
     async def close(self) -> None:

@@ -29,6 +29,10 @@ class Settings(BaseSettings):
     secure_cookies: bool = False
     start_timeout: float = 90
     stop_timeout: float = 10
+    # local VM notebooks: seconds a guest has to power off (ACPI) before QEMU is ended,
+    # and the accelerator: "auto" (KVM when usable, else TCG), "kvm" or "tcg"
+    vm_shutdown_timeout: float = 30
+    vm_accelerator: str = "auto"
     # local backend: "auto" runs notebooks as per-user accounts when root, else as ourselves
     run_as: str = "auto"
     use_cgroups: bool = True

@@ -4,8 +4,14 @@ A job asks for one master and `workers` workers, each with the same CPU,
 memory and GPUs. Its total must fit the owner's quota; when the platform has
 fewer free GPUs of the type than the job needs, it waits in the queue and is
 submitted by the culler's pass once they are free. State and logs come from
-the backend. On the local backend the request is refused with a sentence
-saying that training jobs need the kubernetes backend.
+the backend.
+
+On the local backend a job runs with torchrun on this machine
+(backends/local_training.py), in an environment built here: the job's
+`image` names that environment (no migration: the column holds what each
+backend runs, an image there, an environment here). The controller places
+its GPUs itself, as for notebooks, counting the GPUs of the local jobs
+running now as taken.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from datetime import datetime, timezone
 from sqlalchemy import select
 
 from ..backends.base import TrainingSpec
+from ..core import environments as recipes
 from ..core import gpus as gpu_rules
 from ..core import quota as rules
 from ..core.errors import Conflict, Forbidden, Invalid, NotFound, NotSupported
@@ -67,6 +74,9 @@ class TrainingService:
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not argv:
             raise Invalid("give the command each replica runs, e.g. python train.py --epochs 10")
+        local = self.backend.name == "local"
+        if local and not image.strip():
+            raise Invalid("choose the environment the job runs in, e.g. pytorch")
         if not image.strip() or any(c.isspace() for c in image.strip()):
             raise Invalid(
                 "give the image the job runs, e.g. registry.example.edu/course/pytorch:2027"
@@ -80,6 +90,8 @@ class TrainingService:
         async with self.db.session() as session:
             if gpu_type:
                 await catalog.get_gpu_type(session, gpu_type)
+            if local:
+                await self._check_environment(session, image.strip())
             group_id = None
             if group:
                 target = await session.scalar(select(Group).where(Group.name == group))
@@ -123,14 +135,49 @@ class TrainingService:
         await self.dispatch()
         return job
 
-    async def _fits(self, session, job: TrainingJob) -> bool:
+    @staticmethod
+    async def _check_environment(session, name: str):
+        """The local environment a job runs in: ready, built on this machine, with torch."""
+        environment = await catalog.get_environment(session, name)
+        catalog.require_runnable(environment, "local")
+        packages = {recipes.normalise(p.get("name", "")) for p in environment.packages or []}
+        if environment.recipe is not None and "torch" not in packages:
+            raise Invalid(
+                f"environment '{name}' has no PyTorch, which runs training jobs (torchrun); "
+                "choose an environment built from the PyTorch recipe"
+            )
+        return environment
+
+    async def _place(self, session, job: TrainingJob) -> tuple[str, ...] | None:
+        """GPUs for the whole job (None while too few are free): the local backend's own
+        devices; on Kubernetes only a count, since the cluster places the pods."""
         if not job.gpus:
-            return True
+            return ()
         gpu_type = await catalog.get_gpu_type(session, job.gpu_type)
-        allocator = await self.gpus.allocator(session)
+        allocator = await self.gpus.allocator(session)  # notebooks and local jobs
         offer = catalog.offer_of(gpu_type)
+        needed = job.gpus * (job.workers + 1)
+        if self.backend.name == "local":
+            return allocator.place(offer, needed)
         free = sum(gpu_rules.free_slots(d, offer, allocator.used) for d in self.gpus.devices)
-        return free >= job.gpus * (job.workers + 1)
+        return () if free >= needed else None
+
+    async def _local_spec(self, session, job: TrainingJob, devices: tuple[str, ...]) -> dict:
+        """What the local backend needs beyond the job: its environment's prefix and GPUs."""
+        if self.backend.name != "local":
+            return {}
+        environment = await self._check_environment(session, job.image)
+        device_env = {}
+        if job.gpu_type and devices:
+            gpu_type = await catalog.get_gpu_type(session, job.gpu_type)
+            if gpu_type.fraction < 1.0:
+                percent = max(1, round(gpu_type.fraction * 100))
+                device_env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(percent)
+        return {
+            "local_prefix": environment.local_prefix,
+            "devices": devices,
+            "device_env": device_env,
+        }
 
     async def dispatch(self) -> None:
         """Submit queued jobs, oldest first, while their GPUs fit."""
@@ -146,7 +193,8 @@ class TrainingService:
             ).all()
         for job, owner, group in queued:
             async with self.db.session() as session:
-                if not await self._fits(session, job):
+                devices = await self._place(session, job)
+                if devices is None:
                     current = await session.get(TrainingJob, job.id)
                     needed = job.gpus * (job.workers + 1)
                     current.message = f"waiting for {needed} free GPUs of type '{job.gpu_type}'"
@@ -154,6 +202,10 @@ class TrainingService:
                 gpu_type = (
                     await catalog.get_gpu_type(session, job.gpu_type) if job.gpu_type else None
                 )
+                try:
+                    local = await self._local_spec(session, job, devices)
+                except (Invalid, Conflict, NotFound) as error:
+                    local = {"refused": error.message}
             spec = TrainingSpec(
                 owner=owner,
                 name=job.name,
@@ -166,8 +218,11 @@ class TrainingService:
                 gpu_resource=gpu_type.resource_name if gpu_type else "nvidia.com/gpu",
                 node_selector=dict(gpu_type.node_selector or {}) if gpu_type else {},
                 group=group,
+                **{k: v for k, v in local.items() if k != "refused"},
             )
             try:
+                if "refused" in local:  # its environment went away while it waited
+                    raise Invalid(local["refused"])
                 await self.backend.submit_training(spec)
                 state, message = "submitted", ""
             except NotSupported:

@@ -33,6 +33,7 @@ SCOPES: dict[str, str] = {
     "teaching": "templates, lab files, broadcasts, assignments and submissions",
     "training": "run training jobs",
     "audit": "read the audit log",
+    "storage": "read and write your storage and your courses' storage",
     "notebook:access": "ask what a user may do in this notebook (its own server)",
     "lab:read": "read this notebook's status from its JupyterLab",
     "lab:edit": "keep this notebook running from its JupyterLab",

@@ -23,6 +23,7 @@ import os
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Float, Int, Unicode, default
 
+from . import apps as notebook_apps
 from . import controller_client, usage
 from .authorizer import ShareAuthorizer
 from .clipboard import clipboard_bridge
@@ -99,6 +100,17 @@ class CguLabExtension(ExtensionApp):
         ),
     ).tag(config=True)
 
+    apps = Unicode(
+        help=(
+            "The apps this notebook offers beside JupyterLab, as JSON (core/apps.py; "
+            "default: $CGU_APPS, else the built-in desktop and VS Code where installed)."
+        ),
+    ).tag(config=True)
+
+    @default("apps")
+    def _default_apps(self) -> str:
+        return os.environ.get("CGU_APPS", "")
+
     @default("controller_url")
     def _default_controller_url(self) -> str:
         return os.environ.get("CGU_CONTROLLER_URL", "")
@@ -133,6 +145,12 @@ class CguLabExtension(ExtensionApp):
         allowance = _number("CGU_DISK_ALLOWANCE")
         return int(allowance) if allowance is not None else None
 
+    def _link_jupyter_server_extension(self, serverapp) -> None:
+        """Also tell jupyter-server-proxy which apps to run: it reads its config when it
+        loads, and every extension is linked before any is loaded."""
+        super()._link_jupyter_server_extension(serverapp)
+        self.offered_apps = notebook_apps.configure_proxy(serverapp, self.apps, self.log)
+
     def initialize_settings(self) -> None:
         for attribute, required in REQUIRED.items():
             actual = getattr(self.serverapp, attribute, None)
@@ -150,6 +168,7 @@ class CguLabExtension(ExtensionApp):
                     self.controller_url, self.api_token, self.notebook_owner, self.notebook_name
                 ),
                 usage.SETTING: usage.Sampler(self.cpu_limit, self.memory_limit),
+                notebook_apps.SETTING: getattr(self, "offered_apps", None),
             }
         )
 
@@ -160,9 +179,13 @@ class CguLabExtension(ExtensionApp):
         self.clipboard, clipboard_routes = clipboard_bridge(self)
         self.handlers.extend(clipboard_routes)
         self.handlers.extend(transfer_routes(self))
+        self.handlers.extend(notebook_apps.app_routes(getattr(self, "offered_apps", None)))
 
     async def stop_extension(self) -> None:
         """Remove the clipboard's socket, so that no kernel waits on a server that is gone."""
         clipboard = getattr(self, "clipboard", None)
         if clipboard is not None:
             clipboard.close()
+        apps = getattr(self, "offered_apps", None)
+        if apps is not None:
+            apps.close()

@@ -70,6 +70,14 @@ ROUTES: dict[str, str] = {
     "jupyter_server.nbconvert.handlers.NbconvertFileHandler": FILE,  # nbconvert/<fmt>/<path>
 }
 
+# Apps that jupyter-server-proxy runs (notebook/apps/: the desktop, VS Code, an admin's
+# web app) are live sessions in the owner's name whatever the HTTP method says (a GET
+# may run a command in code-server), so read-only and single-file callers reach none
+# of them. They watch the desktop through a channel that filters what it relays:
+APP_PROXY_MODULE = "jupyter_server_proxy."
+# Websockets a read-only caller (not a single-file one) may open: GET, filtered.
+VIEW_ONLY_CHANNELS = frozenset({"cgu_lab.notebook.apps.handlers.DesktopViewHandler"})
+
 # Routes nobody but the owner may use with a writing method, whatever their share.
 OWNER_ONLY = frozenset({"jupyter_server.services.contents.handlers.TrustNotebooksHandler"})
 
@@ -123,7 +131,15 @@ def request_refusal(handler, user: PlatformUser) -> tuple[str, str] | None:
     if writes and user.access != "owner" and route_name(handler) in OWNER_ONLY:
         return OWNER, "only the owner of this notebook can trust it"
     limited = user.access == "read" or bool(user.scope)
-    if limited and isinstance(handler, WebSocketHandler):
+    route = route_name(handler)
+    if limited and route.startswith(APP_PROXY_MODULE):
+        return READ_ONLY, (
+            "your access to this notebook is read-only: its apps (desktop, VS Code) are for "
+            "its owner and editors; you can watch the desktop from the Apps launcher"
+        )
+    upgrade = (handler.request.headers.get("Upgrade") or "").lower() == "websocket"
+    viewing = route in VIEW_ONLY_CHANNELS and not user.scope and method == "GET"
+    if limited and (isinstance(handler, WebSocketHandler) or upgrade) and not viewing:
         return READ_ONLY, (
             "your access to this notebook is read-only: you cannot run code or edit live here"
         )

@@ -75,6 +75,8 @@ class Group(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     kind: Mapped[str] = mapped_column(String(16), default="course")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Whether the course's TAs may write its shared storage (its teachers always may).
+    storage_ta_write: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
 
 
 class Membership(Base):
@@ -141,6 +143,9 @@ class Environment(Base):
     built_by: Mapped[str] = mapped_column(String(64), default="", server_default="")
     build_started_at: Mapped[datetime | None] = mapped_column(nullable=True)
     built_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    # Apps its notebooks offer beside JupyterLab (core/apps.py): built-ins by name and
+    # an administrator's own; None: the built-ins (desktop, VS Code) where installed.
+    apps: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
 
 
 class GpuType(Base):

@@ -11,6 +11,7 @@ from . import (
     accounts,
     audit,
     catalog,
+    competitions,
     culling,
     gpus,
     invitations,
@@ -20,10 +21,12 @@ from . import (
     notebooks,
     quotas,
     shares,
+    storage,
     system,
     teaching,
     training,
     user_admin,
+    watch,
 )
 
 
@@ -43,9 +46,12 @@ def router() -> APIRouter:
         culling,
         monitoring,
         teaching,
+        competitions,
         training,
         audit,
         lab,
+        watch,
+        storage,
     ):
         api.include_router(module.router)
     return api

@@ -14,9 +14,12 @@ from sse_starlette import EventSourceResponse
 from ...core import environments as rules
 from ...core import roles
 from .. import catalog as service
+from .. import environment_apps
 from .deps import ActorDep, PlatformDep, require_scope
 from .events import SSE_RESPONSES, progress_stream
 from .schema_environments import (
+    AppOut,
+    EnvironmentApps,
     EnvironmentBuild,
     EnvironmentDetail,
     PackageOut,
@@ -61,6 +64,8 @@ def environment_out(env, actor: roles.Principal) -> EnvironmentDetail:
         build_started_at=env.build_started_at,
         built_at=env.built_at,
         log_tail=(env.log_tail or "") if actor.is_admin else "",
+        apps=[AppOut(**a) for a in environment_apps.offered(env)],
+        apps_declared=getattr(env, "apps", None) is not None,
     )
 
 
@@ -130,6 +135,20 @@ async def put_environment(
 ) -> EnvironmentDetail:
     async with platform.db.session() as session:
         env = await service.save_environment(session, actor, name, **body.model_dump())
+        return environment_out(env, actor)
+
+
+@router.put(
+    "/environments/{name}/apps",
+    response_model=EnvironmentDetail,
+    summary="Choose the apps an environment's notebooks offer (admins)",
+)
+async def put_environment_apps(
+    name: LabelPath, body: EnvironmentApps, platform: PlatformDep, actor: ActorDep
+) -> EnvironmentDetail:
+    apps = None if body.apps is None else [a.model_dump() for a in body.apps]
+    async with platform.db.session() as session:
+        env = await environment_apps.set_apps(session, actor, name, apps)
         return environment_out(env, actor)
 
 

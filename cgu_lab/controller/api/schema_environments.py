@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from ...core import apps as apps_rules
 from ...core import environments as rules
 from .schema_types import (
     Description,
@@ -75,6 +76,43 @@ class PackageOut(BaseModel):
     own: bool = Field(description="Installed in the environment (else the platform provides it)")
 
 
+class AppDeclaration(Strict):
+    """One app of an environment: a built-in by name (desktop, vscode), or an admin's own."""
+
+    name: str = Field(
+        max_length=32,
+        description="desktop, vscode, or a name of your own app (its URL path)",
+        json_schema_extra={"pattern": apps_rules.NAME_PATTERN},
+    )
+    title: str = Field("", max_length=apps_rules.MAX_TITLE, description="The launcher's label")
+    command: list[Annotated[str, Field(min_length=1, max_length=apps_rules.MAX_ARG_LENGTH)]] = (
+        Field(
+            default_factory=list,
+            max_length=apps_rules.MAX_ARGS,
+            description="Your own app: the program and its arguments, no shell; {port}, "
+            "{unix_socket} and {base_url} are filled in",
+        )
+    )
+    port: int | None = Field(
+        None, ge=1024, le=65535, description="A fixed port; empty: a free one is chosen"
+    )
+    icon: str = Field("", max_length=apps_rules.MAX_ICON, description="SVG markup")
+
+
+class EnvironmentApps(Strict):
+    """The apps an environment offers; null for the built-ins where installed."""
+
+    apps: list[AppDeclaration] | None = Field(max_length=apps_rules.MAX_APPS)
+
+
+class AppOut(BaseModel):
+    name: str
+    title: str
+    command: list[str] = Field(default_factory=list)
+    port: int | None = None
+    icon: str = ""
+
+
 class EnvironmentDetail(BaseModel):
     name: str
     display_name: str
@@ -91,6 +129,12 @@ class EnvironmentDetail(BaseModel):
     build_started_at: datetime | None
     built_at: datetime | None
     log_tail: str = Field(description="The last lines of the build's log (administrators only)")
+    apps: list[AppOut] = Field(
+        default_factory=list, description="The apps its notebooks offer beside JupyterLab"
+    )
+    apps_declared: bool = Field(
+        False, description="False: the built-in apps (desktop, VS Code) where installed"
+    )
 
 
 class RecipeInfo(BaseModel):

@@ -90,7 +90,7 @@ class NotebookCreate(Strict):
     persistent: bool = Field(False, description="Admins only: never stopped for idleness")
     start: bool = Field(False, description="Start it right away")
     kind: Literal["jupyter", "vm"] = Field(
-        "jupyter", description="vm: a virtual machine (Kubernetes)"
+        "jupyter", description="vm: a virtual machine (KubeVirt on Kubernetes, QEMU on one machine)"
     )
     image: Image = Field("", description="A custom image instead of the environment's (Kubernetes)")
 

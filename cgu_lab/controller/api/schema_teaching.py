@@ -240,7 +240,10 @@ class CourseOut(BaseModel):
 
 class TrainingCreate(Strict):
     name: JobName
-    image: Image = Field(description="The container image every replica runs")
+    image: Image = Field(
+        description="The container image every replica runs (kubernetes); on the local "
+        "backend, the name of the environment it runs in (built from the PyTorch recipe)"
+    )
     command: Command | Annotated[list[Command], Field(max_length=256)] = Field(
         description="e.g. python train.py --epochs 10"
     )

@@ -14,6 +14,9 @@ case, a too-large folder dropped on the file browser, fail at once with the
 figures instead of halfway with "disk full". The free space of the disk
 holding the home is checked too, whatever the allowance.
 
+The rule and its refusals are core/allowance.py's, shared with the portal's
+storage page.
+
 Use is the apparent size of every regular file below the home, links not
 followed, hidden files included (they take space too).
 """
@@ -22,11 +25,11 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.resources import format_memory
-from .names import DiskFull, OverAllowance
+from ...core.allowance import Room, check
+
+__all__ = ["Room", "check", "home_use", "room"]
 
 # Folders below the home walked at most, so that a pathological tree cannot stall a check.
 MAX_ENTRIES = 2_000_000
@@ -54,43 +57,8 @@ def home_use(root: str | Path) -> int:
     return total
 
 
-@dataclass(frozen=True)
-class Room:
-    """The figures an upload is checked against (and the page shows)."""
-
-    allowance: int | None
-    used: int | None
-    free: int
-
-    def as_dict(self) -> dict:
-        left = None if self.allowance is None else max(0, self.allowance - (self.used or 0))
-        return {"allowance": self.allowance, "used": self.used, "left": left, "free": self.free}
-
-
 def room(root: str | Path, allowance: int | None) -> Room:
     """The allowance, what the home uses (walked only when there is an allowance) and the
     disk's free space."""
     used = home_use(root) if allowance is not None else None
     return Room(allowance, used, shutil.disk_usage(root).free)
-
-
-def check(where: Room, needed: int, what: str = "this upload") -> None:
-    """Refuse `needed` more bytes when they pass the allowance or the disk's free space."""
-    if where.allowance is not None and (where.used or 0) + needed > where.allowance:
-        used = where.used or 0
-        left = max(0, where.allowance - used)
-        raise OverAllowance(
-            f"{what} needs {format_memory(needed)}, but your disk allowance is "
-            f"{format_memory(where.allowance)} and {format_memory(used)} of it is used "
-            f"({format_memory(left)} left): delete some files, or ask your teacher for more",
-            limit=where.allowance,
-            used=used,
-            needed=needed,
-        )
-    if needed > where.free:
-        raise DiskFull(
-            f"{what} needs {format_memory(needed)}, but the disk holding this notebook has "
-            f"only {format_memory(where.free)} free",
-            free=where.free,
-            needed=needed,
-        )

@@ -20,7 +20,8 @@ import re
 import stat
 from pathlib import Path
 
-from ...core.errors import Conflict, Invalid, NotFound, QuotaExceeded
+from ...core.allowance import DiskFull, OverAllowance
+from ...core.errors import Conflict, Invalid, NotFound
 from ...core.paths import relative_path
 
 
@@ -38,18 +39,6 @@ class LinkRefused(Invalid):
 
 class NotAnArchive(Invalid):
     code = "not_archive"
-
-
-class OverAllowance(QuotaExceeded):
-    """More than the disk allowance; 413, the status for "what you send is too large"."""
-
-    status = 413
-    code = "over_allowance"
-
-
-class DiskFull(QuotaExceeded):
-    status = 507
-    code = "disk_full"
 
 
 __all__ = [

@@ -36,6 +36,11 @@ async function main() {
     }
     const vm = /** @type {HTMLOptionElement} */ (form.elements.kind.querySelector('option[value="vm"]'));
     vm.disabled = !version.backend.vm_notebooks;
+  } else if (version.backend.vm_notebooks) {
+    // The local backend's VMs (QEMU): the kind choice without the custom image.
+    for (const id of ['nb-kind', 'nb-kind-label']) {
+      /** @type {HTMLElement} */ (document.getElementById(id)).hidden = false;
+    }
   }
   const quota = await api('GET', `/api/users/${encodeURIComponent(me.name)}/quota`);
   document.getElementById('quota-hint').textContent =

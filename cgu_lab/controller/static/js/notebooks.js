@@ -12,6 +12,7 @@ import {
   timeAgo
 } from './common.js';
 import { liveReload } from './live.js';
+import { appLinks } from './notebook_apps.js';
 
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['NotebookOut']} NotebookOut */
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['GpuTypeOut']} GpuTypeOut */
@@ -189,6 +190,7 @@ function row(nb) {
       'td',
       { class: 'actions' },
       running && mine ? el('a', { class: 'button primary', href: nb.url }, 'Open') : null,
+      mine ? appLinks(nb) : null,
       nb.state === 'stopped'
         ? el('button', { type: 'button', class: 'primary', onclick: () => act(nb, 'start') }, 'Start')
         : null,

@@ -5,15 +5,53 @@ const form = /** @type {import('./common.js').FormWith<{ gpu_type: HTMLSelectEle
   document.getElementById('training-form')
 );
 const jobs = document.getElementById('jobs');
+const LOG_REFRESH_MS = 2000;
+const LIST_REFRESH_MS = 3000;
+const ENDED = ['Succeeded', 'Failed', 'failed'];
+let listTimer = 0;
+/** The job whose logs are shown, the replica chosen, and the timer that follows them. */
+const following = { job: null, replica: 'master', index: 0, timer: 0 };
 
-async function showLogs(job) {
-  const box = document.getElementById('logs-box');
-  const text = await fetch(`/api/training/${encodeURIComponent(job.owner)}/${encodeURIComponent(job.name)}/logs`, {
-    credentials: 'same-origin'
-  }).then(r => r.text());
-  document.getElementById('logs-title').textContent = `Logs of ${job.name} (master)`;
-  document.getElementById('logs').textContent = text || '(nothing printed yet)';
-  box.hidden = false;
+/** The replicas of a job as options: the master, then worker 0, 1, ... */
+function replicaChoice(job) {
+  const select = /** @type {HTMLSelectElement} */ (el('select', { id: 'logs-replica', 'aria-label': 'Replica' }));
+  select.append(el('option', { value: 'master:0' }, 'master'));
+  for (let i = 0; i < job.workers; i++) {
+    select.append(el('option', { value: `worker:${i}` }, `worker ${i}`));
+  }
+  select.addEventListener('change', () => {
+    const [replica, index] = select.value.split(':');
+    following.replica = replica;
+    following.index = Number(index);
+    loadLogs();
+  });
+  return select;
+}
+
+/** Fetch the chosen replica's last lines; keep following while the job runs. */
+async function loadLogs() {
+  const job = following.job;
+  if (!job) return;
+  clearTimeout(following.timer);
+  const base = `/api/training/${encodeURIComponent(job.owner)}/${encodeURIComponent(job.name)}`;
+  const query = `?replica=${following.replica}&index=${following.index}`;
+  const response = await fetch(`${base}/logs${query}`, { credentials: 'same-origin' });
+  const text = await response.text();
+  const pre = document.getElementById('logs');
+  pre.textContent = response.ok ? text || '(nothing printed yet)' : text;
+  pre.scrollTop = pre.scrollHeight;
+  const now = await api('GET', base).catch(() => null);
+  if (now && following.job === job && !ENDED.includes(now.phase)) {
+    following.timer = window.setTimeout(loadLogs, LOG_REFRESH_MS);
+  }
+}
+
+function showLogs(job) {
+  Object.assign(following, { job, replica: 'master', index: 0 });
+  const title = document.getElementById('logs-title');
+  title.replaceChildren(`Logs of ${job.name} `, replicaChoice(job));
+  document.getElementById('logs-box').hidden = false;
+  loadLogs();
 }
 
 async function remove(job) {
@@ -64,6 +102,11 @@ async function refresh() {
     'No training jobs.',
     4
   );
+  // Follow jobs that are queued or running until they end.
+  clearTimeout(listTimer);
+  if (detailed.some(job => !ENDED.includes(job.phase))) {
+    listTimer = window.setTimeout(refresh, LIST_REFRESH_MS);
+  }
 }
 
 form.addEventListener('submit', async event => {
@@ -89,11 +132,28 @@ form.addEventListener('submit', async event => {
 });
 
 const version = await api('GET', '/api/version');
+const local = version.backend.name === 'local';
 if (!version.backend.training_jobs) {
   const note = document.getElementById('training-unsupported');
   note.textContent = `Training jobs need the kubernetes backend; this platform runs the ${version.backend.name} backend.`;
   note.hidden = false;
   document.getElementById('training-new').hidden = true;
+} else if (local) {
+  // One machine: the job runs with torchrun in an environment built here, named in `image`.
+  document.getElementById('training-hint').textContent =
+    'A training job runs one master and any number of workers on this machine, started together by ' +
+    'torchrun in the environment you choose, each with the same resources. It waits in the queue while ' +
+    'the GPUs it needs are busy.';
+  document.querySelector('label[for="j-image"]').textContent = 'Environment';
+  const image = /** @type {HTMLInputElement} */ (document.getElementById('j-image'));
+  image.placeholder = 'pytorch';
+  const [types, environments] = await Promise.all([api('GET', '/api/gpu-types'), api('GET', '/api/environments')]);
+  form.elements.gpu_type.append(...types.map(t => el('option', { value: t.name }, t.display_name || t.name)));
+  document
+    .getElementById('j-images')
+    .append(
+      ...environments.filter(e => e.local_prefix).map(e => el('option', { value: e.name }, e.display_name || e.name))
+    );
 } else {
   const [types, images] = await Promise.all([api('GET', '/api/gpu-types'), api('GET', '/api/images')]);
   form.elements.gpu_type.append(...types.map(t => el('option', { value: t.name }, t.display_name || t.name)));

@@ -1,0 +1,399 @@
+"""VM notebooks on the local backend: QEMU on this machine, one console server per VM.
+
+A VM notebook's environment is a VM image: a folder with a `vm.json` manifest
+(local_qemu.py), declared as the environment's local prefix. Starting one:
+
+1. its own copy-on-write disk, made once: `vms/<owner>/<notebook>/disk.qcow2`,
+   a qcow2 overlay on the image's base disk (which is never written), plus a
+   copy of the UEFI variables when the image boots with UEFI. The disk stays
+   across stops and resizes, like a notebook's home; deleting the notebook
+   moves the folder to the trash with the home.
+2. its runtime folder `run/<notebook id>/` for the VNC and QMP sockets and the
+   serial log (short paths: a socket path must fit in 107 bytes).
+3. the console server (local_vm_console.py) started by the launcher exactly
+   as JupyterLab is: as the notebook's account, in the notebook's cgroup,
+   with the installation's markers; it starts QEMU as its child. The
+   notebook's home is the guest's shared folder (9p), so the owner's files
+   are in the VM and the VM's in the home.
+
+The controller then treats it as any notebook: the proxy forwards to the
+console server, `observe` and the culler ask it, `sweep` finds it by its
+markers. Only a stop differs: the guest is asked to power off through QMP
+(an ACPI power button press) and given `vm_shutdown_timeout` seconds before
+the ordinary stop ends QEMU. Resizes (vCPUs, memory) apply at the next start,
+since the command line is made from the notebook's resources at each start.
+
+The accelerator: KVM when the setting allows it and the notebook's account can
+use /dev/kvm, else TCG, which the start's progress and the console page say
+is slow. GPUs are not passed through to local VMs (refused at start).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import grp
+import json
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import psutil
+
+from . import local_qemu as qemu
+from .base import BackendError, NotebookSpec, ProgressCallback
+
+if TYPE_CHECKING:
+    from .local import LocalBackend
+
+CONSOLE_MODULE = "cgu_lab.backends.local_vm_console"
+
+
+def account_can_use(device: str, uid: int | None, gid: int | None) -> bool:
+    """Whether a process of this account may open `device` for reading and writing."""
+    try:
+        info = os.stat(device)
+    except OSError:
+        return False
+    if uid is None or uid == 0:
+        return os.access(device, os.R_OK | os.W_OK)
+    if info.st_uid == uid:
+        return info.st_mode & 0o600 == 0o600
+    groups = {gid} if gid is not None else set()
+    with contextlib.suppress(KeyError):
+        name = pwd.getpwuid(uid).pw_name
+        groups |= {g.gr_gid for g in grp.getgrall() if name in g.gr_mem}
+    if info.st_gid in groups:
+        return info.st_mode & 0o060 == 0o060
+    return info.st_mode & 0o006 == 0o006
+
+
+def unreadable_by_others(path: Path) -> Path | None:
+    """The first folder others cannot enter, or the file itself when they cannot read it.
+
+    QEMU runs as the notebook's account, which is in no group of the admin's files:
+    an image in /root/... would fail deep inside QEMU; this names the folder instead.
+    """
+    for directory in reversed(path.parents):
+        if not directory.stat().st_mode & stat.S_IXOTH:
+            return directory
+    return None if path.stat().st_mode & stat.S_IROTH else path
+
+
+class LocalVms:
+    """The VM half of the LocalBackend; it reuses the backend's accounts, limits and launcher."""
+
+    def __init__(self, backend: LocalBackend) -> None:
+        self.backend = backend
+        self.disks = backend.root / "vms"
+        self.runtime = backend.root / "run"
+
+    @property
+    def settings(self):
+        return self.backend.settings
+
+    def available(self) -> bool:
+        return qemu.qemu_binary() is not None and shutil.which("qemu-img") is not None
+
+    def describe(self) -> dict[str, Any]:
+        if not self.available():
+            return {
+                "vm_notebooks": False,
+                "vm_detail": "QEMU is not installed (apt: qemu-system-x86)",
+            }
+        accel = self.accelerator(None, None)
+        return {"vm_notebooks": True, "vm_accelerator": accel}
+
+    def accelerator(self, uid: int | None, gid: int | None) -> str:
+        wanted = getattr(self.settings, "vm_accelerator", "auto")
+        if wanted == "tcg":
+            return "tcg"
+        usable = qemu.kvm_usable() and account_can_use("/dev/kvm", uid, gid)
+        if wanted == "kvm" and not usable:
+            raise BackendError(
+                "this platform is set to run VMs with KVM, but /dev/kvm is not usable here "
+                "(or not by the notebook's account); an administrator can set vm_accelerator "
+                "to auto"
+            )
+        return "kvm" if usable else "tcg"
+
+    def disk_folder(self, owner: str, name: str) -> Path:
+        return self.disks / owner / name
+
+    # -- start ------------------------------------------------------------------
+
+    async def start(self, spec: NotebookSpec, progress: ProgressCallback) -> dict[str, Any]:
+        backend = self.backend
+        if not self.available():
+            raise BackendError(
+                "VM notebooks need QEMU on this machine, which is not installed; "
+                "ask an administrator (apt: qemu-system-x86 qemu-utils ovmf)"
+            )
+        if spec.gpus:
+            raise BackendError(
+                "GPUs are not passed through to VMs on the local backend; "
+                "choose no GPU for this VM notebook"
+            )
+        try:
+            image = qemu.read_image(Path(spec.environment.local_prefix))
+        except qemu.ImageError as error:
+            raise BackendError(
+                f"environment '{spec.environment.name}' is not a usable VM image: {error}"
+            ) from None
+        await progress(10, "Preparing the VM's disk and your home folder")
+        account = await backend.accounts.account(spec.owner)
+        home = backend.files.home(spec.owner, spec.name)
+        await asyncio.to_thread(backend.files.prepare_home, home, account.uid, account.gid)
+        folder = self.disk_folder(spec.owner, spec.name)
+        run = self.runtime / str(spec.id)
+        disk, uefi_vars = await asyncio.to_thread(
+            self._prepare, image, folder, run, account.uid, account.gid
+        )
+        accel = self.accelerator(account.uid, account.gid)
+        title = f"VM '{spec.name}'"
+        how = "KVM" if accel == "kvm" else "TCG emulation, no KVM here: slow"
+        log_path = backend.log_path(spec.owner, spec.name)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        busy = [cpu for cpus in backend._cpus.values() for cpu in cpus]
+        last_error = ""
+        for attempt in range(3):
+            limits = await asyncio.to_thread(
+                backend.limiter.prepare, spec.id, spec.cpu_milli, spec.memory, busy
+            )
+            port = backend_free_port()
+            argv = qemu.argv(
+                qemu.qemu_binary() or qemu.QEMU,
+                image,
+                run,
+                disk,
+                home,
+                spec.cpu_milli,
+                spec.memory,
+                accel,
+                f"cgu-{backend.instance[:8]}-{spec.id}",
+                uefi_vars,
+            )
+            info = {
+                "title": image.title,
+                "notebook": spec.name,
+                "accel": accel,
+                "vcpus": qemu.vcpus(spec.cpu_milli),
+                "memory_mib": qemu.guest_memory_mib(spec.memory),
+                "shared_folder": image.shared_folder,
+                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+            plan = {
+                "argv": [sys.executable, "-m", CONSOLE_MODULE],
+                "env": self._env(spec, home, account.name, run, port, argv, info),
+                "cwd": str(folder),
+                "uid": account.uid,
+                "gid": account.gid,
+                **{k: v for k, v in limits.items() if k != "cgroups"},
+            }
+            suffix = f" (try {attempt + 1})" if attempt else ""
+            await progress(25, f"Starting the VM with {how}{suffix}")
+            process = await backend._launch(plan, log_path, spec.id)
+            state = {
+                "kind": "vm",
+                "pid": process.pid,
+                "create_time": psutil.Process(process.pid).create_time(),
+                "port": port,
+                "uid": account.uid,
+                "account": account.name,
+                "cgroups": limits.get("cgroups", []),
+                "cpus": limits.get("cpus", []),
+                "enforcement": backend.describe()["cpu_limit"],
+                "accel": accel,
+                "run": str(run),
+            }
+            backend._children[spec.id] = process
+            try:
+                await self._wait_ready(spec, state, process, progress, title, how)
+            except BackendError as error:
+                last_error = str(error)
+                await backend.stop(spec, {**state, "kind": "vm-failed"})
+                if "address already in use" not in backend._log_tail(log_path).lower():
+                    break
+                continue
+            except asyncio.CancelledError:
+                await backend.stop(spec, {**state, "kind": "vm-failed"})
+                raise
+            backend._cpus[spec.id] = state["cpus"]
+            return state
+        raise BackendError(last_error)
+
+    def _prepare(
+        self, image: qemu.VmImage, folder: Path, run: Path, uid: int | None, gid: int | None
+    ) -> tuple[Path, Path | None]:
+        """The VM's own folders, disk overlay and UEFI variables (blocking: run in a thread)."""
+        if uid is not None and uid != 0:
+            files = [image.disk, image.kernel, image.initrd]
+            for path in [p for p in files if p is not None]:
+                blocked = unreadable_by_others(path)
+                if blocked is not None:
+                    raise BackendError(
+                        f"the VM image's file {path} cannot be read by notebook accounts "
+                        f"({blocked} is closed to them); an administrator must put the image "
+                        "in a folder every account can read, e.g. /var/lib/cgu-lab/images"
+                    )
+        for directory in (self.disks, folder.parent, self.runtime):
+            directory.mkdir(parents=True, exist_ok=True)
+            directory.chmod(0o711)
+        folder.mkdir(exist_ok=True)
+        if run.exists():
+            shutil.rmtree(run)
+        run.mkdir()
+        for directory in (folder, run):
+            directory.chmod(0o700)
+            if uid is not None:
+                os.chown(directory, uid, gid if gid is not None else -1)
+        if len(str(run / "vnc.sock")) > qemu.SOCKET_PATH_MAX:
+            raise BackendError(
+                f"the data directory's path is too long for the VM's control sockets "
+                f"({run}); choose a shorter data directory, e.g. /var/lib/cgu-lab"
+            )
+        disk = folder / "disk.qcow2"
+        if not disk.exists():
+            made = folder / "disk.qcow2.new"
+            result = _run(
+                "qemu-img",
+                "create",
+                "-q",
+                "-f",
+                "qcow2",
+                "-b",
+                str(image.disk),
+                "-F",
+                image.format,
+                str(made),
+            )
+            if result:
+                raise BackendError(f"the VM's disk could not be made: {result}")
+            made.rename(disk)
+        uefi_vars = None
+        if image.firmware == "uefi":
+            found = qemu.ovmf_files()
+            if found is None:
+                raise BackendError(
+                    "this VM image boots with UEFI, but OVMF is not installed here; "
+                    "ask an administrator (apt: ovmf)"
+                )
+            uefi_vars = folder / "uefi-vars.fd"
+            if not uefi_vars.exists():
+                shutil.copyfile(found[1], uefi_vars)
+        for path in [disk, *([uefi_vars] if uefi_vars else [])]:
+            path.chmod(0o600)
+            if uid is not None:
+                os.chown(path, uid, gid if gid is not None else -1)
+        return disk, uefi_vars
+
+    def _env(
+        self,
+        spec: NotebookSpec,
+        home: Path,
+        account: str,
+        run: Path,
+        port: int,
+        argv: list[str],
+        info: Mapping[str, Any],
+    ) -> dict[str, str]:
+        return {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(home),
+            "USER": account,
+            "LOGNAME": account,
+            "LANG": os.environ.get("LANG", "C.UTF-8"),
+            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+            "CGU_LAB_INSTANCE": self.backend.instance,
+            "CGU_NOTEBOOK_ID": str(spec.id),
+            "CGU_PROXY_SECRET": spec.proxy_secret,
+            "CGU_VM_BASE": spec.base_path,
+            "CGU_VM_PORT": str(port),
+            "CGU_VM_RUN": str(run),
+            "CGU_VM_QEMU": json.dumps(argv),
+            "CGU_VM_INFO": json.dumps(dict(info)),
+            "CGU_VM_IDLE_CPU": os.environ.get("CGU_LAB_VM_IDLE_CPU", "10"),
+        }
+
+    async def _wait_ready(
+        self,
+        spec: NotebookSpec,
+        state: dict,
+        process: asyncio.subprocess.Process,
+        progress: ProgressCallback,
+        title: str,
+        how: str,
+    ) -> None:
+        backend = self.backend
+        deadline = time.monotonic() + self.settings.start_timeout
+        started = time.monotonic()
+        reported = 0
+        vnc = Path(state["run"]) / "vnc.sock"
+        while time.monotonic() < deadline:
+            if process.returncode is not None:
+                tail = backend._log_tail(backend.log_path(spec.owner, spec.name))
+                raise BackendError(f"the VM exited with code {process.returncode}: {tail}")
+            if vnc.exists() and await backend._answers(spec, state):
+                await progress(95, f"{title} is running ({how}); its console is ready")
+                return
+            waited = int(time.monotonic() - started)
+            if waited > reported:
+                reported = waited
+                await progress(min(90, 30 + waited * 10), f"Booting {title} ({how}; {waited} s)")
+            await asyncio.sleep(0.1)
+        raise BackendError(
+            f"{title} did not come up within {self.settings.start_timeout:.0f} s; last lines "
+            f"of its log: {backend._log_tail(backend.log_path(spec.owner, spec.name))}"
+        )
+
+    # -- stop and storage ---------------------------------------------------------
+
+    async def shutdown(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:
+        """Ask the guest to power off (ACPI) and wait for it; the caller's stop does the rest."""
+        server = self.backend.processes.server(state, spec.id)
+        if server is None or not state.get("run"):
+            return
+        socket = Path(str(state["run"])) / "qmp.sock"
+        try:
+            async with qemu.Qmp(socket) as qmp:
+                await qmp.command("system_powerdown")
+        except (qemu.QmpError, OSError, ValueError):
+            return  # no QMP: the ordinary stop ends QEMU
+        timeout = float(getattr(self.settings, "vm_shutdown_timeout", 30))
+        child = self.backend._children.get(spec.id)
+        if child is not None:  # our own child is reaped by the event loop: wait through it
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(child.wait(), timeout)
+            return
+        await asyncio.to_thread(psutil.wait_procs, [server], timeout)
+
+    async def remove_storage(self, owner: str, name: str, trash: Path, stamp: str) -> None:
+        folder = self.disk_folder(owner, name)
+        if folder.exists():
+            target = trash / f"{owner}--{name}--vm--{stamp}"
+            await asyncio.to_thread(shutil.move, str(folder), str(target))
+
+    def forget_runtime(self, notebook_id: int) -> None:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(self.runtime / str(int(notebook_id)))
+
+
+def backend_free_port() -> int:
+    from .local import free_port  # local imports this module
+
+    return free_port()
+
+
+def _run(*command: str) -> str:
+    """Run a short tool; '' on success, else its error output."""
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode == 0:
+        return ""
+    return (result.stderr or result.stdout).strip()[-500:]

@@ -1,0 +1,233 @@
+"""Where competition entries are scored: a sandboxed child process on this machine.
+
+Each scoring is one run of `scorer_child` as this installation's scorer
+account, with:
+- no network: a network namespace of its own (`unshare --net`), holding only a
+  loopback interface that is down, so neither the controller, a notebook nor the
+  internet can be reached;
+- limits (`prlimit`): address space (`memory_limit`), CPU seconds, file size,
+  open files and processes; the wall clock is the controller's, which kills
+  the process group when the time is up;
+- no right to read anything: the hidden solution, the predictions and the
+  teacher's script are opened here, by the controller, and handed over as file
+  descriptors. The data directory stays the controller's alone (0700), so the
+  scorer (or a teacher's script inside it) cannot read other competitions'
+  solutions, students' homes or the database.
+
+The account: `cgs-<installation tag>-scorer`, one per installation (the tag as
+in local_accounts.py, so two installations on a host never share it; the `cgs-`
+prefix can never be a user's `cgu-` account). It is made on first need when the
+controller runs as root. Without root there are no accounts to switch to: the
+child then runs as the controller's own account in a user and network
+namespace (`unshare --user --net`), which still keeps the network away but not
+the controller's files; `describe()` says which applies.
+
+Why rlimits and not cgroups: scorings are short and many; one cgroup per scoring
+costs a directory and its removal each time on both cgroup versions, while
+RLIMIT_AS bounds each process of the sandbox (the child and a teacher's script
+separately, which the process limit keeps to a few).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import os
+import pwd
+import shutil
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .base import BackendError
+from .local_accounts import installation_tag
+
+MAX_OUTPUT = 1_000_000
+MAX_FILE = 64 * 2**20
+MAX_FILES = 64
+MAX_PROCESSES = 16
+
+
+def scorer_name(instance: str) -> str:
+    return f"cgs-{installation_tag(instance)}-scorer"
+
+
+def scorer_comment(instance: str) -> str:
+    return f"cgu-lab {instance} competition scorer"
+
+
+@dataclass(frozen=True)
+class Sandboxed:
+    """What one scoring gave: the child's answer (or None) and its output for the teacher."""
+
+    answer: dict | None
+    log: str
+    timed_out: bool = False
+
+
+class ScorerSandbox:
+    def __init__(self, instance: Callable[[], str] | str, separate: bool | None = None) -> None:
+        """`separate`: use a scorer account (default: when the controller is root)."""
+        self._instance = instance
+        self.separate = os.geteuid() == 0 if separate is None else separate
+        self._lock = asyncio.Lock()
+        self._account: tuple[int, int] | None = None
+
+    @property
+    def instance(self) -> str:
+        return self._instance() if callable(self._instance) else self._instance
+
+    def describe(self) -> dict:
+        return {
+            "account": scorer_name(self.instance) if self.separate else "the controller's own",
+            "network": "none (a network namespace of its own)",
+            "limits": "rlimits: address space, CPU seconds, file size, open files, processes",
+        }
+
+    async def account(self) -> tuple[int, int]:
+        """The scorer account's (uid, gid), made on first need."""
+        async with self._lock:
+            if self._account is not None:
+                return self._account
+            instance = self.instance
+            if not instance:
+                raise BackendError("the local backend is not open yet (no installation id)")
+            name, comment = scorer_name(instance), scorer_comment(instance)
+            try:
+                entry = pwd.getpwnam(name)
+            except KeyError:
+                await _useradd(name, comment)
+                entry = pwd.getpwnam(name)
+            if entry.pw_gecos != comment:
+                raise BackendError(
+                    f"the system account '{name}' exists but is not this installation's "
+                    "scorer; ask an administrator"
+                )
+            self._account = (entry.pw_uid, entry.pw_gid)
+            return self._account
+
+    async def command(self, memory_limit: int, time_limit: float) -> list[str]:
+        limits = [
+            shutil.which("prlimit") or "/usr/bin/prlimit",
+            f"--as={memory_limit}",
+            f"--cpu={max(1, math.ceil(time_limit))}",
+            f"--fsize={MAX_FILE}",
+            f"--nofile={MAX_FILES}",
+            "--core=0",
+        ]
+        unshare = [shutil.which("unshare") or "/usr/bin/unshare"]
+        if self.separate:
+            uid, gid = await self.account()
+            # Processes are counted per account: the scorer's own, so the limit is
+            # shared by every scoring running at once.
+            limits.append(f"--nproc={MAX_PROCESSES * 8}")
+            unshare += ["--net", f"--setgid={gid}", f"--setuid={uid}"]
+        else:
+            unshare += ["--user", "--net"]
+        return [
+            *limits,
+            "--",
+            *unshare,
+            "--",
+            sys.executable,
+            "-I",
+            "-m",
+            __package__ + ".scorer_child",
+        ]
+
+    async def run(
+        self,
+        job: dict,
+        solution: Path,
+        predictions: Path,
+        script: Path | None,
+        time_limit: float,
+        memory_limit: int,
+    ) -> Sandboxed:
+        """Score one entry; never raises for what happens inside the sandbox."""
+        command = await self.command(memory_limit, time_limit)
+        opened: list[int] = []
+        try:
+            for key, path in (
+                ("solution_fd", solution),
+                ("predictions_fd", predictions),
+                ("script_fd", script),
+            ):
+                if path is not None:
+                    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                    opened.append(fd)
+                    job[key] = fd
+            job["time_limit"] = time_limit
+            # Its scratch folder in /tmp is named for the installation, as host-wide names are.
+            job["tag"] = installation_tag(self.instance)
+            process = await asyncio.create_subprocess_exec(
+                *command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                pass_fds=opened,
+                cwd="/",
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TMPDIR": "/tmp"},  # noqa: S108 - the sandbox's own private mkdtemp,
+                start_new_session=True,
+            )
+        finally:
+            for fd in opened:
+                os.close(fd)
+        process.stdin.write(json.dumps(job).encode())
+        process.stdin.close()
+        reading = asyncio.gather(_capped(process.stdout), _capped(process.stderr), process.wait())
+        try:
+            out, err, _ = await asyncio.wait_for(reading, time_limit * 2 + 10)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+            return Sandboxed(None, f"killed after {time_limit * 2 + 10:.0f} s", timed_out=True)
+        log = err.decode(errors="replace")
+        if process.returncode != 0:
+            reason = (
+                f"signal {-process.returncode}"
+                if process.returncode < 0
+                else f"exit {process.returncode}"
+            )
+            return Sandboxed(None, f"the scorer ended with {reason}\n{log}")
+        try:
+            answer = json.loads(out)
+        except ValueError:
+            return Sandboxed(None, f"the scorer's answer is not JSON\n{log}")
+        return Sandboxed(answer if isinstance(answer, dict) else None, log)
+
+
+async def _capped(stream: asyncio.StreamReader) -> bytes:
+    """Read a stream to its end, keeping at most MAX_OUTPUT bytes."""
+    kept = bytearray()
+    while chunk := await stream.read(65536):
+        if len(kept) < MAX_OUTPUT:
+            kept += chunk[: MAX_OUTPUT - len(kept)]
+    return bytes(kept)
+
+
+async def _useradd(name: str, comment: str) -> None:
+    useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+    process = await asyncio.create_subprocess_exec(
+        useradd,
+        "--system",
+        "--user-group",
+        "--no-create-home",
+        "--home-dir",
+        "/nonexistent",
+        "--shell",
+        "/usr/sbin/nologin",
+        "--comment",
+        comment,
+        name,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await process.communicate()
+    if process.returncode not in (0, 9):  # 9: made by a concurrent call
+        raise BackendError(f"could not create the scorer account {name}: {output.decode().strip()}")

@@ -1,0 +1,75 @@
+// @ts-check
+// The competitions of my courses; course staff create new ones here (files next, on
+// the competition's own page).
+import { api, el, replaceRows, showError, formatDate } from './common.js';
+
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['CompetitionOut']} Competition */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['GroupOut']} Group */
+
+const PHASES = { upcoming: 'Not started', open: 'Open', closed: 'Ended' };
+
+async function load() {
+  /** @type {Competition[]} */
+  const competitions = await api('GET', '/api/competitions');
+  replaceRows(
+    /** @type {HTMLElement} */ (document.getElementById('competitions')),
+    competitions.map(c =>
+      el(
+        'tr',
+        { dataset: { competition: c.id } },
+        el('th', { scope: 'row' }, el('a', { href: `/competitions/${c.id}` }, c.title)),
+        el('td', {}, el('a', { href: `/courses/${encodeURIComponent(c.group)}` }, c.group)),
+        el('td', {}, PHASES[c.phase] ?? c.phase),
+        el('td', {}, formatDate(c.ends_at)),
+        el('td', {}, c.metric_title)
+      )
+    ),
+    'No competition in your courses yet.',
+    5
+  );
+}
+
+/**
+ * @param {string} local a datetime-local value, read in the browser's time zone
+ * @returns {string} ISO 8601 with the zone
+ */
+function isoOf(local) {
+  return new Date(local).toISOString();
+}
+
+const form = /** @type {HTMLFormElement | null} */ (document.getElementById('new-competition-form'));
+if (form) {
+  /** @type {Group[]} */
+  const groups = await api('GET', '/api/groups');
+  const select = /** @type {HTMLSelectElement} */ (form.elements.namedItem('group'));
+  select.replaceChildren(
+    ...groups
+      .filter(g => g.managed && g.kind === 'course')
+      .map(g => el('option', { value: g.name }, g.display_name || g.name))
+  );
+  form.addEventListener('submit', async event => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const text = (/** @type {string} */ name) => String(data.get(name) ?? '');
+    try {
+      const created = await api('POST', `/api/groups/${encodeURIComponent(text('group'))}/competitions`, {
+        name: text('name'),
+        title: text('title'),
+        description: text('description'),
+        starts_at: isoOf(text('starts_at')),
+        ends_at: isoOf(text('ends_at')),
+        metric: text('metric'),
+        id_column: text('id_column'),
+        target_column: text('target_column'),
+        public_fraction: Number(text('public_percent')) / 100,
+        per_day: Number(text('per_day')),
+        total: Number(text('total')),
+        teams: data.get('teams') === 'on'
+      });
+      window.location.assign(`/competitions/${created.id}`);
+    } catch (error) {
+      showError('new-competition-error', error);
+    }
+  });
+}
+await load();

@@ -1,0 +1,53 @@
+"""Apps beside JupyterLab in every notebook: a Linux desktop, VS Code, and admins' own.
+
+The parts and why each is where it is:
+
+- jupyter-server-proxy (the ecosystem's process launcher and proxy for
+  notebook servers) starts, supervises, proxies and stops every app; this
+  package only tells it which apps exist, through `ServerProxy.servers`,
+  set while the extension is linked (before jupyter-server-proxy loads), so
+  the list follows the environment's declaration (`$CGU_APPS`, registry.py);
+- the desktop is TigerVNC's Xvnc with openbox and xterm on a unix socket
+  (desktop_session.py), shown by noVNC in the lab extension (src/apps/),
+  reached as a raw websocket by jupyter-server-proxy's `raw_socket_proxy`;
+- read-only viewers watch it through a route of our own that filters the VNC
+  protocol (rfb.py, handlers.py); everything else of the apps is for the
+  owner and editors only (the request guard in authorizer.py).
+
+Modules: `registry` (offered apps, proxy entries, the sockets' folder),
+`desktop_session` (one desktop), `rfb` (the view-only filter), `handlers`.
+"""
+
+from __future__ import annotations
+
+SETTING = "cgu_lab_apps"
+
+
+def configure_proxy(serverapp, declared: str, log):
+    """Make the apps (their sockets' folder) and put them in jupyter-server-proxy's config.
+
+    Called while the extension is linked: jupyter-server-proxy reads
+    `ServerProxy.servers` from the server's config only when it loads, after
+    every extension was linked. Entries an admin put in a config file stay;
+    ours replace those of the same name. Returns the `Apps` (None: no apps).
+    """
+    from ...core.errors import Invalid
+    from .registry import Apps
+
+    try:
+        apps = Apps.create(declared)
+    except (Invalid, OSError) as error:
+        log.warning("cgu-lab apps: none offered: %s", error)
+        return None
+    servers = dict(serverapp.config.ServerProxy.get("servers", {}) or {})
+    servers.update(apps.servers())
+    serverapp.config.ServerProxy.servers = servers
+    for name, reason in apps.missing.items():
+        log.info("cgu-lab apps: %s is not offered: %s", name, reason)
+    return apps
+
+
+def app_routes(apps) -> list[tuple]:
+    from .handlers import routes
+
+    return routes(apps) if apps is not None else []

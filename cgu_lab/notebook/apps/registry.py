@@ -1,0 +1,176 @@
+"""Which apps this notebook offers, as jupyter-server-proxy servers.
+
+The backend hands the notebook its environment's list in `$CGU_APPS` (JSON,
+checked again here with core/apps.py: an environment edited by hand in the
+database must not become a crash at start); without it the built-ins are
+offered. A built-in is offered only where its program is installed (Xvnc and
+openbox for the desktop, code-server for VS Code), so the launcher never
+shows an app that cannot start.
+
+jupyter-server-proxy starts each app on first use as a child of this server
+(so inside the notebook's cgroup and limits, as its user), proxies it under
+`<base_url>/<name>/` on the notebook's own origin, and stops it with the
+server. The desktop and VS Code listen on unix sockets in `Apps.folder`, a
+folder only this user can enter, made once per server process; ports of
+declared apps are jupyter-server-proxy's own choice unless the admin fixed one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from ...core import apps as rules
+from ...core.errors import Invalid
+
+ENV_APPS = "CGU_APPS"
+ENV_CODE_SERVER = "CGU_CODE_SERVER"
+DESKTOP_SOCKET = "desktop.sock"
+VSCODE_SOCKET = "vscode.sock"
+# Requests reach an app with the caller's headers; the proxy's secret is not for apps.
+HIDDEN_HEADERS = {"X-Cgu-Proxy-Secret": ""}
+START_TIMEOUT = 60
+
+
+def code_server() -> str | None:
+    """The code-server program: $CGU_CODE_SERVER, else the one on PATH."""
+    named = os.environ.get(ENV_CODE_SERVER, "")
+    if named and os.access(named, os.X_OK):
+        return named
+    return shutil.which("code-server")
+
+
+def desktop_installed() -> bool:
+    return bool(shutil.which("Xvnc") and shutil.which("openbox") and shutil.which("xauth"))
+
+
+def parse_declared(text: str) -> list[dict[str, Any]]:
+    """$CGU_APPS: the environment's checked list ("" or absent: the built-ins)."""
+    if not text:
+        return rules.default_apps()
+    try:
+        apps = rules.check_apps(json.loads(text))
+    except (ValueError, Invalid) as error:
+        raise Invalid(f"this notebook's app list is not valid: {error}") from None
+    return rules.default_apps() if apps is None else apps
+
+
+def installation_tag() -> str:
+    """A short tag of the installation (its instance id), for names in shared folders."""
+    instance = os.environ.get("CGU_LAB_INSTANCE", "")
+    return "".join(c for c in instance if c.isalnum())[:12] or "local"
+
+
+@dataclass
+class Apps:
+    """This server's apps: what is offered, where their sockets live."""
+
+    offered: list[dict[str, Any]]
+    folder: Path
+    missing: dict[str, str] = field(default_factory=dict)  # built-in name -> why not here
+
+    @classmethod
+    def create(cls, declared: str) -> Apps:
+        runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+        base = runtime if runtime and os.access(runtime, os.W_OK) else tempfile.gettempdir()
+        folder = Path(tempfile.mkdtemp(prefix=f"cgu-lab-{installation_tag()}-apps-", dir=base))
+        folder.chmod(0o700)
+        offered, missing = [], {}
+        for app in parse_declared(declared):
+            reason = _missing(app["name"])
+            if reason:
+                missing[app["name"]] = reason
+            else:
+                offered.append(app)
+        return cls(offered, folder, missing)
+
+    @property
+    def desktop_socket(self) -> str:
+        return str(self.folder / DESKTOP_SOCKET)
+
+    def offers(self, name: str) -> bool:
+        return any(a["name"] == name for a in self.offered)
+
+    def servers(self) -> dict[str, dict[str, Any]]:
+        """The `ServerProxy.servers` entries (our own launcher shows them, not theirs)."""
+        return {app["name"]: self._server(app) for app in self.offered}
+
+    def _server(self, app: dict[str, Any]) -> dict[str, Any]:
+        common = {
+            "launcher_entry": {"enabled": False},
+            "request_headers_override": dict(HIDDEN_HEADERS),
+            "timeout": START_TIMEOUT,
+        }
+        if app["name"] == rules.DESKTOP:
+            return {
+                **common,
+                "command": [
+                    sys.executable,
+                    *("-m", "cgu_lab.notebook.apps.desktop_session"),
+                    "{unix_socket}",
+                    app["title"],
+                ],
+                "unix_socket": self.desktop_socket,
+                "raw_socket_proxy": True,
+            }
+        if app["name"] == rules.VSCODE:
+            home = os.environ.get("HOME", str(Path.home()))
+            data = Path(home) / ".local" / "share" / "cgu-lab" / "code-server"
+            return {
+                **common,
+                "command": [
+                    str(code_server()),
+                    *("--auth", "none", "--socket", "{unix_socket}", "--socket-mode", "600"),
+                    *("--disable-telemetry", "--disable-update-check"),
+                    *("--disable-workspace-trust", "--disable-getting-started-override"),
+                    *("--user-data-dir", str(data / "data")),
+                    *("--extensions-dir", str(data / "extensions")),
+                    "--ignore-last-opened",
+                    home,
+                ],
+                "unix_socket": str(self.folder / VSCODE_SOCKET),
+                "new_browser_tab": True,
+            }
+        server = {**common, "command": list(app["command"]), "new_browser_tab": True}
+        if app.get("port"):
+            server["port"] = app["port"]
+        return server
+
+    def close(self) -> None:
+        """Stop what still runs of the apps, then remove their sockets' folder.
+
+        A server that exits has jupyter-server-proxy stop its processes; one that only
+        stops its extensions (embedded in another process, as in tests) would leave them
+        running. Ours are the children whose command line names this folder.
+        """
+        folder = str(self.folder)
+        ours = []
+        for child in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if any(folder in argument for argument in child.cmdline()):
+                    ours.append(child)
+        for child in ours:
+            with contextlib.suppress(psutil.Error):
+                child.terminate()
+        _, alive = psutil.wait_procs(ours, timeout=5)
+        for child in alive:
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _missing(name: str) -> str:
+    if name == rules.DESKTOP and not desktop_installed():
+        return "Xvnc, openbox or xauth is not installed on this machine"
+    if name == rules.VSCODE and not code_server():
+        return "code-server is not installed on this machine"
+    return ""

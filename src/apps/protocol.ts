@@ -1,0 +1,43 @@
+/**
+ * What `GET cgu-lab/apps` answers, and where each app opens: pure helpers
+ * without the DOM, tested in src/__tests__.
+ */
+import { URLExt } from '@jupyterlab/coreutils';
+
+/** One app of the notebook, as the server lists it for this caller. */
+export interface IApp {
+  name: string;
+  title: string;
+  /** `desktop`, `vscode`, or `web` for an app an administrator declared. */
+  kind: 'desktop' | 'vscode' | 'web';
+  /** SVG markup for the launcher, or '' for the kind's own icon. */
+  icon: string;
+  /** Below the server's base URL: the app's own page (or the desktop's socket). */
+  path: string;
+  /** The desktop's view-only channel (read-only viewers), else null. */
+  view_path: string | null;
+  /** The owner and editors drive an app; a read-only viewer only watches the desktop. */
+  interactive: boolean;
+}
+
+export interface IAppList {
+  apps: IApp[];
+  missing: Record<string, string>;
+  interactive: boolean;
+}
+
+/** The websocket the desktop panel connects noVNC to: driving or only watching. */
+export function desktopSocketUrl(wsUrl: string, app: IApp): string {
+  const path = app.interactive ? app.path : (app.view_path ?? app.path);
+  return URLExt.join(wsUrl, path);
+}
+
+/** The page a web app (VS Code, an admin's app) opens in a browser tab. */
+export function appPageUrl(baseUrl: string, app: IApp): string {
+  return URLExt.join(baseUrl, app.path);
+}
+
+/** The command id that opens one app. */
+export function openCommandId(name: string): string {
+  return `cgu-lab:apps-open-${name}`;
+}

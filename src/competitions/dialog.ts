@@ -1,0 +1,111 @@
+/**
+ * The "Submit to Competition" form: which open competition, which CSV of this
+ * home, and a note.
+ */
+import type { TranslationBundle } from '@jupyterlab/translation';
+import { Widget } from '@lumino/widgets';
+import { IFormBody, showFormBusy, showFormError } from '../dialog';
+import { h, uniqueId } from '../dom';
+import { ICompetition } from './format';
+
+/** What the form gives. */
+export interface IEntryForm {
+  competitionId: number | null;
+  path: string;
+  note: string;
+}
+
+/** The form's body, for `openFormDialog`. */
+export class EntryFormBody extends Widget implements IFormBody<IEntryForm> {
+  constructor(
+    competitions: ReadonlyArray<ICompetition>,
+    path: string,
+    trans: TranslationBundle
+  ) {
+    super();
+    this.addClass('cgu-CompetitionForm');
+    const ids = {
+      competition: uniqueId('cgu-comp'),
+      path: uniqueId('cgu-comp-path'),
+      note: uniqueId('cgu-comp-note')
+    };
+    this._select = h(
+      'select',
+      { id: ids.competition, 'data-cgu': 'competition-select' },
+      competitions.map(c =>
+        h(
+          'option',
+          { value: String(c.id) },
+          trans.__('%1 (%2)', c.title, c.group)
+        )
+      )
+    );
+    this._path = h('input', {
+      id: ids.path,
+      value: path,
+      placeholder: 'predictions.csv',
+      'data-cgu': 'competition-path'
+    });
+    this._note = h('input', { id: ids.note, maxlength: 2000 });
+    this._hint = h('p', { class: 'cgu-Hint' });
+    this._error = h('p', { class: 'cgu-Error', role: 'alert', hidden: true });
+    this._progress = h('p', { class: 'cgu-Hint', hidden: true });
+    const describe = () => {
+      const chosen = competitions.find(
+        c => String(c.id) === this._select.value
+      );
+      this._hint.textContent = chosen
+        ? trans.__(
+            'A CSV with the columns %1,%2, scored by %3.',
+            chosen.id_column,
+            chosen.target_column,
+            chosen.metric_title
+          )
+        : '';
+    };
+    this._select.addEventListener('change', describe);
+    describe();
+    this._form = h(
+      'form',
+      { class: 'cgu-Form' },
+      h('label', { for: ids.competition }, trans.__('Competition')),
+      this._select,
+      h('label', { for: ids.path }, trans.__('Predictions file')),
+      this._path,
+      this._hint,
+      h('label', { for: ids.note }, trans.__('Note')),
+      this._note,
+      this._error,
+      this._progress
+    );
+    this.node.appendChild(this._form);
+    this._trans = trans;
+  }
+
+  getValue(): IEntryForm {
+    const id = Number(this._select.value);
+    return {
+      competitionId: Number.isInteger(id) && id > 0 ? id : null,
+      path: this._path.value.trim(),
+      note: this._note.value
+    };
+  }
+
+  showError(message: string | null): void {
+    showFormError(this._error, message);
+  }
+
+  setBusy(busy: boolean): void {
+    const text = busy ? this._trans.__('Sending your predictions…') : null;
+    showFormBusy(this._form, this._progress, this._progress, text);
+  }
+
+  private _form: HTMLFormElement;
+  private _select: HTMLSelectElement;
+  private _path: HTMLInputElement;
+  private _note: HTMLInputElement;
+  private _hint: HTMLElement;
+  private _error: HTMLElement;
+  private _progress: HTMLElement;
+  private _trans: TranslationBundle;
+}

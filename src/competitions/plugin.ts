@@ -1,0 +1,200 @@
+/**
+ * `cgu-lab:competitions` — "Submit to Competition": send a predictions CSV of
+ * this home to an open competition of one of my courses, then tell me its
+ * score when the platform's scorer has run (the entry is queued, so the
+ * answer comes a few seconds later). From the notebook toolbar, the palette,
+ * the File menu and a CSV's context menu in the file browser.
+ */
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import {
+  Dialog,
+  ICommandPalette,
+  Notification,
+  showDialog,
+  showErrorMessage
+} from '@jupyterlab/apputils';
+import { IMainMenu } from '@jupyterlab/mainmenu';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import { Widget } from '@lumino/widgets';
+import { errorMessage, requestAPI } from '../api';
+import { currentPath, registerCommand } from '../commands';
+import { openFormDialog } from '../dialog';
+import { h } from '../dom';
+import { competeIcon } from '../icons';
+import { DOMAIN, ICguLabSession } from '../tokens';
+import { EntryFormBody, IEntryForm } from './dialog';
+import {
+  entrySummary,
+  ICompetition,
+  ICompetitionEntry,
+  initialFile,
+  isWaiting,
+  validateEntry
+} from './format';
+
+export const COMMAND = 'cgu-lab:submit-competition';
+/** How often to ask for the score, and for how long at most. */
+const POLL_MS = 2000;
+const POLL_LIMIT_MS = 5 * 60_000;
+
+async function sendEntry(
+  app: JupyterFrontEnd,
+  value: IEntryForm
+): Promise<ICompetitionEntry> {
+  const file = await app.serviceManager.contents.get(value.path, {
+    content: true,
+    format: 'text',
+    type: 'file'
+  });
+  const name = value.path.split('/').pop() ?? value.path;
+  const query = `file=${encodeURIComponent(name)}&note=${encodeURIComponent(value.note)}`;
+  return requestAPI<ICompetitionEntry>(
+    `competitions/${value.competitionId}/entries?${query}`,
+    {
+      method: 'POST',
+      body: String(file.content ?? ''),
+      headers: { 'Content-Type': 'text/csv' }
+    }
+  );
+}
+
+/**
+ * Ask for the entry until it is scored (or failed), a notification saying it
+ * waits meanwhile; then say how it went in a dialog, with the leaderboard's link.
+ */
+async function reportScore(
+  entry: ICompetitionEntry,
+  competition: ICompetition | undefined,
+  trans: ReturnType<ITranslator['load']>
+): Promise<void> {
+  const waiting = Notification.emit(entrySummary(entry, trans), 'in-progress', {
+    autoClose: false
+  });
+  const deadline = Date.now() + POLL_LIMIT_MS;
+  let latest = entry;
+  try {
+    while (isWaiting(latest) && Date.now() < deadline) {
+      await new Promise(resolve => setTimeout(resolve, POLL_MS));
+      const mine = await requestAPI<ICompetitionEntry[]>(
+        `competitions/${entry.competition_id}/entries/mine`
+      ).catch(() => []);
+      latest = mine.find(e => e.id === entry.id) ?? latest;
+    }
+  } finally {
+    Notification.dismiss(waiting);
+  }
+  const body = new Widget();
+  body.node.appendChild(
+    h(
+      'p',
+      { 'data-cgu': 'competition-result', 'data-state': latest.state },
+      entrySummary(latest, trans)
+    )
+  );
+  const leaderboard = Dialog.okButton({ label: trans.__('Open leaderboard') });
+  const result = await showDialog({
+    title: trans.__('Competition entry'),
+    body,
+    buttons: competition
+      ? [Dialog.cancelButton({ label: trans.__('Close') }), leaderboard]
+      : [Dialog.okButton({ label: trans.__('Close') })]
+  });
+  if (competition && result.button.accept) {
+    window.open(competition.url, '_blank', 'noopener');
+  }
+}
+
+/** Submit to Competition (the notebook's owner). */
+export const competitionsPlugin: JupyterFrontEndPlugin<void> = {
+  id: 'cgu-lab:competitions',
+  description: 'Submits a predictions file to a course competition.',
+  autoStart: true,
+  requires: [ICguLabSession],
+  optional: [INotebookTracker, ICommandPalette, IMainMenu, ITranslator],
+  activate: (
+    app: JupyterFrontEnd,
+    session: ICguLabSession,
+    notebooks: INotebookTracker | null,
+    palette: ICommandPalette | null,
+    mainMenu: IMainMenu | null,
+    translator: ITranslator | null
+  ) => {
+    if (!session.info || !session.isOwner) {
+      return;
+    }
+    const trans = (translator ?? nullTranslator).load(DOMAIN);
+    registerCommand(
+      app,
+      COMMAND,
+      {
+        label: trans.__('Submit to Competition…'),
+        caption: trans.__(
+          'Send a predictions file to a competition of your course'
+        ),
+        icon: competeIcon,
+        execute: async args => {
+          let competitions: ICompetition[];
+          try {
+            competitions = await requestAPI<ICompetition[]>('competitions');
+          } catch (error) {
+            await showErrorMessage(
+              trans.__('Cannot submit'),
+              errorMessage(error, trans)
+            );
+            return;
+          }
+          if (!competitions.length) {
+            await showErrorMessage(
+              trans.__('No competition is open'),
+              trans.__('None of your courses has a competition open now.')
+            );
+            return;
+          }
+          const path = initialFile(currentPath(app, notebooks, args));
+          const entry = await openFormDialog<IEntryForm, ICompetitionEntry>({
+            title: trans.__('Submit to Competition'),
+            body: new EntryFormBody(competitions, path, trans),
+            acceptLabel: trans.__('Submit'),
+            acceptLandmark: 'competition-submit',
+            focusNodeSelector: 'select',
+            className: 'cgu-CompetitionDialog',
+            validate: value =>
+              validateEntry(value.competitionId, value.path, trans),
+            send: value => sendEntry(app, value),
+            onDone: () => undefined,
+            trans
+          });
+          if (entry) {
+            const competition = competitions.find(
+              c => c.id === entry.competition_id
+            );
+            await reportScore(entry, competition, trans);
+          }
+        }
+      },
+      {
+        palette,
+        fileMenu: { mainMenu, rank: 98 },
+        contextMenu: {
+          selector: '.jp-DirListing-item[data-file-type="csv"]',
+          rank: 12
+        },
+        button: {
+          id: 'cgu-competition',
+          // Icon only: a label pushed Save as template off a 1280-px toolbar.
+          label: '',
+          tooltip: trans.__(
+            'Compete: submit a predictions file to a course competition'
+          ),
+          icon: competeIcon,
+          dataCgu: 'competition-button',
+          after: ['cgu-submit', 'cgu-share', 'spacer']
+        }
+      }
+    );
+  }
+};

@@ -1,0 +1,95 @@
+"""What an environment may declare as apps (core/apps.py), and the proxy entries made of it."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from cgu_lab.core import apps as rules
+from cgu_lab.core.errors import Invalid
+from cgu_lab.notebook.apps import registry
+
+WEB_APP = {"name": "rstudio", "title": "RStudio", "command": ["rserver", "--www-port={port}"]}
+
+
+def test_built_ins_by_name_and_a_declared_app():
+    apps = rules.check_apps(["desktop", {"name": "vscode", "title": "Code"}, WEB_APP])
+    assert apps == [
+        {"name": "desktop", "title": "Linux desktop"},
+        {"name": "vscode", "title": "Code"},
+        {**WEB_APP, "port": None, "icon": ""},
+    ]
+    assert rules.check_apps(None) is None
+    assert rules.check_apps([]) == []
+
+
+@pytest.mark.parametrize(
+    "entry, words",
+    [
+        ({"name": "Bad Name", "command": ["x"]}, "lowercase"),
+        ({"name": "lab", "command": ["x"]}, "taken by the notebook server"),
+        ({"name": "tool"}, "needs a command"),
+        ({"name": "tool", "command": "rserver --port 1"}, "needs a command"),
+        ({"name": "tool", "command": ["x", "{home}"]}, "only {port}"),
+        ({"name": "tool", "command": ["x", "{port"]}, "unbalanced"),
+        ({"name": "tool", "command": ["x"], "port": 80}, "1024-65535"),
+        ({"name": "tool", "command": ["x"], "port": True}, "1024-65535"),
+        ({"name": "tool", "command": ["x"], "icon": "<svg onload='x()'></svg>"}, "event handlers"),
+        ({"name": "tool", "command": ["x"], "icon": "<img src=x>"}, "<svg>"),
+        ({"name": "tool", "command": ["x"], "shell": True}, "unknown field 'shell'"),
+        ({"name": "desktop", "command": ["x"]}, "built in"),
+        ({"name": "tool", "command": ["x"], "title": " "}, "title"),
+    ],
+)
+def test_refusals_say_what_to_fix(entry, words):
+    with pytest.raises(Invalid, match=words.replace("{", r"\{").replace("(", r"\(")):
+        rules.check_app(entry)
+
+
+def test_a_name_listed_twice_is_refused():
+    with pytest.raises(Invalid, match="listed twice"):
+        rules.check_apps(["desktop", {"name": "desktop"}])
+
+
+def test_proxy_entries(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.setenv("CGU_LAB_INSTANCE", "inst-42")
+    apps = registry.Apps.create(json.dumps(["desktop", {**WEB_APP, "port": 8787}]))
+    try:
+        assert apps.folder.parent == tmp_path
+        assert apps.folder.name.startswith("cgu-lab-inst42-apps-")
+        assert apps.folder.stat().st_mode & 0o777 == 0o700
+        servers = apps.servers()
+        desktop = servers["desktop"]
+        assert desktop["raw_socket_proxy"] is True
+        assert desktop["unix_socket"] == str(apps.folder / "desktop.sock")
+        assert desktop["command"][:3] == [
+            sys.executable,
+            "-m",
+            "cgu_lab.notebook.apps.desktop_session",
+        ]
+        assert servers["rstudio"]["port"] == 8787
+        for server in servers.values():
+            assert server["launcher_entry"] == {"enabled": False}
+            assert server["request_headers_override"] == {"X-Cgu-Proxy-Secret": ""}
+    finally:
+        apps.close()
+    assert not apps.folder.exists()
+
+
+def test_a_built_in_missing_here_is_not_offered(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither Xvnc nor code-server
+    monkeypatch.delenv(registry.ENV_CODE_SERVER, raising=False)
+    apps = registry.Apps.create("")
+    try:
+        assert apps.offered == []
+        assert set(apps.missing) == {"desktop", "vscode"}
+    finally:
+        apps.close()
+
+
+def test_a_broken_list_is_an_error_with_words():
+    with pytest.raises(Invalid, match="app list is not valid"):
+        registry.parse_declared("[{")

@@ -1,0 +1,87 @@
+import { expect, test } from '@playwright/test';
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { apiToken, asToken, login, snapshot } from './helpers';
+
+/**
+ * A VM notebook on the local backend, in Chromium: an admin declares the test VM image
+ * (scripts/vm-test-image.sh: a Debian kernel and a busybox shell) as an environment, a
+ * student creates a VM notebook on the New notebook page, its console opens through noVNC
+ * on the notebook's origin, and a command typed on the VM's screen runs in the guest: it
+ * writes into the notebook's home (the guest's shared folder), read back here on the host.
+ */
+const NAME = `vm-${Date.now() % 1_000_000}`;
+const NOTEBOOK = `/notebook/ui-student/${NAME}`;
+
+/** The test image, copied where every notebook account may read it (as an admin installs one). */
+function installImage(): string {
+  const built = execFileSync(path.resolve(__dirname, '../../scripts/vm-test-image.sh'), { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .pop()!;
+  const folder = fs.mkdtempSync('/tmp/cgu-lab-ui-vm-');
+  fs.chmodSync(folder, 0o755);
+  fs.cpSync(built, path.join(folder, 'image'), { recursive: true });
+  return path.join(folder, 'image');
+}
+
+/** The notebook's home on this machine: below the platform's data folder (ui-tests/start-platform.sh). */
+function homeFile(file: string): string | undefined {
+  for (const entry of fs.readdirSync('/tmp').filter(name => name.startsWith('cgu-lab-ui-'))) {
+    const candidate = path.join('/tmp', entry, 'state', 'homes', 'ui-student', NAME, file);
+    if (fs.existsSync(candidate)) {
+      return candidate;
+    }
+  }
+  return undefined;
+}
+
+test('a VM notebook console in the browser runs what is typed', async ({ page, baseURL }, testInfo) => {
+  test.setTimeout(240_000);
+  const image = installImage();
+  await login(page, 'ui-admin');
+  const admin = await asToken(baseURL!, await apiToken(page));
+  const declared = await admin.put('/api/environments/ui-vm', {
+    data: { display_name: 'Test VM (busybox)', local_prefix: image }
+  });
+  expect(declared.status()).toBe(200);
+  await page.context().clearCookies();
+
+  await login(page, 'ui-student');
+  const student = await asToken(baseURL!, await apiToken(page));
+  await page.goto('/notebooks/new');
+  await page.getByLabel('Name').fill(NAME);
+  await page.getByLabel('Environment').selectOption('ui-vm');
+  await page.getByLabel('Kind').selectOption('vm');
+  await page.getByLabel('CPUs').fill('1');
+  await page.getByLabel('Memory').fill('512Mi');
+  // The start page follows the VM's start, then opens its console on the notebook's origin.
+  await page.getByRole('button', { name: 'Create and start' }).click();
+  await expect(page.locator('#vm-state')).toHaveText('Connected', { timeout: 150_000 });
+  expect(new URL(page.url()).pathname).toBe(`${NOTEBOOK}/lab`);
+  await expect(page.locator('#vm-screen canvas')).toBeVisible();
+  const accel = await page.locator('body').getAttribute('data-accel');
+  await expect(page.locator('#vm-accel')).toBeVisible({ visible: accel === 'tcg' });
+
+  // The guest boots while the console is up: type until its shell answers.
+  await page.locator('#vm-screen canvas').click();
+  await expect
+    .poll(
+      async () => {
+        await page.keyboard.type('touch /mnt/home/booted\n', { delay: 20 });
+        return homeFile('booted') !== undefined;
+      },
+      { timeout: 90_000, intervals: [3000] }
+    )
+    .toBe(true);
+  // Keys as typed, without Shift (Playwright presses none): the guest's own /proc/version, copied.
+  await page.keyboard.type('cp /proc/version /mnt/home/from-chromium.txt; uname -sr\n', { delay: 20 });
+  await expect.poll(() => homeFile('from-chromium.txt'), { timeout: 30_000 }).toBeTruthy();
+  expect(fs.readFileSync(homeFile('from-chromium.txt')!, 'utf8')).toMatch(/^Linux version 6\./);
+  await page.waitForTimeout(500); // the screen update after the command (what the screenshot shows)
+  await snapshot(page, testInfo, '110-vm-console');
+
+  expect((await student.post(`/api/notebooks/ui-student/${NAME}/stop?wait=true`)).status()).toBe(202);
+  fs.rmSync(path.dirname(image), { recursive: true, force: true });
+});
