@@ -44,7 +44,7 @@ import socket
 import stat
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -320,24 +320,31 @@ class LocalBackend(Backend):
         state: dict,
         process: asyncio.subprocess.Process,
         progress: ProgressCallback,
+        server: str = "JupyterLab",
+        waiting: Callable[[int], str] = lambda waited: f"Waiting for JupyterLab ({waited} s)",
+        answered: str = "JupyterLab is answering",
+        ready: Callable[[], bool] = lambda: True,
     ) -> None:
+        """Until the server answers the proxy's way (and `ready` holds), with a progress
+        line each second; its exit or the start timeout fails with its log's last lines.
+        VM notebooks wait here too, for their console server."""
         deadline = time.monotonic() + self.settings.start_timeout
         started = time.monotonic()
         reported = 0
         while time.monotonic() < deadline:
             if process.returncode is not None:
                 tail = self._log_tail(self.log_path(spec.owner, spec.name))
-                raise BackendError(f"JupyterLab exited with code {process.returncode}: {tail}")
-            if await self._answers(spec, state):
-                await progress(95, "JupyterLab is answering")
+                raise BackendError(f"{server} exited with code {process.returncode}: {tail}")
+            if ready() and await self._answers(spec, state):
+                await progress(95, answered)
                 return
             waited = int(time.monotonic() - started)
             if waited > reported:
                 reported = waited
-                await progress(min(90, 30 + waited * 10), f"Waiting for JupyterLab ({waited} s)")
+                await progress(min(90, 30 + waited * 10), waiting(waited))
             await asyncio.sleep(0.05)
         raise BackendError(
-            f"JupyterLab did not answer within {self.settings.start_timeout:.0f} s; "
+            f"{server} did not answer within {self.settings.start_timeout:.0f} s; "
             f"last lines of its log: {self._log_tail(self.log_path(spec.owner, spec.name))}"
         )
 

@@ -203,7 +203,7 @@ class Accounts:
             try:
                 entry = pwd.getpwnam(name)
             except KeyError:
-                await self._create(name, expected)
+                await create_system_account(name, expected)
                 entry = pwd.getpwnam(name)
             if entry.pw_gecos != expected or (uid is not None and uid != entry.pw_uid):
                 raise BackendError(
@@ -264,25 +264,26 @@ class Accounts:
         finally:
             await db.close()
 
-    # -- the host --------------------------------------------------------------
 
-    async def _create(self, name: str, comment: str) -> None:
-        useradd = shutil.which("useradd") or "/usr/sbin/useradd"
-        process = await asyncio.create_subprocess_exec(
-            useradd,
-            "--system",
-            "--user-group",
-            "--no-create-home",
-            "--home-dir",
-            "/nonexistent",
-            "--shell",
-            "/usr/sbin/nologin",
-            "--comment",
-            comment,
-            name,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-        )
-        output, _ = await process.communicate()
-        if process.returncode not in (0, 9):  # 9: the name exists (a concurrent creation)
-            raise OSError(f"could not create account {name}: {output.decode().strip()}")
+async def create_system_account(name: str, comment: str) -> None:
+    """A login-less system account with its own group, no home and no shell; the comment
+    says which installation made it. OSError when useradd refuses."""
+    useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+    process = await asyncio.create_subprocess_exec(
+        useradd,
+        "--system",
+        "--user-group",
+        "--no-create-home",
+        "--home-dir",
+        "/nonexistent",
+        "--shell",
+        "/usr/sbin/nologin",
+        "--comment",
+        comment,
+        name,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await process.communicate()
+    if process.returncode not in (0, 9):  # 9: the name exists (a concurrent creation)
+        raise OSError(f"could not create account {name}: {output.decode().strip()}")

@@ -215,7 +215,17 @@ class LocalVms:
             }
             backend._children[spec.id] = process
             try:
-                await self._wait_ready(spec, state, process, progress, title, how)
+                vnc = Path(state["run"]) / "vnc.sock"
+                await self.backend._wait_ready(
+                    spec,
+                    state,
+                    process,
+                    progress,
+                    server=title,
+                    waiting=lambda waited: f"Booting {title} ({how}; {waited} s)",
+                    answered=f"{title} is running ({how}); its console is ready",
+                    ready=vnc.exists,
+                )
             except BackendError as error:
                 last_error = str(error)
                 await backend.stop(spec, {**state, "kind": "vm-failed"})
@@ -321,37 +331,6 @@ class LocalVms:
             "CGU_VM_INFO": json.dumps(dict(info)),
             "CGU_VM_IDLE_CPU": os.environ.get("CGU_LAB_VM_IDLE_CPU", "10"),
         }
-
-    async def _wait_ready(
-        self,
-        spec: NotebookSpec,
-        state: dict,
-        process: asyncio.subprocess.Process,
-        progress: ProgressCallback,
-        title: str,
-        how: str,
-    ) -> None:
-        backend = self.backend
-        deadline = time.monotonic() + self.settings.start_timeout
-        started = time.monotonic()
-        reported = 0
-        vnc = Path(state["run"]) / "vnc.sock"
-        while time.monotonic() < deadline:
-            if process.returncode is not None:
-                tail = backend._log_tail(backend.log_path(spec.owner, spec.name))
-                raise BackendError(f"the VM exited with code {process.returncode}: {tail}")
-            if vnc.exists() and await backend._answers(spec, state):
-                await progress(95, f"{title} is running ({how}); its console is ready")
-                return
-            waited = int(time.monotonic() - started)
-            if waited > reported:
-                reported = waited
-                await progress(min(90, 30 + waited * 10), f"Booting {title} ({how}; {waited} s)")
-            await asyncio.sleep(0.1)
-        raise BackendError(
-            f"{title} did not come up within {self.settings.start_timeout:.0f} s; last lines "
-            f"of its log: {backend._log_tail(backend.log_path(spec.owner, spec.name))}"
-        )
 
     # -- stop and storage ---------------------------------------------------------
 

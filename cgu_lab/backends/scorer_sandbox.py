@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .base import BackendError
-from .local_accounts import installation_tag
+from .local_accounts import create_system_account, installation_tag
 
 MAX_OUTPUT = 1_000_000
 MAX_FILE = 64 * 2**20
@@ -100,7 +100,10 @@ class ScorerSandbox:
             try:
                 entry = pwd.getpwnam(name)
             except KeyError:
-                await _useradd(name, comment)
+                try:
+                    await create_system_account(name, comment)
+                except OSError as error:
+                    raise BackendError(f"could not create the scorer account: {error}") from None
                 entry = pwd.getpwnam(name)
             if entry.pw_gecos != comment:
                 raise BackendError(
@@ -209,25 +212,3 @@ async def _capped(stream: asyncio.StreamReader) -> bytes:
         if len(kept) < MAX_OUTPUT:
             kept += chunk[: MAX_OUTPUT - len(kept)]
     return bytes(kept)
-
-
-async def _useradd(name: str, comment: str) -> None:
-    useradd = shutil.which("useradd") or "/usr/sbin/useradd"
-    process = await asyncio.create_subprocess_exec(
-        useradd,
-        "--system",
-        "--user-group",
-        "--no-create-home",
-        "--home-dir",
-        "/nonexistent",
-        "--shell",
-        "/usr/sbin/nologin",
-        "--comment",
-        comment,
-        name,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    output, _ = await process.communicate()
-    if process.returncode not in (0, 9):  # 9: made by a concurrent call
-        raise BackendError(f"could not create the scorer account {name}: {output.decode().strip()}")
