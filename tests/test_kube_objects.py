@@ -72,7 +72,9 @@ def make_spec(**changes) -> NotebookSpec:
         owner="john.doe",
         name="hw1",
         base_path="/notebook/john.doe/hw1/",
-        environment=EnvironmentSpec("pytorch", "registry.example.edu/cgu-lab/notebook:0.1.0"),
+        environment=EnvironmentSpec(
+            "pytorch", "registry.example.edu/cgu-lab/notebook:0.1.0", apps='["desktop"]'
+        ),
         cpu_milli=1500,
         memory=4 * 2**30,
         gpu_type="premium",
@@ -328,6 +330,7 @@ def test_notebook_is_kubeflow_compatible_and_keeps_secrets_out():
         str(4 * 2**30),
         "premium",
     )
+    assert env["CGU_APPS"] == '["desktop"]'  # the environment's apps, as on one machine
     assert env["CGU_PROXY_SECRET"] == {
         "secretKeyRef": {"name": "hw1-secrets", "key": "proxy-secret"}
     }

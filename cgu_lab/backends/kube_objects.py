@@ -176,6 +176,8 @@ def notebook_env(spec: NotebookSpec, settings: KubeSettings) -> dict[str, str]:
         "CGU_CPU_LIMIT": str(spec.cpu_milli / 1000),
         "CGU_MEM_LIMIT": str(spec.memory),
         "CGU_GPU_TYPE": spec.gpu_type or "",
+        # The apps beside JupyterLab (cgu_lab/notebook/apps): the environment's list.
+        "CGU_APPS": spec.environment.apps,
         # The owner's disk allowance in bytes ("": none); uploads past it are refused.
         "CGU_DISK_ALLOWANCE": "" if disk is None else str(disk),
     }
