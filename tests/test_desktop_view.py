@@ -4,24 +4,29 @@ An editor drives the desktop through jupyter-server-proxy's websocket
 (`desktop/`): keys typed into its terminal run a command. A read-only viewer
 cannot open that websocket (nor any other app), and on its own view-only
 channel (`cgu-lab/apps/desktop/view`) the same keys change nothing, while the
-picture still arrives. The RFB client here is a scripted one (RFC 6143, raw
-encoding only), the same for both.
+picture still arrives, and what is copied inside the desktop reaches the
+editor but never the viewer. The RFB client here is a scripted one (RFC 6143,
+raw encoding, or noVNC's list of encodings as the filter cuts it down), the
+same for both.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import shutil
 import struct
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 from tornado.httpclient import HTTPClientError
 from tornado.websocket import WebSocketClosedError
 
-from cgu_lab.notebook.apps.rfb import KEY_EVENT, POINTER_EVENT
+from cgu_lab.notebook.apps.rfb import EXTENDED_CLIPBOARD, KEY_EVENT, POINTER_EVENT
 
 from .harness import extension_server_config
 from .harness import proxy_headers as as_user
@@ -32,6 +37,9 @@ pytestmark = [
 ]
 
 RETURN = 0xFF0D
+# noVNC's SetEncodings, in its order: Tight, H.264, Hextile... are cut by the filter.
+NOVNC_ENCODINGS = (1, 50, 7, -260, 16, 21, 5, 2, 6, 0, -26, -254, -223, -224, -258, -261)
+NOVNC_ENCODINGS += (-308, -309, -312, -313, -307, EXTENDED_CLIPBOARD, -316, 0x574D5664, -239)
 WEB_APP = {
     "name": "hello",
     "title": "Hello web app",
@@ -55,6 +63,8 @@ class Rfb:
         self.ws = ws
         self.buffer = bytearray()
         self.width = self.height = 0
+        self.cut_texts: list[bytes] = []  # the server's clipboard, as it arrived
+        self.encodings_seen: set[int] = set()
 
     async def read(self, size: int) -> bytes:
         while len(self.buffer) < size:
@@ -69,7 +79,7 @@ class Rfb:
     async def send(self, data: bytes) -> None:
         await self.ws.write_message(data, binary=True)
 
-    async def handshake(self, shared: bool = True) -> str:
+    async def handshake(self, shared: bool = True, encodings: tuple[int, ...] = (0,)) -> str:
         assert await self.read(12) == b"RFB 003.008\n"
         await self.send(b"RFB 003.008\n")
         (count,) = await self.read(1)
@@ -84,7 +94,7 @@ class Rfb:
         # 32 bits per pixel, true colour, raw encoding only: easy to parse.
         pixel_format = struct.pack(">BBBBHHHBBBxxx", 32, 24, 0, 1, 255, 255, 255, 16, 8, 0)
         await self.send(b"\x00\x00\x00\x00" + pixel_format)
-        await self.send(struct.pack(">BxHi", 2, 1, 0))
+        await self.send(struct.pack(f">BxH{len(encodings)}i", 2, len(encodings), *encodings))
         return name
 
     async def frame(self, x=0, y=0, w=None, h=None, incremental=False) -> int:
@@ -98,16 +108,36 @@ class Rfb:
                 size = 0
                 for _ in range(rects):
                     _, _, rw, rh, encoding = struct.unpack(">HHHHi", await self.read(12))
-                    assert encoding == 0, encoding
-                    size += len(await self.read(rw * rh * 4))
+                    self.encodings_seen.add(encoding)
+                    if encoding == -224:  # LastRect
+                        break
+                    size += len(await self.read(await self._rect_size(encoding, rw, rh)))
                 return size
             if kind == 2:  # bell
                 continue
             if kind == 3:  # server cut text
                 (length,) = struct.unpack(">xxxi", await self.read(7))
-                await self.read(abs(length))
+                self.cut_texts.append(await self.read(abs(length)))
                 continue
             raise AssertionError(f"unexpected server message {kind}")
+
+    async def _rect_size(self, encoding: int, w: int, h: int) -> int:
+        """The bytes after a rectangle's header, those of pixels left to read."""
+        if encoding == 0:
+            return w * h * 4
+        if encoding == 1:  # CopyRect
+            await self.read(4)
+        elif encoding in (16, -307):  # ZRLE, DesktopName: length-prefixed
+            (length,) = struct.unpack(">I", await self.read(4))
+            await self.read(length)
+        elif encoding == -239:  # Cursor: pixels and a bitmask
+            await self.read(w * h * 4 + (w + 7) // 8 * h)
+        elif encoding == -308:  # ExtendedDesktopSize: the screens
+            (screens,) = struct.unpack(">Bxxx", await self.read(4))
+            await self.read(16 * screens)
+        elif encoding != -223:  # DesktopSize has no body
+            raise AssertionError(f"unexpected rectangle encoding {encoding}")
+        return 0
 
     async def type(self, text: str, enter: bool = True) -> None:
         keys = [ord(c) for c in text] + ([RETURN] if enter else [])
@@ -177,6 +207,50 @@ async def test_a_viewer_watches_but_its_keys_never_arrive(open_desktop, tmp_path
     second = tmp_path / "typed-by-editor-again"
     assert await typed_into_desktop(editor, f"touch {second}", second)
     assert not blocked.exists()
+    assert not viewer.ws.close_code
+
+
+def desktop_display() -> dict[str, str]:
+    """DISPLAY and XAUTHORITY of the desktop this test's server started (its openbox's)."""
+    for process in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if process.name() == "openbox":
+                environment = process.environ()
+                return {name: environment[name] for name in ("DISPLAY", "XAUTHORITY")}
+    raise AssertionError("no desktop runs")
+
+
+async def test_the_desktops_clipboard_reaches_the_editor_but_never_a_viewer(open_desktop):
+    editor = await open_desktop("bob", "edit")
+    await editor.handshake()
+    viewer = await open_desktop("ta", "read")
+    await viewer.handshake(encodings=NOVNC_ENCODINGS)
+    # As noVNC does: with ExtendedDesktopSize the first answer holds the screen layout,
+    # the pixels come with the next, incremental, request.
+    await viewer.frame()
+    await viewer.frame(incremental=True)
+    secret = b"copied inside the desktop"
+    copy = await asyncio.create_subprocess_exec(
+        *("/usr/bin/xclip", "-selection", "clipboard"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, **desktop_display()},
+    )
+    await asyncio.wait_for(copy.communicate(secret), 20)  # xclip stays, serving it
+    for _ in range(40):
+        await editor.frame(0, 0, 8, 8)
+        if editor.cut_texts:
+            break
+        await asyncio.sleep(0.25)
+    assert editor.cut_texts == [secret]
+    # The server sent the viewer its copy as it sent the editor's: it comes before
+    # the update the viewer asks for now.
+    await viewer.frame(0, 0, 16, 16)
+    assert viewer.cut_texts == []
+    # The viewer's stream stayed in step: noVNC's encodings, cut down, all arrived whole.
+    assert 16 in viewer.encodings_seen, viewer.encodings_seen
+    assert viewer.encodings_seen <= {0, 1, 16, -223, -224, -239, -307, -308}
     assert not viewer.ws.close_code
 
 

@@ -17,7 +17,8 @@ serves below the notebook's base path:
 
 Read-only viewers are enforced here, not in the page: every byte a viewer's
 websocket sends passes the desktop's view-only RFB filter (notebook/apps/rfb.py,
-one filter for both screens), which drops key, pointer and clipboard messages.
+one filter for both screens), which drops key, pointer and clipboard messages;
+what QEMU sends a viewer passes it too, which drops the guest's clipboard.
 A single-file share opens no console.
 It exits when QEMU exits (a guest shutdown is a stop) and ends QEMU when it
 is told to stop (SIGTERM), so the backend keeps one process to watch.
@@ -190,7 +191,13 @@ class Console:
 
         async def to_browser() -> None:
             while chunk := await reader.read(65536):
-                await ws.send_bytes(chunk)
+                try:
+                    shown = screen_filter.from_server(chunk) if screen_filter is not None else chunk
+                except RfbViolation as error:
+                    await ws.close(code=1008, message=str(error).encode()[:120])
+                    return
+                if shown:
+                    await ws.send_bytes(shown)
             await ws.close()
 
         tasks = [asyncio.create_task(to_vm()), asyncio.create_task(to_browser())]

@@ -15,7 +15,9 @@ The parts and why each is where it is:
   owner and editors only (the request guard in authorizer.py).
 
 Modules: `registry` (offered apps, proxy entries, the sockets' folder),
-`desktop_session` (one desktop), `rfb` (the view-only filter), `handlers`.
+`desktop_session` (one desktop), `rfb` (the view-only filter) and
+`rfb_screen` (its server side, which keeps the desktop's clipboard from
+viewers), `handlers`.
 """
 
 from __future__ import annotations

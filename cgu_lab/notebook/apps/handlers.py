@@ -8,8 +8,9 @@
   jupyter-server-proxy's, refused to read-only callers by the request guard
   (authorizer.py); this route is the one websocket they may open, because
   every byte they send passes `rfb.ViewOnlyFilter`: their keys, pointer and
-  clipboard never reach the VNC server. It never starts the desktop: a
-  viewer watches a session the owner or an editor opened.
+  clipboard never reach the VNC server, and the desktop's clipboard never
+  reaches them (the filter reads the server's side too). It never starts the
+  desktop: a viewer watches a session the owner or an editor opened.
 """
 
 from __future__ import annotations
@@ -111,17 +112,23 @@ class DesktopViewHandler(
         self.pump = asyncio.ensure_future(self._pump())
 
     async def _pump(self) -> None:
-        """Server to viewer: every byte, as binary messages."""
+        """Server to viewer: through the filter (the desktop's clipboard stays behind)."""
+        code, reason = None, None
         try:
             while True:
                 data = await self.reader.read(READ_CHUNK)
                 if not data:
                     break
-                await self.write_message(data, binary=True)
+                shown = self.filter.from_server(data)
+                if shown:
+                    await self.write_message(shown, binary=True)
+        except RfbViolation as error:
+            self.log.warning("cgu-lab desktop viewer %s: %s", self.current_user.username, error)
+            code, reason = 1008, "view-only: the desktop sent what a viewer is not shown"
         except (OSError, websocket.WebSocketClosedError):
             pass
         finally:
-            self.close()
+            self.close(code, reason)
 
     def on_message(self, message: str | bytes) -> None:
         """Viewer to server: through the filter."""

@@ -1,4 +1,4 @@
-"""A view-only filter for the client side of an RFB (VNC) connection.
+"""A view-only filter for both sides of an RFB (VNC) connection.
 
 A read-only viewer of a notebook watches its desktop through the same VNC
 server as the editor; what makes the view read-only is this filter on the
@@ -11,26 +11,42 @@ noVNC speaks), message by message, and passes on only what watching needs:
 - the handshake: the protocol version (3.7 or 3.8), the security type (None,
   or VNC authentication with its 16-byte answer) and ClientInit, whose
   "shared" flag is forced on so a viewer can never disconnect the editor;
-- SetPixelFormat, FramebufferUpdateRequest, and SetEncodings without the
-  pseudo-encodings that would make the server wait for client messages the
-  filter drops (fences, continuous updates) or offer input channels
-  (QEMU key events, extended clipboard).
+- SetPixelFormat (before the first FramebufferUpdateRequest only: the
+  server side could not tell which updates still use the old format),
+  FramebufferUpdateRequest, and SetEncodings cut down to the encodings whose
+  rectangles the server side can measure without decoding
+  (`rfb_screen.may_request`: Raw, CopyRect, ZRLE and some pseudo-encodings).
+  That leaves out fences and continuous updates (the server would wait for
+  client messages the filter drops), input channels (QEMU key events, the
+  extended clipboard) and compressed encodings such as Tight; noVNC falls
+  back to ZRLE.
 
 Everything else is parsed to its end and dropped: KeyEvent, PointerEvent,
 ClientCutText, SetDesktopSize, ClientFence, EnableContinuousUpdates, xvp,
 gii, QEMU key events. A message this parser does not know cannot be skipped
 safely (its length is unknown), so it ends the connection (`RfbViolation`).
 
-Pure: bytes in, bytes out, no I/O; the relay (relay.py) does the sockets.
+The server's side (`from_server`, rfb_screen.py) drops the desktop's
+clipboard, which the VNC server sends to every client; this side tells it the
+version, security type and pixel format the viewer chose.
+
+Pure: bytes in, bytes out, no I/O; the handlers own the sockets.
 """
 
 from __future__ import annotations
 
 import struct
 
+from .rfb_screen import (
+    SECURITY_NONE,
+    SECURITY_VNC_AUTH,
+    RfbViolation,
+    ScreenFilter,
+    may_request,
+    pixel_size,
+)
+
 VERSIONS = (b"RFB 003.007\n", b"RFB 003.008\n")
-SECURITY_NONE = 1
-SECURITY_VNC_AUTH = 2
 
 SET_PIXEL_FORMAT = 0
 SET_ENCODINGS = 2
@@ -47,29 +63,30 @@ QEMU = 255
 
 ALLOWED = frozenset({SET_PIXEL_FORMAT, SET_ENCODINGS, FRAMEBUFFER_UPDATE_REQUEST})
 
-# Pseudo-encodings a viewer may not advertise (signed 32-bit values).
+# Some of the pseudo-encodings a viewer may not advertise (signed 32-bit values).
 FENCE = -312
 CONTINUOUS_UPDATES = -313
 QEMU_EXTENDED_KEY = -258
 EXTENDED_CLIPBOARD = -1063131698  # 0xC0A1E5CE
-STRIPPED_ENCODINGS = frozenset({FENCE, CONTINUOUS_UPDATES, QEMU_EXTENDED_KEY, EXTENDED_CLIPBOARD})
 
 MAX_ENCODINGS = 1024
 MAX_CUT_TEXT = 10 * 1024 * 1024
 
 
-class RfbViolation(Exception):
-    """The client sent something the filter cannot parse or will not relay."""
-
-
 class ViewOnlyFilter:
-    """Feed the client's bytes in any chunks; get back the bytes the server may see."""
+    """Feed the viewer's bytes in any chunks to `feed`, the server's to `from_server`;
+    each gives back the bytes the other side may see."""
 
     def __init__(self) -> None:
         self._buffer = bytearray()
         self._state = "version"
+        self._requested = False  # a FramebufferUpdateRequest has passed
+        self.screen = ScreenFilter()
         self.dropped: dict[int, int] = {}  # message type -> how many were dropped
         self.passed: dict[int, int] = {}
+
+    def from_server(self, data: bytes) -> bytes:
+        return self.screen.feed(data)
 
     def feed(self, data: bytes) -> bytes:
         self._buffer += data
@@ -94,6 +111,7 @@ class ViewOnlyFilter:
             return None
         if chunk not in VERSIONS:
             raise RfbViolation(f"unsupported RFB version {chunk!r}")
+        self.screen.version = chunk
         self._state = "security"
         return chunk
 
@@ -107,6 +125,7 @@ class ViewOnlyFilter:
             self._state = "vnc_auth"
         else:
             raise RfbViolation(f"security type {chunk[0]} is not relayed to viewers")
+        self.screen.security = chunk[0]
         return chunk
 
     def _vnc_auth(self) -> bytes | None:
@@ -139,6 +158,12 @@ class ViewOnlyFilter:
         self.passed[kind] = self.passed.get(kind, 0) + 1
         if kind == SET_ENCODINGS:
             return _strip_encodings(chunk)
+        if kind == SET_PIXEL_FORMAT:
+            if self._requested:
+                raise RfbViolation("the pixel format cannot change once updates are requested")
+            self.screen.bytes_per_pixel = pixel_size(chunk[4])
+        if kind == FRAMEBUFFER_UPDATE_REQUEST:
+            self._requested = True
         return chunk
 
     def _header(self, size: int) -> bytes | None:
@@ -205,5 +230,5 @@ class ViewOnlyFilter:
 def _strip_encodings(message: bytes) -> bytes:
     (count,) = struct.unpack(">H", message[2:4])
     encodings = struct.unpack(f">{count}i", message[4:])
-    kept = [e for e in encodings if e not in STRIPPED_ENCODINGS]
+    kept = [e for e in encodings if may_request(e)]
     return struct.pack(f">BxH{len(kept)}i", SET_ENCODINGS, len(kept), *kept)
