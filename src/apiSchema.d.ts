@@ -15724,6 +15724,7 @@ export interface operations {
   download_zip_api_storage__kind___name__zip_get: {
     parameters: {
       query: {
+        /** @description Up to six files or folders; a folder zips all it holds */
         path: string[];
       };
       header?: never;

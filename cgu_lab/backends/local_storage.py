@@ -37,6 +37,7 @@ import asyncio
 import contextlib
 import grp
 import json
+import logging
 import os
 import shutil
 import struct
@@ -48,6 +49,8 @@ from ..core.errors import DomainError
 from .base import BackendError
 from .local_accounts import Account, Accounts, account_stem, installation_tag
 from .local_files import DIR_FLAGS, Refused, _opened, own_folder
+
+log = logging.getLogger(__name__)
 
 SHARED = "shared"
 # A default ACL (system.posix_acl_default, version 2): user::rwx group::rwx other::r-x.
@@ -146,7 +149,13 @@ class Storage:
         for course, writable in courses:
             groups += await self.course_groups(course, writable)
             folder = self.coursework / owner / course
-            await asyncio.to_thread(self._own, folder, account)
+            try:
+                await asyncio.to_thread(self._own, folder, account)
+            except BackendError as error:
+                # The owner put a link or a file where their course folder goes: their
+                # choice, left alone (never followed); the notebook starts without the link.
+                log.warning("no course link for %s in %s: %s", owner, course, error)
+                continue
             await asyncio.to_thread(self._link, folder, SHARED, self.course_root(course), account)
         return sorted(set(groups))
 

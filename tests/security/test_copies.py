@@ -221,8 +221,10 @@ def test_a_seed_copy_never_writes_through_a_planted_link(site, bob):
     (home / "hw1").symlink_to(outside, target_is_directory=True)
     bob.ok("POST", "/api/notebooks", 201, json={"name": "seeded", "template": "tpl"})
     started = bob.ok("POST", "/api/notebooks/bob/seeded/start?wait=true", 202)
-    assert started["state"] == "running", started
+    assert started["state"] == "running", started["message"]
     assert os.path.islink(home / "hw1")
+    # bob's course folder is still the link he planted above: left alone, never followed
+    assert os.path.islink(ctl.data_dir / "coursework" / "bob" / "cs")
     assert_outside_untouched(outside)
     bob.ok("POST", "/api/notebooks/bob/seeded/stop?wait=true", 202)
 

@@ -139,7 +139,12 @@ async def download_zip(
     name: UserNamePath,
     platform: PlatformDep,
     actor: ActorDep,
-    path: Annotated[list[RelativePath], Query(max_length=1000)],
+    # A handful: the whole selection travels in the URL, which servers cap near 64 KB
+    # (six of the longest paths, percent-encoded, stay under it). Zip their folder for more.
+    path: Annotated[
+        list[RelativePath],
+        Query(max_length=6, description="Up to six files or folders; a folder zips all it holds"),
+    ],
 ) -> StreamingResponse:
     files, _, place = await _place(platform, actor, kind, name, False)
     blocks = await files.stream_zip(place, path)
