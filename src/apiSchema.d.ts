@@ -15825,6 +15825,8 @@ export interface operations {
       query: {
         /** @description Relative to the storage */
         path: string;
+        /** @description The sender's id for this one upload (8-64 letters, digits, - or _) */
+        upload: string;
         offset: number;
         total: number;
       };

@@ -12,9 +12,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import secrets
 import subprocess
 import sys
+import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -48,10 +51,10 @@ def course(admin, login):
 
 def upload(session, kind: str, name: str, path: str, data: bytes, chunk: int = CHUNK):
     """Send `data` as the page does: chunks at increasing offsets; the last response."""
-    offset, response = 0, None
+    offset, response, upload_id = 0, None, secrets.token_hex(8)
     while True:
         part = data[offset : offset + chunk]
-        params = {"path": path, "offset": offset, "total": len(data)}
+        params = {"path": path, "upload": upload_id, "offset": offset, "total": len(data)}
         response = session.put(f"/api/storage/{kind}/{name}/upload", params=params, content=part)
         if response.status_code != 200:
             return response
@@ -130,7 +133,7 @@ def test_an_upload_past_the_allowance_is_refused_naming_limit_and_use(alice, sit
     # An upload refused halfway (a kernel filled the storage meanwhile) leaves no part behind.
     start = alice.put(
         "/api/storage/users/alice/upload",
-        params={"path": "late.bin", "offset": 0, "total": 20_000},
+        params={"path": "late.bin", "upload": "late-upload", "offset": 0, "total": 20_000},
         content=b"y" * 10_000,
     )
     assert start.json() == {"received": 10_000, "done": False}
@@ -139,7 +142,7 @@ def test_an_upload_past_the_allowance_is_refused_naming_limit_and_use(alice, sit
     (root / "from-kernel.bin").write_bytes(b"z" * 15_000)
     late = alice.put(
         "/api/storage/users/alice/upload",
-        params={"path": "late.bin", "offset": 10_000, "total": 20_000},
+        params={"path": "late.bin", "upload": "late-upload", "offset": 10_000, "total": 20_000},
         content=b"y" * 10_000,
     )
     assert late.status_code == 413 and late.json()["code"] == "over_allowance"
@@ -151,23 +154,78 @@ def test_a_resumed_upload_goes_on_from_what_the_storage_holds(alice):
     data = b"x" * 3_000
     first = alice.put(
         "/api/storage/users/alice/upload",
-        params={"path": "resumed.txt", "offset": 0, "total": 3_000},
+        params={"path": "resumed.txt", "upload": "resumed-1", "offset": 0, "total": 3_000},
         content=data[:1_000],
     )
     assert first.json() == {"received": 1_000, "done": False}
     skipped = alice.put(
         "/api/storage/users/alice/upload",
-        params={"path": "resumed.txt", "offset": 2_000, "total": 3_000},
+        params={"path": "resumed.txt", "upload": "resumed-1", "offset": 2_000, "total": 3_000},
         content=data[2_000:],
     )
     assert skipped.status_code == 409 and skipped.json()["details"]["received"] == 1_000
     rest = alice.put(
         "/api/storage/users/alice/upload",
-        params={"path": "resumed.txt", "offset": 1_000, "total": 3_000},
+        params={"path": "resumed.txt", "upload": "resumed-1", "offset": 1_000, "total": 3_000},
         content=data[1_000:],
     )
     assert rest.json() == {"received": 3_000, "done": True}
     alice.ok("DELETE", "/api/storage/users/alice/files", params={"path": "resumed.txt"})
+
+
+def test_two_uploads_of_one_path_never_mix_their_chunks(alice, site):
+    """Two tabs (or two TAs) upload the same name at once: each upload fills its own
+    partial; the file in place is always one whole upload, the last to finish."""
+    root = site.platform.backend.storage.user_root("alice")
+    first, second = b"A" * 4_000, b"B" * 4_000
+
+    def chunk(upload_id: str, data: bytes, offset: int):
+        return alice.put(
+            "/api/storage/users/alice/upload",
+            params={"path": "same.txt", "upload": upload_id, "offset": offset, "total": 4_000},
+            content=data[offset : offset + 2_000],
+        ).json()
+
+    assert chunk("tab-one-1", first, 0) == {"received": 2_000, "done": False}
+    assert chunk("tab-two-2", second, 0) == {"received": 2_000, "done": False}
+    assert chunk("tab-one-1", first, 2_000) == {"received": 4_000, "done": True}
+    assert (root / "same.txt").read_bytes() == first
+    assert chunk("tab-two-2", second, 2_000) == {"received": 4_000, "done": True}
+    assert (root / "same.txt").read_bytes() == second
+    assert not list(root.glob(".cgu-upload-*"))
+    # The same chunks sent at once, many times over: whole files only, no partial left.
+    with ThreadPoolExecutor(8) as pool:
+        for _ in range(5):
+            ids = [f"racer-{n}-{secrets.token_hex(4)}" for n in range(4)]
+            blobs = {upload_id: upload_id.encode().ljust(4_000, b".") for upload_id in ids}
+            for offset in (0, 2_000):
+                list(pool.map(chunk, ids, [blobs[i] for i in ids], [offset] * len(ids)))
+            assert (root / "same.txt").read_bytes() in blobs.values()
+    assert not list(root.glob(".cgu-upload-*"))
+    alice.ok("DELETE", "/api/storage/users/alice/files", params={"path": "same.txt"})
+
+
+def test_a_partial_abandoned_for_a_day_is_removed_by_the_next_upload(alice, site):
+    root = site.platform.backend.storage.user_root("alice")
+    old, recent = root / ".cgu-upload-old.part", root / ".cgu-upload-recent.part"
+    for path in (old, recent):
+        path.write_bytes(b"x" * 100)
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(old, (two_days_ago, two_days_ago))
+    assert upload(alice, "users", "alice", "fresh.txt", b"new").status_code == 200
+    assert not old.exists() and recent.exists()
+    recent.unlink()
+    alice.ok("DELETE", "/api/storage/users/alice/files", params={"path": "fresh.txt"})
+
+
+def test_an_upload_without_its_id_is_refused_with_a_reason(alice):
+    refused = alice.put(
+        "/api/storage/users/alice/upload",
+        params={"path": "x.txt", "offset": 0, "total": 1},
+        content=b"x",
+    )
+    assert refused.status_code == 400, refused.text
+    assert "upload" in refused.json()["message"], refused.json()
 
 
 def test_another_user_cannot_read_my_storage(alice, bob, admin, site):

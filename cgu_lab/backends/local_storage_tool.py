@@ -19,15 +19,21 @@ refusals one JSON line `{error, code, status, ...}` on stderr):
     list    the entries of a folder (hidden names left out, as the file
             browser does) and what the whole storage uses
     put     one chunk of an upload, at `offset` of a file of `total` bytes,
-            into a hidden partial file beside the target; the last chunk
-            renames it into place. The allowance is checked on every chunk
-            against what the storage holds plus what is still to come
+            into a hidden partial file beside the target, named for the
+            target and the sender's upload id; the last chunk renames it
+            into place. The allowance is checked on every chunk against
+            what the storage holds plus what is still to come
     mkdir   a new folder;  delete  a file or a folder (its tree; links in it
             are removed, never followed)
     zip     the selection as a zip on stdout (notebook/transfer/zipstream)
 
 Why a partial file and not writing in place: a refused or abandoned upload
-must not leave half a file under the name the user asked for.
+must not leave half a file under the name the user asked for. Why one per
+upload id: two uploads of one path at once (two tabs, two TAs in a course's
+storage) would otherwise write into one partial and leave a mix of both; each
+now fills its own and rename(2) puts whole files in place, the last one
+staying. Partials left by uploads abandoned for a day are removed when the
+next upload into their folder starts.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ import os
 import shutil
 import stat
 import sys
+import time
 from pathlib import Path
 
 from ..core.allowance import Room, check
@@ -49,6 +56,7 @@ from ..notebook.transfer.allowance import home_use
 from .local_files import Blocked, _opened, open_dir, open_root
 
 PARTIAL = ".cgu-upload-"
+ABANDONED = 24 * 3600  # seconds after which another upload's partial is abandoned
 CHUNK = 1 << 20
 MAX_LIST = 5000  # entries a listing shows, so one huge folder cannot stall the page
 
@@ -97,13 +105,28 @@ def usage(root: Path) -> dict:
     return {"used": home_use(root), "free": shutil.disk_usage(root).free}
 
 
-def _partial(name: str) -> str:
-    return f"{PARTIAL}{hashlib.sha256(name.encode()).hexdigest()[:16]}.part"
+def _partial(name: str, upload: str) -> str:
+    key = hashlib.sha256(f"{upload}/{name}".encode()).hexdigest()[:24]
+    return f"{PARTIAL}{key}.part"
+
+
+def _sweep_abandoned(fd: int) -> None:
+    """Remove partials in this folder that no upload has touched for a day."""
+    now = time.time()
+    for entry in os.listdir(fd):
+        if not (entry.startswith(PARTIAL) and entry.endswith(".part")):
+            continue
+        with contextlib.suppress(OSError):
+            info = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and now - info.st_mtime > ABANDONED:
+                os.unlink(entry, dir_fd=fd)
 
 
 def put(root: Path, plan: dict, source) -> dict:
     parts = components(plan.get("path", ""), "file name")
-    offset, total = plan.get("offset"), plan.get("total")
+    offset, total, upload = plan.get("offset"), plan.get("total"), plan.get("upload")
+    if not isinstance(upload, str) or not upload:
+        raise Invalid("an upload chunk needs the id of its upload")
     if not parts or parts[-1].startswith("."):
         raise Invalid("give the file a name that does not start with '.'")
     if not all(isinstance(n, int) and n >= 0 for n in (offset, total)) or offset > total:
@@ -113,12 +136,13 @@ def put(root: Path, plan: dict, source) -> dict:
     try:
         check(room, total - offset, f"uploading '{parts[-1]}'", plan.get("whose", "the allowance"))
     except DomainError:
-        _forget(root, parts)  # a refused upload leaves nothing behind, not even its start
+        _forget(root, parts, upload)  # a refused upload leaves nothing, not even its start
         raise
     with _opened(open_root(root)) as root_fd, _opened(_folder(root_fd, parts[:-1], True)) as fd:
-        name, partial = parts[-1], _partial(parts[-1])
+        name, partial = parts[-1], _partial(parts[-1], upload)
         flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC
         if offset == 0:
+            _sweep_abandoned(fd)
             flags |= os.O_CREAT | os.O_TRUNC
         try:
             out = os.open(partial, flags, 0o666, dir_fd=fd)
@@ -141,14 +165,14 @@ def put(root: Path, plan: dict, source) -> dict:
         return {"received": received, "done": received == total}
 
 
-def _forget(root: Path, parts: list[str]) -> None:
+def _forget(root: Path, parts: list[str], upload: str) -> None:
     with _opened(open_root(root)) as root_fd:
         try:
             fd = open_dir(root_fd, parts[:-1])
         except Blocked:
             return
         with _opened(fd), contextlib.suppress(FileNotFoundError):
-            os.unlink(_partial(parts[-1]), dir_fd=fd)
+            os.unlink(_partial(parts[-1], upload), dir_fd=fd)
 
 
 def _copy(source, out: int, most: int) -> int:

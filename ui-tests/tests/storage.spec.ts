@@ -139,7 +139,7 @@ test.describe.serial('the storage page', () => {
     await expect(student.locator('#entries').getByRole('button', { name: 'Delete' })).toHaveCount(0);
     const refused = await student.evaluate(async course => {
       const csrf = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')!.content;
-      const response = await fetch(`/api/storage/courses/${course}/upload?path=x.txt&offset=0&total=1`, {
+      const response = await fetch(`/api/storage/courses/${course}/upload?path=x.txt&upload=student-try-1&offset=0&total=1`, {
         method: 'PUT',
         headers: { 'X-CSRF-Token': csrf },
         body: 'x'

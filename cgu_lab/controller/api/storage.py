@@ -3,9 +3,11 @@
 `/api/storage` lists the caller's storages; below `/api/storage/{kind}/{name}`
 (kind `users`: a user's own, `courses`: a course's shared) a folder is listed,
 a selection downloaded as one zip (streamed), a file uploaded in chunks
-(each `PUT .../upload?path&offset&total`, the body the chunk's bytes: the
-page shows progress per chunk and resumes from `received` after a refusal
-with 409), a folder made and an entry deleted. Who may do what is
+(each `PUT .../upload?path&upload&offset&total`, the body the chunk's bytes:
+the page shows progress per chunk and resumes from `received` after a
+refusal with 409; `upload` is the id the page picks for one file's upload,
+so two uploads of one path never mix their chunks: the last to finish wins,
+whole), a folder made and an entry deleted. Who may do what is
 core/storage.py's; the files are handled as the caller's own account by the
 backend (controller/storage.py says which).
 """
@@ -34,6 +36,13 @@ Kind = Annotated[str, Path(pattern="^(users|courses)$", description="users or co
 # A byte count of an upload: at most a PiB, like every disk amount.
 Bytes = Annotated[int, Query(ge=0, le=2**50)]
 PathQuery = Annotated[str, Query(max_length=1024, description="Relative to the storage")]
+UploadId = Annotated[
+    str,
+    Query(
+        pattern=r"^[A-Za-z0-9_-]{8,64}$",
+        description="The sender's id for this one upload (8-64 letters, digits, - or _)",
+    ),
+]
 ENFORCEMENT = (
     "checked by the platform on every upload from this page; files written from a notebook "
     "are counted at the next upload (this filesystem has no project quotas)"
@@ -180,6 +189,7 @@ async def upload_chunk(
     platform: PlatformDep,
     actor: ActorDep,
     path: PathQuery,
+    upload: UploadId,
     offset: Bytes,
     total: Bytes,
 ) -> UploadOut:
@@ -191,6 +201,7 @@ async def upload_chunk(
             raise Invalid(f"an upload chunk carries at most {MAX_CHUNK // 2**20} MiB")
     plan = {
         "path": path,
+        "upload": upload,
         "offset": offset,
         "total": total,
         "allowance": area.allowance,

@@ -1,6 +1,6 @@
 // @ts-check
 // The storage page: the user's own storage and their courses' shared storage, with
-// no notebook running. Uploads go in chunks (8 MiB each, PUT .../upload?path&offset&total),
+// no notebook running. Uploads go in chunks (8 MiB each, PUT .../upload?path&upload&offset&total),
 // so a large file shows its progress and a refusal (over the allowance, read-only)
 // comes with the API's sentence before much is sent; folders download as one zip.
 import { api, el, replaceRows, showError, showStatus, formatMemory } from './common.js';
@@ -21,6 +21,15 @@ const state = {
 /** @param {Area} area */
 function base(area) {
   return `/api/storage/${area.kind}/${encodeURIComponent(area.name)}`;
+}
+
+/**
+ * A fresh id for one file's upload, so two uploads of one path never mix their chunks.
+ * getRandomValues, not randomUUID: the page may be served over plain HTTP on a campus LAN.
+ */
+function uploadId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return Array.from(bytes, byte => byte.toString(16).padStart(2, '0')).join('');
 }
 
 /** @param {number} bytes */
@@ -229,7 +238,7 @@ async function upload(files) {
     for (const [index, file] of files.entries()) {
       const relative = file.webkitRelativePath || file.name;
       const path = state.path ? `${state.path}/${relative}` : relative;
-      const url = `${base(area)}/upload?path=${encodeURIComponent(path)}&total=${file.size}`;
+      const url = `${base(area)}/upload?path=${encodeURIComponent(path)}&upload=${uploadId()}&total=${file.size}`;
       let offset = 0;
       do {
         const chunk = file.slice(offset, offset + CHUNK);
