@@ -1250,7 +1250,7 @@ export interface paths {
     };
     /** Download the training set or the test inputs (the hidden files are never served) */
     get: operations['download_file_api_competitions__competition_id__files__kind__get'];
-    /** Upload the training set, the test inputs, the hidden solution or a scoring script */
+    /** Upload the training set, the test inputs, the hidden solution, a scoring script or a code competition's hidden inputs */
     put: operations['upload_file_api_competitions__competition_id__files__kind__put'];
     post?: never;
     delete?: never;
@@ -1269,7 +1269,7 @@ export interface paths {
     /** Every entry with the scorer's output (the course's managers) */
     get: operations['all_entries_api_competitions__competition_id__entries_get'];
     put?: never;
-    /** Submit a predictions CSV; it is queued and scored */
+    /** Submit a predictions CSV (a notebook in a code competition); it is queued and scored */
     post: operations['submit_entry_api_competitions__competition_id__entries_post'];
     delete?: never;
     options?: never;
@@ -1944,7 +1944,7 @@ export interface components {
       max_team_size?: number;
       /**
        * Time Limit
-       * @description Seconds one scoring may take
+       * @description Seconds one scoring (a code entry: its notebook's run) may take
        * @default 60
        */
       time_limit?: number;
@@ -1954,6 +1954,13 @@ export interface components {
        * @default 1073741824
        */
       memory_limit?: number;
+      /**
+       * Kind
+       * @description predictions: students upload a CSV; code: a notebook the platform runs on the hidden inputs (upload them as the file 'inputs'), within time_limit and memory_limit
+       * @default predictions
+       * @enum {string}
+       */
+      kind?: 'predictions' | 'code';
     };
     /** CompetitionEntryOut */
     CompetitionEntryOut: {
@@ -2145,6 +2152,11 @@ export interface components {
       memory_limit: number;
       /** Max Bytes */
       max_bytes: number;
+      /**
+       * Kind
+       * @enum {string}
+       */
+      kind: 'predictions' | 'code';
       /** Files */
       files: {
         [key: string]: components['schemas']['CompetitionFileInfo'];
@@ -13689,7 +13701,7 @@ export interface operations {
       path: {
         /** @description A numeric id */
         competition_id: number;
-        /** @description train, test, solution, script */
+        /** @description train, test, solution, script, inputs (a code competition's hidden inputs) */
         kind: string;
       };
       cookie?: never;
@@ -13788,7 +13800,7 @@ export interface operations {
       path: {
         /** @description A numeric id */
         competition_id: number;
-        /** @description train, test, solution, script */
+        /** @description train, test, solution, script, inputs (a code competition's hidden inputs) */
         kind: string;
       };
       cookie?: never;
@@ -13993,6 +14005,7 @@ export interface operations {
     requestBody: {
       content: {
         'text/csv': string;
+        'application/x-ipynb+json': string;
       };
     };
     responses: {

@@ -159,7 +159,7 @@ def test_the_hidden_set_is_never_served(site, course, teacher, alice, clock):
     entry = submit(alice, cid, {str(i): "guess" for i in range(1, ROWS + 1)})
     drain(site)
     for who in (alice, teacher):
-        for kind in ("solution", "script"):
+        for kind in ("solution", "script", "inputs"):
             refused = who.get(f"/api/competitions/{cid}/files/{kind}")
             assert refused.status_code == 404, (kind, refused.text)
             assert SECRET not in refused.text

@@ -34,6 +34,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..backends.local_limits import instance_id
+from ..backends.scorer_notebook import NotebookRunner
 from ..backends.scorer_sandbox import ScorerSandbox
 from ..core import competition as rules
 from ..core.errors import Conflict, Forbidden, Invalid
@@ -49,6 +50,7 @@ from ..store.db import Database
 from ..store.models import Group, Membership, User
 from . import audit
 from . import competition_files as files
+from .competition_runs import CodeRuns, check_notebook
 from .competitions import CompetitionService
 
 log = logging.getLogger("cgu_lab.competitions")
@@ -86,6 +88,7 @@ class EntryService:
         self.competitions = competitions
         separate = None if settings.run_as == "auto" else settings.run_as == "per-user"
         self.sandbox = ScorerSandbox(self._instance, separate)
+        self.code = CodeRuns(db, settings, NotebookRunner(self.sandbox))
         self._queue: asyncio.Queue[int] = asyncio.Queue()
 
     def _instance(self) -> str:
@@ -136,9 +139,14 @@ class EntryService:
                 competition.ends_at,
                 now,
             )
+            code = competition.kind == "code"
+            if code:
+                check_notebook(data)
             present = competition.files or {}
-            if "solution" not in present or (
-                competition.metric == CUSTOM and "script" not in present
+            if (
+                "solution" not in present
+                or (competition.metric == CUSTOM and "script" not in present)
+                or (code and "inputs" not in present)
             ):
                 raise Conflict(
                     "the competition is not ready for entries yet (no solution uploaded)"
@@ -178,7 +186,8 @@ class EntryService:
             )
             session.add(entry)
             await session.flush()
-            target = files.entry_path(self.settings.data_dir, competition.id, entry.id)
+            suffix = ".ipynb" if code else ".csv"
+            target = files.entry_path(self.settings.data_dir, competition.id, entry.id, suffix)
             await asyncio.to_thread(files.write, self.settings.data_dir, target, data)
             audit.record(
                 session,
@@ -261,9 +270,15 @@ class EntryService:
                 "fraction": competition.public_fraction,
             }
             limits = (competition.time_limit, competition.memory_limit)
+            code = competition.kind == "code"
+            max_bytes = competition.max_bytes
             group = await session.get(Group, competition.group_id)
             target = f"competition:{group.name}/{competition.name}"
         data_dir = self.settings.data_dir
+        ran = await self.code.run(competition.id, entry_id, *limits, max_bytes) if code else None
+        if ran is not None and not ran.ok:
+            await self._failed_run(entry_id, target, ran.student, ran.log)
+            return
         script = (
             files.path_of(data_dir, competition.id, "script") if job["metric"] == CUSTOM else None
         )
@@ -278,7 +293,8 @@ class EntryService:
         async with self.db.session() as session:
             entry = await session.get(CompetitionEntry, entry_id)
             entry.scored_at = self.clock()
-            entry.log = "\n".join(part for part in (answer.get("log", ""), result.log) if part)
+            parts = (ran.log if ran else "", answer.get("log", ""), result.log)
+            entry.log = "\n".join(part for part in parts if part)
             if answer.get("ok"):
                 entry.state = "scored"
                 entry.public_score, entry.private_score = answer["public"], answer["private"]
@@ -301,6 +317,16 @@ class EntryService:
                 state=entry.state,
                 public_score=entry.public_score,
                 private_score=entry.private_score,
+            )
+
+    async def _failed_run(self, entry_id: int, target: str, student: str, log_text: str) -> None:
+        """A code entry whose notebook failed: the student's sentence, the staff's log."""
+        async with self.db.session() as session:
+            entry = await session.get(CompetitionEntry, entry_id)
+            entry.scored_at = self.clock()
+            entry.state, entry.message, entry.log = "failed", student[:2000], log_text
+            audit.record(
+                session, "system", "competition.scored", target, entry=entry_id, state="failed"
             )
 
     # -- reading -----------------------------------------------------------------------

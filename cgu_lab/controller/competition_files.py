@@ -2,7 +2,10 @@
 
     <data dir>/competitions/<id>/public/train.csv, test.csv   students download these
     <data dir>/competitions/<id>/hidden/solution.csv, score.py  never served to anyone
+    <data dir>/competitions/<id>/hidden/inputs.csv              a code competition's test
+                                                                inputs; never served either
     <data dir>/competitions/<id>/entries/<entry id>.csv         students' predictions
+    <data dir>/competitions/<id>/entries/<entry id>.ipynb       a code competition's notebook
 
 Every folder is 0700 and every file 0600, owned by the controller's account:
 no notebook account can read them (homes are elsewhere), and the scorer gets
@@ -18,7 +21,7 @@ import shutil
 from pathlib import Path
 
 PUBLIC_KINDS = {"train": "train.csv", "test": "test.csv"}
-HIDDEN_KINDS = {"solution": "solution.csv", "script": "score.py"}
+HIDDEN_KINDS = {"solution": "solution.csv", "script": "score.py", "inputs": "inputs.csv"}
 KINDS = {**PUBLIC_KINDS, **HIDDEN_KINDS}
 
 
@@ -31,8 +34,9 @@ def path_of(data_dir: Path, competition_id: int, kind: str) -> Path:
     return folder(data_dir, competition_id) / where / KINDS[kind]
 
 
-def entry_path(data_dir: Path, competition_id: int, entry_id: int) -> Path:
-    return folder(data_dir, competition_id) / "entries" / f"{int(entry_id)}.csv"
+def entry_path(data_dir: Path, competition_id: int, entry_id: int, suffix: str = ".csv") -> Path:
+    """An entry's predictions (".csv"), or the notebook of a code competition's entry (".ipynb")."""
+    return folder(data_dir, competition_id) / "entries" / f"{int(entry_id)}{suffix}"
 
 
 def _private_dirs(target: Path, data_dir: Path) -> None:

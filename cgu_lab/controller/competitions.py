@@ -69,6 +69,13 @@ class CompetitionSpec:
     max_team_size: int = 3
     time_limit: float = 60.0
     memory_limit: int = 2**30
+    # "code": students send a notebook that runs on the hidden inputs, within
+    # `time_limit` and `memory_limit` (competition_runs.py); its predictions are
+    # then scored as an uploaded file is.
+    kind: str = "predictions"
+
+
+KINDS = ("predictions", "code")
 
 
 def check_spec(spec: CompetitionSpec) -> None:
@@ -80,6 +87,8 @@ def check_spec(spec: CompetitionSpec) -> None:
         raise Invalid(f"unknown metric '{spec.metric}'; use one of {', '.join(METRICS)}, custom")
     if spec.id_column == spec.target_column:
         raise Invalid("the id column and the prediction column need different names")
+    if spec.kind not in KINDS:
+        raise Invalid(f"unknown kind '{spec.kind}'; use predictions or code")
     if not 0 < spec.public_fraction < 1:
         raise Invalid("the public part of the test set must be more than 0 and less than 1")
 
@@ -133,8 +142,10 @@ class CompetitionService:
             "memory_limit": competition.memory_limit,
             "max_bytes": competition.max_bytes,
             "files": shown,
+            "kind": competition.kind,
             "ready": "solution" in present
-            and (competition.metric != CUSTOM or "script" in present),
+            and (competition.metric != CUSTOM or "script" in present)
+            and (competition.kind != "code" or "inputs" in present),
             "manage": manage,
         }
 
@@ -248,7 +259,7 @@ class CompetitionService:
     async def upload(
         self, actor: Principal, competition_id: int, kind: str, file_name: str, data: bytes
     ) -> dict:
-        """Store one of the competition's files (train, test, solution or script)."""
+        """Store one of the competition's files (train, test, solution, script or inputs)."""
         if kind not in files.KINDS:
             raise NotFound(f"a competition has no file '{kind}'; use {', '.join(files.KINDS)}")
         if len(data) > MAX_FILE:

@@ -40,6 +40,9 @@ class Competition(Base):
     starts_at: Mapped[datetime] = mapped_column()
     ends_at: Mapped[datetime] = mapped_column()
     metric: Mapped[str] = mapped_column(String(16))  # core/metrics.py's names, or "custom"
+    # "predictions": students upload a CSV; "code": a notebook the platform runs on
+    # the hidden inputs (migration 0013).
+    kind: Mapped[str] = mapped_column(String(16), default="predictions")
     higher_is_better: Mapped[bool] = mapped_column(Boolean, default=True)
     id_column: Mapped[str] = mapped_column(String(100), default="id")
     target_column: Mapped[str] = mapped_column(String(100), default="prediction")
@@ -53,7 +56,7 @@ class Competition(Base):
     memory_limit: Mapped[int] = mapped_column(BigInteger, default=2**30)
     max_bytes: Mapped[int] = mapped_column(BigInteger, default=20 * 2**20)
     # Which files are there: {"train": {"name", "bytes"}, "test": ..., "solution": ...,
-    # "script": ...}; the files themselves live in the data directory.
+    # "script": ..., "inputs": ...}; the files themselves live in the data directory.
     files: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
     created_by: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

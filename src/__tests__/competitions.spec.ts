@@ -1,5 +1,8 @@
 import {
+  entryContentType,
   entrySummary,
+  fileFor,
+  ICompetition,
   ICompetitionEntry,
   initialFile,
   isWaiting,
@@ -30,6 +33,23 @@ describe('Submit to Competition', () => {
       'path of your predictions file'
     );
     expect(validateEntry(1, 'p.csv', trans)).toBeNull();
+  });
+
+  it('sends the notebook to a code competition, a CSV to the others', () => {
+    const code = { kind: 'code' } as ICompetition;
+    const csv = { kind: 'predictions' } as ICompetition;
+    expect(fileFor(code, 'p.csv', 'work/model.ipynb')).toBe('work/model.ipynb');
+    expect(fileFor(code, 'other.ipynb', 'work/model.ipynb')).toBe(
+      'other.ipynb'
+    );
+    expect(fileFor(csv, 'p.csv', 'work/model.ipynb')).toBe('p.csv');
+    expect(fileFor(csv, 'a.ipynb', 'a.ipynb')).toBe('');
+    expect(entryContentType(code)).toBe('application/x-ipynb+json');
+    expect(entryContentType(csv)).toBe('text/csv');
+    expect(validateEntry(1, 'p.csv', trans, 'code')).toContain(
+      'submit a notebook'
+    );
+    expect(validateEntry(1, 'm.ipynb', trans, 'code')).toBeNull();
   });
 
   it('says how an entry went', () => {

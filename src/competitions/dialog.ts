@@ -6,7 +6,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { IFormBody, showFormBusy, showFormError } from '../dialog';
 import { h, uniqueId } from '../dom';
-import { ICompetition } from './format';
+import { fileFor, ICompetition, initialFile } from './format';
 
 /** What the form gives. */
 export interface IEntryForm {
@@ -20,7 +20,8 @@ export class EntryFormBody extends Widget implements IFormBody<IEntryForm> {
   constructor(
     competitions: ReadonlyArray<ICompetition>,
     path: string,
-    trans: TranslationBundle
+    trans: TranslationBundle,
+    notebook: string | null = null
   ) {
     super();
     this.addClass('cgu-CompetitionForm');
@@ -50,18 +51,38 @@ export class EntryFormBody extends Widget implements IFormBody<IEntryForm> {
     this._hint = h('p', { class: 'cgu-Hint' });
     this._error = h('p', { class: 'cgu-Error', role: 'alert', hidden: true });
     this._progress = h('p', { class: 'cgu-Hint', hidden: true });
+    const label = h('label', { for: ids.path }, trans.__('Predictions file'));
     const describe = () => {
       const chosen = competitions.find(
         c => String(c.id) === this._select.value
       );
-      this._hint.textContent = chosen
+      const code = chosen?.kind === 'code';
+      // A code competition takes the open notebook; switching back restores the CSV.
+      const current = this._path.value.trim();
+      if (code) {
+        this._path.value = fileFor(chosen, current, notebook);
+      } else if (/\.ipynb$/i.test(current) || !current) {
+        this._path.value = initialFile(path);
+      }
+      this._path.placeholder = code ? 'model.ipynb' : 'predictions.csv';
+      label.textContent = code
+        ? trans.__('Notebook')
+        : trans.__('Predictions file');
+      this._hint.textContent = code
         ? trans.__(
-            'A CSV with the columns %1,%2, scored by %3.',
+            'A notebook the platform runs on the hidden inputs (their path is in $CGU_COMPETITION_INPUT); it writes a CSV with the columns %1,%2 to $CGU_COMPETITION_OUTPUT, scored by %3.',
             chosen.id_column,
             chosen.target_column,
             chosen.metric_title
           )
-        : '';
+        : chosen
+          ? trans.__(
+              'A CSV with the columns %1,%2, scored by %3.',
+              chosen.id_column,
+              chosen.target_column,
+              chosen.metric_title
+            )
+          : '';
     };
     this._select.addEventListener('change', describe);
     describe();
@@ -70,7 +91,7 @@ export class EntryFormBody extends Widget implements IFormBody<IEntryForm> {
       { class: 'cgu-Form' },
       h('label', { for: ids.competition }, trans.__('Competition')),
       this._select,
-      h('label', { for: ids.path }, trans.__('Predictions file')),
+      label,
       this._path,
       this._hint,
       h('label', { for: ids.note }, trans.__('Note')),
@@ -96,7 +117,7 @@ export class EntryFormBody extends Widget implements IFormBody<IEntryForm> {
   }
 
   setBusy(busy: boolean): void {
-    const text = busy ? this._trans.__('Sending your predictions…') : null;
+    const text = busy ? this._trans.__('Sending your entry…') : null;
     showFormBusy(this._form, this._progress, this._progress, text);
   }
 

@@ -15,6 +15,30 @@ export interface ICompetition {
   target_column: string;
   max_bytes: number;
   url: string;
+  /** "code": the entry is a notebook the platform runs on hidden inputs. */
+  kind?: 'predictions' | 'code';
+}
+
+/** The content type of an entry's body: a notebook for a code competition, else CSV. */
+export function entryContentType(
+  competition: ICompetition | undefined
+): string {
+  return competition?.kind === 'code' ? 'application/x-ipynb+json' : 'text/csv';
+}
+
+/**
+ * The file to propose for a competition: a code competition takes a notebook (the
+ * one given, else the open one); any other a CSV (the one given, see initialFile).
+ */
+export function fileFor(
+  competition: ICompetition | undefined,
+  given: string,
+  notebook: string | null
+): string {
+  if (competition?.kind === 'code') {
+    return /\.ipynb$/i.test(given) ? given : (notebook ?? '');
+  }
+  return initialFile(given);
 }
 
 /** An entry (the controller's CompetitionEntryOut). */
@@ -36,7 +60,8 @@ export function initialFile(path: string | null): string {
 export function validateEntry(
   competitionId: number | null,
   path: string,
-  trans: TranslationBundle
+  trans: TranslationBundle,
+  kind: ICompetition['kind'] = 'predictions'
 ): string | null {
   if (competitionId === null) {
     return trans.__('Choose a competition.');
@@ -44,6 +69,11 @@ export function validateEntry(
   if (!path.trim()) {
     return trans.__(
       'Give the path of your predictions file (a CSV in this home).'
+    );
+  }
+  if (kind === 'code' && !/\.ipynb$/i.test(path.trim())) {
+    return trans.__(
+      'This is a code competition: submit a notebook (.ipynb), which the platform runs on the hidden inputs.'
     );
   }
   return null;

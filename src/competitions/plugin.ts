@@ -1,6 +1,8 @@
 /**
  * `cgu-lab:competitions` — "Submit to Competition": send a predictions CSV of
- * this home to an open competition of one of my courses, then tell me its
+ * this home to an open competition of one of my courses (to a code competition:
+ * the open notebook, saved first, which the platform runs on the hidden
+ * inputs), then tell me its
  * score when the platform's scorer has run (the entry is queued, so the
  * answer comes a few seconds later). From the notebook toolbar, the palette,
  * the File menu and a CSV's context menu in the file browser.
@@ -28,7 +30,9 @@ import { competeIcon } from '../icons';
 import { DOMAIN, ICguLabSession } from '../tokens';
 import { EntryFormBody, IEntryForm } from './dialog';
 import {
+  entryContentType,
   entrySummary,
+  fileFor,
   ICompetition,
   ICompetitionEntry,
   initialFile,
@@ -43,8 +47,15 @@ const POLL_LIMIT_MS = 5 * 60_000;
 
 async function sendEntry(
   app: JupyterFrontEnd,
-  value: IEntryForm
+  notebooks: INotebookTracker | null,
+  value: IEntryForm,
+  competition: ICompetition | undefined
 ): Promise<ICompetitionEntry> {
+  // What runs is what is on disk: an open notebook with changes is saved first.
+  const open = notebooks?.find(panel => panel.context.path === value.path);
+  if (open?.context.model.dirty) {
+    await open.context.save();
+  }
   const file = await app.serviceManager.contents.get(value.path, {
     content: true,
     format: 'text',
@@ -57,7 +68,7 @@ async function sendEntry(
     {
       method: 'POST',
       body: String(file.content ?? ''),
-      headers: { 'Content-Type': 'text/csv' }
+      headers: { 'Content-Type': entryContentType(competition) }
     }
   );
 }
@@ -154,17 +165,32 @@ export const competitionsPlugin: JupyterFrontEndPlugin<void> = {
             );
             return;
           }
-          const path = initialFile(currentPath(app, notebooks, args));
+          const given = currentPath(app, notebooks, args) ?? '';
+          const notebook = notebooks?.currentWidget?.context.path ?? null;
+          const path = fileFor(competitions[0], given, notebook);
+          const chosen = (id: number | null) =>
+            competitions.find(c => c.id === id);
           const entry = await openFormDialog<IEntryForm, ICompetitionEntry>({
             title: trans.__('Submit to Competition'),
-            body: new EntryFormBody(competitions, path, trans),
+            body: new EntryFormBody(
+              competitions,
+              path || initialFile(given),
+              trans,
+              notebook
+            ),
             acceptLabel: trans.__('Submit'),
             acceptLandmark: 'competition-submit',
             focusNodeSelector: 'select',
             className: 'cgu-CompetitionDialog',
             validate: value =>
-              validateEntry(value.competitionId, value.path, trans),
-            send: value => sendEntry(app, value),
+              validateEntry(
+                value.competitionId,
+                value.path,
+                trans,
+                chosen(value.competitionId)?.kind
+              ),
+            send: value =>
+              sendEntry(app, notebooks, value, chosen(value.competitionId)),
             onDone: () => undefined,
             trans
           });

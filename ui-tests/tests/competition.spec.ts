@@ -117,3 +117,100 @@ test('a teacher runs a course competition; a student submits from the page and s
   const [exported] = await Promise.all([teacher.waitForEvent('download'), teacher.getByRole('link', { name: 'Export CSV' }).click()]);
   expect(exported.suggestedFilename()).toMatch(/^competition-\d+\.csv$/);
 });
+
+/** A notebook (nbformat 4) of code cells, as the file a student saves. */
+function ipynb(sources: string[]): string {
+  return JSON.stringify({
+    nbformat: 4,
+    nbformat_minor: 5,
+    metadata: {},
+    cells: sources.map((source, i) => ({ cell_type: 'code', id: `c${i}`, metadata: {}, source, outputs: [], execution_count: null }))
+  });
+}
+
+// Reads the hidden inputs and predicts "cat" for every third id: right on every row.
+const MODEL = [
+  "import csv, os\nrows = list(csv.DictReader(open(os.environ['CGU_COMPETITION_INPUT'])))",
+  "with open(os.environ['CGU_COMPETITION_OUTPUT'], 'w') as out:\n    out.write('id,prediction\\n')\n    for row in rows:\n        out.write(row['id'] + ',' + ('cat' if int(row['id']) % 3 == 0 else 'dog') + '\\n')"
+];
+
+test('a code competition: the teacher uploads hidden inputs, a student submits a notebook that the platform runs and scores', async ({
+  browser,
+  baseURL
+}, testInfo) => {
+  test.setTimeout(240_000);
+  const admin = await (await browser.newContext()).newPage();
+  await login(admin, 'ui-admin');
+  const adminApi = await asToken(baseURL!, await apiToken(admin));
+  expect((await adminApi.post('/api/groups', { data: { name: 'ui-code', display_name: 'Code course' } })).status()).toBe(201);
+  expect((await adminApi.put('/api/groups/ui-code/members/ui-teacher', { data: { manager: true } })).ok()).toBe(true);
+  expect((await adminApi.put('/api/groups/ui-code/members/ui-student', { data: { manager: false } })).ok()).toBe(true);
+
+  const teacher = await (await browser.newContext()).newPage();
+  await login(teacher, 'ui-teacher');
+  await teacher.goto('/competitions');
+  const form = teacher.locator('#new-competition-form');
+  await form.getByLabel('Course').selectOption('ui-code');
+  await form.getByLabel('Name').fill('pets-code');
+  await form.getByLabel('Title').fill('Cats or dogs, by notebook');
+  await form.getByLabel('Start').fill(localTime(-1));
+  await form.getByLabel('End').fill(localTime(24));
+  await form.getByLabel('Kind').selectOption('code');
+  await form.getByLabel('Run time limit (s)').fill('60');
+  await form.getByRole('button', { name: 'Create competition' }).click();
+  await teacher.waitForURL(/\/competitions\/\d+$/);
+  await expect(teacher.locator('#code-hint')).toContainText('CGU_COMPETITION_INPUT');
+  const inputs = ['id,photo', ...Array.from({ length: ROWS }, (_, i) => `${i + 1},hidden-photo-${i + 1}.png`)].join('\n') + '\n';
+  const solution = csv(Array.from({ length: ROWS }, (_, i) => `${i + 1},${(i + 1) % 3 === 0 ? 'cat' : 'dog'}`));
+  await uploadFile(teacher, 'solution', 'solution.csv', solution);
+  await uploadFile(teacher, 'inputs', 'inputs.csv', inputs);
+  await expect(teacher.locator('#competition-files')).toContainText('Hidden test inputs');
+  const url = teacher.url();
+  const id = url.split('/').pop();
+
+  // The student sees no inputs, submits a notebook from the page, and its score reaches the board.
+  const student = await (await browser.newContext()).newPage();
+  await login(student, 'ui-student');
+  await student.goto(url);
+  await expect(student.getByRole('heading', { name: 'Submit a notebook' })).toBeVisible();
+  await expect(student.locator('#competition-files')).not.toContainText('inputs');
+  expect((await student.request.get(`/api/competitions/${id}/files/inputs`)).status()).toBe(404);
+  await student.locator('#e-file').setInputFiles({ name: 'model.ipynb', mimeType: 'application/x-ipynb+json', buffer: Buffer.from(ipynb(MODEL)) });
+  await student.locator('#entry-form').getByRole('button', { name: 'Submit' }).click();
+  const first = student.locator('#my-entries tr').first();
+  await expect(first).toHaveAttribute('data-state', 'scored', { timeout: 90_000 });
+  await expect(first).toContainText('1.00000');
+  await expect(student.locator('#leaderboard tr').first()).toContainText('ui-student');
+  await expect(student.locator('#leaderboard tr').first()).toContainText('1.00000');
+  // A failing cell: its number and type, never its message (which prints an input).
+  const failing = ipynb([MODEL[0], "raise KeyError(rows[0]['photo'])"]);
+  await student.locator('#e-file').setInputFiles({ name: 'broken.ipynb', mimeType: 'application/x-ipynb+json', buffer: Buffer.from(failing) });
+  await student.locator('#entry-form').getByRole('button', { name: 'Submit' }).click();
+  await expect(first).toHaveAttribute('data-state', 'failed', { timeout: 90_000 });
+  await expect(first).toContainText('cell 2 of your notebook');
+  await expect(first).toContainText('KeyError');
+  await expect(student.locator('body')).not.toContainText('hidden-photo');
+  await snapshot(student, testInfo, '136-code-competition-student');
+
+  // From JupyterLab: the Compete button sends the open notebook to the code competition.
+  const studentApi = await asToken(baseURL!, await apiToken(student));
+  await startNotebook(studentApi, 'ui-student', 'code-comp');
+  const contents = '/notebook/ui-student/code-comp/api/contents';
+  expect((await studentApi.put(`${contents}/model.ipynb`, { data: notebookJson(MODEL) })).status()).toBe(201);
+  await student.goto('/notebook/ui-student/code-comp/lab/tree/model.ipynb');
+  await expect(student.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+  await student.locator('[data-cgu="competition-button"]').first().click();
+  await student.locator('[data-cgu="competition-select"]').selectOption({ label: 'Cats or dogs, by notebook (ui-code)' });
+  await expect(student.locator('[data-cgu="competition-path"]')).toHaveValue('model.ipynb');
+  await student.locator('[data-cgu="competition-submit"]').click();
+  const result = student.locator('[data-cgu="competition-result"]');
+  await expect(result).toHaveAttribute('data-state', 'scored', { timeout: 90_000 });
+  await expect(result).toHaveText(/Entry \d+ scored 1\.00000 on the public leaderboard/);
+  await snapshot(student, testInfo, '137-code-competition-jupyterlab');
+
+  // The staff see the failed run's full traceback, input included.
+  await teacher.goto(url);
+  await expect(teacher.locator('#all-entries tr')).toHaveCount(3);
+  await expect(teacher.locator('#all-entries')).toContainText('hidden-photo-1.png');
+  await snapshot(teacher, testInfo, '138-code-competition-teacher');
+});

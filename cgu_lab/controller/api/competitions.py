@@ -32,7 +32,11 @@ lab_routes = APIRouter(
 
 MetricName = Literal["accuracy", "macro_f1", "rmse", "mae", "auc", "custom"]
 FileKind = Annotated[
-    str, Path(pattern="^(train|test|solution|script)$", description="train, test, solution, script")
+    str,
+    Path(
+        pattern="^(train|test|solution|script|inputs)$",
+        description="train, test, solution, script, inputs (a code competition's hidden inputs)",
+    ),
 ]
 ColumnName = text(100, min_length=1)
 FileName = Annotated[str, Query(max_length=255, pattern=r"^[^\x00-\x1f\x7f/\\]*$")]
@@ -42,6 +46,15 @@ RAW_BODY = {
     "requestBody": {
         "required": True,
         "content": {"text/csv": {"schema": {"type": "string"}}},
+    }
+}
+ENTRY_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "text/csv": {"schema": {"type": "string"}},
+            "application/x-ipynb+json": {"schema": {"type": "string"}},
+        },
     }
 }
 
@@ -65,8 +78,19 @@ class CompetitionCreate(Strict):
     total: int = Field(0, ge=0, le=100_000, description="Entries in all; 0: no limit")
     teams: bool = False
     max_team_size: int = Field(3, ge=1, le=50)
-    time_limit: float = Field(60, ge=1, le=3600, description="Seconds one scoring may take")
+    time_limit: float = Field(
+        60,
+        ge=1,
+        le=3600,
+        description="Seconds one scoring (a code entry: its notebook's run) may take",
+    )
     memory_limit: int = Field(2**30, ge=64 * 2**20, le=64 * 2**30, description="Bytes")
+    kind: Literal["predictions", "code"] = Field(
+        "predictions",
+        description="predictions: students upload a CSV; code: a notebook the platform runs "
+        "on the hidden inputs (upload them as the file 'inputs'), within time_limit and "
+        "memory_limit",
+    )
 
     def spec(self) -> CompetitionSpec:
         values = self.model_dump(exclude={"name"})
@@ -118,6 +142,7 @@ class CompetitionOut(BaseModel):
     time_limit: float
     memory_limit: int
     max_bytes: int
+    kind: Literal["predictions", "code"]
     files: dict[str, CompetitionFileInfo]
     ready: bool
     manage: bool
@@ -245,7 +270,8 @@ async def delete_competition(competition_id: Id, platform: PlatformDep, actor: A
 @routes.put(
     "/competitions/{competition_id}/files/{kind}",
     response_model=CompetitionOut,
-    summary="Upload the training set, the test inputs, the hidden solution or a scoring script",
+    summary="Upload the training set, the test inputs, the hidden solution, a scoring script "
+    "or a code competition's hidden inputs",
     openapi_extra=RAW_BODY,
 )
 async def upload_file(
@@ -280,8 +306,8 @@ async def download_file(
     "/competitions/{competition_id}/entries",
     response_model=CompetitionEntryOut,
     status_code=201,
-    summary="Submit a predictions CSV; it is queued and scored",
-    openapi_extra=RAW_BODY,
+    summary="Submit a predictions CSV (a notebook in a code competition); it is queued and scored",
+    openapi_extra=ENTRY_BODY,
 )
 async def submit_entry(
     competition_id: Id,

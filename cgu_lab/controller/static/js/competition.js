@@ -2,7 +2,8 @@
 // One competition: its data, submitting predictions, the leaderboard (public while it
 // runs, private once it has ended), my entries; for the course's staff, uploading the
 // files and every entry with the scorer's output. Scores arrive by polling while an
-// entry is queued or being scored.
+// entry is queued or being scored. In a code competition the entry is a notebook,
+// which the platform runs on the hidden inputs before scoring what it wrote.
 import { api, el, replaceRows, showError, showStatus, fact, formatDate, formatMemory, ApiError } from './common.js';
 
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['CompetitionOut']} Competition */
@@ -13,6 +14,7 @@ import { api, el, replaceRows, showError, showStatus, fact, formatDate, formatMe
 const root = /** @type {HTMLElement} */ (document.getElementById('competition-page'));
 const id = root.dataset.competition;
 const manage = Boolean(root.dataset.manage);
+const code = root.dataset.kind === 'code';
 const csrf = document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
 const POLL_MS = 1500;
 /** @type {'public' | 'private'} */
@@ -26,7 +28,11 @@ let board = 'public';
 async function upload(path, file) {
   const response = await fetch(path, {
     method: path.includes('/files/') ? 'PUT' : 'POST',
-    headers: { 'Content-Type': 'text/csv', 'X-CSRF-Token': csrf, Accept: 'application/json' },
+    headers: {
+      'Content-Type': code && !path.includes('/files/') ? 'application/x-ipynb+json' : 'text/csv',
+      'X-CSRF-Token': csrf,
+      Accept: 'application/json'
+    },
     credentials: 'same-origin',
     body: file
   });
@@ -48,13 +54,22 @@ function showFacts(c) {
   fact(facts, 'Runs', `${formatDate(c.starts_at)} – ${formatDate(c.ends_at)}`);
   fact(facts, 'Metric', `${c.metric_title} (${c.higher_is_better ? 'higher' : 'lower'} is better)`);
   fact(facts, 'Limits', `${c.per_day || 'any number of'} entries a day, ${c.total || 'no limit'} in all`);
+  if (c.kind === 'code') {
+    fact(facts, 'Notebook runs', `at most ${c.time_limit} s and ${formatMemory(c.memory_limit)}, no network`);
+  }
   fact(
     facts,
     'Public leaderboard',
     `${Math.round(c.public_fraction * 100)}% of the test set; the rest decides at the end`
   );
   const files = /** @type {HTMLElement} */ (document.getElementById('competition-files'));
-  const labels = { train: 'Training set', test: 'Test inputs', solution: 'Hidden solution', script: 'Scoring script' };
+  const labels = {
+    train: 'Training set',
+    test: 'Test inputs',
+    solution: 'Hidden solution',
+    script: 'Scoring script',
+    inputs: 'Hidden test inputs (the notebooks read them)'
+  };
   files.replaceChildren(
     ...Object.entries(c.files).map(([kind, info]) =>
       el(
@@ -189,7 +204,7 @@ entryForm.addEventListener('submit', async event => {
     const query = new URLSearchParams({ name: file.name, note: note.value });
     const entry = await upload(`/api/competitions/${id}/entries?${query}`, file);
     showError('entry-error', null);
-    showStatus(`Entry ${entry.id} received; it is being scored.`);
+    showStatus(`Entry ${entry.id} received; it is being ${code ? 'run and ' : ''}scored.`);
     entryForm.reset();
     await refresh();
   } catch (error) {

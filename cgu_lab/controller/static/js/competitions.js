@@ -64,7 +64,9 @@ if (form) {
         public_fraction: Number(text('public_percent')) / 100,
         per_day: Number(text('per_day')),
         total: Number(text('total')),
-        teams: data.get('teams') === 'on'
+        teams: data.get('teams') === 'on',
+        kind: text('kind') === 'code' ? 'code' : 'predictions',
+        time_limit: Number(text('time_limit'))
       });
       window.location.assign(`/competitions/${created.id}`);
     } catch (error) {

@@ -1,0 +1,207 @@
+"""Running a code competition's notebook on the hidden inputs, in the scorer's sandbox.
+
+One run is one `scorer_notebook_child` under the same account and rlimits as a
+scoring (backends/scorer_sandbox.py), in network, PID and mount namespaces of
+its own (why each, and why the kernel talks over Unix sockets, is in the
+child's docstring). The controller opens the notebook and the hidden inputs for
+reading and the predictions file for writing and hands over the descriptors;
+the solution is never part of a run: the predictions come back to the
+controller and are scored afterwards by a separate scoring, exactly as an
+uploaded predictions file (so nothing the student's code does can reach the
+labels, not even through /proc of a scorer holding them).
+
+What the student learns of a failed run (`student_message`): the cell and the
+exception's type name, the limit that was hit, or that no predictions file was
+written. Never the exception's message, stdout or stderr, which could print
+the hidden inputs. Even the type name is the student's to choose
+(`raise type(row, (Exception,), {})()`), so only the names of Python's own
+exceptions are repeated; any other class is named to the staff only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import json
+import math
+import os
+import shutil
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .scorer_sandbox import MAX_FILE, MAX_FILES, MAX_PROCESSES, ScorerSandbox, _capped
+
+TMP_FLOOR = 64 * 2**20
+NOTEBOOK_FILES = 256  # the kernel's sockets, libraries and the student's own files
+
+
+@dataclass(frozen=True)
+class NotebookRun:
+    """A run's outcome: `ok` with the predictions written, else `student` and `log`."""
+
+    ok: bool
+    student: str
+    log: str
+
+
+def _builtin_exception(name: str) -> bool:
+    found = getattr(builtins, name, None)
+    return isinstance(found, type) and issubclass(found, BaseException)
+
+
+def student_message(answer: dict, time_limit: float, memory_limit: int) -> str:
+    """The sentence a student reads of a failed run, built from fixed words and numbers."""
+    reason = answer.get("reason")
+    cell = answer.get("cell")
+    where = f"cell {cell}" if isinstance(cell, int) and 0 < cell < 100_000 else "a cell"
+    if reason == "time":
+        return (
+            f"your notebook ran longer than the competition's {time_limit:g} s "
+            f"(it was running {where}, counting every cell from 1)"
+        )
+    if reason == "memory":
+        return (
+            f"your notebook needed more memory than the competition's "
+            f"{memory_limit // 2**20} MiB ({where}, counting every cell from 1, ran out)"
+        )
+    if reason == "cell":
+        name = str(answer.get("ename", ""))
+        what = (
+            name
+            if name.isidentifier() and _builtin_exception(name)
+            else "an exception of a class outside Python's builtins (your course's staff "
+            "see its name)"
+        )
+        return (
+            f"{where} of your notebook (counting every cell from 1, Markdown ones too) "
+            f"raised {what}; its message and output are not shown, since they could "
+            "print the hidden inputs. Run it on the training set to find out why"
+        )
+    if reason == "no_output":
+        return (
+            "your notebook ran to its end but wrote no predictions file: write a CSV to the "
+            "path in the environment variable CGU_COMPETITION_OUTPUT"
+        )
+    if reason == "too_large":
+        return "your notebook wrote a predictions file larger than the competition allows"
+    if reason == "kernel":
+        return (
+            f"your notebook's kernel stopped during {where} (counting every cell from 1); "
+            "it may have used more memory than the competition allows"
+        )
+    return "your notebook could not be run; your course's staff can see why"
+
+
+class NotebookRunner:
+    def __init__(self, sandbox: ScorerSandbox) -> None:
+        self.sandbox = sandbox
+
+    async def command(self, memory_limit: int, time_limit: float) -> tuple[list[str], dict]:
+        limits = [
+            shutil.which("prlimit") or "/usr/bin/prlimit",
+            f"--as={memory_limit}",
+            # CPU seconds a little over the wall limit: the wall clock inside the run
+            # is what reports "time"; this is the backstop for a kernel that spins.
+            f"--cpu={max(1, math.ceil(time_limit)) + 10}",
+            f"--fsize={MAX_FILE}",
+            f"--nofile={max(MAX_FILES, NOTEBOOK_FILES)}",
+            "--core=0",
+        ]
+        unshare = [
+            shutil.which("unshare") or "/usr/bin/unshare",
+            "--net",
+            "--pid",
+            "--fork",
+            "--kill-child",
+            "--mount",
+            "--mount-proc",
+        ]
+        ids: dict = {"uid": None, "gid": None}
+        if self.sandbox.separate:
+            ids["uid"], ids["gid"] = await self.sandbox.account()
+            limits.append(f"--nproc={MAX_PROCESSES * 8}")
+        else:
+            unshare += ["--user", "--map-root-user"]
+        child = [sys.executable, "-I", "-m", __package__ + ".scorer_notebook_child"]
+        return [*limits, "--", *unshare, "--", *child], ids
+
+    async def run(
+        self,
+        notebook: Path,
+        inputs: Path,
+        predictions: Path,
+        python: str,
+        time_limit: float,
+        memory_limit: int,
+        max_bytes: int,
+    ) -> NotebookRun:
+        """Run one notebook; the predictions land in `predictions` (made 0600 here)."""
+        command, ids = await self.command(memory_limit, time_limit)
+        size = (await asyncio.to_thread(inputs.stat)).st_size
+        job = {
+            **ids,
+            "python": python,
+            "time_limit": time_limit,
+            "max_bytes": max_bytes,
+            "tmp_bytes": max(TMP_FLOOR, size * 2 + max_bytes * 2),
+        }
+        opened: list[int] = []
+        try:
+            for key, path, flags in (
+                ("notebook_fd", notebook, os.O_RDONLY),
+                ("inputs_fd", inputs, os.O_RDONLY),
+                ("output_fd", predictions, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+            ):
+                fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                opened.append(fd)
+                job[key] = fd
+            process = await asyncio.create_subprocess_exec(
+                *command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                pass_fds=opened,
+                cwd="/",
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                start_new_session=True,
+            )
+        finally:
+            for fd in opened:
+                os.close(fd)
+        process.stdin.write(json.dumps(job).encode())
+        process.stdin.close()
+        reading = asyncio.gather(_capped(process.stdout), _capped(process.stderr), process.wait())
+        # The run's own clock reports "time"; this one ends a run that ignores it
+        # (the kernel's start and shutdown included).
+        grace = time_limit + 90
+        try:
+            out, err, _ = await asyncio.wait_for(reading, grace)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+            answer = {"reason": "time"}
+            return NotebookRun(False, student_message(answer, time_limit, memory_limit), "killed")
+        log = err.decode(errors="replace")
+        try:
+            answer = json.loads(out)
+            if not isinstance(answer, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            reason = f"exit {process.returncode}"
+            if process.returncode == -signal.SIGXCPU or process.returncode == 128 + 24:
+                answer = {"reason": "time"}
+            else:
+                answer = {"reason": "?"}
+            return NotebookRun(
+                False,
+                student_message(answer, time_limit, memory_limit),
+                f"the run ended with {reason} and no answer\n{log}",
+            )
+        full = "\n".join(part for part in (str(answer.get("log", "")), log) if part)
+        if answer.get("ok") is True:
+            return NotebookRun(True, "", full)
+        return NotebookRun(False, student_message(answer, time_limit, memory_limit), full)

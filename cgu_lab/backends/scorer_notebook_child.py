@@ -1,0 +1,231 @@
+"""A code competition's notebook run inside its sandbox:
+`python -I -m cgu_lab.backends.scorer_notebook_child`.
+
+Started by `scorer_notebook.NotebookRunner` under rlimits, in new network,
+PID and mount namespaces (`unshare --net --pid --fork --mount --mount-proc`),
+as root of those namespaces. Before anything of the student's runs it:
+1. mounts a private tmpfs on /tmp (size-limited, nosuid, nodev): the run's
+   only writable place, invisible to every other scoring, which share the
+   scorer account; a concurrent teacher's script writes solution parts to its
+   own /tmp, and without this a student's kernel, being the same account,
+   could read them;
+2. drops to the scorer account (setgroups([]), setgid, setuid) when it is given
+   one (the controller is root); otherwise it is the controller's account
+   mapped to root in a user namespace, which owns nothing outside it.
+
+The notebook and the hidden inputs arrive as open descriptors and are copied
+into /tmp; the predictions go back through a descriptor the controller opened
+for writing. No path of the data directory is ever named here.
+
+Why jupyter_client's `ipc` transport (Unix sockets in /tmp/runtime) and not
+bringing loopback up: the network namespace stays with no usable interface at
+all, so the student's code cannot open even a local server, and no capability
+(CAP_NET_ADMIN before the drop, the `ip` tool) is needed; the sockets lie in
+a 0700 folder of a tmpfs no other process can see. The kernel is
+`<environment>/bin/python -m ipykernel_launcher`, nbclient drives it.
+
+Answer, one JSON object on stdout:
+  {"ok": true, "bytes": n}                      predictions written to the descriptor
+  {"ok": false, "reason": "cell", "cell": i, "ename": name, "log": ...}
+  {"ok": false, "reason": "time" | "memory" | "no_output" | "too_large" | "kernel", "log": ...}
+The controller builds the student's sentence from `reason`, `cell` and
+`ename` only (scorer_notebook.student_message); `log` is for staff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+
+MAX_LOG = 20000
+WORK = "/tmp"  # noqa: S108 - a tmpfs private to this run (see above)
+INPUT = f"{WORK}/input/inputs.csv"
+OUTPUT = f"{WORK}/output/predictions.csv"
+KERNEL = "cgu-competition"
+
+
+def _private_tmp(job: dict) -> None:
+    size = int(job["tmp_bytes"])
+    subprocess.run(
+        [
+            "/usr/bin/mount",
+            "-t",
+            "tmpfs",
+            "-o",
+            f"mode=0700,size={size},nosuid,nodev",
+            "tmpfs",
+            WORK,
+        ],
+        check=True,
+        capture_output=True,
+    )
+    uid, gid = job.get("uid"), job.get("gid")
+    if uid is not None:
+        os.chown(WORK, uid, gid)
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+    os.umask(0o077)
+
+
+def _copy_in(fd: int, path: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with os.fdopen(fd, "rb") as source, open(path, "wb") as target:
+        shutil.copyfileobj(source, target)
+
+
+def _kernel_env(job: dict) -> dict:
+    python = job["python"]
+    return {
+        "PATH": f"{os.path.dirname(python)}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": f"{WORK}/home",
+        "LANG": "C.UTF-8",
+        "TMPDIR": WORK,
+        "MPLBACKEND": "Agg",
+        "IPYTHONDIR": f"{WORK}/ipython",
+        "JUPYTER_RUNTIME_DIR": f"{WORK}/runtime",
+        "JUPYTER_DATA_DIR": f"{WORK}/data",
+        # One thread per math library: RLIMIT_AS counts every thread's reserved stack.
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "CGU_COMPETITION_INPUT": INPUT,
+        "CGU_COMPETITION_OUTPUT": OUTPUT,
+    }
+
+
+async def _execute(job: dict) -> dict:
+    import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    env = _kernel_env(job)
+    for folder in ("home", "ipython", "runtime", "data", "work", "output", "kernels/" + KERNEL):
+        os.makedirs(f"{WORK}/{folder}", mode=0o700, exist_ok=True)
+    spec = {
+        "argv": [job["python"], "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Competition run",
+        "language": "python",
+        "env": env,
+    }
+    with open(f"{WORK}/kernels/{KERNEL}/kernel.json", "w") as handle:  # noqa: ASYNC230 - before the kernel, nothing else runs
+        json.dump(spec, handle)
+    nb = nbformat.read(f"{WORK}/input/notebook.ipynb", as_version=4)
+    manager = AsyncKernelManager(
+        kernel_name=KERNEL,
+        kernel_spec_manager=KernelSpecManager(kernel_dirs=[f"{WORK}/kernels"]),
+        transport="ipc",
+        connection_file=f"{WORK}/runtime/kernel.json",
+    )
+    current = {"cell": 0}
+
+    def started(cell, cell_index, **_):
+        current["cell"] = cell_index + 1
+
+    # The limit counts the cells' run from the first cell on, not the kernel's start.
+    # Each cell may take what is left of it (nbclient's own timeout: cancelling its
+    # task from outside reads to it as a dead kernel).
+    deadline: list[float] = []
+
+    def left(cell) -> int:
+        if not deadline:
+            deadline.append(time.monotonic() + float(job["time_limit"]))
+        return max(1, math.ceil(deadline[0] - time.monotonic()))
+
+    client = NotebookClient(
+        nb,
+        km=manager,
+        timeout_func=left,
+        startup_timeout=60,
+        allow_errors=False,
+        record_timing=False,
+        resources={"metadata": {"path": f"{WORK}/work"}},
+        on_cell_start=started,
+    )
+    try:
+        await client.async_execute(cwd=f"{WORK}/work")
+    except CellTimeoutError:
+        return {"ok": False, "reason": "time", "cell": current["cell"], "log": _outputs(nb)}
+    except CellExecutionError as error:
+        reason = "memory" if error.ename == "MemoryError" else "cell"
+        return {
+            "ok": False,
+            "reason": reason,
+            "cell": current["cell"],
+            "ename": error.ename,
+            "log": f"{error}\n{_outputs(nb)}",
+        }
+    except DeadKernelError:
+        return {
+            "ok": False,
+            "reason": "kernel",
+            "cell": current["cell"],
+            "log": traceback.format_exc() + _outputs(nb),
+        }
+    finally:
+        if manager.has_kernel:
+            await manager.shutdown_kernel(now=True)
+    return {"ok": True, "log": _outputs(nb)}
+
+
+def _outputs(nb) -> str:
+    """The cells' outputs as text, for the course's staff."""
+    parts = []
+    for index, cell in enumerate(nb.cells, start=1):
+        for output in cell.get("outputs", []):
+            text = output.get("text") or "".join(output.get("traceback", []))
+            text = text or str(output.get("data", {}).get("text/plain", ""))
+            if text:
+                parts.append(f"--- cell {index} ({output.get('output_type')})\n{text}")
+    return "\n".join(parts)[-MAX_LOG:]
+
+
+def _copy_out(fd: int, max_bytes: int) -> dict:
+    if not os.path.isfile(OUTPUT):
+        return {"ok": False, "reason": "no_output"}
+    size = os.path.getsize(OUTPUT)
+    if size > max_bytes:
+        return {"ok": False, "reason": "too_large", "bytes": size}
+    with open(OUTPUT, "rb") as source, os.fdopen(fd, "wb") as target:
+        shutil.copyfileobj(source, target)
+    return {"ok": True, "bytes": size}
+
+
+def run(job: dict) -> dict:
+    _private_tmp(job)
+    _copy_in(job["notebook_fd"], f"{WORK}/input/notebook.ipynb")
+    _copy_in(job["inputs_fd"], INPUT)
+    try:
+        answer = asyncio.run(_execute(job))
+    except Exception:
+        return {"ok": False, "reason": "kernel", "log": traceback.format_exc()[-MAX_LOG:]}
+    if not answer["ok"]:
+        answer["log"] = str(answer.get("log", ""))[-MAX_LOG:]
+        return answer
+    copied = _copy_out(job["output_fd"], int(job["max_bytes"]))
+    return {**copied, "log": answer["log"]}
+
+
+def main() -> None:
+    job = json.loads(sys.stdin.read())
+    # The answer goes to a copy of stdout; the kernel inherits stderr in place of
+    # stdout, so what a notebook writes to descriptor 1 reaches the staff's log,
+    # never the answer.
+    answer = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    result = run(job)
+    answer.write(json.dumps(result))
+    answer.flush()
+
+
+if __name__ == "__main__":
+    main()
