@@ -6,7 +6,8 @@ it, the backend hands it to every notebook of that environment in
 servers). Two apps are built in and named only: `desktop` (a Linux desktop
 through noVNC) and `vscode` (code-server). Any other entry is an app the
 administrator declares: a name, a title, the command that serves it over HTTP
-and, optionally, a fixed port and an SVG icon.
+(on `{unix_socket}` where the app can, which only its owner can reach; else on
+`{port}` or a fixed port) and, optionally, an SVG icon.
 
 Why the rules are narrow: the command runs as the notebook's user, so it can
 do no more than that user's terminal, but the name becomes a URL path and a
@@ -102,6 +103,18 @@ def check_icon(icon: Any) -> str:
     return text
 
 
+def listens_on_socket(command: list[Any]) -> bool:
+    """Whether a declared command serves on `{unix_socket}` rather than a TCP port.
+
+    Why it matters: on one machine every user's processes share the loopback
+    interface, and jupyter-server-proxy puts nothing in front of an app's port,
+    so another student's kernel could reach an app that listens on TCP as if it
+    were its owner. A socket in the notebook's private apps folder cannot be
+    reached by anyone else; the System page recommends it for apps that can.
+    """
+    return any(isinstance(a, str) and "{unix_socket}" in a for a in command)
+
+
 def check_app(entry: Any) -> dict[str, Any]:
     """One declared app, checked and normalised: a built-in by name, or a full declaration."""
     if isinstance(entry, str):
@@ -125,6 +138,10 @@ def check_app(entry: Any) -> dict[str, Any]:
         isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535
     ):
         raise Invalid(f"app '{name}': port must be 1024-65535, or empty to pick a free one")
+    if port is not None and listens_on_socket(command):
+        raise Invalid(
+            f"app '{name}' listens on {{unix_socket}}: it takes no port; leave the port empty"
+        )
     return {
         "name": name,
         "title": _check_title(entry.get("title") or name),

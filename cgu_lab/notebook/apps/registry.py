@@ -11,8 +11,10 @@ jupyter-server-proxy starts each app on first use as a child of this server
 (so inside the notebook's cgroup and limits, as its user), proxies it under
 `<base_url>/<name>/` on the notebook's own origin, and stops it with the
 server. The desktop and VS Code listen on unix sockets in `Apps.folder`, a
-folder only this user can enter, made once per server process; ports of
-declared apps are jupyter-server-proxy's own choice unless the admin fixed one.
+folder only this user can enter, made once per server process; so does a
+declared app whose command names `{unix_socket}`. Other declared apps listen
+on a loopback port (jupyter-server-proxy's choice unless the admin fixed one),
+which every account on the machine can reach (core/apps.listens_on_socket).
 """
 
 from __future__ import annotations
@@ -141,7 +143,9 @@ class Apps:
                 "new_browser_tab": True,
             }
         server = {**common, "command": list(app["command"]), "new_browser_tab": True}
-        if app.get("port"):
+        if rules.listens_on_socket(app["command"]):
+            server["unix_socket"] = str(self.folder / f"{app['name']}.sock")
+        elif app.get("port"):
             server["port"] = app["port"]
         return server
 
