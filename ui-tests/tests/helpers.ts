@@ -74,6 +74,19 @@ export async function openNotebook(page: Page, notebook: string, path = 'lab'): 
 
 /** Create `owner`'s notebook `name` (1 CPU, 1 GiB) and start it, waiting until it runs. */
 export async function startNotebook(api: APIRequestContext, owner: string, name: string): Promise<void> {
+  await stopRunning(api, owner);
   expect((await api.post('/api/notebooks', { data: { name, cpu: 1, memory: '1Gi' } })).status()).toBe(201);
   expect((await api.post(`/api/notebooks/${owner}/${name}/start?wait=true`)).status()).toBe(202);
+}
+
+/**
+ * Stop the notebooks `owner` has running: every spec shares one platform, and what earlier
+ * specs left running counts against the owner's quota.
+ */
+export async function stopRunning(api: APIRequestContext, owner: string): Promise<void> {
+  for (const notebook of await (await api.get('/api/notebooks')).json()) {
+    if (notebook.owner === owner && notebook.state === 'running') {
+      await api.post(`/api/notebooks/${owner}/${notebook.name}/stop?wait=true`);
+    }
+  }
 }

@@ -44,6 +44,12 @@ test('the Users list, an account page and the Live tab follow a notebook as it s
   );
   await call(teacher, 'POST', '/api/groups', { name: 'live-course', kind: 'course' });
   await call(users, 'PUT', '/api/groups/live-course/members/ui-student', { manager: false });
+  // Every spec shares one platform: stop what earlier specs left running.
+  for (const notebook of await call(student, 'GET', '/api/notebooks')) {
+    if (notebook.owner === 'ui-student' && notebook.state === 'running') {
+      await call(student, 'POST', `/api/notebooks/ui-student/${notebook.name}/stop?wait=true`);
+    }
+  }
   await call(student, 'POST', '/api/notebooks', { name: 'followed', cpu: 0.5, memory: '512Mi' });
 
   await users.goto('/admin/users');

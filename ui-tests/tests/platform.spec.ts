@@ -1,10 +1,12 @@
 import { expect, test } from '@playwright/test';
-import { login, snapshot } from './helpers';
+import { apiToken, asToken, login, snapshot, stopRunning } from './helpers';
 
 test('a student logs in, creates a notebook and reaches JupyterLab through the auto-start page', async ({
-  page
+  page,
+  baseURL
 }, testInfo) => {
   await login(page, 'ui-student');
+  await stopRunning(await asToken(baseURL!, await apiToken(page)), 'ui-student');
   await snapshot(page, testInfo, '01-my-notebooks-empty');
 
   await page.getByRole('link', { name: 'New notebook' }).click();

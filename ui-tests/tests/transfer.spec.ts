@@ -83,12 +83,6 @@ test.describe.serial('the file manager', () => {
     const owner = await (await browser.newContext()).newPage();
     await login(owner, 'ui-student');
     api = await asToken(baseURL!, await apiToken(owner));
-    // Every spec shares one platform: what earlier specs left running counts against the quota.
-    for (const notebook of await (await api.get('/api/notebooks')).json()) {
-      if (notebook.state === 'running') {
-        await api.post(`/api/notebooks/ui-student/${notebook.name}/stop?wait=true`);
-      }
-    }
     await startNotebook(api, 'ui-student', 'transfer-files');
   });
 
