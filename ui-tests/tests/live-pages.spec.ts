@@ -1,5 +1,5 @@
 import { Browser, expect, Page, test } from '@playwright/test';
-import { login, snapshot } from './helpers';
+import { apiToken, asToken, login, snapshot, stopRunning } from './helpers';
 
 /**
  * The staff pages follow notebook changes as they happen (Server-Sent Events), not on a
@@ -37,19 +37,15 @@ async function loggedIn(browser: Browser, name: string): Promise<Page> {
 }
 
 test('the Users list, an account page and the Live tab follow a notebook as it starts and stops', async ({
-  browser
+  browser,
+  baseURL
 }, testInfo) => {
   const [users, account, teacher, student] = await Promise.all(
     ['ui-admin', 'ui-admin', 'ui-teacher', 'ui-student'].map(name => loggedIn(browser, name))
   );
   await call(teacher, 'POST', '/api/groups', { name: 'live-course', kind: 'course' });
   await call(users, 'PUT', '/api/groups/live-course/members/ui-student', { manager: false });
-  // Every spec shares one platform: stop what earlier specs left running.
-  for (const notebook of await call(student, 'GET', '/api/notebooks')) {
-    if (notebook.owner === 'ui-student' && notebook.state === 'running') {
-      await call(student, 'POST', `/api/notebooks/ui-student/${notebook.name}/stop?wait=true`);
-    }
-  }
+  await stopRunning(await asToken(baseURL!, await apiToken(student)), 'ui-student');
   await call(student, 'POST', '/api/notebooks', { name: 'followed', cpu: 0.5, memory: '512Mi' });
 
   await users.goto('/admin/users');
