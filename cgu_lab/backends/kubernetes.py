@@ -21,6 +21,10 @@ behind the controller's back is a server gone (its kernels with it) even while
 the StatefulSet makes a new one, so `observe` says so and the controller's
 liveness watch shows the notebook stopped, with the reason, within seconds.
 A VM notebook is the same story told with a KubeVirt VirtualMachine.
+
+It stays one module, a few lines over the house's ~500, because start, stop and
+observe are one sequence best read together; what stands alone already lives
+in kube_objects, kube_workloads, kube_watch and kube_files.
 """
 
 from __future__ import annotations
