@@ -9,30 +9,38 @@ namespaces, through the ClusterRole `cgu-lab-namespace-manager` that the
 controller binds in each namespace it creates. A call missing from the table
 fails loudly in tests instead of with a 403 in a school's cluster.
 
-Requests use the official client's dynamic client with the resources named
-here, so there is one code path for built-in kinds and CRDs alike, and no
-discovery round-trips. Failures become `KubeError`, a BackendError whose
-message says what was refused and why.
+Requests use the official client's asyncio flavour (`kubernetes.aio`, the
+same generated client on aiohttp, as kubespawner uses kubernetes_asyncio) and
+its dynamic client with the resources named here, so there is one code path
+for built-in kinds and CRDs alike, no discovery round-trips, and no thread per
+call or per watch: the backend's waits are the event loop's. Failures become
+`KubeError`, a BackendError whose message says what was refused and why.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import urllib3
-from kubernetes import client, config
-from kubernetes.client.exceptions import ApiException
-from kubernetes.dynamic import DynamicClient
-from kubernetes.dynamic.resource import Resource
-from kubernetes.watch import Watch
+import aiohttp
+from kubernetes.aio import client, config
+from kubernetes.aio.client.exceptions import ApiException
+from kubernetes.aio.dynamic import DynamicClient
+from kubernetes.aio.dynamic.resource import Resource
+from kubernetes.aio.stream import WsApiClient
+from kubernetes.aio.watch import Watch
 
 from .base import BackendError
 
 Obj = dict[str, Any]
 FIELD_MANAGER = "cgu-lab"
+# Exec's websocket protocol. Version 5 adds the signal that closes the command's stdin,
+# which a copy needs (its tool reads to the end); the API server speaks it since 1.30.
+EXEC_PROTOCOL = "v5.channel.k8s.io"
 
 
 def _strict() -> list[tuple[str, str]]:
@@ -130,27 +138,20 @@ class KubeError(BackendError):
         self.status = status
 
 
-def load_client(kubeconfig: str = "") -> client.ApiClient:
+async def load_client(kubeconfig: str = "") -> client.ApiClient:
     """An API client from a kubeconfig file, else the pod's service account, else
     the user's default kubeconfig. The global default configuration is untouched."""
     configuration = client.Configuration()
     if kubeconfig:
-        config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+        await config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
     else:
         try:
             config.load_incluster_config(client_configuration=configuration)
         except config.ConfigException:
-            config.load_kube_config(client_configuration=configuration)
+            await config.load_kube_config(client_configuration=configuration)
     # Watches hold connections for minutes; leave room for the calls beside them.
     configuration.connection_pool_maxsize = 32
     return client.ApiClient(configuration)
-
-
-class _NoDiscovery:
-    """Every resource is named in KINDS, so the dynamic client needs no discovery."""
-
-    def __init__(self, dynamic_client: DynamicClient, cache_file: str | None) -> None:
-        del dynamic_client, cache_file
 
 
 def _status_message(error: ApiException) -> str:
@@ -161,12 +162,14 @@ def _status_message(error: ApiException) -> str:
 
 
 class KubeApi:
-    """Typed-by-table access to the API; every method is blocking (run it in a thread)."""
+    """Typed-by-table access to the API; every verb is a coroutine."""
 
     def __init__(self, api_client: client.ApiClient, managed: Callable[[str], bool]) -> None:
         self.api_client = api_client
         self.managed = managed
-        self.dynamic = DynamicClient(api_client, discoverer=_NoDiscovery)
+        # Every resource is named in KINDS: the dynamic client is never awaited, so it
+        # never runs its discovery.
+        self.dynamic = DynamicClient(api_client)
         self._core = client.CoreV1Api(api_client)
         self._resources = {
             name: Resource(
@@ -181,8 +184,8 @@ class KubeApi:
             for name, kind in KINDS.items()
         }
 
-    def close(self) -> None:
-        self.api_client.close()
+    async def close(self) -> None:
+        await self.api_client.close()
 
     # -- the permission check -------------------------------------------------
 
@@ -218,13 +221,13 @@ class KubeApi:
             )
         return KubeError(f"cannot reach the Kubernetes API server ({verb} {target}): {error}")
 
-    def _call(
+    async def _call(
         self,
         verb: str,
         kind_name: str,
         name: str,
         namespace: str | None,
-        send: Callable[[Resource], Any],
+        send: Callable[[Resource], Awaitable[Any]],
         missing_ok: bool = False,
     ) -> Any:
         kind = KINDS[kind_name]
@@ -234,20 +237,20 @@ class KubeApi:
         else:
             self.require(kind_name, verb, namespace)
         try:
-            result = send(self._resources[kind_name])
+            result = await send(self._resources[kind_name])
         except ApiException as error:
             if missing_ok and error.status == 404 and _status_message(error):
                 return None
             raise self._fail(error, verb, kind, name, namespace) from error
-        except (urllib3.exceptions.HTTPError, OSError) as error:
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
             raise self._fail(error, verb, kind, name, namespace) from error
         return result.to_dict() if hasattr(result, "to_dict") else result
 
     # -- verbs ------------------------------------------------------------------
 
-    def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
+    async def get(self, kind: str, name: str, namespace: str | None = None) -> Obj | None:
         """The object, or None when there is none."""
-        return self._call(
+        return await self._call(
             "get",
             kind,
             name,
@@ -256,11 +259,11 @@ class KubeApi:
             missing_ok=True,
         )
 
-    def list(
+    async def list(
         self, kind: str, namespace: str | None = None, label_selector: str | None = None
     ) -> tuple[list[Obj], str]:
         """The objects (all namespaces when `namespace` is None) and the list's resourceVersion."""
-        listed = self._call(
+        listed = await self._call(
             "list",
             kind,
             "",
@@ -269,33 +272,37 @@ class KubeApi:
         )
         return listed.get("items") or [], listed["metadata"].get("resourceVersion", "")
 
-    def watch(
+    async def watch(
         self,
-        watcher: Watch,
         kind: str,
         resource_version: str,
         timeout: int,
         label_selector: str | None = None,
-    ) -> Iterator[Obj]:
+    ) -> AsyncIterator[Obj]:
         """Change events from `resource_version` on, in all namespaces, for `timeout` s.
 
         An expired resourceVersion surfaces as ApiException 410, for the caller to relist.
         """
         self.require(kind, "watch", None)
-        yield from watcher.stream(
-            self._resources[kind].get,
-            label_selector=label_selector,
-            resource_version=resource_version,
-            timeout_seconds=timeout,
-            allow_watch_bookmarks=True,
-            serialize=False,
-        )
+        async with Watch() as watcher:
+            async for event in watcher.stream(
+                self._resources[kind].get,
+                label_selector=label_selector,
+                resource_version=resource_version,
+                timeout_seconds=timeout,
+                # (the dynamic client has no argument for it)
+                query_params=[("allowWatchBookmarks", "true")],
+                serialize=False,
+                # the server ends the watch after `timeout`; the client waits a little longer
+                _request_timeout=timeout + 30,
+            ):
+                yield event
 
-    def create(self, obj: Obj, exist_ok: bool = False) -> Obj | None:
+    async def create(self, obj: Obj, exist_ok: bool = False) -> Obj | None:
         """Create `obj`; with exist_ok, None when it already exists."""
         meta = obj["metadata"]
         try:
-            return self._call(
+            return await self._call(
                 "create",
                 obj["kind"],
                 meta["name"],
@@ -309,11 +316,11 @@ class KubeApi:
                 return None
             raise
 
-    def apply(self, obj: Obj) -> Obj:
+    async def apply(self, obj: Obj) -> Obj:
         """Server-side apply: create or update to exactly the fields we set; fields we
         set before and no longer send are removed, others' fields are left alone."""
         meta = obj["metadata"]
-        return self._call(
+        return await self._call(
             "apply",
             obj["kind"],
             meta["name"],
@@ -328,9 +335,9 @@ class KubeApi:
             ),
         )
 
-    def patch(self, kind: str, name: str, namespace: str, patch: Obj) -> Obj | None:
+    async def patch(self, kind: str, name: str, namespace: str, patch: Obj) -> Obj | None:
         """JSON merge patch; None when the object does not exist."""
-        return self._call(
+        return await self._call(
             "patch",
             kind,
             name,
@@ -347,10 +354,10 @@ class KubeApi:
             missing_ok=True,
         )
 
-    def delete(self, kind: str, name: str, namespace: str) -> bool:
+    async def delete(self, kind: str, name: str, namespace: str) -> bool:
         """Delete (in the background); False when it was already gone."""
         return (
-            self._call(
+            await self._call(
                 "delete",
                 kind,
                 name,
@@ -366,10 +373,10 @@ class KubeApi:
             is not None
         )
 
-    def pod_log(self, namespace: str, name: str, container: str, tail_lines: int) -> str:
+    async def pod_log(self, namespace: str, name: str, container: str, tail_lines: int) -> str:
         self.require("Pod", "get", namespace, subresource="log")
         try:
-            text = self._core.read_namespaced_pod_log(
+            text = await self._core.read_namespaced_pod_log(
                 name=name, namespace=namespace, container=container, tail_lines=tail_lines
             )
         except ApiException as error:
@@ -379,3 +386,34 @@ class KubeApi:
                 error.status,
             ) from error
         return text or ""  # a pod that has not run yet has an empty log
+
+    @contextlib.asynccontextmanager
+    async def exec(
+        self, namespace: str, name: str, container: str, argv: list[str], stdin: bool
+    ) -> AsyncIterator[aiohttp.ClientWebSocketResponse]:
+        """A websocket to `argv` run in the pod's container, in binary frames whose first
+        byte is the channel (0 stdin, 1 stdout, 2 stderr, 3 the exit status, 255 close).
+        Its own client: the websocket is a connection of its own, closed with it."""
+        self.require("Pod", "create", namespace, subresource="exec")
+        async with WsApiClient(self.api_client.configuration) as ws_client:
+            try:
+                connecting = await client.CoreV1Api(
+                    ws_client
+                ).connect_get_namespaced_pod_exec_without_preload_content(
+                    name,
+                    namespace,
+                    command=argv,
+                    container=container,
+                    stdin=stdin,
+                    stdout=True,
+                    stderr=True,
+                    tty=False,
+                    _headers={"sec-websocket-protocol": EXEC_PROTOCOL},
+                )
+                async with connecting as socket:
+                    yield socket
+            except aiohttp.WSServerHandshakeError as error:
+                raise KubeError(
+                    f"cannot run {argv[0]} in pod {namespace}/{name}: {error.message}",
+                    error.status,
+                ) from error

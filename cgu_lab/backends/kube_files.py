@@ -14,7 +14,8 @@ short-lived pod in the owner's namespace, as `kubectl cp` would do it:
   folders, see `COURSES_CLAIM`), so the tool sees the same paths;
 - its command only waits; the controller runs the tool through the pod's
   `exec` subresource, streaming the tar over the websocket in binary frames
-  and closing stdin with the v5 protocol's close signal;
+  and closing stdin with the v5 protocol's close signal, all on the event loop
+  (kube_api's asyncio client): a copy holds a connection, not a thread;
 - deleted when the copy ends, whatever happened; a sweep at the controller's
   start removes pods a crash left behind (their label names the component).
 
@@ -34,8 +35,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from kubernetes import client
-from kubernetes.stream import stream
+import aiohttp
 
 from . import kube_names as names
 from . import kube_objects as objects
@@ -57,14 +57,8 @@ CHUNK = 256 * 1024
 READY_TIMEOUT = 180.0  # an image pull on a fresh node; the notebook image is usually there
 IMAGE_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
 COPY_TIMEOUT = 3600  # the pod's own deadline: nothing it does should take an hour
-
-
-class _Discard:
-    """The websocket client keeps a copy of all it reads unless told not to; an archive
-    of several hundred megabytes must not sit in the controller's memory."""
-
-    def write(self, _data: bytes) -> None:
-        return None
+# Exec's channels: the first byte of every websocket frame (v5.channel.k8s.io).
+STDIN, STDOUT, STDERR, STATUS, CLOSE = 0, 1, 2, 3, 255
 
 
 def files_pod(namespace: str, claim: str, image: str, settings: KubeSettings, owner: str) -> Obj:
@@ -248,12 +242,10 @@ class HomeFiles:
             made = seed_claim(ref, owner, area, self.settings)
         if create:
             await backend._ensure_namespace(namespace, owner)
-            await asyncio.to_thread(self.api.create, made, True)
+            await self.api.create(made, True)
         else:
             try:
-                found = await asyncio.to_thread(
-                    self.api.get, "PersistentVolumeClaim", claim, namespace
-                )
+                found = await self.api.get("PersistentVolumeClaim", claim, namespace)
             except KubeError as error:
                 if error.status != 403:  # 403: no namespace of ours yet
                     raise
@@ -295,32 +287,26 @@ class HomeFiles:
         written to `stdout`) and stderr's JSON lines, as the local backend's."""
         pod = files_pod(namespace, claim, image, self.settings, owner)
         name = pod["metadata"]["name"]
-        loop = asyncio.get_running_loop()
-
-        def progress(done: int) -> None:
-            if on_progress is not None:
-                asyncio.run_coroutine_threadsafe(on_progress(done), loop)
-
-        await asyncio.to_thread(self.api.create, pod)
+        await self.api.create(pod)
         try:
-            await asyncio.to_thread(self._wait_running, namespace, name)
+            await self._wait_running(namespace, name)
             argv = [*TOOL, command, json.dumps({"root": MOUNT, **plan})]
-            return await asyncio.to_thread(
-                self._exec, namespace, name, argv, stdin, stdout, progress
-            )
+            return await self._exec(namespace, name, argv, stdin, stdout, on_progress)
         finally:
             try:
-                await asyncio.to_thread(self.api.delete, "Pod", name, namespace)
+                await asyncio.shield(self.api.delete("Pod", name, namespace))
             except KubeError as error:  # the sweep gets it
                 log.warning("cannot delete file pod %s/%s: %s", namespace, name, error)
 
-    def _wait_running(self, namespace: str, name: str) -> None:
-        """Until the pod runs; its waiting reason when it cannot (an image, the quota...)."""
+    async def _wait_running(self, namespace: str, name: str) -> None:
+        """Until the pod runs (the backend's pod watch sees it: it carries the platform's
+        labels); its waiting reason when it cannot (an image, the quota...)."""
+        cache = self.backend._cache
         deadline = time.monotonic() + READY_TIMEOUT
         reason = "it was not scheduled"
-        while time.monotonic() < deadline:
-            pod = self.api.get("Pod", name, namespace) or {}
-            status = pod.get("status") or {}
+        while (remaining := deadline - time.monotonic()) > 0:
+            version = cache.version
+            status = (cache.get("Pod", namespace, name) or {}).get("status") or {}
             phase = status.get("phase")
             if phase == "Running":
                 return
@@ -337,73 +323,78 @@ class HomeFiles:
             for condition in status.get("conditions") or []:
                 if condition.get("reason") == "Unschedulable":
                     reason = condition.get("message", reason)
-            time.sleep(0.25)
+            await cache.changed(version, remaining)
         raise BackendError(f"the pod copying files did not start in time ({reason})")
 
-    def _exec(
+    async def _exec(
         self,
         namespace: str,
         name: str,
         argv: list[str],
         stdin: IO[bytes] | None,
         stdout: IO[bytes] | None,
-        progress: Callable[[int], None],
+        on_progress: Callable[[int], Awaitable[None]] | None,
     ) -> tuple[int, bytes, list[dict]]:
-        self.api.require("Pod", "create", namespace, subresource="exec")
-        # stream() swaps its ApiClient's transport while it connects: never the shared one,
-        # which the watch threads use at the same moment.
-        with client.ApiClient(self.api.api_client.configuration) as api_client:
+        """The tool through exec: stdin sent by a task of its own while its output is
+        read, so neither side waits on the other's full buffer."""
+        out, err = bytearray(), bytearray()
+        lines: list[dict] = []
+        status = b""
+        sent: object = None
+        async with self.api.exec(namespace, name, "files", argv, stdin is not None) as socket:
+            sender = None
+            if stdin is not None:
+                sender = asyncio.create_task(_send(socket, stdin))
             try:
-                ws = stream(
-                    client.CoreV1Api(api_client).connect_get_namespaced_pod_exec,
-                    name,
-                    namespace,
-                    container="files",
-                    command=argv,
-                    stdin=stdin is not None,
-                    stdout=True,
-                    stderr=True,
-                    tty=False,
-                    _preload_content=False,
-                    binary=True,
-                )
-            except client.ApiException as error:
-                raise KubeError(
-                    f"cannot run the file tool in pod {namespace}/{name}: {error.reason}",
-                    error.status,
-                ) from error
-            ws._all = _Discard()
-            out, err = bytearray(), bytearray()
-            lines: list[dict] = []
-
-            def drain(timeout: float) -> None:
-                ws.update(timeout=timeout)
-                data = ws.read_stdout(timeout=0) if ws.peek_stdout() else b""
-                if data:
-                    if stdout is not None:
-                        stdout.write(data)
-                    else:
-                        out.extend(data)
-                if ws.peek_stderr():
-                    err.extend(ws.read_stderr(timeout=0))
-                    *complete, rest = err.split(b"\n")
-                    err[:] = rest
-                    for line in _json_lines(b"\n".join(complete)):
-                        lines.append(line)
-                        if "done" in line:
-                            progress(line["done"])
-
-            try:
-                if stdin is not None:
-                    while chunk := stdin.read(CHUNK):
-                        ws.write_stdin(chunk)
-                        drain(0)
-                    ws.close_channel(0)
-                while ws.is_open():
-                    drain(1.0)
-                drain(0)
-                lines.extend(_json_lines(bytes(err)))
-                code = ws.returncode
+                async for message in socket:
+                    if message.type != aiohttp.WSMsgType.BINARY or not message.data:
+                        continue
+                    channel, data = message.data[0], message.data[1:]
+                    if channel == STDOUT:
+                        if stdout is not None:
+                            await asyncio.to_thread(stdout.write, data)
+                        else:
+                            out.extend(data)
+                    elif channel == STDERR:
+                        err.extend(data)
+                        *complete, rest = err.split(b"\n")
+                        err[:] = rest
+                        for line in _json_lines(b"\n".join(complete)):
+                            lines.append(line)
+                            if "done" in line and on_progress is not None:
+                                await on_progress(line["done"])
+                    elif channel == STATUS:
+                        status += data
             finally:
-                ws.close()
-        return (code if code is not None else 1), bytes(out), lines
+                if sender is not None:
+                    sender.cancel()
+                    (sent,) = await asyncio.gather(sender, return_exceptions=True)
+        lines.extend(_json_lines(bytes(err)))
+        if not status and isinstance(sent, Exception):
+            raise KubeError(f"the copy to pod {namespace}/{name} was cut off: {sent}")
+        return _exit_code(status), bytes(out), lines
+
+
+async def _send(socket: aiohttp.ClientWebSocketResponse, source: IO[bytes]) -> None:
+    """`source` to the command's stdin, then the v5 signal that closes it."""
+    while chunk := await asyncio.to_thread(source.read, CHUNK):
+        await socket.send_bytes(bytes([STDIN]) + chunk)
+    await socket.send_bytes(bytes([CLOSE, STDIN]))
+
+
+def _exit_code(status: bytes) -> int:
+    """The exit code the status channel reports (a metav1.Status); 1 when it says
+    nothing usable, as when the connection ended before the command did."""
+    try:
+        reported = json.loads(status)
+    except ValueError:
+        return 1
+    if reported.get("status") == "Success":
+        return 0
+    for cause in (reported.get("details") or {}).get("causes") or []:
+        if cause.get("reason") == "ExitCode":
+            try:
+                return int(cause.get("message", ""))
+            except ValueError:
+                break
+    return 1

@@ -1,8 +1,9 @@
 """An in-memory copy of the objects the backend follows, kept current by watches.
 
 Each source (pods, events, Notebooks, VirtualMachines) is listed once and then
-watched from the list's resourceVersion, in a thread of its own because the
-official client's watch blocks. Every event advances the resourceVersion
+watched from the list's resourceVersion, in a task of its own on the event
+loop (the client is asyncio's, so a watch costs a connection, not a thread,
+and stopping is cancelling). Every event advances the resourceVersion
 (bookmarks included) so a watch that the server ends is resumed where it
 stopped; a `410 Gone` (the version was compacted away) means a fresh list.
 A change wakes whoever waits on the cache on the event loop, so a start
@@ -18,14 +19,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubernetes.client.exceptions import ApiException
-from kubernetes.watch import Watch
+from kubernetes.aio.client.exceptions import ApiException
 
 log = logging.getLogger("cgu_lab.kubernetes.watch")
 
@@ -38,8 +37,8 @@ class Source:
     """One watched collection: how to list it, how to watch it, what to keep of it."""
 
     name: str
-    list: Callable[[], tuple[list[Obj], str]]
-    watch: Callable[[Watch, str, int], Iterable[Obj]]
+    list: Callable[[], Awaitable[tuple[list[Obj], str]]]
+    watch: Callable[[str, int], AsyncIterator[Obj]]
     keep: Callable[[Obj], bool] = field(default=lambda obj: True)
 
 
@@ -50,7 +49,7 @@ class _Entry:
 
 
 class WatchCache:
-    """Objects by source, namespace and name; threads write, the event loop reads."""
+    """Objects by source, namespace and name; one task per source writes, the backend reads."""
 
     def __init__(self, sources: Iterable[Source], watch_timeout: int = 300) -> None:
         self.sources = {source.name: source for source in sources}
@@ -59,92 +58,70 @@ class WatchCache:
         self._objects: dict[str, dict[tuple[str, str], _Entry]] = {
             name: {} for name in self.sources
         }
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._threads: list[threading.Thread] = []
-        self._watches: dict[str, Watch] = {}
-        self._synced: dict[str, threading.Event] = {
-            name: threading.Event() for name in self.sources
-        }
+        self._tasks: list[asyncio.Task] = []
+        self._synced: dict[str, asyncio.Event] = {name: asyncio.Event() for name in self.sources}
         self._errors: dict[str, str] = {}
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._changed = asyncio.Event()
 
     # -- running --------------------------------------------------------------
 
     async def start(self, timeout: float = 30.0) -> None:
         """Start every watch and return once each source has been listed (or failed)."""
-        self._loop = asyncio.get_running_loop()
-        self._changed = asyncio.Event()
         for source in self.sources.values():
-            thread = threading.Thread(
-                target=self._run, args=(source,), name=f"watch-{source.name}", daemon=True
-            )
-            self._threads.append(thread)
-            thread.start()
+            self._tasks.append(asyncio.create_task(self._run(source), name=f"watch-{source.name}"))
         deadline = time.monotonic() + timeout
         for name, synced in self._synced.items():
             remaining = max(0.0, deadline - time.monotonic())
-            if not await asyncio.to_thread(synced.wait, remaining):
-                raise TimeoutError(f"listing {name} took more than {timeout:.0f} s")
+            try:
+                await asyncio.wait_for(synced.wait(), remaining)
+            except asyncio.TimeoutError:
+                raise TimeoutError(f"listing {name} took more than {timeout:.0f} s") from None
 
-    def stop(self, grace: float = 2.0) -> None:
-        """Stop every watch. The kubernetes client 37 interrupts a watch at once; older
-        ones (30 was tried) only when its request ends, so a daemon thread may outlive
-        this by up to `watch_timeout` and then exit without touching anything."""
-        self._stopping.set()
-        for watch in list(self._watches.values()):
-            watch.stop()
-        deadline = time.monotonic() + grace
-        for thread in self._threads:
-            thread.join(timeout=max(0.0, deadline - time.monotonic()))
-        self._threads.clear()
+    async def stop(self) -> None:
+        """Stop every watch (its connection closes with its task)."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def error(self, name: str) -> str | None:
         """Why a source cannot be listed or watched right now (None when it can)."""
         return self._errors.get(name)
 
-    def _run(self, source: Source) -> None:
+    async def _run(self, source: Source) -> None:
         resource_version = ""
         backoff = 0.5
-        while not self._stopping.is_set():
+        while True:
             try:
                 if not resource_version:
-                    items, resource_version = source.list()
+                    items, resource_version = await source.list()
                     self._replace(source, items)
-                watch = self._watches[source.name] = Watch()
                 began, events = time.monotonic(), 0
-                for event in source.watch(watch, resource_version, self.watch_timeout):
-                    if self._stopping.is_set():
-                        return
+                async for event in source.watch(resource_version, self.watch_timeout):
                     resource_version = self._apply(source, event) or resource_version
                     events += 1
                 self._errors.pop(source.name, None)
                 backoff = 0.5
                 if not events and time.monotonic() - began < 1:
-                    self._stopping.wait(1)  # a server ending watches at once: do not spin
+                    await asyncio.sleep(1)  # a server ending watches at once: do not spin
             except ApiException as error:
-                if self._stopping.is_set():
-                    return
                 if error.status == GONE:
                     log.info("watch of %s expired (410 Gone); listing again", source.name)
                     resource_version = ""
                     continue
                 resource_version = ""
-                backoff = self._failed(source, f"{error.status} {error.reason}", backoff)
+                backoff = await self._failed(source, f"{error.status} {error.reason}", backoff)
             except Exception as error:  # connection reset, server restarting...
-                if self._stopping.is_set():
-                    return
-                backoff = self._failed(source, str(error) or type(error).__name__, backoff)
+                backoff = await self._failed(source, str(error) or type(error).__name__, backoff)
 
-    def _failed(self, source: Source, reason: str, backoff: float) -> float:
+    async def _failed(self, source: Source, reason: str, backoff: float) -> float:
         self._errors[source.name] = reason
         self._synced[source.name].set()  # waiting longer at start would not help
         log.warning("watching %s failed (%s); retrying in %.1f s", source.name, reason, backoff)
-        self._stopping.wait(backoff)
+        await asyncio.sleep(backoff)
         return min(backoff * 2, 30.0)
 
-    # -- writing (watch threads) ---------------------------------------------------
+    # -- writing (the watch tasks) -------------------------------------------------
 
     @staticmethod
     def _key(obj: Obj) -> tuple[str, str]:
@@ -153,19 +130,18 @@ class WatchCache:
 
     def _replace(self, source: Source, items: list[Obj]) -> None:
         now = time.monotonic()
-        with self._lock:
-            old = self._objects[source.name]
-            fresh: dict[tuple[str, str], _Entry] = {}
-            for obj in items:
-                if not source.keep(obj):
-                    continue
-                key = self._key(obj)
-                previous = old.get(key)
-                unchanged = previous is not None and previous.obj.get("metadata", {}).get(
-                    "resourceVersion"
-                ) == obj.get("metadata", {}).get("resourceVersion")
-                fresh[key] = previous if unchanged else _Entry(obj, now)
-            self._objects[source.name] = fresh
+        old = self._objects[source.name]
+        fresh: dict[tuple[str, str], _Entry] = {}
+        for obj in items:
+            if not source.keep(obj):
+                continue
+            key = self._key(obj)
+            previous = old.get(key)
+            unchanged = previous is not None and previous.obj.get("metadata", {}).get(
+                "resourceVersion"
+            ) == obj.get("metadata", {}).get("resourceVersion")
+            fresh[key] = previous if unchanged else _Entry(obj, now)
+        self._objects[source.name] = fresh
         self._errors.pop(source.name, None)
         self._synced[source.name].set()
         self._notify()
@@ -179,27 +155,20 @@ class WatchCache:
         if kind == "BOOKMARK":
             return version
         key = self._key(obj)
-        with self._lock:
-            objects = self._objects[source.name]
-            if kind == "DELETED" or not source.keep(obj):
-                objects.pop(key, None)
-            else:
-                objects[key] = _Entry(obj, time.monotonic())
+        objects = self._objects[source.name]
+        if kind == "DELETED" or not source.keep(obj):
+            objects.pop(key, None)
+        else:
+            objects[key] = _Entry(obj, time.monotonic())
         self._notify()
         return version
 
     def _notify(self) -> None:
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(self._bump)
-
-    def _bump(self) -> None:
         self.version += 1
         self._changed.set()
         self._changed = asyncio.Event()
 
-    # -- reading (event loop) ---------------------------------------------------------
+    # -- reading ------------------------------------------------------------------------
 
     async def changed(self, since_version: int, timeout: float) -> None:
         """Wait until the cache changes after `since_version`, or `timeout` seconds."""
@@ -209,14 +178,12 @@ class WatchCache:
             await asyncio.wait_for(self._changed.wait(), timeout)
 
     def get(self, source: str, namespace: str, name: str) -> Obj | None:
-        with self._lock:
-            entry = self._objects[source].get((namespace, name))
+        entry = self._objects[source].get((namespace, name))
         return entry.obj if entry else None
 
     def objects(self, source: str, namespace: str | None = None, since: float = 0.0) -> list[Obj]:
         """The source's objects (in one namespace), those seen changing after `since` only."""
-        with self._lock:
-            entries = list(self._objects[source].items())
+        entries = list(self._objects[source].items())
         return [
             entry.obj
             for (object_namespace, _), entry in entries

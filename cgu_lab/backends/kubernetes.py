@@ -6,8 +6,8 @@ cluster supplies what one machine could not (nodes, GPUs by resource name,
 storage). What the objects are is decided in kube_objects, what differs between
 a JupyterLab pod and a VM in kube_workloads; this module decides when to send
 them, and learns what happened from watches (kube_watch), never from polling
-loops. Every API call runs in a thread (the official client blocks) and goes
-through kube_api, whose permission table is the RBAC the deployment grants.
+loops. Every API call is a coroutine of kube_api (the official client's asyncio
+flavour), whose permission table is the RBAC the deployment grants.
 
 A start creates, in the owner's namespace: the Notebook held stopped, its
 Secret (owned by it) and home volume, then lets it run (and, without Kubeflow's
@@ -95,7 +95,7 @@ class KubernetesBackend(Backend):
     # -- lifecycle of the backend itself ---------------------------------------------
 
     async def open(self) -> None:
-        api_client = await asyncio.to_thread(load_client, self.kube.kubeconfig)
+        api_client = await load_client(self.kube.kubeconfig)
         self.api = KubeApi(api_client, self.naming.managed)
         self.cache = WatchCache(self._sources(), self.kube.watch_timeout)
         try:
@@ -113,9 +113,9 @@ class KubernetesBackend(Backend):
 
     async def close(self) -> None:
         if self.cache is not None:
-            await asyncio.to_thread(self.cache.stop)
+            await self.cache.stop()
         if self.api is not None:
-            self.api.close()
+            await self.api.close()
 
     def _sources(self) -> list[Source]:
         api = self._api
@@ -125,9 +125,7 @@ class KubernetesBackend(Backend):
             return Source(
                 kind,
                 list=lambda: api.list(kind, label_selector=selector),
-                watch=lambda watch, version, timeout: api.watch(
-                    watch, kind, version, timeout, selector
-                ),
+                watch=lambda version, timeout: api.watch(kind, version, timeout, selector),
             )
 
         def event_matters(event: Obj) -> bool:
@@ -140,7 +138,7 @@ class KubernetesBackend(Backend):
         events = Source(
             "Event",
             list=lambda: api.list("Event"),
-            watch=lambda watch, version, timeout: api.watch(watch, "Event", version, timeout),
+            watch=lambda version, timeout: api.watch("Event", version, timeout),
             keep=event_matters,
         )
         return [labelled("Pod"), events, labelled("Notebook"), labelled("VirtualMachine")]
@@ -154,9 +152,6 @@ class KubernetesBackend(Backend):
     def _cache(self) -> WatchCache:
         assert self.cache is not None, "open() the backend first"
         return self.cache
-
-    async def _run(self, method, *args):
-        return await asyncio.to_thread(method, *args)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -176,7 +171,7 @@ class KubernetesBackend(Backend):
         }
 
     async def inventory(self) -> list[Device]:
-        nodes, _ = await self._run(self._api.list, "Node")
+        nodes, _ = await self._api.list("Node")
         return gpu_devices(nodes)
 
     # -- namespaces ----------------------------------------------------------------
@@ -187,8 +182,8 @@ class KubernetesBackend(Backend):
         """Make the namespace ours and usable once per controller run; mirror `quota`."""
         if namespace not in self._namespaces:
             built = namespaces.namespace(namespace, subject, self.kube, group)
-            if await self._run(self._api.create, built, True) is None:
-                existing = await self._run(self._api.get, "Namespace", namespace) or {}
+            if await self._api.create(built, True) is None:
+                existing = await self._api.get("Namespace", namespace) or {}
                 if not objects.is_ours(existing, self.kube):
                     raise BackendError(
                         f"the namespace {namespace} exists but does not belong to this platform "
@@ -196,23 +191,21 @@ class KubernetesBackend(Backend):
                     )
                 if existing.get("status", {}).get("phase") == "Terminating":
                     raise BackendError(f"the namespace {namespace} is being deleted; try later")
-            await self._run(
-                self._api.create, namespaces.controller_role_binding(namespace, self.kube), True
-            )
+            await self._api.create(namespaces.controller_role_binding(namespace, self.kube), True)
             await self._apply_when_permitted(
                 namespaces.notebook_service_account(namespace, self.kube)
             )
-            await self._run(self._api.apply, namespaces.network_policy(namespace, self.kube))
+            await self._api.apply(namespaces.network_policy(namespace, self.kube))
             self._namespaces.add(namespace)
         if quota is not None:
-            await self._run(self._api.apply, namespaces.resource_quota(namespace, quota, self.kube))
+            await self._api.apply(namespaces.resource_quota(namespace, quota, self.kube))
 
     async def _apply_when_permitted(self, obj: Obj) -> None:
         """The first write after binding our role waits for RBAC to see the binding."""
         deadline = time.monotonic() + RBAC_SETTLE_SECONDS
         while True:
             try:
-                await self._run(self._api.apply, obj)
+                await self._api.apply(obj)
                 return
             except KubeError as error:
                 if error.status != 403 or time.monotonic() > deadline:
@@ -245,24 +238,20 @@ class KubernetesBackend(Backend):
             await progress(5, f"Preparing the namespace {ref.namespace}")
             await self._ensure_namespace(ref.namespace, spec.owner, quota=spec.quota)
             await progress(10, "Creating the notebook's objects")
-            held = await self._run(self._api.apply, workload.build(ref, spec, running=False))
-            await self._run(
-                self._api.apply, objects.notebook_secret(ref, spec, self.kube, owner=held)
-            )
-            await self._run(self._api.create, objects.home_claim(ref, spec, self.kube), True)
+            held = await self._api.apply(workload.build(ref, spec, running=False))
+            await self._api.apply(objects.notebook_secret(ref, spec, self.kube, owner=held))
+            await self._api.create(objects.home_claim(ref, spec, self.kube), True)
             if workload.name == "jupyter":  # ~/courses; a VM has its home disk only
                 courses = files.courses_claim(ref.namespace, spec.owner, self.kube)
-                await self._run(self._api.create, courses, True)
+                await self._api.create(courses, True)
                 mine = storage.storage_claim(ref.namespace, spec.owner, self.kube)  # ~/storage
-                await self._run(self._api.create, mine, True)
-            running = await self._run(self._api.apply, workload.build(ref, spec, running=True))
+                await self._api.create(mine, True)
+            running = await self._api.apply(workload.build(ref, spec, running=True))
             resume = workload.resume_patch()
             if resume is not None:
-                running = await self._run(
-                    self._api.patch, workload.resource, ref.name, ref.namespace, resume
-                )
+                running = await self._api.patch(workload.resource, ref.name, ref.namespace, resume)
             for companion in workload.companions(running):
-                await self._run(self._api.apply, companion)
+                await self._api.apply(companion)
             view = await self._wait_ready(workload, ref, began, progress)
             # Ready means the kubelet reaches the pod; a Service answers only once
             # kube-proxy has the endpoint, a second or more later on a busy node.
@@ -341,8 +330,8 @@ class KubernetesBackend(Backend):
 
     async def _halt(self, workload: Workload, ref: names.ObjectRef) -> None:
         for kind, patch in workload.halt_patches():
-            await self._run(self._api.patch, kind, ref.name, ref.namespace, patch)
-        await self._run(self._api.delete, "Secret", ref.secret, ref.namespace)
+            await self._api.patch(kind, ref.name, ref.namespace, patch)
+        await self._api.delete("Secret", ref.secret, ref.namespace)
 
     async def stop(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:
         """Scale to zero and wait (up to stop_timeout) for the server to be gone.
@@ -372,7 +361,7 @@ class KubernetesBackend(Backend):
         workload, ref = self._workload(spec, state), self._ref(spec, state)
         obj = self._cache.get(workload.resource, ref.namespace, ref.name)
         if obj is None:  # each kind has its own watch: on a busy node one may lag another
-            obj = await self._run(self._api.get, workload.resource, ref.name, ref.namespace)
+            obj = await self._api.get(workload.resource, ref.name, ref.namespace)
         if obj is None:
             return Observation(alive=False, detail=f"its {workload.resource} is gone")
         if objects.is_stopped(obj):
@@ -434,7 +423,7 @@ class KubernetesBackend(Backend):
         if self._cache.error("VirtualMachine") is None:
             doomed.append(("VirtualMachine", ref.name))
         for kind, object_name in doomed:
-            await self._run(self._api.delete, kind, object_name, ref.namespace)
+            await self._api.delete(kind, object_name, ref.namespace)
 
     # -- culling annotations, images, quotas ----------------------------------------------
 
@@ -449,17 +438,12 @@ class KubernetesBackend(Backend):
     ) -> None:
         workload, ref = self._workload(spec, state), self._ref(spec, state)
         patch = objects.activity_patch(status.format_time(when))
-        if (
-            await self._run(self._api.patch, workload.resource, ref.name, ref.namespace, patch)
-            is None
-        ):
+        if await self._api.patch(workload.resource, ref.name, ref.namespace, patch) is None:
             raise NotFound(f"{spec.owner} has no notebook '{spec.name}' in the cluster")
 
     async def images(self, owner: str) -> list[str]:
         """Images of every Notebook in the owner's namespace, ours or not."""
-        notebooks, _ = await self._run(
-            self._api.list, "Notebook", self.naming.user_namespace(owner)
-        )
+        notebooks, _ = await self._api.list("Notebook", self.naming.user_namespace(owner))
         return status.images(notebooks)
 
     async def sync_quota(self, owner: str, quota: QuotaSpec, group: bool = False) -> None:
@@ -474,7 +458,7 @@ class KubernetesBackend(Backend):
         ref = self.naming.training(job.owner, job.name, job.group)
         await self._ensure_namespace(ref.namespace, job.group or job.owner, group=bool(job.group))
         built = training.pytorch_job(ref, job, self.kube)
-        if await self._run(self._api.create, built, True) is None:
+        if await self._api.create(built, True) is None:
             raise Conflict(
                 f"a training job named '{job.name}' already exists; "
                 "delete it or choose another name"
@@ -485,7 +469,7 @@ class KubernetesBackend(Backend):
         self, owner: str, name: str, group: str | None = None
     ) -> TrainingStatus:
         ref = self.naming.training(owner, name, group)
-        job = await self._run(self._api.get, "PyTorchJob", ref.name, ref.namespace)
+        job = await self._api.get("PyTorchJob", ref.name, ref.namespace)
         if job is None:
             raise NotFound(f"there is no training job '{name}'")
         return status.training_status(job)
@@ -508,10 +492,10 @@ class KubernetesBackend(Backend):
         pod = next(self._cache.find("Pod", ref.namespace, labels), None)
         if pod is None:
             raise BackendError(f"{replica} {index} of training job '{name}' has no pod yet")
-        return await self._run(
-            self._api.pod_log, ref.namespace, pod["metadata"]["name"], "pytorch", tail_lines
+        return await self._api.pod_log(
+            ref.namespace, pod["metadata"]["name"], "pytorch", tail_lines
         )
 
     async def delete_training(self, owner: str, name: str, group: str | None = None) -> None:
         ref = self.naming.training(owner, name, group)
-        await self._run(self._api.delete, "PyTorchJob", ref.name, ref.namespace)
+        await self._api.delete("PyTorchJob", ref.name, ref.namespace)
