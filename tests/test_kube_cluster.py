@@ -132,6 +132,9 @@ def controller(kube, admin, tmp_path_factory):
             "CGU_LAB_KUBE_IMAGE_PULL_POLICY": "Never",
             "CGU_LAB_KUBE_STORAGE_CLASS": kube["CGU_KUBE_STORAGE_CLASS"],
             "CGU_LAB_KUBE_HOME_SIZE": "1Gi",
+            "CGU_LAB_KUBE_STORAGE_SIZE": "1Gi",
+            # what a user's first storage page request runs its tool pod with
+            "CGU_LAB_KUBE_FILES_IMAGE": kube["CGU_NOTEBOOK_IMAGE"],
             "CGU_LAB_KUBE_START_TIMEOUT": "240",
             "CGU_LAB_KUBE_STOP_TIMEOUT": "60",
             "CGU_LAB_START_TIMEOUT": "300",
@@ -378,6 +381,63 @@ def test_templates_lab_files_and_submissions_are_copied_by_pods(admin, kube, con
             )
         for session, owner, name in ((prof, TEACHER, "prep"), (ana, STUDENT, "klab")):
             session.ok("POST", f"/api/notebooks/{owner}/{name}/stop?wait=true", 202)
+
+
+@pytest.mark.timeout(600)
+def test_the_storage_page_works_with_no_notebook_running(admin, kube, controller):
+    """Personal storage from the portal on Kubernetes (kube_storage_files): a user who never
+    had a notebook makes a folder, uploads a file in chunks, lists, zips and deletes, each
+    request a tool pod with the user's storage claim; a notebook started afterwards sees the
+    file at ~/storage; no tool pod is left behind; course storage without an NFS share is
+    refused by name."""
+    import io
+    import zipfile
+
+    user = "kstore"
+    controller.create_user(user)
+    namespace = f"{USER_PREFIX}{user}"
+    payload = b"x,y\n" + b"1,2\n" * 40_000  # 160 KB, two chunks
+    with controller.client(user) as me:
+        overview = me.ok("GET", "/api/storage")
+        assert {(a["kind"], a["name"]) for a in overview["areas"]} >= {("users", user)}
+        assert "volume" in overview["enforcement"]
+        base = f"/api/storage/users/{user}"
+        me.ok("POST", f"{base}/folders", 201, json={"path": "data"})
+        half = len(payload) // 2
+        for offset, chunk in ((0, payload[:half]), (half, payload[half:])):
+            sent = me.ok(
+                "PUT",
+                f"{base}/upload",
+                params={
+                    "path": "data/points.csv",
+                    "upload": "kube-up-1",
+                    "offset": offset,
+                    "total": len(payload),
+                },
+                content=chunk,
+                headers={"Content-Type": "application/octet-stream"},
+            )
+        assert sent == {"received": len(payload), "done": True}
+        listed = me.ok("GET", base, params={"path": "data"})
+        assert [(e["name"], e["size"]) for e in listed["entries"]] == [("points.csv", len(payload))]
+        zipped = me.get(f"{base}/zip", params={"path": "data"})
+        assert zipped.status_code == 200, zipped.text[:300]
+        with zipfile.ZipFile(io.BytesIO(zipped.content)) as archive:
+            assert archive.read("data/points.csv") == payload
+        refused = me.get("/api/storage/courses/nocourse")
+        assert refused.status_code in (403, 404, 501) and refused.json()["message"]
+
+        me.ok("POST", "/api/notebooks", 201, json={"name": "st", "cpu": CPU, "memory": "1Gi"})
+        start(me, "st", owner=user)
+        seen = me.ok("GET", f"/notebook/{user}/st/api/contents/storage/data/points.csv")
+        assert seen["size"] == len(payload)
+        me.ok("POST", f"/api/notebooks/{user}/st/stop?wait=true", 202)
+        me.ok("DELETE", f"{base}/files", params={"path": "data"})
+        assert me.ok("GET", base)["entries"] == []
+    left = admin.resource("v1", "Pod").get(
+        namespace=namespace, label_selector="cgu-lab.io/component=files"
+    )
+    assert all(pod["metadata"].get("deletionTimestamp") for pod in left.to_dict()["items"])
 
 
 @pytest.mark.timeout(600)

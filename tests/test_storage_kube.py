@@ -93,13 +93,33 @@ def test_a_malformed_nfs_share_stops_the_controller_with_a_sentence():
         KubeSettings(course_storage_nfs="no colon here")
 
 
-def test_the_storage_page_names_the_kubernetes_backend_it_cannot_browse():
+def test_the_storage_page_runs_its_tool_in_a_pod_that_sees_only_the_one_volume():
+    """A member's request mounts the course's share read-only (the kernel refuses writes),
+    a writer's read-write; the pod is the notebooks' user's, with no API token."""
+    from cgu_lab.backends import kube_pod_tool as tool
+
+    for writer in (False, True):
+        volume = storage.course_volume("ml-2026", writer, NFS)
+        pod = tool.tool_pod("cgu-u-ana", volume, "nb:1", NFS, "ana", read_only=not writer)
+        validate(pod)
+        spec = pod["spec"]
+        assert spec["volumes"] == [volume] and volume["nfs"]["readOnly"] is not writer
+        (mount,) = spec["containers"][0]["volumeMounts"]
+        assert mount["mountPath"] == tool.MOUNT and mount.get("readOnly", False) is not writer
+        assert spec["automountServiceAccountToken"] is False
+        assert spec["securityContext"]["runAsNonRoot"] is True
+
+
+def test_course_storage_without_an_nfs_share_is_refused_by_name():
+    import asyncio
+
     from cgu_lab.backends import create_backend
     from cgu_lab.controller import storage as service
     from cgu_lab.controller.settings import Settings
     from cgu_lab.core.errors import NotSupported
 
     backend = create_backend("kubernetes", Settings())
-    with pytest.raises(NotSupported, match="the kubernetes backend does not offer") as refused:
-        service.files_of(backend)
-    assert refused.value.status == 501 and "~/storage" in refused.value.message
+    files = service.files_of(backend)
+    with pytest.raises(NotSupported, match="needs an NFS share") as refused:
+        asyncio.run(files.place(None, "ml-2026", "ana", False))
+    assert refused.value.status == 501 and "COURSE_STORAGE_NFS" in refused.value.message

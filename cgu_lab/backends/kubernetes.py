@@ -43,6 +43,7 @@ from . import kube_files as files
 from . import kube_names as names
 from . import kube_namespaces as namespaces
 from . import kube_objects as objects
+from . import kube_pod_tool as tool
 from . import kube_status as status
 from . import kube_storage as storage
 from . import kube_training as training
@@ -59,6 +60,7 @@ from .base import (
 from .kube_api import KubeApi, KubeError, load_client
 from .kube_nodes import gpu_devices
 from .kube_settings import KubeSettings
+from .kube_storage_files import KubeStorage
 from .kube_watch import Source, WatchCache
 from .kube_workloads import Jupyter, Vm, Workload
 from .reachable import takes_connections
@@ -89,7 +91,9 @@ class KubernetesBackend(Backend):
             workload.name: workload for workload in (Jupyter(self), Vm(self))
         }
         self._namespaces: set[str] = set()  # prepared since this controller started
+        self._tools = tool.PodTool(self)
         self._files = files.HomeFiles(self)
+        self.storage = KubeStorage(self)  # the storage page's file access
         self._starting: dict[names.ObjectRef, float] = {}  # ref -> when its start began
 
     # -- lifecycle of the backend itself ---------------------------------------------
@@ -107,6 +111,7 @@ class KubernetesBackend(Backend):
                         f"({self.cache.error(source)}); check its RBAC "
                         "(deploy/kubernetes/base/rbac.yaml) and that the Notebook CRD is installed"
                     )
+            await self._tools.sweep()
         except (BackendError, TimeoutError) as error:
             await self.close()
             raise BackendError(f"cannot follow the cluster: {error}") from error

@@ -45,10 +45,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import DomainError
 from .base import BackendError
 from .local_accounts import Account, Accounts, account_stem, installation_tag
 from .local_files import DIR_FLAGS, Refused, _opened, own_folder
+from .storage_answer import answer
 
 log = logging.getLogger(__name__)
 
@@ -72,17 +72,12 @@ class Place:
     umask: int
 
 
-class StorageRefused(DomainError):
-    """A refusal the tool reported, with its status and details."""
-
-    def __init__(self, line: dict) -> None:
-        details = {k: v for k, v in line.items() if k not in ("error", "code", "status")}
-        super().__init__(line["error"], **details)
-        self.status = int(line.get("status", 400))
-        self.code = str(line.get("code", "invalid"))
-
-
 class Storage:
+    enforcement = (
+        "checked by the platform on every upload from this page; files written from a "
+        "notebook are counted at the next upload (this filesystem has no project quotas)"
+    )
+
     def __init__(self, root: Path, coursework: Path, accounts: Accounts) -> None:
         self.root = root
         self.coursework = coursework
@@ -207,7 +202,7 @@ class Storage:
             process.stdout.read(), process.stderr.read(), feed()
         )
         await process.wait()
-        return _answer(process.returncode, output, errors)
+        return answer(process.returncode, output, errors)
 
     async def stream_zip(self, place: Place, paths: list[str]):
         """The zip's blocks as they come; a refusal before the first byte raises."""
@@ -217,7 +212,7 @@ class Storage:
         if not first:
             errors = await process.stderr.read()
             await process.wait()
-            _answer(process.returncode, b"{}", errors)
+            answer(process.returncode, b"{}", errors)
 
         async def blocks():
             try:
@@ -283,17 +278,3 @@ def _root_folder(path: Path, mode: int, gid: int | None, acl: bytes | None = Non
         if acl is not None:
             with contextlib.suppress(OSError):  # a filesystem without ACLs: umask decides
                 os.setxattr(fd, "system.posix_acl_default", acl)
-
-
-def _answer(code: int | None, output: bytes, errors: bytes) -> dict:
-    for raw in reversed(errors.splitlines()):
-        try:
-            line = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(line, dict) and "error" in line:
-            raise StorageRefused(line)
-    if code != 0:
-        tail = errors.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
-        raise BackendError(f"the storage tool failed (exit code {code}): {tail[0]}")
-    return json.loads(output)

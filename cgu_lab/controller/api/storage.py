@@ -43,10 +43,6 @@ UploadId = Annotated[
         description="The sender's id for this one upload (8-64 letters, digits, - or _)",
     ),
 ]
-ENFORCEMENT = (
-    "checked by the platform on every upload from this page; files written from a notebook "
-    "are counted at the next upload (this filesystem has no project quotas)"
-)
 
 
 class AreaOut(BaseModel):
@@ -125,7 +121,13 @@ async def _place(platform, actor, kind: str, name: str, write: bool):
 async def overview(platform: PlatformDep, actor: ActorDep) -> StorageOverview:
     async with platform.db.session() as session:
         found = await service.areas(session, actor)
-    return StorageOverview(areas=[_out(a) for a in found], enforcement=ENFORCEMENT)
+    storage = getattr(platform.backend, "storage", None)
+    enforcement = (
+        storage.enforcement
+        if storage is not None
+        else "not checked from this page: this platform's backend offers no storage page"
+    )
+    return StorageOverview(areas=[_out(a) for a in found], enforcement=enforcement)
 
 
 @router.get("/storage/{kind}/{name}", response_model=FolderOut, summary="A folder of a storage")

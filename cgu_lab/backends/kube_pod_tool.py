@@ -1,0 +1,245 @@
+"""A platform tool run as the notebooks' user in a short-lived pod: the controller's hands
+on volumes it cannot mount.
+
+Homes, course folders and personal storage are volumes in the users'
+namespaces; the controller (a pod of its own, or a host process) cannot mount
+them. When it must read or write one (a template's files, a submission, the
+storage page), it runs the same tool the local backend runs as the files'
+owner, in a pod made for that one job, as `kubectl cp` would:
+
+- the notebook image (it holds cgu_lab, hence the tools), the notebooks' user
+  (uid/gid of KubeSettings, never root), no service account token, no
+  privilege escalation, small resource limits (the namespace's quota counts
+  it), a deadline of its own;
+- the volume mounted where notebooks see their home, read-only when the
+  request may only read (the kernel then refuses writes, whatever the tool
+  does);
+- its command only waits; the tool runs through the pod's `exec` subresource,
+  its stdin and stdout streamed over the websocket in binary frames, stdin
+  closed with the v5 protocol's close signal, all on the event loop (kube_api's
+  asyncio client): a job holds a connection, not a thread;
+- the pod is awaited through the backend's pod watch (it carries the
+  platform's labels), deleted when the job ends whatever happened, and swept
+  at the controller's start if a crash left one behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator
+from typing import IO, TYPE_CHECKING, Any
+
+import aiohttp
+
+from . import kube_names as names
+from . import kube_objects as objects
+from .base import BackendError
+from .kube_api import KubeError
+from .kube_settings import KubeSettings
+
+if TYPE_CHECKING:
+    from .kubernetes import KubernetesBackend
+
+log = logging.getLogger("cgu_lab.kubernetes")
+
+Obj = dict[str, Any]
+COMPONENT = "files"
+MOUNT = "/home/jovyan"
+CHUNK = 256 * 1024
+READY_TIMEOUT = 180.0  # an image pull on a fresh node; the notebook image is usually there
+IMAGE_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
+JOB_TIMEOUT = 3600  # the pod's own deadline: nothing it does should take an hour
+# Exec's channels: the first byte of every websocket frame (v5.channel.k8s.io).
+STDIN, STDOUT, STDERR, STATUS, CLOSE = 0, 1, 2, 3, 255
+
+
+def claim_volume(claim: str) -> Obj:
+    return {"name": "files", "persistentVolumeClaim": {"claimName": claim}}
+
+
+def tool_pod(
+    namespace: str,
+    volume: Obj,
+    image: str,
+    settings: KubeSettings,
+    owner: str,
+    read_only: bool = False,
+) -> Obj:
+    """The pod a tool runs in (see the module's notes); `volume` is mounted at MOUNT."""
+    name = f"cgu-files-{secrets.token_hex(4)}"
+    labels = {
+        **objects.platform_labels(settings, COMPONENT),
+        names.USER: names.slug(owner, 63),
+    }
+    resources = {"cpu": "500m", "memory": "256Mi", "ephemeral-storage": "64Mi"}
+    mount = {"name": volume["name"], "mountPath": MOUNT}
+    if read_only:
+        mount["readOnly"] = True
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": {names.OWNER: owner},
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "automountServiceAccountToken": False,
+            "enableServiceLinks": False,
+            "activeDeadlineSeconds": JOB_TIMEOUT,
+            "terminationGracePeriodSeconds": 1,
+            "securityContext": objects.pod_security(settings),
+            "containers": [
+                {
+                    "name": "files",
+                    "image": image,
+                    "imagePullPolicy": settings.image_pull_policy,
+                    "command": ["sleep", str(JOB_TIMEOUT)],
+                    "workingDir": MOUNT,
+                    "env": [{"name": "HOME", "value": MOUNT}],
+                    "resources": {"requests": resources, "limits": resources},
+                    "volumeMounts": [mount],
+                    "securityContext": objects.container_security(),
+                }
+            ],
+            "volumes": [volume],
+        },
+    }
+
+
+def exit_code(status: bytes) -> int:
+    """The exit code the status channel reports (a metav1.Status); 1 when it says
+    nothing usable, as when the connection ended before the command did."""
+    try:
+        reported = json.loads(status)
+    except ValueError:
+        return 1
+    if reported.get("status") == "Success":
+        return 0
+    for cause in (reported.get("details") or {}).get("causes") or []:
+        if cause.get("reason") == "ExitCode":
+            try:
+                return int(cause.get("message", ""))
+            except ValueError:
+                break
+    return 1
+
+
+def json_lines(raw: bytes) -> list[dict]:
+    found = []
+    for text in raw.splitlines():
+        try:
+            line = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(line, dict):
+            found.append(line)
+    return found
+
+
+class PodTool:
+    """Tool pods of one backend: made, awaited, run in, deleted, swept."""
+
+    def __init__(self, backend: KubernetesBackend) -> None:
+        self.backend = backend
+        self.settings = backend.kube
+
+    @contextlib.asynccontextmanager
+    async def pod(
+        self, namespace: str, volume: Obj, image: str, owner: str, read_only: bool = False
+    ) -> AsyncIterator[str]:
+        """A running tool pod's name, for as long as the block lasts."""
+        api = self.backend._api
+        pod = tool_pod(namespace, volume, image, self.settings, owner, read_only)
+        name = pod["metadata"]["name"]
+        await api.create(pod)
+        try:
+            await self._wait_running(namespace, name)
+            yield name
+        finally:
+            try:
+                await asyncio.shield(api.delete("Pod", name, namespace))
+            except KubeError as error:  # the next start's sweep gets it
+                log.warning("cannot delete tool pod %s/%s: %s", namespace, name, error)
+
+    async def _wait_running(self, namespace: str, name: str) -> None:
+        """Until the pod runs; its waiting reason when it cannot (an image, the quota...)."""
+        cache = self.backend._cache
+        deadline = time.monotonic() + READY_TIMEOUT
+        reason = "it was not scheduled"
+        while (remaining := deadline - time.monotonic()) > 0:
+            version = cache.version
+            status = (cache.get("Pod", namespace, name) or {}).get("status") or {}
+            phase = status.get("phase")
+            if phase == "Running":
+                return
+            if phase in ("Failed", "Succeeded"):
+                raise BackendError(f"the pod handling files ended early ({phase})")
+            for container in status.get("containerStatuses") or []:
+                waiting = (container.get("state") or {}).get("waiting") or {}
+                if waiting.get("reason") in IMAGE_FAILURES:
+                    raise BackendError(
+                        f"the pod handling files cannot get its image: {waiting.get('message', '')}"
+                    )
+                if waiting.get("reason"):
+                    reason = f"{waiting['reason']}: {waiting.get('message', '')}".rstrip(": ")
+            for condition in status.get("conditions") or []:
+                if condition.get("reason") == "Unschedulable":
+                    reason = condition.get("message", reason)
+            await cache.changed(version, remaining)
+        raise BackendError(f"the pod handling files did not start in time ({reason})")
+
+    async def frames(
+        self, namespace: str, name: str, argv: list[str], stdin: IO[bytes] | bytes | None
+    ) -> AsyncIterator[tuple[int, bytes]]:
+        """(channel, data) of every frame the command sends, until it ends. Stdin is sent
+        by a task of its own while the output is read, so neither side waits on the
+        other's full buffer."""
+        source = io.BytesIO(stdin) if isinstance(stdin, bytes) else stdin
+        api = self.backend._api
+        async with api.exec(namespace, name, "files", argv, source is not None) as socket:
+            sender = None if source is None else asyncio.create_task(_send(socket, source))
+            got_status, sent = False, None
+            try:
+                async for message in socket:
+                    if message.type == aiohttp.WSMsgType.BINARY and message.data:
+                        got_status = got_status or message.data[0] == STATUS
+                        yield message.data[0], message.data[1:]
+            finally:
+                if sender is not None:
+                    sender.cancel()
+                    (sent,) = await asyncio.gather(sender, return_exceptions=True)
+            if not got_status and isinstance(sent, Exception):
+                raise KubeError(f"the stream to pod {namespace}/{name} was cut off: {sent}")
+
+    async def sweep(self) -> None:
+        """Delete the tool pods a crash left behind: none is in use before the controller
+        has started (its watch cache lists them)."""
+        cache = self.backend._cache
+        for pod in cache.objects("Pod"):
+            meta = pod.get("metadata", {})
+            labels = meta.get("labels") or {}
+            if labels.get(names.COMPONENT) != COMPONENT:
+                continue
+            if not self.backend.naming.managed(meta.get("namespace", "")):
+                continue
+            try:
+                await self.backend._api.delete("Pod", meta["name"], meta["namespace"])
+            except KubeError as error:
+                where = f"{meta['namespace']}/{meta['name']}"
+                log.warning("cannot sweep tool pod %s: %s", where, error)
+
+
+async def _send(socket: aiohttp.ClientWebSocketResponse, source: IO[bytes]) -> None:
+    """`source` to the command's stdin, then the v5 signal that closes it."""
+    while chunk := await asyncio.to_thread(source.read, CHUNK):
+        await socket.send_bytes(bytes([STDIN]) + chunk)
+    await socket.send_bytes(bytes([CLOSE, STDIN]))
