@@ -202,65 +202,20 @@ class AssignmentService:
     async def submit(
         self, actor: Principal, assignment_id: int, notebook: str, paths: list[str], note: str = ""
     ) -> dict:
+        """Freeze the chosen files of the student's notebook as their next submission."""
         if not paths:
             raise Invalid("choose the files to submit")
         if len(note) > 2000:
             raise Invalid("a note may have at most 2000 characters")
         async with self.db.session() as session:
-            assignment, group = await self._assignment(session, assignment_id)
-            if assignment.group_id not in actor.groups and not actor.is_admin:
-                raise Forbidden(
-                    f"assignment '{assignment.name}' belongs to group '{group.name}', "
-                    "which you are not in"
-                )
-            now = _now()
-            late = assignment.deadline is not None and now > assignment.deadline
-            if late and not assignment.allow_late:
-                raise Forbidden(
-                    f"the deadline of '{assignment.title or assignment.name}' was "
-                    f"{assignment.deadline.isoformat(timespec='minutes')}; "
-                    "late submissions are not accepted"
-                )
+            assignment, group, now, late = await self._submittable(session, actor, assignment_id)
             nb, _ = await self.notebooks.load(session, actor.name, notebook)
             environment = await session.scalar(
                 select(Environment).where(Environment.name == nb.environment)
             )
-        store = Path(self.settings.store) / "submissions"
-        await asyncio.to_thread(store.mkdir, parents=True, exist_ok=True)
-        handle, spool = tempfile.mkstemp(dir=store, suffix=".part")
-        os.close(handle)
-        try:
-            manifest = await self.backend.pack(
-                actor.name,
-                notebook,
-                paths,
-                list(DEFAULT_EXCLUDED),
-                assignment.max_bytes,
-                MAX_SUBMISSION_FILES,
-                Path(spool),
-            )
-        except BackendError as error:
-            await asyncio.to_thread(remove_quietly, spool)
-            raise Invalid(f"nothing was submitted: {error}") from None
-        if not manifest["files"]:
-            await asyncio.to_thread(remove_quietly, spool)
-            raise Invalid(
-                "nothing was submitted: the selection holds no files "
-                "(only folders, or everything excluded)"
-            )
+        spool, manifest = await self._pack(actor, notebook, paths, assignment.max_bytes)
         async with self.db.session() as session:
-            await session.execute(select(User.id).where(User.id == actor.id).with_for_update())
-            number = (
-                await session.scalar(
-                    select(func.max(Submission.number)).where(
-                        Submission.assignment_id == assignment_id, Submission.user_id == actor.id
-                    )
-                )
-                or 0
-            ) + 1
-            target = submission_archive(Path(self.settings.store), assignment_id, actor.id, number)
-            await asyncio.to_thread(target.parent.mkdir, parents=True, exist_ok=True)
-            await asyncio.to_thread(os.replace, spool, target)
+            number = await self._file_archive(session, actor, assignment_id, spool)
             submission = Submission(
                 assignment_id=assignment_id,
                 user_id=actor.id,
@@ -290,6 +245,73 @@ class AssignmentService:
                 content_hash=submission.content_hash,
             )
             return receipt(submission, assignment, actor.name)
+
+    async def _submittable(
+        self, session: AsyncSession, actor: Principal, assignment_id: int
+    ) -> tuple[Assignment, Group, datetime, bool]:
+        """The assignment if it takes the actor's work now, with the time and whether it is late."""
+        assignment, group = await self._assignment(session, assignment_id)
+        if assignment.group_id not in actor.groups and not actor.is_admin:
+            raise Forbidden(
+                f"assignment '{assignment.name}' belongs to group '{group.name}', "
+                "which you are not in"
+            )
+        now = _now()
+        late = assignment.deadline is not None and now > assignment.deadline
+        if late and not assignment.allow_late:
+            raise Forbidden(
+                f"the deadline of '{assignment.title or assignment.name}' was "
+                f"{assignment.deadline.isoformat(timespec='minutes')}; "
+                "late submissions are not accepted"
+            )
+        return assignment, group, now, late
+
+    async def _pack(
+        self, actor: Principal, notebook: str, paths: list[str], max_bytes: int
+    ) -> tuple[str, dict]:
+        """Pack the files as the student into a spool file; slow, so outside any transaction."""
+        store = Path(self.settings.store) / "submissions"
+        await asyncio.to_thread(store.mkdir, parents=True, exist_ok=True)
+        handle, spool = tempfile.mkstemp(dir=store, suffix=".part")
+        os.close(handle)
+        try:
+            manifest = await self.backend.pack(
+                actor.name,
+                notebook,
+                paths,
+                list(DEFAULT_EXCLUDED),
+                max_bytes,
+                MAX_SUBMISSION_FILES,
+                Path(spool),
+            )
+        except BackendError as error:
+            await asyncio.to_thread(remove_quietly, spool)
+            raise Invalid(f"nothing was submitted: {error}") from None
+        if not manifest["files"]:
+            await asyncio.to_thread(remove_quietly, spool)
+            raise Invalid(
+                "nothing was submitted: the selection holds no files "
+                "(only folders, or everything excluded)"
+            )
+        return spool, manifest
+
+    async def _file_archive(
+        self, session: AsyncSession, actor: Principal, assignment_id: int, spool: str
+    ) -> int:
+        """Lock the student's row so two submissions never share a number; store the archive."""
+        await session.execute(select(User.id).where(User.id == actor.id).with_for_update())
+        number = (
+            await session.scalar(
+                select(func.max(Submission.number)).where(
+                    Submission.assignment_id == assignment_id, Submission.user_id == actor.id
+                )
+            )
+            or 0
+        ) + 1
+        target = submission_archive(Path(self.settings.store), assignment_id, actor.id, number)
+        await asyncio.to_thread(target.parent.mkdir, parents=True, exist_ok=True)
+        await asyncio.to_thread(os.replace, spool, target)
+        return number
 
     # -- TAs ---------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from ..core.errors import Conflict, Forbidden, Invalid, NotFound
 from ..core.names import check_label
 from ..core.roles import Principal, Role
 from ..store.db import Database
-from ..store.models import Group, Membership, Template, TemplateVersion, User
+from ..store.models import Environment, Group, Membership, Template, TemplateVersion, User
 from . import audit, catalog
 from .accounts import get_group
 from .archives import remove_quietly, template_archive
@@ -165,6 +165,38 @@ class TemplateService:
         name = check_label(name.strip().lower(), "template")
         if visibility not in VISIBILITY:
             raise Invalid("a template is 'public', 'group' (one course) or 'private'")
+        group_id, environment = await self._check_publishable(actor, name, visibility, group, spec)
+        # Snapshot outside any transaction: it can take a while.
+        spool, manifest = await self._snapshot(actor, notebook, paths, excluded)
+        async with self.db.session() as session:
+            template = await self._claim(
+                session, actor, name, display_name, description, visibility, group_id
+            )
+            version = await self._add_version(
+                session, actor, notebook, template, spec, environment, manifest
+            )
+            await asyncio.to_thread(
+                os.replace,
+                spool,
+                template_archive(Path(self.settings.store), template.id, version.version),
+            )
+            audit.record(
+                session,
+                actor.name,
+                "template.published",
+                f"template:{name}",
+                version=version.version,
+                files=version.files,
+                bytes=version.bytes,
+                environment=environment.name,
+                skipped=len(manifest["skipped"]),
+            )
+        return template, version
+
+    async def _check_publishable(
+        self, actor: Principal, name: str, visibility: str, group: str | None, spec: VersionSpec
+    ) -> tuple[int | None, Environment]:
+        """Refuse a publication before its snapshot is taken; answers its group and environment."""
         async with self.db.session() as session:
             group_id = None
             if visibility == "group":
@@ -182,7 +214,12 @@ class TemplateService:
                 raise Conflict(
                     f"a template named '{name}' belongs to someone else; choose another name"
                 )
-        # Snapshot outside any transaction: it can take a while.
+        return group_id, environment
+
+    async def _snapshot(
+        self, actor: Principal, notebook: str, paths: list[str], excluded: list[str]
+    ) -> tuple[str, dict]:
+        """Pack the chosen files into a spool file in the store; answers it and its manifest."""
         store = Path(self.settings.store) / "templates"
         await asyncio.to_thread(store.mkdir, parents=True, exist_ok=True)
         handle, spool = tempfile.mkstemp(dir=store, suffix=".part")
@@ -204,60 +241,71 @@ class TemplateService:
         except BackendError as error:
             await asyncio.to_thread(remove_quietly, spool)
             raise Invalid(f"the files could not be saved: {error}") from None
-        async with self.db.session() as session:
-            template = await session.scalar(
-                select(Template).where(Template.name == name).with_for_update()
-            )
-            if template is None:
-                template = Template(name=name, owner_id=actor.id)
-                session.add(template)
-            template.display_name = display_name.strip() or name
-            template.description = description
-            template.visibility = visibility
-            template.group_id = group_id
-            template.retired = False
-            await session.flush()
-            number = (
-                await session.scalar(
-                    select(func.max(TemplateVersion.version)).where(
-                        TemplateVersion.template_id == template.id
-                    )
+        return spool, manifest
+
+    @staticmethod
+    async def _claim(
+        session: AsyncSession,
+        actor: Principal,
+        name: str,
+        display_name: str,
+        description: str,
+        visibility: str,
+        group_id: int | None,
+    ) -> Template:
+        """The template `name`, locked, created if new, with the details just published."""
+        template = await session.scalar(
+            select(Template).where(Template.name == name).with_for_update()
+        )
+        if template is None:
+            template = Template(name=name, owner_id=actor.id)
+            session.add(template)
+        template.display_name = display_name.strip() or name
+        template.description = description
+        template.visibility = visibility
+        template.group_id = group_id
+        template.retired = False
+        await session.flush()
+        return template
+
+    @staticmethod
+    async def _add_version(
+        session: AsyncSession,
+        actor: Principal,
+        notebook: str,
+        template: Template,
+        spec: VersionSpec,
+        environment: Environment,
+        manifest: dict,
+    ) -> TemplateVersion:
+        """The template's next version, numbered under the lock `_claim` holds."""
+        number = (
+            await session.scalar(
+                select(func.max(TemplateVersion.version)).where(
+                    TemplateVersion.template_id == template.id
                 )
-                or 0
-            ) + 1
-            version = TemplateVersion(
-                template_id=template.id,
-                version=number,
-                label=spec.label.strip(),
-                environment=environment.name,
-                image=environment.image,
-                cpu_milli=spec.cpu_milli,
-                memory=spec.memory,
-                gpu_type=spec.gpu_type if spec.gpus else None,
-                gpus=spec.gpus,
-                files=len(manifest["files"]),
-                bytes=manifest["bytes"],
-                content_hash=manifest["content_hash"],
-                source=f"notebook:{actor.name}/{notebook}",
-                created_by=actor.name,
             )
-            session.add(version)
-            await session.flush()
-            await asyncio.to_thread(
-                os.replace, spool, template_archive(Path(self.settings.store), template.id, number)
-            )
-            audit.record(
-                session,
-                actor.name,
-                "template.published",
-                f"template:{name}",
-                version=number,
-                files=version.files,
-                bytes=version.bytes,
-                environment=environment.name,
-                skipped=len(manifest["skipped"]),
-            )
-        return template, version
+            or 0
+        ) + 1
+        version = TemplateVersion(
+            template_id=template.id,
+            version=number,
+            label=spec.label.strip(),
+            environment=environment.name,
+            image=environment.image,
+            cpu_milli=spec.cpu_milli,
+            memory=spec.memory,
+            gpu_type=spec.gpu_type if spec.gpus else None,
+            gpus=spec.gpus,
+            files=len(manifest["files"]),
+            bytes=manifest["bytes"],
+            content_hash=manifest["content_hash"],
+            source=f"notebook:{actor.name}/{notebook}",
+            created_by=actor.name,
+        )
+        session.add(version)
+        await session.flush()
+        return version
 
     async def update(
         self,

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from sqlalchemy import or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..backends.base import BackendError
 from ..core import roles
@@ -54,6 +56,17 @@ log = logging.getLogger("cgu_lab.coursework")
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True)
+class _CopyJob:
+    """What a deployment's background copy needs: whose copy, to which group, into which folder."""
+
+    deployment_id: int
+    teacher: str
+    group_id: int
+    group: str
+    destination: str
 
 
 class CourseworkService:
@@ -97,64 +110,59 @@ class CourseworkService:
             else:
                 await self.notebooks.load(session, actor.name, notebook)
                 source = f"notebook:{actor.name}/{notebook}/{relative_path(path, 'folder')}"
-            deployment = Deployment(
-                group_id=target.id,
-                title=title.strip() or destination,
-                destination=destination,
-                source=source,
-                created_by=actor.name,
-            )
-            session.add(deployment)
-            await session.flush()
-            audit.record(
-                session,
-                actor.name,
-                "deployment.started",
-                f"group:{target.name}",
-                deployment=deployment.id,
-                source=source,
-                destination=destination,
-            )
+            deployment = await self._record(session, actor, target, title, destination, source)
         self.broker.begin(
             ("deployment", deployment.id),
             ProgressEvent("deploy", 2, "Preparing the files", "running"),
         )
-        task = asyncio.create_task(
-            self._run(
-                deployment.id,
-                actor.name,
-                target.id,
-                target.name,
-                destination,
-                archive,
-                notebook,
-                path,
-            )
-        )
+        job = _CopyJob(deployment.id, actor.name, target.id, target.name, destination)
+        task = asyncio.create_task(self._run(job, archive, notebook, path))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return deployment
 
-    async def _run(
-        self,
-        deployment_id: int,
-        teacher: str,
-        group_id: int,
-        group: str,
+    @staticmethod
+    async def _record(
+        session: AsyncSession,
+        actor: Principal,
+        target: Group,
+        title: str,
         destination: str,
-        archive: Path | None,
-        notebook: str | None,
-        path: str,
+        source: str,
+    ) -> Deployment:
+        """The deployment's row, numbered now so that its progress and audit entry name it."""
+        deployment = Deployment(
+            group_id=target.id,
+            title=title.strip() or destination,
+            destination=destination,
+            source=source,
+            created_by=actor.name,
+        )
+        session.add(deployment)
+        await session.flush()
+        audit.record(
+            session,
+            actor.name,
+            "deployment.started",
+            f"group:{target.name}",
+            deployment=deployment.id,
+            source=source,
+            destination=destination,
+        )
+        return deployment
+
+    async def _run(
+        self, job: _CopyJob, archive: Path | None, notebook: str | None, path: str
     ) -> None:
-        key = ("deployment", deployment_id)
+        """Copy in the background; the deployment ends done or failed, whatever happens."""
         report: dict[str, dict] = {}
         state = "done"
         try:
             if archive is None:
-                archive = deployment_archive(Path(self.settings.store), deployment_id)
+                archive = deployment_archive(Path(self.settings.store), job.deployment_id)
                 await asyncio.to_thread(archive.parent.mkdir, parents=True, exist_ok=True)
                 await self.backend.pack(
-                    teacher,
+                    job.teacher,
                     notebook,
                     [""],
                     list(DEFAULT_EXCLUDED),
@@ -163,63 +171,70 @@ class CourseworkService:
                     archive,
                     base=path,
                 )
-            async with self.db.session() as session:
-                members = (
-                    await session.scalars(
-                        select(User.name)
-                        .join(Membership, Membership.user_id == User.id)
-                        .where(Membership.group_id == group_id, User.name != teacher, User.active)
-                        .order_by(User.name)
-                    )
-                ).all()
-            slots = asyncio.Semaphore(PARALLEL_COPIES)
-            done = 0
-
-            async def copy(member: str) -> None:
-                nonlocal done
-                async with slots:
-                    try:
-                        result = await self.backend.unpack(
-                            member, "courses", archive, f"{group}/{destination}", f"from {teacher}"
-                        )
-                        report[member] = {
-                            "copied": result["copied"],
-                            "skipped": result["skipped"],
-                            "conflicts": result["conflicts"],
-                        }
-                    except BackendError as error:
-                        report[member] = {"error": str(error)}
-                done += 1
-                self.broker.publish(
-                    key,
-                    ProgressEvent(
-                        "deploy",
-                        5 + 90 * done // max(1, len(members)),
-                        f"Copied to {done} of {len(members)} members",
-                        "running",
-                    ),
-                )
-
-            await asyncio.gather(*(copy(member) for member in members))
+            await self._copy(job, archive, report)
             if any("error" in item for item in report.values()):
                 state = "failed" if all("error" in item for item in report.values()) else "done"
         except BackendError as error:
             state = "failed"
             report["*"] = {"error": str(error)}
         except Exception as error:  # the deployment must end as failed, never stay "running"
-            log.exception("deployment %s failed", deployment_id)
+            log.exception("deployment %s failed", job.deployment_id)
             state = "failed"
             report["*"] = {"error": f"an internal error stopped the copy: {error}"}
+        await self._finish(job, state, report)
+
+    async def _copy(self, job: _CopyJob, archive: Path, report: dict[str, dict]) -> None:
+        """Unpack the archive for each active member, a few at once, noting each in `report`."""
         async with self.db.session() as session:
-            deployment = await session.get(Deployment, deployment_id)
+            members = (
+                await session.scalars(
+                    select(User.name)
+                    .join(Membership, Membership.user_id == User.id)
+                    .where(
+                        Membership.group_id == job.group_id,
+                        User.name != job.teacher,
+                        User.active,
+                    )
+                    .order_by(User.name)
+                )
+            ).all()
+        folder, label = f"{job.group}/{job.destination}", f"from {job.teacher}"
+        slots = asyncio.Semaphore(PARALLEL_COPIES)
+        done = 0
+
+        async def copy(member: str) -> None:
+            nonlocal done
+            async with slots:
+                try:
+                    result = await self.backend.unpack(member, "courses", archive, folder, label)
+                    report[member] = {k: result[k] for k in ("copied", "skipped", "conflicts")}
+                except BackendError as error:
+                    report[member] = {"error": str(error)}
+            done += 1
+            self.broker.publish(
+                ("deployment", job.deployment_id),
+                ProgressEvent(
+                    "deploy",
+                    5 + 90 * done // max(1, len(members)),
+                    f"Copied to {done} of {len(members)} members",
+                    "running",
+                ),
+            )
+
+        await asyncio.gather(*(copy(member) for member in members))
+
+    async def _finish(self, job: _CopyJob, state: str, report: dict[str, dict]) -> None:
+        """Keep the outcome and its report, then tell those watching the progress."""
+        async with self.db.session() as session:
+            deployment = await session.get(Deployment, job.deployment_id)
             deployment.state = state
             deployment.report = report
             audit.record(
                 session,
-                teacher,
+                job.teacher,
                 "deployment.finished",
-                f"group:{group}",
-                deployment=deployment_id,
+                f"group:{job.group}",
+                deployment=job.deployment_id,
                 state=state,
                 members=len([m for m in report if m != "*"]),
                 conflicts=sum(len(r.get("conflicts", [])) for r in report.values()),
@@ -227,7 +242,8 @@ class CourseworkService:
             )
         summary = self.summary(report)
         self.broker.publish(
-            key, ProgressEvent("deploy", 100, summary, state, done=True, ok=state == "done")
+            ("deployment", job.deployment_id),
+            ProgressEvent("deploy", 100, summary, state, done=True, ok=state == "done"),
         )
 
     @staticmethod
@@ -290,35 +306,7 @@ class CourseworkService:
                         .limit(20)
                     )
                 ).all()
-                broadcasts = (
-                    await session.execute(
-                        select(Share, User)
-                        .join(User, User.name == Share.created_by)
-                        .where(Share.group_id == group.id)
-                        .where((Share.expires_at.is_(None)) | (Share.expires_at > now))
-                    )
-                ).all()
-                names = await self.notebooks.names(
-                    session, [share.notebook_id for share, _ in broadcasts]
-                )
-                live = []
-                for share, author in broadcasts:
-                    nb_owner, _, nb_name = names.get(share.notebook_id, "").partition("/")
-                    if not nb_name or nb_owner == actor.name:
-                        continue
-                    route = await self.notebooks.routes.lookup(nb_owner, nb_name)
-                    live.append(
-                        {
-                            "owner": nb_owner,
-                            "owner_display_name": author.display_name,
-                            "notebook": nb_name,
-                            "url": f"/notebook/{nb_owner}/{nb_name}/lab"
-                            + (f"/tree/{share.path}" if share.path else ""),
-                            "expires_at": share.expires_at,
-                            "by": share.created_by,
-                            "running": route is not None and route.state is State.RUNNING,
-                        }
-                    )
+                live = await self._broadcasts(session, actor, group, now)
                 result.append(
                     {
                         "name": group.name,
@@ -340,6 +328,39 @@ class CourseworkService:
                     }
                 )
         return result
+
+    async def _broadcasts(
+        self, session: AsyncSession, actor: Principal, group: Group, now: datetime
+    ) -> list[dict]:
+        """The group's unexpired live views of others' notebooks, for a member's course page."""
+        broadcasts = (
+            await session.execute(
+                select(Share, User)
+                .join(User, User.name == Share.created_by)
+                .where(Share.group_id == group.id)
+                .where((Share.expires_at.is_(None)) | (Share.expires_at > now))
+            )
+        ).all()
+        names = await self.notebooks.names(session, [share.notebook_id for share, _ in broadcasts])
+        live = []
+        for share, author in broadcasts:
+            nb_owner, _, nb_name = names.get(share.notebook_id, "").partition("/")
+            if not nb_name or nb_owner == actor.name:
+                continue
+            route = await self.notebooks.routes.lookup(nb_owner, nb_name)
+            live.append(
+                {
+                    "owner": nb_owner,
+                    "owner_display_name": author.display_name,
+                    "notebook": nb_name,
+                    "url": f"/notebook/{nb_owner}/{nb_name}/lab"
+                    + (f"/tree/{share.path}" if share.path else ""),
+                    "expires_at": share.expires_at,
+                    "by": share.created_by,
+                    "running": route is not None and route.state is State.RUNNING,
+                }
+            )
+        return live
 
     async def mark_seen(self, actor: Principal) -> None:
         async with self.db.session() as session:
@@ -403,29 +424,7 @@ class CourseworkService:
                     .order_by(Share.created_at.desc())
                 )
             ).all()
-        notebooks = []
-        for nb, owner in rows:
-            access = await shares.access(actor, nb.id)
-            lab = f"/notebook/{owner.name}/{nb.name}/lab"
-            if access is not None and access.scope:
-                lab += f"/tree/{access.scope[0]}"
-            notebooks.append(
-                {
-                    "owner": owner.name,
-                    "owner_display_name": owner.display_name or owner.name,
-                    "notebook": nb.name,
-                    "display_name": nb.display_name or nb.name,
-                    "state": nb.state,
-                    "started_at": nb.started_at,
-                    "last_activity": nb.last_activity,
-                    "cpu_milli": nb.cpu_milli,
-                    "memory": nb.memory,
-                    "gpu_type": nb.gpu_type,
-                    "gpus": nb.gpus,
-                    "access": access.level if access is not None else None,
-                    "url": lab if access is not None else None,
-                }
-            )
+        notebooks = [await self._live_notebook(actor, nb, owner, shares) for nb, owner in rows]
         return {
             "notebooks": notebooks,
             "views": [
@@ -443,6 +442,29 @@ class CourseworkService:
                 }
                 for share, nb, owner in views
             ],
+        }
+
+    @staticmethod
+    async def _live_notebook(actor: Principal, nb: Notebook, owner: User, shares) -> dict:
+        """A student's notebook on the Live tab: a link only where its owner shared it."""
+        access = await shares.access(actor, nb.id)
+        lab = f"/notebook/{owner.name}/{nb.name}/lab"
+        if access is not None and access.scope:
+            lab += f"/tree/{access.scope[0]}"
+        return {
+            "owner": owner.name,
+            "owner_display_name": owner.display_name or owner.name,
+            "notebook": nb.name,
+            "display_name": nb.display_name or nb.name,
+            "state": nb.state,
+            "started_at": nb.started_at,
+            "last_activity": nb.last_activity,
+            "cpu_milli": nb.cpu_milli,
+            "memory": nb.memory,
+            "gpu_type": nb.gpu_type,
+            "gpus": nb.gpus,
+            "access": access.level if access is not None else None,
+            "url": lab if access is not None else None,
         }
 
     async def end(self, actor: Principal, group: str, owner: str, name: str) -> str:

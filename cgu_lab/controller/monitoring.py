@@ -20,13 +20,16 @@ import logging
 import socket
 import time
 from collections import deque
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 import psutil
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import CollectorRegistry
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
 from .. import gpu_probe
 from ..core.gpus import capacity
@@ -116,25 +119,9 @@ class Monitor:
             await asyncio.sleep(self.settings.monitor_interval)
 
     async def sample(self) -> Snapshot:
-        memory = psutil.virtual_memory()
-        node = {
-            "node": self.node,
-            "cpu_percent": psutil.cpu_percent(None),
-            "cpus": psutil.cpu_count(),
-            "memory_used": memory.total - memory.available,
-            "memory_total": memory.total,
-        }
-        gpus = [
-            {
-                "node": self.node,
-                "uuid": g.uuid,
-                "model": g.model,
-                "utilization": g.utilization,
-                "memory_used": g.memory_used,
-                "memory_total": g.memory_total,
-            }
-            for g in await asyncio.to_thread(gpu_probe.usage)
-        ]
+        """Take a sample: this machine, the running notebooks, and the store's counts."""
+        node = self._node_load()
+        gpus = await self._gpu_usage()
         async with self.db.session() as session:
             running = (
                 await session.execute(
@@ -143,36 +130,13 @@ class Monitor:
                     .where(Notebook.state == State.RUNNING.value)
                 )
             ).all()
-            states = dict(
-                (
-                    await session.execute(
-                        select(Notebook.state, func.count()).group_by(Notebook.state)
-                    )
-                ).all()
-            )
+            states = await _counts(session, Notebook.state)
             gpu_types = (await session.scalars(select(GpuType))).all()
-            stops = dict(
-                (
-                    await session.execute(
-                        select(StopRecord.cause, func.count()).group_by(StopRecord.cause)
-                    )
-                ).all()
-            )
+            stops = await _counts(session, StopRecord.cause)
             reclaimed = await self._reclaimed(session)
             holdings = await self.notebooks.gpus.holdings(session)
         notebooks = await asyncio.gather(*(self._notebook(nb, owner) for nb, owner in running))
-        allocated: dict[str, float] = {}
-        for nb, _ in running:
-            if nb.gpu_type and nb.devices:
-                allocated[nb.gpu_type] = allocated.get(nb.gpu_type, 0) + nb.gpus
-        allocation = [
-            {
-                "gpu_type": gpu_type.name,
-                "allocated": allocated.get(gpu_type.name, 0),
-                "capacity": capacity(self.notebooks.gpus.devices, offer_of(gpu_type)),
-            }
-            for gpu_type in gpu_types
-        ]
+        allocation = self._allocation(running, gpu_types)
         inventory = self._inventory(holdings)
         watts = self.settings.gpu_held_idle_watts - self.settings.gpu_parked_watts
         snapshot = Snapshot(
@@ -188,20 +152,50 @@ class Monitor:
             inventory,
         )
         self.latest = snapshot
-        self.history.append(
-            {
-                "at": snapshot.at,
-                "cpu_percent": node["cpu_percent"],
-                "memory_used": node["memory_used"],
-                "gpu_utilization": _mean([g["utilization"] for g in gpus]),
-                "notebooks": states.get(State.RUNNING.value, 0),
-                "users": {
-                    u["user"]: {"cpu_cores": u["cpu_cores"], "memory_bytes": u["memory_bytes"]}
-                    for u in snapshot.users()
-                },
-            }
-        )
+        self.history.append(_history_point(snapshot, states.get(State.RUNNING.value, 0)))
         return snapshot
+
+    def _node_load(self) -> dict:
+        """This machine's CPU (since the previous reading) and memory in use."""
+        memory = psutil.virtual_memory()
+        return {
+            "node": self.node,
+            "cpu_percent": psutil.cpu_percent(None),
+            "cpus": psutil.cpu_count(),
+            "memory_used": memory.total - memory.available,
+            "memory_total": memory.total,
+        }
+
+    async def _gpu_usage(self) -> list[dict]:
+        """This machine's GPUs as NVML reads them, off the event loop."""
+        return [
+            {
+                "node": self.node,
+                "uuid": g.uuid,
+                "model": g.model,
+                "utilization": g.utilization,
+                "memory_used": g.memory_used,
+                "memory_total": g.memory_total,
+            }
+            for g in await asyncio.to_thread(gpu_probe.usage)
+        ]
+
+    def _allocation(
+        self, running: Sequence[tuple[Notebook, str]], gpu_types: Sequence[GpuType]
+    ) -> list[dict]:
+        """Per GPU type: GPUs the running notebooks hold, and how many notebooks it can serve."""
+        allocated: dict[str, float] = {}
+        for nb, _ in running:
+            if nb.gpu_type and nb.devices:
+                allocated[nb.gpu_type] = allocated.get(nb.gpu_type, 0) + nb.gpus
+        return [
+            {
+                "gpu_type": gpu_type.name,
+                "allocated": allocated.get(gpu_type.name, 0),
+                "capacity": capacity(self.notebooks.gpus.devices, offer_of(gpu_type)),
+            }
+            for gpu_type in gpu_types
+        ]
 
     def _inventory(self, holdings) -> list[dict]:
         """GPU counts per node, with how many of its devices notebooks hold now."""
@@ -262,6 +256,26 @@ class Monitor:
         return self._settled_hours + sum(_gpu_hours(row, now) for row in recent)
 
 
+async def _counts(session: AsyncSession, column: InstrumentedAttribute) -> dict:
+    """Rows per value of `column`, as the database counts them."""
+    return dict((await session.execute(select(column, func.count()).group_by(column))).all())
+
+
+def _history_point(snapshot: Snapshot, running: int) -> dict:
+    """The few figures of a sample that the monitoring page charts over the last hour."""
+    return {
+        "at": snapshot.at,
+        "cpu_percent": snapshot.node["cpu_percent"],
+        "memory_used": snapshot.node["memory_used"],
+        "gpu_utilization": _mean([g["utilization"] for g in snapshot.gpus]),
+        "notebooks": running,
+        "users": {
+            u["user"]: {"cpu_cores": u["cpu_cores"], "memory_bytes": u["memory_bytes"]}
+            for u in snapshot.users()
+        },
+    }
+
+
 def _gpu_hours(row: StopRecord, now: datetime) -> float:
     span = min((row.restarted_at or now) - row.stopped_at, RECLAIM_CAP)
     return row.gpus * max(0.0, span.total_seconds()) / 3600
@@ -283,6 +297,15 @@ class _Collector:
 
     def collect(self):
         snap = self.monitor.latest
+        yield from self._node_families(snap)
+        yield from self._gpu_families(snap)
+        yield from self._notebook_families(snap)
+        yield from self._user_families(snap)
+        yield from self._allocation_families(snap)
+        yield from self._saving_families(snap)
+
+    def _node_families(self, snap: Snapshot) -> Iterator[Metric]:
+        """This machine's CPU and memory; empty until the first sample."""
         node = snap.node.get("node", self.monitor.node)
         cpu = GaugeMetricFamily(
             "cgu_lab_node_cpu_percent", "CPU use of the node, percent", labels=["node"]
@@ -298,6 +321,10 @@ class _Collector:
             memory.add_metric([node], snap.node["memory_used"])
             memory_total.add_metric([node], snap.node["memory_total"])
         yield from (cpu, memory, memory_total)
+
+    @staticmethod
+    def _gpu_families(snap: Snapshot) -> Iterator[Metric]:
+        """Each GPU's use, then each node's GPUs detected and declared."""
         gpu_util = GaugeMetricFamily(
             "cgu_lab_gpu_utilization_percent", "GPU utilisation", labels=["node", "gpu", "model"]
         )
@@ -322,6 +349,10 @@ class _Collector:
             node_gpus.add_metric([row["node"], "detected"], row["detected"])
             node_gpus.add_metric([row["node"], "declared"], row["declared"])
         yield node_gpus
+
+    @staticmethod
+    def _notebook_families(snap: Snapshot) -> Iterator[Metric]:
+        """What each running notebook uses, beside what it may use."""
         labels = ["owner", "notebook"]
         nb_cpu = GaugeMetricFamily(
             "cgu_lab_notebook_cpu_cores", "CPU cores a notebook uses", labels=labels
@@ -351,6 +382,10 @@ class _Collector:
             if nb["gpu_utilization"] is not None:
                 nb_gpu.add_metric(key, nb["gpu_utilization"])
         yield from (nb_cpu, nb_cpu_limit, nb_mem, nb_mem_limit, nb_gpu, nb_gpu_mem)
+
+    @staticmethod
+    def _user_families(snap: Snapshot) -> Iterator[Metric]:
+        """Each user's running notebooks together."""
         user_cpu = GaugeMetricFamily(
             "cgu_lab_user_cpu_cores", "CPU cores a user's notebooks use", labels=["user"]
         )
@@ -365,6 +400,10 @@ class _Collector:
             user_mem.add_metric([user["user"]], user["memory_bytes"])
             user_gpus.add_metric([user["user"]], user["gpus"])
         yield from (user_cpu, user_mem, user_gpus)
+
+    @staticmethod
+    def _allocation_families(snap: Snapshot) -> Iterator[Metric]:
+        """Notebooks by state (every state, zero included) and GPUs held per GPU type."""
         states = GaugeMetricFamily("cgu_lab_notebooks", "Notebooks by state", labels=["state"])
         for state in State:
             states.add_metric([state.value], snap.states.get(state.value, 0))
@@ -379,6 +418,10 @@ class _Collector:
             allocated.add_metric([row["gpu_type"]], row["allocated"])
             capacity.add_metric([row["gpu_type"]], row["capacity"])
         yield from (allocated, capacity)
+
+    @staticmethod
+    def _saving_families(snap: Snapshot) -> Iterator[Metric]:
+        """Stops by cause, and what culling and reclaim saved."""
         stops = CounterMetricFamily(
             "cgu_lab_notebook_stops",
             "Notebook stops by cause (user, admin, idle, lifetime, reclaim)",
