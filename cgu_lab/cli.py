@@ -9,8 +9,13 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .controller.root import Platform
+    from .core.environments import Recipe
 
 
 def _settings(args):
@@ -134,7 +139,7 @@ def _skip_environments(args) -> bool:
     ) not in ("", "0")
 
 
-async def _ship_environments(platform) -> None:
+async def _ship_environments(platform: Platform) -> None:
     """`up` on a new installation: build the "Data science" environment, make it the default.
 
     It prints pip's lines as they come, so the wait shows what it is doing.
@@ -147,8 +152,6 @@ async def _ship_environments(platform) -> None:
 
     from .controller import catalog
     from .core import environments as recipes
-    from .core.errors import DomainError
-    from .core.roles import Principal, Role
     from .store.models import Environment
 
     marker = platform.settings.data_dir / "environments" / ".shipped"
@@ -156,7 +159,6 @@ async def _ship_environments(platform) -> None:
         return
     recipe = recipes.recipe("data-science")
     name = recipes.default_name("data-science")
-    system = Principal(id=0, name="cgu-lab up", role=Role.ADMIN)
     try:
         async with platform.db.session() as session:
             await catalog.ensure_defaults(session)
@@ -166,26 +168,9 @@ async def _ship_environments(platform) -> None:
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.write_text("built\n")
             return
-        print(
-            f"  building the {recipe.title} environment ({', '.join(recipe.main_packages)}); "
-            "once per installation, skip with --no-environments",
-            flush=True,
-        )
-        try:
-            if found is None:
-                await platform.environments.declare(system, recipe, name, is_default=True)
-            else:
-                await platform.environments.rebuild(system, name, make_default=True)
-        except DomainError as error:
-            print(f"  the {recipe.title} environment was not built: {error.message}", flush=True)
+        if not await _start_build(platform, recipe, name, exists=found is not None):
             return
-        last = None
-        async for event in platform.broker.follow(platform.environments.key(name)):
-            if event is not None:
-                print(f"    [{event.percent:3d}%] {event.message}", flush=True)
-                last = event
-        await platform.environments.wait()
-        if last is not None and last.ok:
+        if await _follow_build(platform, name):
             marker.write_text("built\n")
             print(f"  {recipe.title} is ready and is the default environment\n", flush=True)
         else:
@@ -198,6 +183,39 @@ async def _ship_environments(platform) -> None:
     finally:
         await platform.environments.shutdown()
         await platform.db.close()
+
+
+async def _start_build(platform: Platform, recipe: Recipe, name: str, exists: bool) -> bool:
+    """Declare (or rebuild) the environment as the default; False, said why, when refused."""
+    from .core.errors import DomainError
+    from .core.roles import Principal, Role
+
+    system = Principal(id=0, name="cgu-lab up", role=Role.ADMIN)
+    print(
+        f"  building the {recipe.title} environment ({', '.join(recipe.main_packages)}); "
+        "once per installation, skip with --no-environments",
+        flush=True,
+    )
+    try:
+        if not exists:
+            await platform.environments.declare(system, recipe, name, is_default=True)
+        else:
+            await platform.environments.rebuild(system, name, make_default=True)
+    except DomainError as error:
+        print(f"  the {recipe.title} environment was not built: {error.message}", flush=True)
+        return False
+    return True
+
+
+async def _follow_build(platform: Platform, name: str) -> bool:
+    """Print the build's progress until it ends; whether it succeeded."""
+    last = None
+    async for event in platform.broker.follow(platform.environments.key(name)):
+        if event is not None:
+            print(f"    [{event.percent:3d}%] {event.message}", flush=True)
+            last = event
+    await platform.environments.wait()
+    return last is not None and last.ok
 
 
 async def _first_admin(app) -> str | None:
@@ -267,13 +285,7 @@ async def _admin(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="cgu-lab", description="A teaching GPU platform built on JupyterLab."
-    )
-    parser.add_argument("--version", action="version", version=f"cgu-lab {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-
+def _add_serve_commands(commands: argparse._SubParsersAction) -> None:
     for name, help_text in (
         ("up", "start the platform on this machine and print where to log in"),
         ("controller", "run the controller service (for deployments)"),
@@ -309,10 +321,14 @@ def build_parser() -> argparse.ArgumentParser:
                 "($CGU_LAB_SKIP_ENVIRONMENTS=1)",
             )
 
+
+def _add_db_command(commands: argparse._SubParsersAction) -> None:
     db = commands.add_parser("db", help="database maintenance")
     _common(db)
     db.add_argument("db_command", choices=["upgrade"], help="apply schema migrations")
 
+
+def _add_admin_commands(commands: argparse._SubParsersAction) -> None:
     admin = commands.add_parser("admin", help="administer accounts from the shell")
     admin_commands = admin.add_subparsers(dest="admin_command", required=True)
     create = admin_commands.add_parser("create-user", help="create an account")
@@ -341,6 +357,17 @@ def build_parser() -> argparse.ArgumentParser:
     token.add_argument("--token-name", default="cli")
     for leaf in (create, imp, reset, group, token):
         _common(leaf)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cgu-lab", description="A teaching GPU platform built on JupyterLab."
+    )
+    parser.add_argument("--version", action="version", version=f"cgu-lab {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_serve_commands(commands)
+    _add_db_command(commands)
+    _add_admin_commands(commands)
     return parser
 
 

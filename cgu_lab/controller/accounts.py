@@ -259,6 +259,51 @@ async def delete_user(session: AsyncSession, actor: Principal, name: str) -> Use
     return user
 
 
+async def _groups_by_user(session: AsyncSession, users: list[User]) -> dict[int, set[int]]:
+    """Every listed account's groups, read in one query rather than one per row."""
+    groups_of: dict[int, set[int]] = {user.id: set() for user in users}
+    ids = list(groups_of)
+    query = select(Membership.user_id, Membership.group_id).where(Membership.user_id.in_(ids))
+    for user_id, group_id in await session.execute(query):
+        groups_of[user_id].add(group_id)
+    return groups_of
+
+
+async def _hashed_passwords(rows: list[RosterRow]) -> dict[str, tuple[str, str]]:
+    """Each new account's password and hash, hashed concurrently: hashing is slow on purpose."""
+    passwords = [row.password or new_password() for row in rows]
+    hashes = await asyncio.gather(*(hash_password(p) for p in passwords))
+    return {row.name: (p, h) for row, p, h in zip(rows, passwords, hashes, strict=True)}
+
+
+async def _add_imported(session: AsyncSession, row: RosterRow, password_hash: str) -> User:
+    user = User(
+        name=row.name,
+        display_name=row.display_name,
+        email=row.email,
+        role=row.role.value,
+        password_hash=password_hash,
+        must_change_password=row.password is None,
+    )
+    session.add(user)
+    await session.flush()
+    return user
+
+
+async def _join_imported(
+    session: AsyncSession, actor: Principal, target: Group, user: User, groups: set[int], new: bool
+) -> str:
+    """Enrol or invite one imported account; returns the key of the answer's list it goes in."""
+    if target.id in groups:
+        return "already_members"
+    if not new and not roles.adds_directly(actor, Role(user.role), frozenset(groups)):
+        await invitations.invite(session, actor, target, user, manager=False)
+        return "invited"
+    session.add(Membership(group_id=target.id, user_id=user.id, manager=False))
+    groups.add(target.id)
+    return "enrolled"
+
+
 async def import_roster(
     session: AsyncSession,
     actor: Principal,
@@ -286,63 +331,31 @@ async def import_roster(
     }
     new_rows = [row for row in rows if row.name not in existing]
     await check_unix_names(session, [row.name for row in new_rows], unix_clash)
-    groups_of: dict[int, set[int]] = {user.id: set() for user in existing.values()}
-    for user_id, group_id in await session.execute(
-        select(Membership.user_id, Membership.group_id).where(
-            Membership.user_id.in_(list(groups_of))
-        )
-    ):
-        groups_of[user_id].add(group_id)
-    created, enrolled, unchanged, invited = [], [], [], []
-    passwords = [row.password or new_password() for row in new_rows]
-    hashes = await asyncio.gather(*(hash_password(p) for p in passwords))
-    prepared = {row.name: (p, h) for row, p, h in zip(new_rows, passwords, hashes, strict=True)}
+    groups_of = await _groups_by_user(session, list(existing.values()))
+    prepared = await _hashed_passwords(new_rows)
+    result: dict[str, list] = {"created": [], "enrolled": [], "already_members": [], "invited": []}
     for row in rows:
         user = existing.get(row.name)
         if user is None:
             password, password_hash = prepared[row.name]
-            user = User(
-                name=row.name,
-                display_name=row.display_name,
-                email=row.email,
-                role=row.role.value,
-                password_hash=password_hash,
-                must_change_password=row.password is None,
-            )
-            session.add(user)
-            await session.flush()
+            user = await _add_imported(session, row, password_hash)
             groups_of[user.id] = set()
-            created.append(
-                {"name": row.name, "one_time_password": None if row.password else password}
-            )
-        elif target is not None and target.id not in groups_of[user.id]:
-            current = frozenset(groups_of[user.id])
-            if not roles.adds_directly(actor, Role(user.role), current):
-                await invitations.invite(session, actor, target, user, manager=False)
-                invited.append(row.name)
-                continue
+            one_time = None if row.password else password
+            result["created"].append({"name": row.name, "one_time_password": one_time})
         if target is not None:
-            if target.id in groups_of[user.id]:
-                unchanged.append(row.name)
-            else:
-                session.add(Membership(group_id=target.id, user_id=user.id, manager=False))
-                groups_of[user.id].add(target.id)
-                enrolled.append(row.name)
+            new = row.name not in existing
+            joined = await _join_imported(session, actor, target, user, groups_of[user.id], new)
+            result[joined].append(row.name)
     audit.record(
         session,
         actor.name,
         "group.imported" if target else "user.imported",
         f"group:{target.name}" if target else "users",
-        created=[c["name"] for c in created],
-        enrolled=enrolled,
-        invited=invited,
+        created=[c["name"] for c in result["created"]],
+        enrolled=result["enrolled"],
+        invited=result["invited"],
     )
-    return {
-        "created": created,
-        "enrolled": enrolled,
-        "already_members": unchanged,
-        "invited": invited,
-    }
+    return result
 
 
 # -- groups ------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -170,9 +171,11 @@ def _document_errors(build):
     return openapi
 
 
-def build_api(platform: Platform, proxy: NotebookProxy) -> FastAPI:
+def _lifespan(
+    platform: Platform, proxy: NotebookProxy
+) -> Callable[[FastAPI], contextlib.AbstractAsyncContextManager[None]]:
     @contextlib.asynccontextmanager
-    async def lifespan(_app):
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await platform.open()
         await proxy.open()
         try:
@@ -181,6 +184,78 @@ def build_api(platform: Platform, proxy: NotebookProxy) -> FastAPI:
             await proxy.close()
             await platform.close()
 
+    return lifespan
+
+
+def _add_routes(app: FastAPI) -> None:
+    app.include_router(api.router(), responses=ERROR_RESPONSES)
+    app.include_router(pages.router)
+    app.include_router(teaching_pages.router)
+    app.include_router(competition_pages.router)
+    app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
+
+
+async def _domain_error(request: Request, error: DomainError) -> Response:
+    if request.url.path.startswith("/api/"):
+        return _error_json(
+            error.status,
+            error.message,
+            error.code,
+            error.details,
+            getattr(error, "headers", None),
+        )
+    return await pages.error_page(request, error)
+
+
+async def _redirect(_request: Request, target: pages.Redirect) -> Response:
+    return RedirectResponse(target.location, status_code=303)
+
+
+async def _invalid(_request: Request, error: RequestValidationError) -> Response:
+    return _error_json(400, _validation_message(error), "invalid")
+
+
+async def _http_error(request: Request, error: StarletteHTTPException) -> Response:
+    """The framework's refusals (unknown route, wrong method): JSON in the API, else a page."""
+    status = error.status_code
+    if status < 400:
+        return Response(status_code=status, headers=error.headers)
+    message = _http_message(request, error)
+    code = HTTP_CODES.get(status, "invalid" if status < 500 else "internal")
+    headers = dict(error.headers or {})
+    if status == 405:
+        headers["Allow"] = _allowed_methods(request, error)
+    if request.url.path.startswith("/api/") or request.url.path.startswith("/static/"):
+        return _error_json(status, message, code, headers=headers)
+    refusal = DomainError(message)
+    refusal.status, refusal.code = status, code
+    response = await pages.error_page(request, refusal)
+    response.headers.update(headers)
+    return response
+
+
+async def _backend_error(_request: Request, error: BackendError) -> Response:
+    log.warning("backend error: %s", error)
+    return _error_json(503, str(error) or "the backend failed", "backend_error")
+
+
+async def _internal(request: Request, error: Exception) -> Response:
+    # Logged by the server with its traceback; the client gets a sentence, no trace.
+    return _error_json(500, _INTERNAL, "internal")
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Every refusal of the API is {message, code}: the platform's own (DomainError),
+    the framework's (bad JSON, unknown route, wrong method) and the unforeseen (500)."""
+    app.add_exception_handler(DomainError, _domain_error)
+    app.add_exception_handler(pages.Redirect, _redirect)
+    app.add_exception_handler(RequestValidationError, _invalid)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(BackendError, _backend_error)
+    app.add_exception_handler(Exception, _internal)
+
+
+def build_api(platform: Platform, proxy: NotebookProxy) -> FastAPI:
     app = FastAPI(
         title="cgu-lab controller",
         version=__version__,
@@ -188,66 +263,12 @@ def build_api(platform: Platform, proxy: NotebookProxy) -> FastAPI:
         openapi_url="/api/openapi.json",
         docs_url=None,
         redoc_url=None,
-        lifespan=lifespan,
+        lifespan=_lifespan(platform, proxy),
         max_body_size=MAX_BODY,
     )
     app.state.platform = platform
-    app.include_router(api.router(), responses=ERROR_RESPONSES)
-    app.include_router(pages.router)
-    app.include_router(teaching_pages.router)
-    app.include_router(competition_pages.router)
-    app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
-
-    # Every refusal of the API is {message, code}: the platform's own (DomainError),
-    # the framework's (bad JSON, unknown route, wrong method) and the unforeseen (500).
-    @app.exception_handler(DomainError)
-    async def domain_error(request: Request, error: DomainError):
-        if request.url.path.startswith("/api/"):
-            return _error_json(
-                error.status,
-                error.message,
-                error.code,
-                error.details,
-                getattr(error, "headers", None),
-            )
-        return await pages.error_page(request, error)
-
-    @app.exception_handler(pages.Redirect)
-    async def redirect(_request: Request, target: pages.Redirect):
-        return RedirectResponse(target.location, status_code=303)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(_request: Request, error: RequestValidationError):
-        return _error_json(400, _validation_message(error), "invalid")
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, error: StarletteHTTPException):
-        status = error.status_code
-        if status < 400:
-            return Response(status_code=status, headers=error.headers)
-        message = _http_message(request, error)
-        code = HTTP_CODES.get(status, "invalid" if status < 500 else "internal")
-        headers = dict(error.headers or {})
-        if status == 405:
-            headers["Allow"] = _allowed_methods(request, error)
-        if request.url.path.startswith("/api/") or request.url.path.startswith("/static/"):
-            return _error_json(status, message, code, headers=headers)
-        refusal = DomainError(message)
-        refusal.status, refusal.code = status, code
-        response = await pages.error_page(request, refusal)
-        response.headers.update(headers)
-        return response
-
-    @app.exception_handler(BackendError)
-    async def backend_error(_request: Request, error: BackendError):
-        log.warning("backend error: %s", error)
-        return _error_json(503, str(error) or "the backend failed", "backend_error")
-
-    @app.exception_handler(Exception)
-    async def internal(request: Request, error: Exception):
-        # Logged by the server with its traceback; the client gets a sentence, no trace.
-        return _error_json(500, _INTERNAL, "internal")
-
+    _add_routes(app)
+    _add_error_handlers(app)
     app.openapi = _document_errors(app.openapi)
 
     return app

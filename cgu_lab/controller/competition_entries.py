@@ -29,13 +29,14 @@ import csv
 import hashlib
 import io
 import logging
+from datetime import datetime
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..backends.local_limits import instance_id
-from ..backends.scorer_notebook import NotebookRunner
-from ..backends.scorer_sandbox import ScorerSandbox
+from ..backends.scorer_notebook import NotebookRun, NotebookRunner
+from ..backends.scorer_sandbox import Sandboxed, ScorerSandbox
 from ..core import competition as rules
 from ..core.errors import Conflict, Forbidden, Invalid
 from ..core.metrics import CUSTOM
@@ -118,6 +119,57 @@ class EntryService:
             return CompetitionEntry.team_id == team.id
         return (CompetitionEntry.user_id == actor.id) & (CompetitionEntry.team_id.is_(None))
 
+    def _check_file(self, competition: Competition, data: bytes) -> datetime:
+        """Refuse a file too large, out of time or with nothing to score it; returns the time."""
+        if len(data) > competition.max_bytes:
+            raise Invalid(
+                f"a predictions file may have at most {competition.max_bytes} bytes; "
+                f"yours has {len(data)}"
+            )
+        now = self.clock()
+        rules.check_open(
+            competition.title or competition.name,
+            competition.starts_at,
+            competition.ends_at,
+            now,
+        )
+        code = competition.kind == "code"
+        if code:
+            check_notebook(data)
+        present = competition.files or {}
+        if (
+            "solution" not in present
+            or (competition.metric == CUSTOM and "script" not in present)
+            or (code and "inputs" not in present)
+        ):
+            raise Conflict("the competition is not ready for entries yet (no solution uploaded)")
+        return now
+
+    async def _check_limits(
+        self, session: AsyncSession, competition: Competition, actor: Principal, now: datetime
+    ) -> CompetitionTeam | None:
+        """Check the entry limits with the submitter's rows locked, so that entries sent at once
+        count each other; returns the submitter's team (None without teams)."""
+        await session.execute(select(User.id).where(User.id == actor.id).with_for_update())
+        team = await self._team(session, competition, actor.id)
+        if team is not None:
+            await session.execute(
+                select(CompetitionTeam.id).where(CompetitionTeam.id == team.id).with_for_update()
+            )
+        counted = (
+            CompetitionEntry.competition_id == competition.id,
+            CompetitionEntry.state.in_(COUNTED),
+            self._mine(competition, actor, team),
+        )
+        total = await session.scalar(select(func.count(CompetitionEntry.id)).where(*counted))
+        today = await session.scalar(
+            select(func.count(CompetitionEntry.id)).where(
+                *counted, CompetitionEntry.submitted_at >= rules.day_start(now)
+            )
+        )
+        rules.check_limits(today or 0, total or 0, competition.per_day, competition.total, now)
+        return team
+
     async def submit(
         self, actor: Principal, competition_id: int, file_name: str, data: bytes, note: str = ""
     ) -> dict:
@@ -127,51 +179,9 @@ class EntryService:
             raise Invalid("the predictions file is empty")
         async with self.db.session() as session:
             competition, group, _ = await self.competitions.load(session, actor, competition_id)
-            if len(data) > competition.max_bytes:
-                raise Invalid(
-                    f"a predictions file may have at most {competition.max_bytes} bytes; "
-                    f"yours has {len(data)}"
-                )
-            now = self.clock()
-            rules.check_open(
-                competition.title or competition.name,
-                competition.starts_at,
-                competition.ends_at,
-                now,
-            )
+            now = self._check_file(competition, data)
             code = competition.kind == "code"
-            if code:
-                check_notebook(data)
-            present = competition.files or {}
-            if (
-                "solution" not in present
-                or (competition.metric == CUSTOM and "script" not in present)
-                or (code and "inputs" not in present)
-            ):
-                raise Conflict(
-                    "the competition is not ready for entries yet (no solution uploaded)"
-                )
-            await session.execute(select(User.id).where(User.id == actor.id).with_for_update())
-            team = await self._team(session, competition, actor.id)
-            if team is not None:
-                await session.execute(
-                    select(CompetitionTeam.id)
-                    .where(CompetitionTeam.id == team.id)
-                    .with_for_update()
-                )
-            mine = self._mine(competition, actor, team)
-            counted = (
-                CompetitionEntry.competition_id == competition.id,
-                CompetitionEntry.state.in_(COUNTED),
-                mine,
-            )
-            total = await session.scalar(select(func.count(CompetitionEntry.id)).where(*counted))
-            today = await session.scalar(
-                select(func.count(CompetitionEntry.id)).where(
-                    *counted, CompetitionEntry.submitted_at >= rules.day_start(now)
-                )
-            )
-            rules.check_limits(today or 0, total or 0, competition.per_day, competition.total, now)
+            team = await self._check_limits(session, competition, actor, now)
             digest = hashlib.sha256(data).hexdigest()
             entry = CompetitionEntry(
                 competition_id=competition.id,
@@ -289,6 +299,12 @@ class EntryService:
             script,
             *limits,
         )
+        await self._record_score(entry_id, target, ran, result)
+
+    async def _record_score(
+        self, entry_id: int, target: str, ran: NotebookRun | None, result: Sandboxed
+    ) -> None:
+        """The scorer's verdict: a score, the student's mistake, or the scorer's own failure."""
         answer = result.answer or {}
         async with self.db.session() as session:
             entry = await session.get(CompetitionEntry, entry_id)

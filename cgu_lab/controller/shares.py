@@ -133,6 +133,36 @@ class ShareService:
             )
             return [await self.describe(session, s, owner, name) for s in rows.all()]
 
+    @staticmethod
+    async def _grant_to(
+        session: AsyncSession, actor: Principal, nb: Notebook, share: Share, kind: str, grantee: str
+    ) -> None:
+        """Aim `share` at an active user besides the owner, or a group of the owner's."""
+        if kind == "user":
+            user = await get_user(session, grantee)
+            if user.id == nb.owner_id:
+                raise Invalid("the owner already has full access; choose someone else")
+            if not user.active:
+                raise Invalid(f"the account '{grantee}' is deactivated")
+            share.user_id = user.id
+        elif kind == "group":
+            group = await get_group(session, grantee)
+            member = await session.get(Membership, (group.id, nb.owner_id))
+            if member is None and not actor.is_admin:
+                raise Forbidden(f"you can share only with groups you belong to, not '{grantee}'")
+            share.group_id = group.id
+        else:
+            raise Invalid(f"share with a 'user' or a 'group', not a '{kind}'")
+
+    @staticmethod
+    async def _check_share_limit(session: AsyncSession, nb: Notebook) -> None:
+        count = await session.scalar(
+            select(func.count()).select_from(Share).where(Share.notebook_id == nb.id)
+        )
+        if count >= MAX_SHARES_PER_NOTEBOOK:
+            limit = MAX_SHARES_PER_NOTEBOOK
+            raise Conflict(f"a notebook may have at most {limit} shares; revoke some first")
+
     async def create(
         self,
         actor: Principal,
@@ -161,29 +191,8 @@ class ShareService:
                 created_by=actor.name,
                 note=note.strip(),
             )
-            if kind == "user":
-                user = await get_user(session, grantee)
-                if user.id == nb.owner_id:
-                    raise Invalid("the owner already has full access; choose someone else")
-                if not user.active:
-                    raise Invalid(f"the account '{grantee}' is deactivated")
-                share.user_id = user.id
-            elif kind == "group":
-                group = await get_group(session, grantee)
-                member = await session.get(Membership, (group.id, nb.owner_id))
-                if member is None and not actor.is_admin:
-                    raise Forbidden(
-                        f"you can share only with groups you belong to, not '{grantee}'"
-                    )
-                share.group_id = group.id
-            else:
-                raise Invalid(f"share with a 'user' or a 'group', not a '{kind}'")
-            count = await session.scalar(
-                select(func.count()).select_from(Share).where(Share.notebook_id == nb.id)
-            )
-            if count >= MAX_SHARES_PER_NOTEBOOK:
-                limit = MAX_SHARES_PER_NOTEBOOK
-                raise Conflict(f"a notebook may have at most {limit} shares; revoke some first")
+            await self._grant_to(session, actor, nb, share, kind, grantee)
+            await self._check_share_limit(session, nb)
             session.add(share)
             await session.flush()
             audit.record(

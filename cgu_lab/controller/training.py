@@ -20,6 +20,7 @@ import shlex
 from datetime import datetime, timezone
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..backends.base import TrainingSpec
 from ..core import environments as recipes
@@ -30,7 +31,7 @@ from ..core.names import check_label
 from ..core.resources import Resources, parse_cpu, parse_memory
 from ..core.roles import Principal
 from ..store.db import Database
-from ..store.models import Group, Membership, TrainingJob, User
+from ..store.models import GpuType, Group, Membership, TrainingJob, User
 from . import audit, catalog, quotas
 
 MAX_WORKERS = 64
@@ -55,6 +56,53 @@ class TrainingService:
         self.backend = backend
         self.gpus = gpus
 
+    def _checked_request(
+        self,
+        name: str,
+        image: str,
+        command: str | list[str],
+        workers: int,
+        gpu_type: str | None,
+        gpus: int,
+    ) -> tuple[str, list[str]]:
+        """The job's name and argv, once the request's own fields are right (no database)."""
+        name = check_label(name.strip().lower(), "training job")
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not argv:
+            raise Invalid("give the command each replica runs, e.g. python train.py --epochs 10")
+        if self.backend.name == "local" and not image.strip():
+            raise Invalid("choose the environment the job runs in, e.g. pytorch")
+        if not image.strip() or any(c.isspace() for c in image.strip()):
+            raise Invalid(
+                "give the image the job runs, e.g. registry.example.edu/course/pytorch:2027"
+            )
+        if not 0 <= workers <= MAX_WORKERS:
+            raise Invalid(f"a job may have 0 to {MAX_WORKERS} workers besides its master")
+        if gpus < 0 or gpus > 8:
+            raise Invalid("each replica may have 0 to 8 GPUs")
+        if gpus and not gpu_type:
+            raise Invalid("choose a GPU type for the GPUs you ask for")
+        return name, argv
+
+    @staticmethod
+    async def _group_id(session: AsyncSession, actor: Principal, group: str | None) -> int | None:
+        """The job's group, which must be one of its owner's."""
+        if not group:
+            return None
+        target = await session.scalar(select(Group).where(Group.name == group))
+        if target is None or await session.get(Membership, (target.id, actor.id)) is None:
+            raise Forbidden(f"you are not in group '{group}'")
+        return target.id
+
+    @staticmethod
+    async def _check_name_free(session: AsyncSession, actor: Principal, name: str) -> None:
+        if await session.scalar(
+            select(TrainingJob.id).where(TrainingJob.owner_id == actor.id, TrainingJob.name == name)
+        ):
+            raise Conflict(
+                f"you already have a training job named '{name}'; delete it or choose another"
+            )
+
     async def submit(
         self,
         actor: Principal,
@@ -70,42 +118,14 @@ class TrainingService:
     ) -> TrainingJob:
         if not self.backend.describe().get("training_jobs"):
             raise self.backend.unsupported("Training jobs")
-        name = check_label(name.strip().lower(), "training job")
-        argv = shlex.split(command) if isinstance(command, str) else list(command)
-        if not argv:
-            raise Invalid("give the command each replica runs, e.g. python train.py --epochs 10")
-        local = self.backend.name == "local"
-        if local and not image.strip():
-            raise Invalid("choose the environment the job runs in, e.g. pytorch")
-        if not image.strip() or any(c.isspace() for c in image.strip()):
-            raise Invalid(
-                "give the image the job runs, e.g. registry.example.edu/course/pytorch:2027"
-            )
-        if not 0 <= workers <= MAX_WORKERS:
-            raise Invalid(f"a job may have 0 to {MAX_WORKERS} workers besides its master")
-        if gpus < 0 or gpus > 8:
-            raise Invalid("each replica may have 0 to 8 GPUs")
-        if gpus and not gpu_type:
-            raise Invalid("choose a GPU type for the GPUs you ask for")
+        name, argv = self._checked_request(name, image, command, workers, gpu_type, gpus)
         async with self.db.session() as session:
             if gpu_type:
                 await catalog.get_gpu_type(session, gpu_type)
-            if local:
+            if self.backend.name == "local":
                 await self._check_environment(session, image.strip())
-            group_id = None
-            if group:
-                target = await session.scalar(select(Group).where(Group.name == group))
-                if target is None or await session.get(Membership, (target.id, actor.id)) is None:
-                    raise Forbidden(f"you are not in group '{group}'")
-                group_id = target.id
-            if await session.scalar(
-                select(TrainingJob.id).where(
-                    TrainingJob.owner_id == actor.id, TrainingJob.name == name
-                )
-            ):
-                raise Conflict(
-                    f"you already have a training job named '{name}'; delete it or choose another"
-                )
+            group_id = await self._group_id(session, actor, group)
+            await self._check_name_free(session, actor, name)
             job = TrainingJob(
                 owner_id=actor.id,
                 name=name,
@@ -192,54 +212,66 @@ class TrainingService:
                 )
             ).all()
         for job, owner, group in queued:
-            async with self.db.session() as session:
-                devices = await self._place(session, job)
-                if devices is None:
-                    current = await session.get(TrainingJob, job.id)
-                    needed = job.gpus * (job.workers + 1)
-                    current.message = f"waiting for {needed} free GPUs of type '{job.gpu_type}'"
-                    continue
-                gpu_type = (
-                    await catalog.get_gpu_type(session, job.gpu_type) if job.gpu_type else None
-                )
-                try:
-                    local = await self._local_spec(session, job, devices)
-                except (Invalid, Conflict, NotFound) as error:
-                    local = {"refused": error.message}
-            spec = TrainingSpec(
-                owner=owner,
-                name=job.name,
-                image=job.image,
-                command=tuple(job.command),
-                workers=job.workers,
-                cpu_milli=job.cpu_milli,
-                memory=job.memory,
-                gpus=job.gpus,
-                gpu_resource=gpu_type.resource_name if gpu_type else "nvidia.com/gpu",
-                node_selector=dict(gpu_type.node_selector or {}) if gpu_type else {},
-                group=group,
-                **{k: v for k, v in local.items() if k != "refused"},
-            )
-            try:
-                if "refused" in local:  # its environment went away while it waited
-                    raise Invalid(local["refused"])
-                await self.backend.submit_training(spec)
-                state, message = "submitted", ""
-            except NotSupported:
-                raise
-            except Exception as error:  # the backend's refusal is the user's answer
-                state, message = "failed", f"the job could not be submitted: {error}"
-            async with self.db.session() as session:
+            await self._dispatch_one(job, owner, group)
+
+    async def _dispatch_one(self, job: TrainingJob, owner: str, group: str | None) -> None:
+        """Submit one queued job if its GPUs are free, else say in its message what it awaits."""
+        async with self.db.session() as session:
+            devices = await self._place(session, job)
+            if devices is None:
                 current = await session.get(TrainingJob, job.id)
-                current.state, current.message = state, message
-                current.submitted_at = _now()
-                audit.record(
-                    session,
-                    "system",
-                    f"training.{state}",
-                    f"training:{owner}/{job.name}",
-                    reason=message or None,
-                )
+                needed = job.gpus * (job.workers + 1)
+                current.message = f"waiting for {needed} free GPUs of type '{job.gpu_type}'"
+                return
+            gpu_type = await catalog.get_gpu_type(session, job.gpu_type) if job.gpu_type else None
+            try:
+                local = await self._local_spec(session, job, devices)
+            except (Invalid, Conflict, NotFound) as error:
+                local = {"refused": error.message}
+        spec = self._training_spec(job, owner, group, gpu_type, local)
+        state, message = await self._hand_over(spec, local)
+        async with self.db.session() as session:
+            current = await session.get(TrainingJob, job.id)
+            current.state, current.message = state, message
+            current.submitted_at = _now()
+            audit.record(
+                session,
+                "system",
+                f"training.{state}",
+                f"training:{owner}/{job.name}",
+                reason=message or None,
+            )
+
+    @staticmethod
+    def _training_spec(
+        job: TrainingJob, owner: str, group: str | None, gpu_type: GpuType | None, local: dict
+    ) -> TrainingSpec:
+        return TrainingSpec(
+            owner=owner,
+            name=job.name,
+            image=job.image,
+            command=tuple(job.command),
+            workers=job.workers,
+            cpu_milli=job.cpu_milli,
+            memory=job.memory,
+            gpus=job.gpus,
+            gpu_resource=gpu_type.resource_name if gpu_type else "nvidia.com/gpu",
+            node_selector=dict(gpu_type.node_selector or {}) if gpu_type else {},
+            group=group,
+            **{k: v for k, v in local.items() if k != "refused"},
+        )
+
+    async def _hand_over(self, spec: TrainingSpec, local: dict) -> tuple[str, str]:
+        """The job's new state and message: a refusal by the backend is the user's answer."""
+        try:
+            if "refused" in local:  # its environment went away while it waited
+                raise Invalid(local["refused"])
+            await self.backend.submit_training(spec)
+            return "submitted", ""
+        except NotSupported:
+            raise
+        except Exception as error:
+            return "failed", f"the job could not be submitted: {error}"
 
     async def _mine(
         self, session, actor: Principal, owner: str, name: str

@@ -200,6 +200,68 @@ def _row(
     return RosterRow(line, name, display_name or name, email, role, password), []
 
 
+def _check_size(text: str) -> None:
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_BYTES:
+        raise RosterInvalid(
+            [Problem(None, f"the file has {size:,} bytes; a class list may have {MAX_BYTES:,}")]
+        )
+
+
+def _numbered_lines(text: str) -> list[tuple[int, str]]:
+    """The non-blank lines with their numbers, counted as an editor shows them."""
+    lines = _LINES.split(text.removeprefix("\ufeff"))
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]
+
+
+def _read_header(line: int, cells: list[str] | str) -> list[str]:
+    """The header's columns; a bad header refuses the file at once, its rows being unreadable."""
+    if isinstance(cells, str):
+        raise RosterInvalid([Problem(line, f"the header is {cells}")])
+    columns, problems = _header(line, cells)
+    if problems:
+        raise RosterInvalid(problems)
+    return columns
+
+
+def _repeats(
+    line: int, values: dict[str, str], names: dict[str, int], emails: dict[str, int]
+) -> list[Problem]:
+    """A user name or e-mail address seen on an earlier line; records this line's."""
+    problems: list[Problem] = []
+    name = values["username"].lower()
+    if name and name in names:
+        problems.append(Problem(line, f"'{_short(name)}' also appears on line {names[name]}"))
+    elif name:
+        names[name] = line
+    email = values.get("email", "").lower()
+    if email and email in emails:
+        problems.append(Problem(line, f"e-mail {_short(email)} is also on line {emails[email]}"))
+    elif email:
+        emails[email] = line
+    return problems
+
+
+def _body_row(
+    line: int,
+    cells: list[str],
+    columns: list[str],
+    allowed_roles: frozenset[Role],
+    names: dict[str, int],
+    emails: dict[str, int],
+) -> tuple[RosterRow | None, list[Problem]]:
+    """One data line's account, or every problem with it (repeats of earlier lines included)."""
+    if len(cells) != len(columns):
+        fields = f"{len(cells)} field{'s' if len(cells) != 1 else ''}"
+        where = f"the header names {len(columns)} ({', '.join(columns)})"
+        return None, [Problem(line, f"{fields} where {where}")]
+    values = dict(zip(columns, cells, strict=True))
+    row, problems = _row(line, values, allowed_roles)
+    return row, problems + _repeats(line, values, names, emails)
+
+
 def parse_roster(text: str, allowed_roles: frozenset[Role]) -> list[RosterRow]:
     """The rows of a roster, or RosterInvalid naming every bad line and why.
 
@@ -207,30 +269,17 @@ def parse_roster(text: str, allowed_roles: frozenset[Role]) -> list[RosterRow]:
     full_name/name), email (or e-mail), role (default student) and password
     (optional; missing ones are generated). Blank lines are skipped.
     """
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > MAX_BYTES:
-        raise RosterInvalid(
-            [Problem(None, f"the file has {size:,} bytes; a class list may have {MAX_BYTES:,}")]
-        )
-    lines = _LINES.split(text.removeprefix("\ufeff"))
-    if lines and lines[-1] == "":
-        lines.pop()
+    _check_size(text)
     columns: list[str] | None = None
     rows: list[RosterRow] = []
     problems: list[Problem] = []
     names: dict[str, int] = {}
     emails: dict[str, int] = {}
     count = 0
-    for number, text_line in enumerate(lines, start=1):
-        if not text_line.strip():
-            continue
+    for number, text_line in _numbered_lines(text):
         cells = _cells(text_line)
         if columns is None:
-            if isinstance(cells, str):
-                raise RosterInvalid([Problem(number, f"the header is {cells}")])
-            columns, header_problems = _header(number, cells)
-            if header_problems:
-                raise RosterInvalid(header_problems)
+            columns = _read_header(number, cells)
             continue
         if isinstance(cells, str):
             problems.append(Problem(number, cells))
@@ -243,30 +292,8 @@ def parse_roster(text: str, allowed_roles: frozenset[Role]) -> list[RosterRow]:
                 Problem(number, f"a class list may hold at most {MAX_ROWS} rows; split the file")
             )
             break
-        if len(cells) != len(columns):
-            problems.append(
-                Problem(
-                    number,
-                    f"{len(cells)} field{'s' if len(cells) != 1 else ''} where the header "
-                    f"names {len(columns)} ({', '.join(columns)})",
-                )
-            )
-            continue
-        values = dict(zip(columns, cells, strict=True))
-        row, row_problems = _row(number, values, allowed_roles)
+        row, row_problems = _body_row(number, cells, columns, allowed_roles, names, emails)
         problems += row_problems
-        name = values["username"].lower()
-        if name and name in names:
-            problems.append(Problem(number, f"'{_short(name)}' also appears on line {names[name]}"))
-        elif name:
-            names[name] = number
-        email = values.get("email", "").lower()
-        if email and email in emails:
-            problems.append(
-                Problem(number, f"e-mail {_short(email)} is also on line {emails[email]}")
-            )
-        elif email:
-            emails[email] = number
         if row is not None:
             rows.append(row)
     if columns is None:
