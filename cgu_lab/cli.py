@@ -227,7 +227,7 @@ async def _first_admin(app) -> str | None:
 
 
 async def _admin(args) -> int:
-    from .controller import accounts
+    from .controller import accounts, roster_import
     from .controller.root import Platform
     from .core.errors import DomainError
     from .core.roles import Principal, Role
@@ -256,7 +256,7 @@ async def _admin(args) -> int:
                     print(f"one-time password: {created.one_time_password}")
             elif args.admin_command == "import":
                 text = await asyncio.to_thread(Path(args.csv).read_text)
-                result = await accounts.import_roster(session, system, text, args.group)
+                result = await roster_import.import_roster(session, system, text, args.group)
                 for account in result["created"]:
                     password = account["one_time_password"] or "(password from file)"
                     print(f"{account['name']}\t{password}")

@@ -18,7 +18,7 @@ from ...core.errors import NotFound
 from ...core.roles import Role, can_manage_group
 from ...store.models import ApiToken, User
 from .. import accounts as service
-from .. import audit, user_admin
+from .. import audit, roster_import, user_admin
 from ..root import Platform
 from .deps import ActorDep, IdentityDep, PlatformDep, require_scope
 from .schema_types import Id, LabelPath, LabelQuery, RoleName, SearchQuery, UserNamePath
@@ -210,7 +210,9 @@ async def create_user(body: UserCreate, platform: PlatformDep, actor: ActorDep) 
 )
 async def import_users(body: RosterIn, platform: PlatformDep, actor: ActorDep) -> ImportOut:
     async with platform.db.session() as session:
-        result = await service.import_roster(session, actor, body.csv, None, unix_clash(platform))
+        result = await roster_import.import_roster(
+            session, actor, body.csv, None, unix_clash(platform)
+        )
     return ImportOut(**result)
 
 
@@ -419,6 +421,8 @@ async def import_group(
     name: LabelPath, body: RosterIn, platform: PlatformDep, actor: ActorDep
 ) -> ImportOut:
     async with platform.db.session() as session:
-        result = await service.import_roster(session, actor, body.csv, name, unix_clash(platform))
+        result = await roster_import.import_roster(
+            session, actor, body.csv, name, unix_clash(platform)
+        )
     platform.auth.forget_memberships()
     return ImportOut(**result)
