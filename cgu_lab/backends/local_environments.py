@@ -145,23 +145,37 @@ async def build(
     {"name", "version", "own", "main"}, main ones first.
     """
     python = target / "bin" / "python"
+    await create_venv(target, python, report)
+    await install_recipe(target, python, recipe, cache, report)
+    report("Checking that JupyterLab starts in it", 91)
+    await run([str(python), "-s", "-c", SERVER_CHECK], target.parent, report, "the server check")
+    kept = await list_packages(target, python, recipe)
+    report(f"{sum(p['own'] for p in kept)} packages installed in the environment", 94)
+    size = await asyncio.to_thread(seal, target)
+    report(f"Made read-only for notebooks ({size_text(size)})", 97)
+    return rules.main_versions(kept, recipe.main_packages), size
+
+
+async def create_venv(target: Path, python: Path, report: Report) -> None:
+    """The venv, layered on the platform's packages."""
     own_pip = importlib.util.find_spec("pip") is None  # else the platform's pip serves
     report(f"Creating a Python {sys.version.split()[0]} environment", 4)
     venv = [sys.executable, "-m", "venv", *([] if own_pip else ["--without-pip"]), str(target)]
     await run(venv, target.parent, report, "creating the environment")
     await asyncio.to_thread(layer, target, python)
     report("Layered on the platform's JupyterLab and server extension", 8)
-    collected = 0
 
-    def pip_line(line: str) -> None:
-        nonlocal collected
-        if line.startswith("Collecting "):
-            collected += 1
-        report(line, rules.build_percent(collected))
 
-    # Two steps: the wheels (and those of every dependency) into the shared
-    # wheelhouse, where a file already there is not downloaded again; then the
-    # install from the wheelhouse alone, which adds what the platform lacks.
+async def install_recipe(
+    target: Path, python: Path, recipe: rules.Recipe, cache: Path, report: Report
+) -> None:
+    """The recipe's packages, in two steps.
+
+    First the wheels (and those of every dependency) into the shared wheelhouse,
+    where a file already there is not downloaded again; then the install from the
+    wheelhouse alone, which adds what the platform lacks.
+    """
+    pip_line = pip_reporter(report)
     if not cache.is_absolute():
         raise BuildFailed(f"the pip cache must be an absolute path, not {cache}")
     wheelhouse = cache / "wheelhouse"
@@ -180,8 +194,23 @@ async def build(
         *(*INSTALL_OPTIONS, "--find-links", str(wheelhouse), *specs),
     ]
     await run(install, target.parent, lambda line: report(line, 88), "pip install")
-    report("Checking that JupyterLab starts in it", 91)
-    await run([str(python), "-s", "-c", SERVER_CHECK], target.parent, report, "the server check")
+
+
+def pip_reporter(report: Report) -> Callable[[str], None]:
+    """Report pip's lines with a percentage that grows with each package it collects."""
+    collected = 0
+
+    def pip_line(line: str) -> None:
+        nonlocal collected
+        if line.startswith("Collecting "):
+            collected += 1
+        report(line, rules.build_percent(collected))
+
+    return pip_line
+
+
+async def list_packages(target: Path, python: Path, recipe: rules.Recipe) -> list[dict]:
+    """The environment's own packages and the recipe's main ones, as its Python sees them."""
     found: list[str] = []
     await run([str(python), "-s", "-c", INVENTORY], target.parent, found.append, "listing")
     try:
@@ -189,15 +218,11 @@ async def build(
     except (IndexError, ValueError):
         raise BuildFailed("the installed packages could not be listed") from None
     main = set(recipe.main_packages)
-    kept = [
+    return [
         {"name": p["name"], "version": p["version"], "own": bool(p["own"])}
         for p in installed
         if p["own"] or rules.normalise(p["name"]) in main
     ]
-    report(f"{sum(p['own'] for p in kept)} packages installed in the environment", 94)
-    size = await asyncio.to_thread(seal, target)
-    report(f"Made read-only for notebooks ({size_text(size)})", 97)
-    return rules.main_versions(kept, recipe.main_packages), size
 
 
 def layer(target: Path, python: Path) -> None:

@@ -160,8 +160,18 @@ def argv(
     uefi_vars: Path | None = None,
 ) -> list[str]:
     """QEMU's command line: no network, the console's VNC and QMP on Unix sockets in `run`."""
-    args = [
+    return [
         qemu,
+        *_machine_args(name, accel, cpu_milli, memory),
+        *_device_args(run, disk),
+        *_shared_folder_args(image, home),
+        *_kernel_args(image),
+        *_firmware_args(image, uefi_vars),
+    ]
+
+
+def _machine_args(name: str, accel: str, cpu_milli: int, memory: int) -> list[str]:
+    return [
         "-name",
         f"{name},process={name}",
         "-accel",
@@ -174,6 +184,12 @@ def argv(
         f"{guest_memory_mib(memory)}M",
         "-nodefaults",
         "-no-user-config",
+    ]
+
+
+def _device_args(run: Path, disk: Path) -> list[str]:
+    """Only what the console needs, and no network device at all."""
+    return [
         "-vga",
         "std",
         "-display",
@@ -190,28 +206,42 @@ def argv(
         "-device",
         "usb-tablet",
     ]
-    if image.shared_folder:
-        args += [
-            "-virtfs",
-            f"local,path={home},mount_tag={image.shared_folder},security_model=none,id=home",
-        ]
-    if image.kernel is not None:
-        args += ["-kernel", str(image.kernel)]
-        if image.initrd is not None:
-            args += ["-initrd", str(image.initrd)]
-        if image.append:
-            args += ["-append", image.append]
-    if image.firmware == "uefi":
-        found = ovmf_files()
-        if found is None or uefi_vars is None:
-            raise ImageError("this image boots with UEFI, but OVMF is not installed (apt: ovmf)")
-        args += [
-            "-drive",
-            f"if=pflash,format=raw,unit=0,readonly=on,file={found[0]}",
-            "-drive",
-            f"if=pflash,format=raw,unit=1,file={uefi_vars}",
-        ]
+
+
+def _shared_folder_args(image: VmImage, home: Path) -> list[str]:
+    if not image.shared_folder:
+        return []
+    return [
+        "-virtfs",
+        f"local,path={home},mount_tag={image.shared_folder},security_model=none,id=home",
+    ]
+
+
+def _kernel_args(image: VmImage) -> list[str]:
+    """A kernel booted directly, for images with no bootloader in their disk."""
+    if image.kernel is None:
+        return []
+    args = ["-kernel", str(image.kernel)]
+    if image.initrd is not None:
+        args += ["-initrd", str(image.initrd)]
+    if image.append:
+        args += ["-append", image.append]
     return args
+
+
+def _firmware_args(image: VmImage, uefi_vars: Path | None) -> list[str]:
+    """OVMF's code, read-only, and the VM's own copy of its variables."""
+    if image.firmware != "uefi":
+        return []
+    found = ovmf_files()
+    if found is None or uefi_vars is None:
+        raise ImageError("this image boots with UEFI, but OVMF is not installed (apt: ovmf)")
+    return [
+        "-drive",
+        f"if=pflash,format=raw,unit=0,readonly=on,file={found[0]}",
+        "-drive",
+        f"if=pflash,format=raw,unit=1,file={uefi_vars}",
+    ]
 
 
 class QmpError(RuntimeError):

@@ -42,6 +42,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,8 +53,33 @@ from .base import BackendError, NotebookSpec, ProgressCallback
 
 if TYPE_CHECKING:
     from .local import LocalBackend
+    from .local_accounts import Account
 
 CONSOLE_MODULE = "cgu_lab.backends.local_vm_console"
+
+
+@dataclass(frozen=True)
+class Boot:
+    """What every try at starting one VM shares, made once before the first."""
+
+    spec: NotebookSpec
+    image: qemu.VmImage
+    account: Account
+    home: Path
+    folder: Path
+    run: Path
+    disk: Path
+    uefi_vars: Path | None
+    accel: str
+    log_path: Path
+
+    @property
+    def title(self) -> str:
+        return f"VM '{self.spec.name}'"
+
+    @property
+    def how(self) -> str:
+        return "KVM" if self.accel == "kvm" else "TCG emulation, no KVM here: slow"
 
 
 def account_can_use(device: str, uid: int | None, gid: int | None) -> bool:
@@ -85,6 +111,19 @@ def unreadable_by_others(path: Path) -> Path | None:
         if not directory.stat().st_mode & stat.S_IXOTH:
             return directory
     return None if path.stat().st_mode & stat.S_IROTH else path
+
+
+def check_readable(image: qemu.VmImage) -> None:
+    """Refuse an image whose files a notebook's account could not open."""
+    files = [image.disk, image.kernel, image.initrd]
+    for path in [p for p in files if p is not None]:
+        blocked = unreadable_by_others(path)
+        if blocked is not None:
+            raise BackendError(
+                f"the VM image's file {path} cannot be read by notebook accounts "
+                f"({blocked} is closed to them); an administrator must put the image "
+                "in a folder every account can read, e.g. /var/lib/cgu-lab/images"
+            )
 
 
 class LocalVms:
@@ -131,6 +170,31 @@ class LocalVms:
 
     async def start(self, spec: NotebookSpec, progress: ProgressCallback) -> dict[str, Any]:
         backend = self.backend
+        image = self._image(spec)
+        await progress(10, "Preparing the VM's disk and your home folder")
+        boot = await self._provision(spec, image)
+        boot.log_path.parent.mkdir(parents=True, exist_ok=True)
+        busy = [cpu for cpus in backend._cpus.values() for cpu in cpus]
+        last_error = ""
+        for attempt in range(3):
+            state, process = await self._start_console(boot, attempt, busy, progress)
+            try:
+                await self._wait_booted(boot, state, process, progress)
+            except BackendError as error:
+                last_error = str(error)
+                await backend.stop(spec, {**state, "kind": "vm-failed"})
+                if "address already in use" not in backend._log_tail(boot.log_path).lower():
+                    break
+                continue
+            except asyncio.CancelledError:
+                await backend.stop(spec, {**state, "kind": "vm-failed"})
+                raise
+            backend._cpus[spec.id] = state["cpus"]
+            return state
+        raise BackendError(last_error)
+
+    def _image(self, spec: NotebookSpec) -> qemu.VmImage:
+        """The notebook's VM image, refusing what cannot start before anything is made."""
         if not self.available():
             raise BackendError(
                 "VM notebooks need QEMU on this machine, which is not installed; "
@@ -142,12 +206,15 @@ class LocalVms:
                 "choose no GPU for this VM notebook"
             )
         try:
-            image = qemu.read_image(Path(spec.environment.local_prefix))
+            return qemu.read_image(Path(spec.environment.local_prefix))
         except qemu.ImageError as error:
             raise BackendError(
                 f"environment '{spec.environment.name}' is not a usable VM image: {error}"
             ) from None
-        await progress(10, "Preparing the VM's disk and your home folder")
+
+    async def _provision(self, spec: NotebookSpec, image: qemu.VmImage) -> Boot:
+        """The home, disk and runtime folder every try at starting the VM reuses."""
+        backend = self.backend
         account = await backend.accounts.account(spec.owner)
         home = backend.files.home(spec.owner, spec.name)
         await asyncio.to_thread(backend.files.prepare_home, home, account.uid, account.gid)
@@ -156,103 +223,126 @@ class LocalVms:
         disk, uefi_vars = await asyncio.to_thread(
             self._prepare, image, folder, run, account.uid, account.gid
         )
-        accel = self.accelerator(account.uid, account.gid)
-        title = f"VM '{spec.name}'"
-        how = "KVM" if accel == "kvm" else "TCG emulation, no KVM here: slow"
-        log_path = backend.log_path(spec.owner, spec.name)
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        busy = [cpu for cpus in backend._cpus.values() for cpu in cpus]
-        last_error = ""
-        for attempt in range(3):
-            limits = await asyncio.to_thread(
-                backend.limiter.prepare, spec.id, spec.cpu_milli, spec.memory, busy
-            )
-            port = backend_free_port()
-            argv = qemu.argv(
-                qemu.qemu_binary() or qemu.QEMU,
-                image,
-                run,
-                disk,
-                home,
-                spec.cpu_milli,
-                spec.memory,
-                accel,
-                f"cgu-{backend.instance[:8]}-{spec.id}",
-                uefi_vars,
-            )
-            info = {
-                "title": image.title,
-                "notebook": spec.name,
-                "accel": accel,
-                "vcpus": qemu.vcpus(spec.cpu_milli),
-                "memory_mib": qemu.guest_memory_mib(spec.memory),
-                "shared_folder": image.shared_folder,
-                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            }
-            plan = {
-                "argv": [sys.executable, "-m", CONSOLE_MODULE],
-                "env": self._env(spec, home, account.name, run, port, argv, info),
-                "cwd": str(folder),
-                "uid": account.uid,
-                "gid": account.gid,
-                **{k: v for k, v in limits.items() if k != "cgroups"},
-            }
-            suffix = f" (try {attempt + 1})" if attempt else ""
-            await progress(25, f"Starting the VM with {how}{suffix}")
-            process = await backend._launch(plan, log_path, spec.id)
-            state = {
-                "kind": "vm",
-                "pid": process.pid,
-                "create_time": psutil.Process(process.pid).create_time(),
-                "port": port,
-                "uid": account.uid,
-                "account": account.name,
-                "cgroups": limits.get("cgroups", []),
-                "cpus": limits.get("cpus", []),
-                "enforcement": backend.describe()["cpu_limit"],
-                "accel": accel,
-                "run": str(run),
-            }
-            backend._children[spec.id] = process
-            try:
-                vnc = Path(state["run"]) / "vnc.sock"
-                await self.backend._wait_ready(
-                    spec,
-                    state,
-                    process,
-                    progress,
-                    server=title,
-                    waiting=lambda waited: f"Booting {title} ({how}; {waited} s)",
-                    answered=f"{title} is running ({how}); its console is ready",
-                    ready=vnc.exists,
-                )
-            except BackendError as error:
-                last_error = str(error)
-                await backend.stop(spec, {**state, "kind": "vm-failed"})
-                if "address already in use" not in backend._log_tail(log_path).lower():
-                    break
-                continue
-            except asyncio.CancelledError:
-                await backend.stop(spec, {**state, "kind": "vm-failed"})
-                raise
-            backend._cpus[spec.id] = state["cpus"]
-            return state
-        raise BackendError(last_error)
+        return Boot(
+            spec=spec,
+            image=image,
+            account=account,
+            home=home,
+            folder=folder,
+            run=run,
+            disk=disk,
+            uefi_vars=uefi_vars,
+            accel=self.accelerator(account.uid, account.gid),
+            log_path=backend.log_path(spec.owner, spec.name),
+        )
+
+    async def _start_console(
+        self, boot: Boot, attempt: int, busy: list[int], progress: ProgressCallback
+    ) -> tuple[dict[str, Any], asyncio.subprocess.Process]:
+        """One try: the console server started under fresh limits on a fresh port."""
+        backend, spec, account = self.backend, boot.spec, boot.account
+        limits = await asyncio.to_thread(
+            backend.limiter.prepare, spec.id, spec.cpu_milli, spec.memory, busy
+        )
+        port = backend_free_port()
+        argv = self._qemu(boot)
+        info = self._info(boot)
+        plan = {
+            "argv": [sys.executable, "-m", CONSOLE_MODULE],
+            "env": self._env(spec, boot.home, account.name, boot.run, port, argv, info),
+            "cwd": str(boot.folder),
+            "uid": account.uid,
+            "gid": account.gid,
+            **{k: v for k, v in limits.items() if k != "cgroups"},
+        }
+        suffix = f" (try {attempt + 1})" if attempt else ""
+        await progress(25, f"Starting the VM with {boot.how}{suffix}")
+        process = await backend._launch(plan, boot.log_path, spec.id)
+        state = {
+            "kind": "vm",
+            "pid": process.pid,
+            "create_time": psutil.Process(process.pid).create_time(),
+            "port": port,
+            "uid": account.uid,
+            "account": account.name,
+            "cgroups": limits.get("cgroups", []),
+            "cpus": limits.get("cpus", []),
+            "enforcement": backend.describe()["cpu_limit"],
+            "accel": boot.accel,
+            "run": str(boot.run),
+        }
+        backend._children[spec.id] = process
+        return state, process
+
+    def _qemu(self, boot: Boot) -> list[str]:
+        spec = boot.spec
+        return qemu.argv(
+            qemu.qemu_binary() or qemu.QEMU,
+            boot.image,
+            boot.run,
+            boot.disk,
+            boot.home,
+            spec.cpu_milli,
+            spec.memory,
+            boot.accel,
+            f"cgu-{self.backend.instance[:8]}-{spec.id}",
+            boot.uefi_vars,
+        )
+
+    def _info(self, boot: Boot) -> dict[str, Any]:
+        """What the console page shows of the VM."""
+        spec = boot.spec
+        return {
+            "title": boot.image.title,
+            "notebook": spec.name,
+            "accel": boot.accel,
+            "vcpus": qemu.vcpus(spec.cpu_milli),
+            "memory_mib": qemu.guest_memory_mib(spec.memory),
+            "shared_folder": boot.image.shared_folder,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+
+    async def _wait_booted(
+        self,
+        boot: Boot,
+        state: dict[str, Any],
+        process: asyncio.subprocess.Process,
+        progress: ProgressCallback,
+    ) -> None:
+        """Until the console server answers and QEMU has made its VNC socket."""
+        title, how = boot.title, boot.how
+        vnc = Path(state["run"]) / "vnc.sock"
+        await self.backend._wait_ready(
+            boot.spec,
+            state,
+            process,
+            progress,
+            server=title,
+            waiting=lambda waited: f"Booting {title} ({how}; {waited} s)",
+            answered=f"{title} is running ({how}); its console is ready",
+            ready=vnc.exists,
+        )
 
     def _prepare(
         self, image: qemu.VmImage, folder: Path, run: Path, uid: int | None, gid: int | None
     ) -> tuple[Path, Path | None]:
         """The VM's own folders, disk overlay and UEFI variables (blocking: run in a thread)."""
         if uid is not None and uid != 0:
-            files = [image.disk, image.kernel, image.initrd]
-            for path in [p for p in files if p is not None]:
-                blocked = unreadable_by_others(path)
-                if blocked is not None:
-                    raise BackendError(
-                        f"the VM image's file {path} cannot be read by notebook accounts "
-                        f"({blocked} is closed to them); an administrator must put the image "
-                        "in a folder every account can read, e.g. /var/lib/cgu-lab/images"
-                    )
+            check_readable(image)
+        self._make_folders(folder, run, uid, gid)
+        if len(str(run / "vnc.sock")) > qemu.SOCKET_PATH_MAX:
+            raise BackendError(
+                f"the data directory's path is too long for the VM's control sockets "
+                f"({run}); choose a shorter data directory, e.g. /var/lib/cgu-lab"
+            )
+        disk = _overlay(image, folder)
+        uefi_vars = _uefi_vars(image, folder)
+        for path in [disk, *([uefi_vars] if uefi_vars else [])]:
+            _hand_over(path, 0o600, uid, gid)
+        return disk, uefi_vars
+
+    def _make_folders(self, folder: Path, run: Path, uid: int | None, gid: int | None) -> None:
+        """The VM's disk folder (kept) and an empty runtime folder, the account's alone."""
         for directory in (self.disks, folder.parent, self.runtime):
             directory.mkdir(parents=True, exist_ok=True)
             directory.chmod(0o711)
@@ -261,48 +351,7 @@ class LocalVms:
             shutil.rmtree(run)
         run.mkdir()
         for directory in (folder, run):
-            directory.chmod(0o700)
-            if uid is not None:
-                os.chown(directory, uid, gid if gid is not None else -1)
-        if len(str(run / "vnc.sock")) > qemu.SOCKET_PATH_MAX:
-            raise BackendError(
-                f"the data directory's path is too long for the VM's control sockets "
-                f"({run}); choose a shorter data directory, e.g. /var/lib/cgu-lab"
-            )
-        disk = folder / "disk.qcow2"
-        if not disk.exists():
-            made = folder / "disk.qcow2.new"
-            result = _run(
-                "qemu-img",
-                "create",
-                "-q",
-                "-f",
-                "qcow2",
-                "-b",
-                str(image.disk),
-                "-F",
-                image.format,
-                str(made),
-            )
-            if result:
-                raise BackendError(f"the VM's disk could not be made: {result}")
-            made.rename(disk)
-        uefi_vars = None
-        if image.firmware == "uefi":
-            found = qemu.ovmf_files()
-            if found is None:
-                raise BackendError(
-                    "this VM image boots with UEFI, but OVMF is not installed here; "
-                    "ask an administrator (apt: ovmf)"
-                )
-            uefi_vars = folder / "uefi-vars.fd"
-            if not uefi_vars.exists():
-                shutil.copyfile(found[1], uefi_vars)
-        for path in [disk, *([uefi_vars] if uefi_vars else [])]:
-            path.chmod(0o600)
-            if uid is not None:
-                os.chown(path, uid, gid if gid is not None else -1)
-        return disk, uefi_vars
+            _hand_over(directory, 0o700, uid, gid)
 
     def _env(
         self,
@@ -368,6 +417,52 @@ def backend_free_port() -> int:
     from .local import free_port  # local imports this module
 
     return free_port()
+
+
+def _overlay(image: qemu.VmImage, folder: Path) -> Path:
+    """The VM's copy-on-write disk over the image's, made once and kept across starts."""
+    disk = folder / "disk.qcow2"
+    if not disk.exists():
+        made = folder / "disk.qcow2.new"
+        result = _run(
+            "qemu-img",
+            "create",
+            "-q",
+            "-f",
+            "qcow2",
+            "-b",
+            str(image.disk),
+            "-F",
+            image.format,
+            str(made),
+        )
+        if result:
+            raise BackendError(f"the VM's disk could not be made: {result}")
+        made.rename(disk)
+    return disk
+
+
+def _uefi_vars(image: qemu.VmImage, folder: Path) -> Path | None:
+    """The VM's own copy of OVMF's variables when the image boots with UEFI."""
+    if image.firmware != "uefi":
+        return None
+    found = qemu.ovmf_files()
+    if found is None:
+        raise BackendError(
+            "this VM image boots with UEFI, but OVMF is not installed here; "
+            "ask an administrator (apt: ovmf)"
+        )
+    uefi_vars = folder / "uefi-vars.fd"
+    if not uefi_vars.exists():
+        shutil.copyfile(found[1], uefi_vars)
+    return uefi_vars
+
+
+def _hand_over(path: Path, mode: int, uid: int | None, gid: int | None) -> None:
+    """Set `mode` and give `path` to the notebook's account, when it has its own."""
+    path.chmod(mode)
+    if uid is not None:
+        os.chown(path, uid, gid if gid is not None else -1)
 
 
 def _run(*command: str) -> str:

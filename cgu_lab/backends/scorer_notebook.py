@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import contextlib
 import json
 import math
 import os
@@ -32,7 +31,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .scorer_sandbox import MAX_FILE, MAX_FILES, MAX_PROCESSES, ScorerSandbox, _capped
+from .scorer_sandbox import MAX_FILE, MAX_FILES, MAX_PROCESSES, ScorerSandbox, _exchange
 
 TMP_FLOOR = 64 * 2**20
 NOTEBOOK_FILES = 256  # the kernel's sockets, libraries and the student's own files
@@ -148,60 +147,67 @@ class NotebookRunner:
             "max_bytes": max_bytes,
             "tmp_bytes": max(TMP_FLOOR, size * 2 + max_bytes * 2),
         }
-        opened: list[int] = []
-        try:
-            for key, path, flags in (
-                ("notebook_fd", notebook, os.O_RDONLY),
-                ("inputs_fd", inputs, os.O_RDONLY),
-                ("output_fd", predictions, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
-            ):
-                fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-                opened.append(fd)
-                job[key] = fd
-            process = await asyncio.create_subprocess_exec(
-                *command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                pass_fds=opened,
-                cwd="/",
-                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                start_new_session=True,
-            )
-        finally:
-            for fd in opened:
-                os.close(fd)
-        process.stdin.write(json.dumps(job).encode())
-        process.stdin.close()
-        reading = asyncio.gather(_capped(process.stdout), _capped(process.stderr), process.wait())
+        process = await _spawn(command, job, notebook, inputs, predictions)
         # The run's own clock reports "time"; this one ends a run that ignores it
         # (the kernel's start and shutdown included).
-        grace = time_limit + 90
-        try:
-            out, err, _ = await asyncio.wait_for(reading, grace)
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            await process.wait()
+        exchanged = await _exchange(process, job, time_limit + 90)
+        if exchanged is None:
             answer = {"reason": "time"}
             return NotebookRun(False, student_message(answer, time_limit, memory_limit), "killed")
-        log = err.decode(errors="replace")
-        try:
-            answer = json.loads(out)
-            if not isinstance(answer, dict):
-                raise ValueError("not an object")
-        except ValueError:
-            reason = f"exit {process.returncode}"
-            if process.returncode == -signal.SIGXCPU or process.returncode == 128 + 24:
-                answer = {"reason": "time"}
-            else:
-                answer = {"reason": "?"}
-            return NotebookRun(
-                False,
-                student_message(answer, time_limit, memory_limit),
-                f"the run ended with {reason} and no answer\n{log}",
-            )
-        full = "\n".join(part for part in (str(answer.get("log", "")), log) if part)
-        if answer.get("ok") is True:
-            return NotebookRun(True, "", full)
-        return NotebookRun(False, student_message(answer, time_limit, memory_limit), full)
+        out, err = exchanged
+        return _outcome(process.returncode, out, err, time_limit, memory_limit)
+
+
+async def _spawn(
+    command: list[str], job: dict, notebook: Path, inputs: Path, predictions: Path
+) -> asyncio.subprocess.Process:
+    """The run's child, handed the notebook, the inputs and the predictions as descriptors."""
+    opened: list[int] = []
+    try:
+        for key, path, flags in (
+            ("notebook_fd", notebook, os.O_RDONLY),
+            ("inputs_fd", inputs, os.O_RDONLY),
+            ("output_fd", predictions, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+        ):
+            fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            opened.append(fd)
+            job[key] = fd
+        return await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            pass_fds=opened,
+            cwd="/",
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            start_new_session=True,
+        )
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+def _outcome(
+    returncode: int, out: bytes, err: bytes, time_limit: float, memory_limit: int
+) -> NotebookRun:
+    """The run's outcome from the child's answer; without one, from how it ended."""
+    log = err.decode(errors="replace")
+    try:
+        answer = json.loads(out)
+        if not isinstance(answer, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        reason = f"exit {returncode}"
+        if returncode == -signal.SIGXCPU or returncode == 128 + 24:
+            answer = {"reason": "time"}
+        else:
+            answer = {"reason": "?"}
+        return NotebookRun(
+            False,
+            student_message(answer, time_limit, memory_limit),
+            f"the run ended with {reason} and no answer\n{log}",
+        )
+    full = "\n".join(part for part in (str(answer.get("log", "")), log) if part)
+    if answer.get("ok") is True:
+        return NotebookRun(True, "", full)
+    return NotebookRun(False, student_message(answer, time_limit, memory_limit), full)

@@ -101,13 +101,8 @@ def _kernel_env(job: dict) -> dict:
     }
 
 
-async def _execute(job: dict) -> dict:
-    import nbformat
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import AsyncKernelManager
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
-
+def _write_kernel_spec(job: dict) -> None:
+    """The run's folders in /tmp, and the kernel spec that starts the environment's Python."""
     env = _kernel_env(job)
     for folder in ("home", "ipython", "runtime", "data", "work", "output", "kernels/" + KERNEL):
         os.makedirs(f"{WORK}/{folder}", mode=0o700, exist_ok=True)
@@ -117,16 +112,13 @@ async def _execute(job: dict) -> dict:
         "language": "python",
         "env": env,
     }
-    with open(f"{WORK}/kernels/{KERNEL}/kernel.json", "w") as handle:  # noqa: ASYNC230 - before the kernel, nothing else runs
+    with open(f"{WORK}/kernels/{KERNEL}/kernel.json", "w") as handle:
         json.dump(spec, handle)
-    nb = nbformat.read(f"{WORK}/input/notebook.ipynb", as_version=4)
-    manager = AsyncKernelManager(
-        kernel_name=KERNEL,
-        kernel_spec_manager=KernelSpecManager(kernel_dirs=[f"{WORK}/kernels"]),
-        transport="ipc",
-        connection_file=f"{WORK}/runtime/kernel.json",
-    )
-    current = {"cell": 0}
+
+
+def _client(nb, manager, job: dict, current: dict):
+    """nbclient's client for `nb`; `current["cell"]` follows the running cell, from 1."""
+    from nbclient import NotebookClient
 
     def started(cell, cell_index, **_):
         current["cell"] = cell_index + 1
@@ -141,7 +133,7 @@ async def _execute(job: dict) -> dict:
             deadline.append(time.monotonic() + float(job["time_limit"]))
         return max(1, math.ceil(deadline[0] - time.monotonic()))
 
-    client = NotebookClient(
+    return NotebookClient(
         nb,
         km=manager,
         timeout_func=left,
@@ -151,6 +143,24 @@ async def _execute(job: dict) -> dict:
         resources={"metadata": {"path": f"{WORK}/work"}},
         on_cell_start=started,
     )
+
+
+async def _execute(job: dict) -> dict:
+    import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    _write_kernel_spec(job)
+    nb = nbformat.read(f"{WORK}/input/notebook.ipynb", as_version=4)
+    manager = AsyncKernelManager(
+        kernel_name=KERNEL,
+        kernel_spec_manager=KernelSpecManager(kernel_dirs=[f"{WORK}/kernels"]),
+        transport="ipc",
+        connection_file=f"{WORK}/runtime/kernel.json",
+    )
+    current = {"cell": 0}
+    client = _client(nb, manager, job, current)
     try:
         await client.async_execute(cwd=f"{WORK}/work")
     except CellTimeoutError:

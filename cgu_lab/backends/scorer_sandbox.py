@@ -153,6 +153,23 @@ class ScorerSandbox:
     ) -> Sandboxed:
         """Score one entry; never raises for what happens inside the sandbox."""
         command = await self.command(memory_limit, time_limit)
+        process = await self._spawn(command, job, solution, predictions, script, time_limit)
+        exchanged = await _exchange(process, job, time_limit * 2 + 10)
+        if exchanged is None:
+            return Sandboxed(None, f"killed after {time_limit * 2 + 10:.0f} s", timed_out=True)
+        out, err = exchanged
+        return _outcome(process.returncode, out, err)
+
+    async def _spawn(
+        self,
+        command: list[str],
+        job: dict,
+        solution: Path,
+        predictions: Path,
+        script: Path | None,
+        time_limit: float,
+    ) -> asyncio.subprocess.Process:
+        """The sandboxed child, handed the files it may read as descriptors (listed in `job`)."""
         opened: list[int] = []
         try:
             for key, path in (
@@ -167,7 +184,7 @@ class ScorerSandbox:
             job["time_limit"] = time_limit
             # Its scratch folder in /tmp is named for the installation, as host-wide names are.
             job["tag"] = installation_tag(self.instance)
-            process = await asyncio.create_subprocess_exec(
+            return await asyncio.create_subprocess_exec(
                 *command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -180,29 +197,39 @@ class ScorerSandbox:
         finally:
             for fd in opened:
                 os.close(fd)
-        process.stdin.write(json.dumps(job).encode())
-        process.stdin.close()
-        reading = asyncio.gather(_capped(process.stdout), _capped(process.stderr), process.wait())
-        try:
-            out, err, _ = await asyncio.wait_for(reading, time_limit * 2 + 10)
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            await process.wait()
-            return Sandboxed(None, f"killed after {time_limit * 2 + 10:.0f} s", timed_out=True)
-        log = err.decode(errors="replace")
-        if process.returncode != 0:
-            reason = (
-                f"signal {-process.returncode}"
-                if process.returncode < 0
-                else f"exit {process.returncode}"
-            )
-            return Sandboxed(None, f"the scorer ended with {reason}\n{log}")
-        try:
-            answer = json.loads(out)
-        except ValueError:
-            return Sandboxed(None, f"the scorer's answer is not JSON\n{log}")
-        return Sandboxed(answer if isinstance(answer, dict) else None, log)
+
+
+def _outcome(returncode: int, out: bytes, err: bytes) -> Sandboxed:
+    """The scoring's answer from the child's exit and output, with its stderr as the log."""
+    log = err.decode(errors="replace")
+    if returncode != 0:
+        reason = f"signal {-returncode}" if returncode < 0 else f"exit {returncode}"
+        return Sandboxed(None, f"the scorer ended with {reason}\n{log}")
+    try:
+        answer = json.loads(out)
+    except ValueError:
+        return Sandboxed(None, f"the scorer's answer is not JSON\n{log}")
+    return Sandboxed(answer if isinstance(answer, dict) else None, log)
+
+
+async def _exchange(
+    process: asyncio.subprocess.Process, job: dict, timeout: float
+) -> tuple[bytes, bytes] | None:
+    """Send the job, then read the answer and the log; None when `timeout` ran out.
+
+    The wall clock is the controller's: at its end the whole process group is killed.
+    """
+    process.stdin.write(json.dumps(job).encode())
+    process.stdin.close()
+    reading = asyncio.gather(_capped(process.stdout), _capped(process.stderr), process.wait())
+    try:
+        out, err, _ = await asyncio.wait_for(reading, timeout)
+    except asyncio.TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+        return None
+    return out, err
 
 
 async def _capped(stream: asyncio.StreamReader) -> bytes:
