@@ -135,6 +135,7 @@ def controller(kube, admin, tmp_path_factory):
             "CGU_LAB_KUBE_STORAGE_SIZE": "1Gi",
             # what a user's first storage page request runs its tool pod with
             "CGU_LAB_KUBE_FILES_IMAGE": kube["CGU_NOTEBOOK_IMAGE"],
+            "CGU_LAB_KUBE_TOOL_POD_IDLE": "3",
             "CGU_LAB_KUBE_START_TIMEOUT": "240",
             "CGU_LAB_KUBE_STOP_TIMEOUT": "60",
             "CGU_LAB_START_TIMEOUT": "300",
@@ -192,6 +193,18 @@ def start(session, name: str, owner: str = STUDENT) -> float:
     lab = session.get(f"/notebook/{owner}/{name}/lab")
     assert lab.status_code == 200, lab.text[:500]
     return time.monotonic() - began
+
+
+def tool_pods(admin: Admin, owner: str) -> list[str]:
+    """The tool pods (kube_pod_tool) in the owner's namespace that are not going away."""
+    found = admin.resource("v1", "Pod").get(
+        namespace=f"{USER_PREFIX}{owner}", label_selector="cgu-lab.io/component=files"
+    )
+    return [
+        pod["metadata"]["name"]
+        for pod in found.to_dict()["items"]
+        if not pod["metadata"].get("deletionTimestamp")
+    ]
 
 
 def state_of(session, name: str) -> dict:
@@ -373,12 +386,7 @@ def test_templates_lab_files_and_submissions_are_copied_by_pods(admin, kube, con
         assert submitted["files"] == 1 and len(submitted["content_hash"]) == 64
 
         for owner in (STUDENT, TEACHER):
-            left = admin.resource("v1", "Pod").get(
-                namespace=f"{USER_PREFIX}{owner}", label_selector="cgu-lab.io/component=files"
-            )
-            assert left.to_dict()["items"] == [] or all(
-                pod["metadata"].get("deletionTimestamp") for pod in left.to_dict()["items"]
-            )
+            wait_for("the tool pods to go", lambda o=owner: not tool_pods(admin, o), 60)
         for session, owner, name in ((prof, TEACHER, "prep"), (ana, STUDENT, "klab")):
             session.ok("POST", f"/api/notebooks/{owner}/{name}/stop?wait=true", 202)
 
@@ -395,7 +403,6 @@ def test_the_storage_page_works_with_no_notebook_running(admin, kube, controller
 
     user = "kstore"
     controller.create_user(user)
-    namespace = f"{USER_PREFIX}{user}"
     payload = b"x,y\n" + b"1,2\n" * 40_000  # 160 KB, two chunks
     with controller.client(user) as me:
         overview = me.ok("GET", "/api/storage")
@@ -418,6 +425,8 @@ def test_the_storage_page_works_with_no_notebook_running(admin, kube, controller
                 headers={"Content-Type": "application/octet-stream"},
             )
         assert sent == {"received": len(payload), "done": True}
+        # the folder and both chunks ran in one warm pod
+        assert len(tool_pods(admin, user)) == 1
         listed = me.ok("GET", base, params={"path": "data"})
         assert [(e["name"], e["size"]) for e in listed["entries"]] == [("points.csv", len(payload))]
         zipped = me.get(f"{base}/zip", params={"path": "data"})
@@ -434,10 +443,7 @@ def test_the_storage_page_works_with_no_notebook_running(admin, kube, controller
         me.ok("POST", f"/api/notebooks/{user}/st/stop?wait=true", 202)
         me.ok("DELETE", f"{base}/files", params={"path": "data"})
         assert me.ok("GET", base)["entries"] == []
-    left = admin.resource("v1", "Pod").get(
-        namespace=namespace, label_selector="cgu-lab.io/component=files"
-    )
-    assert all(pod["metadata"].get("deletionTimestamp") for pod in left.to_dict()["items"])
+    wait_for("the tool pods to go", lambda: not tool_pods(admin, user), 60)
 
 
 @pytest.mark.timeout(600)

@@ -19,8 +19,12 @@ owner, in a pod made for that one job, as `kubectl cp` would:
   closed with the v5 protocol's close signal, all on the event loop (kube_api's
   asyncio client): a job holds a connection, not a thread;
 - the pod is awaited through the backend's pod watch (it carries the
-  platform's labels), deleted when the job ends whatever happened, and swept
-  at the controller's start if a crash left one behind.
+  platform's labels) and kept for `tool_pod_idle` seconds after its last job,
+  so the storage page's next request on the same volume (the next chunk of an
+  upload, the folder it opens next) runs at once instead of waiting a second
+  or two for a new pod; then deleted, and swept at the controller's start if a
+  crash left one behind. Jobs share a warm pod only when everything the pod
+  is made of (namespace, volume, mode, image, owner) is the same.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 import aiohttp
@@ -145,30 +150,95 @@ def json_lines(raw: bytes) -> list[dict]:
     return found
 
 
+@dataclass
+class _Warm:
+    """A running tool pod, the jobs in it, and the timer that deletes it once idle."""
+
+    namespace: str
+    name: str
+    jobs: int = 0
+    expiry: asyncio.TimerHandle | None = None
+
+
 class PodTool:
-    """Tool pods of one backend: made, awaited, run in, deleted, swept."""
+    """Tool pods of one backend: made, awaited, run in, kept warm a while, deleted, swept."""
 
     def __init__(self, backend: KubernetesBackend) -> None:
         self.backend = backend
         self.settings = backend.kube
+        self._warm: dict[str, _Warm] = {}
+        self._made: dict[str, asyncio.Lock] = {}  # one pod made per key at a time
+        self._deleting: set[asyncio.Task] = set()
 
     @contextlib.asynccontextmanager
     async def pod(
         self, namespace: str, volume: Obj, image: str, owner: str, read_only: bool = False
     ) -> AsyncIterator[str]:
         """A running tool pod's name, for as long as the block lasts."""
-        api = self.backend._api
-        pod = tool_pod(namespace, volume, image, self.settings, owner, read_only)
-        name = pod["metadata"]["name"]
-        await api.create(pod)
+        key = json.dumps([namespace, volume, image, owner, read_only], sort_keys=True)
+        async with self._made.setdefault(key, asyncio.Lock()):
+            warm = self._warm.get(key)
+            if warm is None or not self._running(warm):
+                if warm is not None:
+                    self._forget(key)
+                warm = await self._make(namespace, volume, image, owner, read_only)
+                self._warm[key] = warm
+            warm.jobs += 1
+            if warm.expiry is not None:
+                warm.expiry.cancel()
+                warm.expiry = None
         try:
-            await self._wait_running(namespace, name)
-            yield name
+            yield warm.name
         finally:
-            try:
-                await asyncio.shield(api.delete("Pod", name, namespace))
-            except KubeError as error:  # the next start's sweep gets it
-                log.warning("cannot delete tool pod %s/%s: %s", namespace, name, error)
+            warm.jobs -= 1
+            if warm.jobs == 0 and self._warm.get(key) is warm:
+                loop = asyncio.get_running_loop()
+                warm.expiry = loop.call_later(self.settings.tool_pod_idle, self._forget, key)
+
+    async def _make(
+        self, namespace: str, volume: Obj, image: str, owner: str, read_only: bool
+    ) -> _Warm:
+        pod = tool_pod(namespace, volume, image, self.settings, owner, read_only)
+        warm = _Warm(namespace, pod["metadata"]["name"])
+        await self.backend._api.create(pod)
+        try:
+            await self._wait_running(namespace, warm.name)
+        except (Exception, asyncio.CancelledError):
+            await asyncio.shield(self._delete(warm))
+            raise
+        return warm
+
+    def _running(self, warm: _Warm) -> bool:
+        pod = self.backend._cache.get("Pod", warm.namespace, warm.name) or {}
+        meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+        return status.get("phase") == "Running" and not meta.get("deletionTimestamp")
+
+    def _forget(self, key: str) -> None:
+        """Delete the key's pod (in a task: the timer's callback cannot wait)."""
+        warm = self._warm.pop(key, None)
+        lock = self._made.get(key)
+        if lock is not None and not lock.locked():
+            del self._made[key]
+        if warm is not None:
+            task = asyncio.get_running_loop().create_task(self._delete(warm))
+            self._deleting.add(task)
+            task.add_done_callback(self._deleting.discard)
+
+    async def _delete(self, warm: _Warm) -> None:
+        try:
+            await self.backend._api.delete("Pod", warm.name, warm.namespace)
+        except KubeError as error:  # the next start's sweep gets it
+            log.warning("cannot delete tool pod %s/%s: %s", warm.namespace, warm.name, error)
+
+    async def close(self) -> None:
+        """Delete the warm pods (the controller stops)."""
+        warm, self._warm = list(self._warm.values()), {}
+        for pod in warm:
+            if pod.expiry is not None:
+                pod.expiry.cancel()
+        await asyncio.gather(
+            *(self._delete(pod) for pod in warm), *self._deleting, return_exceptions=True
+        )
 
     async def _wait_running(self, namespace: str, name: str) -> None:
         """Until the pod runs; its waiting reason when it cannot (an image, the quota...)."""

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .base import BackendError
@@ -101,6 +101,9 @@ class KubeSettings(BaseSettings):
     reachable_wait: float = 30.0
     stop_timeout: float = 30.0
     watch_timeout: int = 300  # seconds one watch request lasts before it is renewed
+    # Seconds an idle tool pod (kube_pod_tool) waits for the next request on its volume
+    # (the storage page's next chunk, folder or zip) before it is deleted.
+    tool_pod_idle: float = Field(30.0, ge=0)
     notebook_uid: int = 1000  # jovyan in Jupyter's images
     notebook_gid: int = 100
 

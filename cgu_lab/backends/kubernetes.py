@@ -117,6 +117,8 @@ class KubernetesBackend(Backend):
             raise BackendError(f"cannot follow the cluster: {error}") from error
 
     async def close(self) -> None:
+        if self.api is not None and self.cache is not None:
+            await self._tools.close()
         if self.cache is not None:
             await self.cache.stop()
         if self.api is not None:
