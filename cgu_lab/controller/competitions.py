@@ -29,7 +29,12 @@ from ..core.errors import Conflict, Forbidden, Invalid, NotFound
 from ..core.metrics import CUSTOM, METRICS
 from ..core.names import check_label
 from ..core.roles import Principal
-from ..store.competition_models import Competition, CompetitionTeam, CompetitionTeamMember
+from ..store.competition_models import (
+    Competition,
+    CompetitionTeam,
+    CompetitionTeamMember,
+    new_join_code,
+)
 from ..store.db import Database
 from ..store.models import Group, Membership, User
 from . import audit
@@ -350,7 +355,10 @@ class CompetitionService:
                 )
             )
             if row is None:
-                row = CompetitionTeam(competition_id=competition.id, name=team)
+                # Its members see the join code (competition_teams.py) and may invite.
+                row = CompetitionTeam(
+                    competition_id=competition.id, name=team, join_code=new_join_code()
+                )
                 session.add(row)
                 await session.flush()
             await session.execute(

@@ -9,6 +9,7 @@ rows are public (core/competition.py) and never leaves the controller.
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from typing import Any
 
@@ -62,15 +63,26 @@ class Competition(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+def new_join_code() -> str:
+    """A team's invitation secret: 12 URL-safe characters (72 random bits)."""
+    return secrets.token_urlsafe(9)
+
+
 class CompetitionTeam(Base):
-    """A team of a competition with teams; the teacher puts students in it."""
+    """A team of a competition with teams: the teacher puts students in it, or students
+    form it themselves (controller/competition_teams.py) and invite with its join code."""
 
     __tablename__ = "competition_teams"
-    __table_args__ = (UniqueConstraint("competition_id", "name", name="uq_competition_team"),)
+    __table_args__ = (
+        UniqueConstraint("competition_id", "name", name="uq_competition_team"),
+        UniqueConstraint("join_code", name="uq_competition_team_join_code"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     competition_id: Mapped[int] = mapped_column(ForeignKey("competitions.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(63))
+    # Shown to the team's members only (migration 0014); whoever has it may join.
+    join_code: Mapped[str] = mapped_column(String(32), default=new_join_code)
 
 
 class CompetitionTeamMember(Base):

@@ -214,3 +214,43 @@ test('a code competition: the teacher uploads hidden inputs, a student submits a
   await expect(teacher.locator('#all-entries')).toContainText('hidden-photo-1.png');
   await snapshot(teacher, testInfo, '138-code-competition-teacher');
 });
+
+test('in a competition with teams, a student creates a team on the page and sees its join code', async ({ browser, baseURL }, testInfo) => {
+  const admin = await (await browser.newContext()).newPage();
+  await login(admin, 'ui-admin');
+  const adminApi = await asToken(baseURL!, await apiToken(admin));
+  expect((await adminApi.post('/api/groups', { data: { name: 'ui-teams', display_name: 'Teams course' } })).status()).toBe(201);
+  expect((await adminApi.put('/api/groups/ui-teams/members/ui-student', { data: { manager: false } })).ok()).toBe(true);
+  const created = await adminApi.post('/api/groups/ui-teams/competitions', {
+    data: {
+      name: 'pairs',
+      title: 'Cats or dogs, in pairs',
+      starts_at: new Date(Date.now() - 3600_000).toISOString(),
+      ends_at: new Date(Date.now() + 86400_000).toISOString(),
+      metric: 'accuracy',
+      teams: true,
+      max_team_size: 2
+    }
+  });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+
+  const student = await (await browser.newContext()).newPage();
+  await login(student, 'ui-student');
+  await student.goto(`/competitions/${id}`);
+  const section = student.locator('#team-section');
+  await expect(section.getByRole('heading', { name: 'Your team' })).toBeVisible();
+  await section.getByLabel('Team name').fill('Night-Owls');
+  await section.getByRole('button', { name: 'Create team' }).click();
+  await expect(student.locator('#status')).toContainText('Team night-owls created');
+  await expect(student.locator('#team-facts')).toContainText('night-owls');
+  await expect(student.locator('#team-code')).toHaveText(/^[\w-]{12}$/);
+  await expect(section.getByRole('button', { name: 'Copy the join code' })).toBeVisible();
+  await snapshot(student, testInfo, '139-competition-student-team');
+  // Leaving brings the forms back; a wrong code is refused with the API's sentence.
+  await section.getByRole('button', { name: 'Leave team' }).click();
+  await expect(section.getByLabel('Join code', { exact: true })).toBeVisible();
+  await section.getByLabel('Join code', { exact: true }).fill('not-a-code');
+  await section.getByRole('button', { name: 'Join team' }).click();
+  await expect(student.locator('#status')).toContainText('no team of this competition has that join code');
+});

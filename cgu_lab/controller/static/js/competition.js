@@ -3,8 +3,10 @@
 // runs, private once it has ended), my entries; for the course's staff, uploading the
 // files and every entry with the scorer's output. Scores arrive by polling while an
 // entry is queued or being scored. In a code competition the entry is a notebook,
-// which the platform runs on the hidden inputs before scoring what it wrote.
+// which the platform runs on the hidden inputs before scoring what it wrote. With teams,
+// a student forms or joins their own (competition_team.js).
 import { api, el, replaceRows, showError, showStatus, fact, formatDate, formatMemory, ApiError } from './common.js';
+import { setupTeam } from './competition_team.js';
 
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['CompetitionOut']} Competition */
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['CompetitionEntryOut']} Entry */
@@ -240,4 +242,4 @@ for (const which of /** @type {const} */ (['public', 'private'])) {
 }
 
 showFacts(await api('GET', `/api/competitions/${id}`));
-await refresh();
+await Promise.all([refresh(), setupTeam(String(id), refresh)]);
