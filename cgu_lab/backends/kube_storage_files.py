@@ -111,9 +111,7 @@ class KubeStorage:
     async def stream_zip(self, place: Place, paths: list[str]) -> AsyncIterator[bytes]:
         """The zip's blocks as they come; a refusal before the first byte raises."""
         stack = contextlib.AsyncExitStack()
-        frames = await stack.enter_async_context(
-            self._frames(place, "zip", {"paths": paths}, None)
-        )
+        frames = await stack.enter_async_context(self._frames(place, "zip", {"paths": paths}, None))
         errors, status = bytearray(), bytearray()
         try:
             first = b""
