@@ -1997,6 +1997,11 @@ export interface components {
        * @enum {string}
        */
       kind?: 'predictions' | 'code';
+      /**
+       * Gpu Type
+       * @description A code competition only: each run takes one GPU of this type (a GPU type the platform defines, GET /api/gpu-types); none: runs have no GPU
+       */
+      gpu_type?: string | null;
     };
     /** CompetitionEntryOut */
     CompetitionEntryOut: {
@@ -2037,6 +2042,11 @@ export interface components {
       submitted_at: string;
       /** Scored At */
       scored_at: string | null;
+      /**
+       * Gpu Type
+       * @description The GPU type the notebook's run used
+       */
+      gpu_type?: string | null;
     };
     /** CompetitionEntryWithLog */
     CompetitionEntryWithLog: {
@@ -2077,6 +2087,11 @@ export interface components {
       submitted_at: string;
       /** Scored At */
       scored_at: string | null;
+      /**
+       * Gpu Type
+       * @description The GPU type the notebook's run used
+       */
+      gpu_type?: string | null;
       /**
        * Log
        * @description The scorer's output: for the course's managers only
@@ -2193,6 +2208,11 @@ export interface components {
        * @enum {string}
        */
       kind: 'predictions' | 'code';
+      /**
+       * Gpu Type
+       * @description The GPU type each run takes one of; null: none
+       */
+      gpu_type: string | null;
       /** Files */
       files: {
         [key: string]: components['schemas']['CompetitionFileInfo'];
@@ -2231,6 +2251,11 @@ export interface components {
       time_limit?: number | null;
       /** Memory Limit */
       memory_limit?: number | null;
+      /**
+       * Gpu Type
+       * @description The GPU type of a code competition's runs; "": none
+       */
+      gpu_type?: string | null;
     };
     /** CompetitionTeamIn */
     CompetitionTeamIn: {

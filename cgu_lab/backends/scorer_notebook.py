@@ -28,6 +28,7 @@ import os
 import shutil
 import signal
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,8 +137,11 @@ class NotebookRunner:
         time_limit: float,
         memory_limit: int,
         max_bytes: int,
+        gpu_env: Mapping[str, str] | None = None,
     ) -> NotebookRun:
-        """Run one notebook; the predictions land in `predictions` (made 0600 here)."""
+        """Run one notebook; the predictions land in `predictions` (made 0600 here).
+
+        `gpu_env`: the GPU the run was given (CUDA_VISIBLE_DEVICES...), for its kernel."""
         command, ids = await self.command(memory_limit, time_limit)
         size = (await asyncio.to_thread(inputs.stat)).st_size
         job = {
@@ -146,6 +150,7 @@ class NotebookRunner:
             "time_limit": time_limit,
             "max_bytes": max_bytes,
             "tmp_bytes": max(TMP_FLOOR, size * 2 + max_bytes * 2),
+            "gpu_env": dict(gpu_env or {}),
         }
         process = await _spawn(command, job, notebook, inputs, predictions)
         # The run's own clock reports "time"; this one ends a run that ignores it

@@ -98,6 +98,13 @@ def _kernel_env(job: dict) -> dict:
         "MKL_NUM_THREADS": "1",
         "CGU_COMPETITION_INPUT": INPUT,
         "CGU_COMPETITION_OUTPUT": OUTPUT,
+        # The GPU the controller gave this run (CUDA_VISIBLE_DEVICES), if the competition
+        # asks for one; only CUDA's own variables are taken.
+        **{
+            str(key): str(value)
+            for key, value in (job.get("gpu_env") or {}).items()
+            if str(key).startswith("CUDA_")
+        },
     }
 
 

@@ -20,6 +20,7 @@ from ..core.errors import Conflict, Invalid, NotFound
 from ..core.gpus import Offer
 from ..core.lifecycle import HOLDING
 from ..core.names import check_label
+from ..store.competition_models import Competition
 from ..store.models import Environment, GpuDevice, GpuType, Notebook, User
 from . import audit
 
@@ -298,6 +299,15 @@ async def delete_gpu_type(session: AsyncSession, actor: roles.Principal, name: s
             f"GPU type '{name}' is used by notebooks of {', '.join(users)}; "
             "resize or delete those notebooks first",
             users=users,
+        )
+    asking = sorted(
+        await session.scalars(select(Competition.name).where(Competition.gpu_type == name))
+    )
+    if asking:
+        raise Conflict(
+            f"GPU type '{name}' is what the competitions {', '.join(asking)} run on; "
+            "give them another GPU type (or none) first",
+            competitions=asking,
         )
     await session.delete(gpu_type)
     audit.record(session, actor.name, "gpu_type.deleted", f"gpu_type:{name}")

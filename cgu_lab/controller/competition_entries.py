@@ -5,7 +5,10 @@ its daily and total limits (counted per team when it has teams; entries whose
 file could not be scored do not count). The entry is stored and queued; a few
 workers (`PARALLEL_SCORINGS`) score entries one at a time each, in the
 scorer's sandbox (backends/scorer_sandbox.py), so a burst of entries before a
-deadline waits in line instead of starving the controller.
+deadline waits in line instead of starving the controller. A code competition
+that asks for a GPU runs each notebook on one device of its type
+(competition_gpus.py); while none is free the entry stays queued, "waiting for a
+GPU", and is offered again a moment later, so other entries are not held up.
 
 What a student sees of a scoring: its state, its public score, the private
 score once the competition is over, and, when their file was wrong, the
@@ -25,9 +28,7 @@ ranked.
 from __future__ import annotations
 
 import asyncio
-import csv
 import hashlib
-import io
 import logging
 from datetime import datetime
 
@@ -57,39 +58,23 @@ from .competitions import CompetitionService
 log = logging.getLogger("cgu_lab.competitions")
 
 PARALLEL_SCORINGS = 2
+GPU_RETRY = 1.0  # seconds before an entry waiting for a GPU is offered again
 COUNTED = ("queued", "scoring", "scored")
 SCORER_FAILED = (
     "the scorer could not score this file; this is not a problem of your file's "
     "format, and your course's staff can see what went wrong"
 )
-CSV_COLUMNS = (
-    "entry",
-    "submitted_at",
-    "user",
-    "team",
-    "state",
-    "public_score",
-    "private_score",
-    "file",
-    "bytes",
-    "sha256",
-    "message",
-)
-
-
-def _safe_cell(value: object) -> str:
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 class EntryService:
-    def __init__(self, db: Database, settings, competitions: CompetitionService) -> None:
+    def __init__(self, db: Database, settings, competitions: CompetitionService, gpus=None) -> None:
+        """`gpus`: the runs' GPUs (competition_gpus.RunGpus); none: runs never take one."""
         self.db = db
         self.settings = settings
         self.competitions = competitions
         separate = None if settings.run_as == "auto" else settings.run_as == "per-user"
         self.sandbox = ScorerSandbox(self._instance, separate)
-        self.code = CodeRuns(db, settings, NotebookRunner(self.sandbox))
+        self.code = CodeRuns(db, settings, NotebookRunner(self.sandbox), gpus)
         self._queue: asyncio.Queue[int] = asyncio.Queue()
 
     def _instance(self) -> str:
@@ -230,12 +215,14 @@ class EntryService:
             "private_score": entry.private_score if show_private else None,
             "submitted_at": entry.submitted_at,
             "scored_at": entry.scored_at,
+            "gpu_type": entry.gpu_type,
         }
 
     # -- scoring -----------------------------------------------------------------------
 
     async def run(self) -> None:
         """Score queued entries, those left queued by a previous run first (a loop of root.py)."""
+        await self.code.gpus.forget_all()
         async with self.db.session() as session:
             waiting = await session.scalars(
                 select(CompetitionEntry.id)
@@ -259,17 +246,20 @@ class EntryService:
         while True:
             entry_id = await self._queue.get()
             try:
-                await self.score(entry_id)
+                if not await self.score(entry_id):  # waiting for a GPU: its turn comes again
+                    await asyncio.sleep(GPU_RETRY)
+                    self._queue.put_nowait(entry_id)
             except Exception:  # the entry stays "scoring"; the next start retries it
                 log.exception("scoring entry %s failed", entry_id)
             finally:
                 self._queue.task_done()
 
-    async def score(self, entry_id: int) -> None:
+    async def score(self, entry_id: int) -> bool:
+        """Score an entry; False: its run waits for a GPU, and it is queued again."""
         async with self.db.session() as session:
             entry = await session.get(CompetitionEntry, entry_id)
             if entry is None or entry.state not in ("queued", "scoring"):
-                return
+                return True
             competition = await session.get(Competition, entry.competition_id)
             entry.state = "scoring"
             job = {
@@ -281,14 +271,18 @@ class EntryService:
             }
             limits = (competition.time_limit, competition.memory_limit)
             code = competition.kind == "code"
-            max_bytes = competition.max_bytes
+            max_bytes, gpu_type = competition.max_bytes, competition.gpu_type
             group = await session.get(Group, competition.group_id)
             target = f"competition:{group.name}/{competition.name}"
         data_dir = self.settings.data_dir
-        ran = await self.code.run(competition.id, entry_id, *limits, max_bytes) if code else None
+        ran = None
+        if code:
+            ran = await self.code.run(competition.id, entry_id, *limits, max_bytes, gpu_type)
+            if ran is None:
+                return False
         if ran is not None and not ran.ok:
             await self._failed_run(entry_id, target, ran.student, ran.log)
-            return
+            return True
         script = (
             files.path_of(data_dir, competition.id, "script") if job["metric"] == CUSTOM else None
         )
@@ -300,6 +294,7 @@ class EntryService:
             *limits,
         )
         await self._record_score(entry_id, target, ran, result)
+        return True
 
     async def _record_score(
         self, entry_id: int, target: str, ran: NotebookRun | None, result: Sandboxed
@@ -473,23 +468,4 @@ class EntryService:
         return [{**self._out(e, name, team, True), "log": e.log} for e, name, team in rows]
 
     async def export_csv(self, actor: Principal, competition_id: int) -> str:
-        buffer = io.StringIO()
-        writer = csv.writer(buffer)
-        writer.writerow(CSV_COLUMNS)
-        for e in await self.everything(actor, competition_id):
-            writer.writerow(
-                [
-                    e["id"],
-                    e["submitted_at"].isoformat(),
-                    _safe_cell(e["user"]),
-                    _safe_cell(e["team"]),
-                    e["state"],
-                    e["public_score"],
-                    e["private_score"],
-                    _safe_cell(e["file_name"]),
-                    e["bytes"],
-                    e["content_hash"],
-                    _safe_cell(e["message"]),
-                ]
-            )
-        return buffer.getvalue()
+        return rules.entries_csv(await self.everything(actor, competition_id))

@@ -27,6 +27,7 @@ from ..core.errors import Invalid
 from ..store.db import Database
 from . import competition_files as files
 from .catalog import get_environment
+from .competition_gpus import NO_GPU, RunGpus
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -50,10 +51,13 @@ def check_notebook(data: bytes) -> None:
 
 
 class CodeRuns:
-    def __init__(self, db: Database, settings, runner: NotebookRunner) -> None:
+    def __init__(
+        self, db: Database, settings, runner: NotebookRunner, gpus: RunGpus | None = None
+    ) -> None:
         self.db = db
         self.settings = settings
         self.runner = runner
+        self.gpus = gpus or RunGpus(db, None)
 
     async def python(self) -> str:
         async with self.db.session() as session:
@@ -69,17 +73,28 @@ class CodeRuns:
         time_limit: float,
         memory_limit: int,
         max_bytes: int,
-    ) -> NotebookRun:
-        """Run an entry's notebook; on success its predictions are the entry's .csv."""
+        gpu_type: str | None = None,
+    ) -> NotebookRun | None:
+        """Run an entry's notebook; on success its predictions are the entry's .csv.
+
+        With a GPU type the run first takes a device of it (competition_gpus.py) and
+        gives it back however the run ends; None: none is free, the entry waits."""
+        gpu = await self.gpus.take(entry_id, gpu_type) if gpu_type else NO_GPU
+        if gpu is None:
+            return None
         data_dir = self.settings.data_dir
-        predictions = files.entry_path(data_dir, competition_id, entry_id)
-        result = await self.runner.run(
-            files.entry_path(data_dir, competition_id, entry_id, ".ipynb"),
-            files.path_of(data_dir, competition_id, "inputs"),
-            predictions,
-            await self.python(),
-            time_limit,
-            memory_limit,
-            max_bytes,
-        )
+        try:
+            result = await self.runner.run(
+                files.entry_path(data_dir, competition_id, entry_id, ".ipynb"),
+                files.path_of(data_dir, competition_id, "inputs"),
+                files.entry_path(data_dir, competition_id, entry_id),
+                await self.python(),
+                time_limit,
+                memory_limit,
+                max_bytes,
+                gpu.env,
+            )
+        finally:
+            if gpu.devices:
+                await self.gpus.release(entry_id)
         return NotebookRun(result.ok, result.student, _ANSI.sub("", result.log))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from markdown_it import MarkdownIt
@@ -40,6 +40,7 @@ from ..store.models import Group, Membership, User
 from . import audit
 from . import competition_files as files
 from .accounts import get_group
+from .competition_gpus import check_gpu_type
 
 MAX_FILE = 16 * 2**20 - 4096  # below the API's body limit
 # Raw HTML is escaped and unsafe link schemes (javascript:, data:...) refused by
@@ -78,6 +79,8 @@ class CompetitionSpec:
     # `time_limit` and `memory_limit` (competition_runs.py); its predictions are
     # then scored as an uploaded file is.
     kind: str = "predictions"
+    # A code competition's runs take one device of this GPU type (competition_gpus.py).
+    gpu_type: str | None = None
 
 
 KINDS = ("predictions", "code")
@@ -94,6 +97,8 @@ def check_spec(spec: CompetitionSpec) -> None:
         raise Invalid("the id column and the prediction column need different names")
     if spec.kind not in KINDS:
         raise Invalid(f"unknown kind '{spec.kind}'; use predictions or code")
+    if spec.gpu_type and spec.kind != "code":
+        raise Invalid("only a code competition's notebook runs take a GPU; leave gpu_type out")
     if not 0 < spec.public_fraction < 1:
         raise Invalid("the public part of the test set must be more than 0 and less than 1")
 
@@ -148,6 +153,7 @@ class CompetitionService:
             "max_bytes": competition.max_bytes,
             "files": shown,
             "kind": competition.kind,
+            "gpu_type": competition.gpu_type,
             "ready": "solution" in present
             and (competition.metric != CUSTOM or "script" in present)
             and (competition.kind != "code" or "inputs" in present),
@@ -191,6 +197,7 @@ class CompetitionService:
         async with self.db.session() as session:
             target = await get_group(session, group)
             roles.require_group_manager(actor, target.id, target.name)
+            spec = replace(spec, gpu_type=await self._gpu_type(session, spec.gpu_type))
             if await session.scalar(
                 select(Competition.id).where(
                     Competition.group_id == target.id, Competition.name == name
@@ -214,8 +221,12 @@ class CompetitionService:
                 metric=spec.metric,
                 starts_at=spec.starts_at.isoformat(),
                 ends_at=spec.ends_at.isoformat(),
+                gpu_type=spec.gpu_type,
             )
             return self.describe(competition, target, True)
+
+    async def _gpu_type(self, session: AsyncSession, name: str | None) -> str | None:
+        return await check_gpu_type(session, name, self.settings.backend)
 
     @staticmethod
     def _apply(competition: Competition, spec: CompetitionSpec) -> None:
@@ -235,6 +246,8 @@ class CompetitionService:
             current = {k: getattr(competition, k) for k in CompetitionSpec.__dataclass_fields__}
             spec = CompetitionSpec(**{**current, **changes})
             check_spec(spec)
+            if "gpu_type" in changes:
+                spec = replace(spec, gpu_type=await self._gpu_type(session, spec.gpu_type))
             if "metric" in changes and competition.files and "solution" in competition.files:
                 await asyncio.to_thread(self._check_solution_file, competition, spec)
             self._apply(competition, spec)

@@ -16,8 +16,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..core.errors import Invalid
-from ..core.gpus import Allocator, Device, Holding
+from ..core.gpus import Allocator, Device, Holding, run_holding_id
 from ..core.lifecycle import HOLDING
+from ..store.competition_models import CompetitionEntry
 from ..store.models import GpuDevice, Notebook, TrainingJob, User
 
 LEGACY_LOCAL_NODE = "local"
@@ -107,7 +108,21 @@ class GpuPool:
             for nb in rows.all()
             if nb.id != exclude and nb.devices
         ]
-        return held + await self._training_holdings(session)
+        return held + await self._training_holdings(session) + await self._run_holdings(session)
+
+    @staticmethod
+    async def _run_holdings(session: AsyncSession) -> list[Holding]:
+        """GPUs that code competitions' runs hold now (controller/competition_gpus.py)."""
+        rows = await session.execute(
+            select(CompetitionEntry.id, CompetitionEntry.gpu_type, CompetitionEntry.devices).where(
+                CompetitionEntry.devices.is_not(None)
+            )
+        )
+        return [
+            Holding(run_holding_id(entry_id), gpu_type or "", tuple(devices))
+            for entry_id, gpu_type, devices in rows.all()
+            if devices
+        ]
 
     async def _training_holdings(self, session: AsyncSession) -> list[Holding]:
         """GPUs that running local training jobs hold (negative ids keep them apart from

@@ -21,6 +21,7 @@ from . import audit, catalog, liveness, quotas
 from .assignments import AssignmentService
 from .auth import Authenticator
 from .competition_entries import EntryService
+from .competition_gpus import RunGpus
 from .competitions import CompetitionService
 from .course_templates import TemplateService
 from .coursework import CourseworkService
@@ -69,7 +70,8 @@ class Platform:
         )
         self.training = TrainingService(self.db, self.backend, self.notebooks.gpus)
         self.competitions = CompetitionService(self.db, settings)
-        self.competition_entries = EntryService(self.db, settings, self.competitions)
+        run_gpus = RunGpus(self.db, self.notebooks.gpus, self.notebooks.admission.queue_drain)
+        self.competition_entries = EntryService(self.db, settings, self.competitions, run_gpus)
         self.reader = NotebookReader()
         self.culler = Culler(self.db, self.notebooks, self.reader, settings.cull_interval)
         self.monitor = Monitor(self.db, self.notebooks, self.reader, settings)

@@ -252,3 +252,52 @@ def leaderboard(entries: Iterable[Entry], higher_is_better: bool) -> list[tuple[
         if held is None or order(entry) < order(held):
             best[entry.participant] = entry
     return list(enumerate(sorted(best.values(), key=order), start=1))
+
+
+# -- the staff's export ------------------------------------------------------------
+
+CSV_COLUMNS = (
+    "entry",
+    "submitted_at",
+    "user",
+    "team",
+    "state",
+    "public_score",
+    "private_score",
+    "file",
+    "bytes",
+    "sha256",
+    "message",
+    "gpu_type",
+)
+
+
+def _safe_cell(value: object) -> str:
+    """A cell a spreadsheet shows as text, never runs as a formula."""
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def entries_csv(entries: Iterable[dict]) -> str:
+    """Every entry of a competition as CSV, for the course's managers."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    for e in entries:
+        writer.writerow(
+            [
+                e["id"],
+                e["submitted_at"].isoformat(),
+                _safe_cell(e["user"]),
+                _safe_cell(e["team"]),
+                e["state"],
+                e["public_score"],
+                e["private_score"],
+                _safe_cell(e["file_name"]),
+                e["bytes"],
+                e["content_hash"],
+                _safe_cell(e["message"]),
+                _safe_cell(e.get("gpu_type")),
+            ]
+        )
+    return buffer.getvalue()

@@ -253,6 +253,21 @@ class Allocator:
             index.refresh(self._devices[device_id], self._used)
 
 
+# A holding's id says whose it is: a notebook's own id, a local training job's negated
+# id, or a competition run's entry id negated past this offset, so that none collide.
+RUN_HOLDING_OFFSET = 2**40
+
+
+def run_holding_id(entry_id: int) -> int:
+    """The holding id of a competition entry's run."""
+    return -(RUN_HOLDING_OFFSET + entry_id)
+
+
+def run_entry_id(holding_id: int) -> int | None:
+    """The competition entry of a run's holding id; None for a notebook's or a job's."""
+    return -holding_id - RUN_HOLDING_OFFSET if holding_id <= -RUN_HOLDING_OFFSET else None
+
+
 def capacity(devices: Iterable[Device], offer: Offer) -> int:
     """How many single-GPU notebooks of `offer` an empty platform could hold."""
     return sum(offer.share for device in devices if offer.accepts(device))

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
     BigInteger,
     Boolean,
     Float,
@@ -56,6 +57,8 @@ class Competition(Base):
     time_limit: Mapped[float] = mapped_column(Float, default=60.0)  # seconds per scoring
     memory_limit: Mapped[int] = mapped_column(BigInteger, default=2**30)
     max_bytes: Mapped[int] = mapped_column(BigInteger, default=20 * 2**20)
+    # A code competition's runs take one device of this GPU type (migration 0015).
+    gpu_type: Mapped[str | None] = mapped_column(String(63), nullable=True)
     # Which files are there: {"train": {"name", "bytes"}, "test": ..., "solution": ...,
     # "script": ..., "inputs": ...}; the files themselves live in the data directory.
     files: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
@@ -131,3 +134,6 @@ class CompetitionEntry(Base):
     log: Mapped[str] = mapped_column(Text, default="")
     submitted_at: Mapped[datetime] = mapped_column(default=utcnow)
     scored_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    # The GPU type the run used, and the device while the run holds it (migration 0015).
+    gpu_type: Mapped[str | None] = mapped_column(String(63), nullable=True)
+    devices: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)

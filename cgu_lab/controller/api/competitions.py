@@ -19,7 +19,17 @@ from pydantic import BaseModel, Field
 from ...core.errors import Invalid
 from ..competitions import MAX_FILE, CompetitionSpec
 from .deps import ActorDep, PlatformDep, require_scope
-from .schema_types import Description, Id, LabelPath, Strict, Timestamp, Title, label, text
+from .schema_types import (
+    Description,
+    GpuTypeName,
+    Id,
+    LabelPath,
+    Strict,
+    Timestamp,
+    Title,
+    label,
+    text,
+)
 from .schemas import Message
 
 routes = APIRouter(tags=["competitions"], dependencies=[require_scope("teaching")])
@@ -91,6 +101,11 @@ class CompetitionCreate(Strict):
         "on the hidden inputs (upload them as the file 'inputs'), within time_limit and "
         "memory_limit",
     )
+    gpu_type: GpuTypeName | None = Field(
+        None,
+        description="A code competition only: each run takes one GPU of this type (a GPU "
+        "type the platform defines, GET /api/gpu-types); none: runs have no GPU",
+    )
 
     def spec(self) -> CompetitionSpec:
         values = self.model_dump(exclude={"name"})
@@ -111,6 +126,9 @@ class CompetitionPatch(Strict):
     max_team_size: int | None = Field(None, ge=1, le=50)
     time_limit: float | None = Field(None, ge=1, le=3600)
     memory_limit: int | None = Field(None, ge=64 * 2**20, le=64 * 2**30)
+    gpu_type: str | None = Field(
+        None, max_length=63, description='The GPU type of a code competition\'s runs; "": none'
+    )
 
 
 class CompetitionFileInfo(BaseModel):
@@ -143,6 +161,7 @@ class CompetitionOut(BaseModel):
     memory_limit: int
     max_bytes: int
     kind: Literal["predictions", "code"]
+    gpu_type: str | None = Field(description="The GPU type each run takes one of; null: none")
     files: dict[str, CompetitionFileInfo]
     ready: bool
     manage: bool
@@ -163,6 +182,7 @@ class CompetitionEntryOut(BaseModel):
     private_score: float | None = Field(description="Shown once the competition has ended")
     submitted_at: datetime
     scored_at: datetime | None
+    gpu_type: str | None = Field(None, description="The GPU type the notebook's run used")
 
 
 class CompetitionEntryWithLog(CompetitionEntryOut):

@@ -15,6 +15,7 @@ from ...core.gpus import (
     check_gpu_type_resource,
     check_mig_profile,
     expected_resources,
+    run_entry_id,
 )
 from ...core.resources import parse_memory
 from ...core.roles import require_admin
@@ -39,6 +40,12 @@ def gpu_type_out(gpu_type, devices) -> GpuTypeOut:
         node_selector=dict(gpu_type.node_selector or {}),
         capacity=capacity(devices, catalog.offer_of(gpu_type)),
     )
+
+
+def _holder(names: dict[int, str], holding_id: int) -> str:
+    """A notebook's 'owner/name', or the competition entry whose run holds the GPU."""
+    entry = run_entry_id(holding_id)
+    return f"competition entry {entry}" if entry is not None else names.get(holding_id, "?")
 
 
 @router.get("/gpu-types", response_model=list[GpuTypeOut], summary="GPU types on offer")
@@ -93,7 +100,7 @@ async def list_gpus(platform: PlatformDep, actor: ActorDep) -> list[GpuDeviceOut
     holders: dict[str, list[str]] = {}
     for holding in holdings:
         for device in holding.devices:
-            holders.setdefault(device, []).append(names.get(holding.notebook_id, "?"))
+            holders.setdefault(device, []).append(_holder(names, holding.notebook_id))
     return [
         GpuDeviceOut(
             device_id=d.id,

@@ -58,6 +58,7 @@ function showFacts(c) {
   fact(facts, 'Limits', `${c.per_day || 'any number of'} entries a day, ${c.total || 'no limit'} in all`);
   if (c.kind === 'code') {
     fact(facts, 'Notebook runs', `at most ${c.time_limit} s and ${formatMemory(c.memory_limit)}, no network`);
+    if (c.gpu_type) fact(facts, 'GPU', `each run takes one GPU of type ${c.gpu_type}`);
   }
   fact(
     facts,
@@ -148,7 +149,8 @@ async function loadMine() {
           'td',
           {},
           el('span', { class: `state state-${e.state}` }, e.state),
-          e.message ? el('div', { class: 'hint' }, e.message) : null
+          e.message ? el('div', { class: 'hint' }, e.message) : null,
+          e.gpu_type ? el('div', { class: 'hint' }, `GPU: ${e.gpu_type}`) : null
         ),
         el('td', { class: 'num' }, score(e.public_score)),
         el('td', { class: 'num' }, score(e.private_score))
@@ -177,7 +179,8 @@ async function loadAll() {
           'td',
           {},
           el('span', { class: `state state-${e.state}` }, e.state),
-          e.message ? el('div', { class: 'hint' }, e.message) : null
+          e.message ? el('div', { class: 'hint' }, e.message) : null,
+          e.gpu_type ? el('div', { class: 'hint' }, `GPU: ${e.gpu_type}`) : null
         ),
         el('td', { class: 'num' }, score(e.public_score)),
         el('td', { class: 'num' }, score(e.private_score)),

@@ -5,6 +5,7 @@ import { api, el, replaceRows, showError, formatDate } from './common.js';
 
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['CompetitionOut']} Competition */
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['GroupOut']} Group */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['GpuTypeOut']} GpuType */
 
 const PHASES = { upcoming: 'Not started', open: 'Open', closed: 'Ended' };
 
@@ -47,6 +48,13 @@ if (form) {
       .filter(g => g.managed && g.kind === 'course')
       .map(g => el('option', { value: g.name }, g.display_name || g.name))
   );
+  /** @type {GpuType[]} */
+  const gpuTypes = await api('GET', '/api/gpu-types');
+  const gpuSelect = /** @type {HTMLSelectElement} */ (form.elements.namedItem('gpu_type'));
+  gpuSelect.replaceChildren(
+    el('option', { value: '' }, 'None'),
+    ...gpuTypes.map(t => el('option', { value: t.name }, t.display_name ? `${t.display_name} (${t.name})` : t.name))
+  );
   form.addEventListener('submit', async event => {
     event.preventDefault();
     const data = new FormData(form);
@@ -66,7 +74,8 @@ if (form) {
         total: Number(text('total')),
         teams: data.get('teams') === 'on',
         kind: text('kind') === 'code' ? 'code' : 'predictions',
-        time_limit: Number(text('time_limit'))
+        time_limit: Number(text('time_limit')),
+        gpu_type: text('kind') === 'code' && text('gpu_type') ? text('gpu_type') : null
       });
       window.location.assign(`/competitions/${created.id}`);
     } catch (error) {
