@@ -8,7 +8,8 @@ as root of those namespaces. Before anything of the student's runs it:
    only writable place, invisible to every other scoring, which share the
    scorer account; a concurrent teacher's script writes solution parts to its
    own /tmp, and without this a student's kernel, being the same account,
-   could read them;
+   could read them. An installation that lives under /tmp (a checkout, its
+   virtualenv) is bound back at its place, or its Pythons would vanish;
 2. drops to the scorer account (setgroups([]), setgid, setuid) when it is given
    one (the controller is root); otherwise it is the controller's account
    mapped to root in a user namespace, which owns nothing outside it.
@@ -35,6 +36,7 @@ The controller builds the student's sentence from `reason`, `cell` and
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import json
 import math
 import os
@@ -49,10 +51,35 @@ WORK = "/tmp"  # noqa: S108 - a tmpfs private to this run (see above)
 INPUT = f"{WORK}/input/inputs.csv"
 OUTPUT = f"{WORK}/output/predictions.csv"
 KERNEL = "cgu-competition"
+MS_BIND, MS_REC = 4096, 16384  # <sys/mount.h>
+
+
+def _installed_in_tmp(job: dict) -> list[str]:
+    """The folders right in /tmp that hold the Pythons and the code this run needs (a
+    checkout or a virtualenv under /tmp): the private tmpfs would hide them."""
+    package = sys.modules[__package__.partition(".")[0]].__file__ or ""
+    found = set()
+    for path in (job["python"], sys.prefix, sys.base_prefix, package):
+        for candidate in {os.path.abspath(path), os.path.realpath(path)}:
+            parts = candidate.split(os.sep)
+            if len(parts) > 2 and parts[1] == WORK.strip("/") and parts[2]:
+                found.add(os.path.join(WORK, parts[2]))
+    return sorted(found)
+
+
+def _bind(source_fd: int, target: str) -> None:
+    """Bind the folder open as `source_fd` at `target`: through the descriptor, since the
+    folder's own path is hidden by then (mount(8) would resolve it to the new tmpfs)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    source = f"/proc/self/fd/{source_fd}".encode()
+    if libc.mount(source, target.encode(), None, MS_BIND | MS_REC, None) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), target)
 
 
 def _private_tmp(job: dict) -> None:
     size = int(job["tmp_bytes"])
+    kept = [(os.open(path, os.O_PATH | os.O_DIRECTORY), path) for path in _installed_in_tmp(job)]
     subprocess.run(
         [
             "/usr/bin/mount",
@@ -66,6 +93,10 @@ def _private_tmp(job: dict) -> None:
         check=True,
         capture_output=True,
     )
+    for fd, path in kept:  # an installation under /tmp stays where its Pythons expect it
+        os.mkdir(path)
+        _bind(fd, path)
+        os.close(fd)
     uid, gid = job.get("uid"), job.get("gid")
     if uid is not None:
         os.chown(WORK, uid, gid)
