@@ -20,7 +20,7 @@ import {
   statusBarText,
   statusBarTooltip
 } from './format';
-import { IResources } from '../apiTypes';
+import { IGpuDevice, IResources } from '../apiTypes';
 import { ResourcesModel } from './model';
 
 /* -------------------------------------------------------------- status bar */
@@ -163,6 +163,91 @@ function meter(
   );
 }
 
+/** The CPU use: cores of the limit, and the percentage when there is one. */
+function cpuText(resources: IResources, trans: TranslationBundle): string {
+  const cpu = resources.cpu;
+  const used = formatNumber(cpu.used_cores);
+  const cpuUse =
+    cpu.limit_cores === null
+      ? trans.__('%1 cores in use (no limit)', used)
+      : trans.__('%1 of %2', used, formatCores(cpu.limit_cores, trans));
+  const percent = cpuPercent(resources);
+  return percent === null
+    ? cpuUse
+    : trans.__('%1 (%2)', cpuUse, formatPercent(percent));
+}
+
+/** The memory use: bytes of the limit and the percentage. */
+function memoryText(resources: IResources, trans: TranslationBundle): string {
+  const memory = resources.memory;
+  return memory.limit_bytes === null
+    ? trans.__('%1 in use (no limit)', formatBytes(memory.used_bytes))
+    : trans.__(
+        '%1 (%2)',
+        formatBytePair(memory.used_bytes, memory.limit_bytes),
+        formatPercent(percentOf(memory.used_bytes, memory.limit_bytes))
+      );
+}
+
+/** A figure per GPU, or the sentence why there are none. */
+function gpuFigures(
+  resources: IResources,
+  trans: TranslationBundle
+): HTMLElement[] {
+  if (!hasGpus(resources)) {
+    return [
+      h(
+        'p',
+        { class: 'cgu-Resources-noGpu', 'data-cgu': 'resources-no-gpu' },
+        gpuLines(resources, trans)[0]
+      )
+    ];
+  }
+  return resources.gpus.devices.map((device, index) =>
+    gpuFigure(device, index, trans)
+  );
+}
+
+/** One GPU's model, utilisation and memory. */
+function gpuFigure(
+  device: IGpuDevice,
+  index: number,
+  trans: TranslationBundle
+): HTMLElement {
+  return h(
+    'div',
+    {
+      class: 'cgu-Resources-gpu',
+      'data-cgu': 'resources-gpu',
+      'data-gpu-uuid': device.uuid
+    },
+    h(
+      'h4',
+      {},
+      device.mig_profile
+        ? trans.__(
+            'GPU %1: %2 (MIG %3)',
+            index,
+            device.model,
+            device.mig_profile
+          )
+        : trans.__('GPU %1: %2', index, device.model)
+    ),
+    meter(
+      trans.__('Utilisation'),
+      device.utilization,
+      formatPercent(device.utilization),
+      `gpu-${index}-utilization`
+    ),
+    meter(
+      trans.__('Memory'),
+      percentOf(device.memory_used, device.memory_total),
+      formatBytePair(device.memory_used, device.memory_total),
+      `gpu-${index}-memory`
+    )
+  );
+}
+
 /** The Resources panel's content. */
 export class ResourcesPanel extends ModelViewer {
   constructor(options: {
@@ -244,69 +329,10 @@ export class ResourcesPanel extends ModelViewer {
     resources: IResources,
     trans: TranslationBundle
   ): HTMLElement[] {
-    const cpu = resources.cpu;
-    const memory = resources.memory;
-    const used = formatNumber(cpu.used_cores);
-    const cpuUse =
-      cpu.limit_cores === null
-        ? trans.__('%1 cores in use (no limit)', used)
-        : trans.__('%1 of %2', used, formatCores(cpu.limit_cores, trans));
     const percent = cpuPercent(resources);
-    const cpuText =
-      percent === null
-        ? cpuUse
-        : trans.__('%1 (%2)', cpuUse, formatPercent(percent));
+    const memory = resources.memory;
     const memoryPercent = percentOf(memory.used_bytes, memory.limit_bytes);
-    const memoryText =
-      memory.limit_bytes === null
-        ? trans.__('%1 in use (no limit)', formatBytes(memory.used_bytes))
-        : trans.__(
-            '%1 (%2)',
-            formatBytePair(memory.used_bytes, memory.limit_bytes),
-            formatPercent(memoryPercent)
-          );
-    const gpuPart = hasGpus(resources)
-      ? resources.gpus.devices.map((device, index) =>
-          h(
-            'div',
-            {
-              class: 'cgu-Resources-gpu',
-              'data-cgu': 'resources-gpu',
-              'data-gpu-uuid': device.uuid
-            },
-            h(
-              'h4',
-              {},
-              device.mig_profile
-                ? trans.__(
-                    'GPU %1: %2 (MIG %3)',
-                    index,
-                    device.model,
-                    device.mig_profile
-                  )
-                : trans.__('GPU %1: %2', index, device.model)
-            ),
-            meter(
-              trans.__('Utilisation'),
-              device.utilization,
-              formatPercent(device.utilization),
-              `gpu-${index}-utilization`
-            ),
-            meter(
-              trans.__('Memory'),
-              percentOf(device.memory_used, device.memory_total),
-              formatBytePair(device.memory_used, device.memory_total),
-              `gpu-${index}-memory`
-            )
-          )
-        )
-      : [
-          h(
-            'p',
-            { class: 'cgu-Resources-noGpu', 'data-cgu': 'resources-no-gpu' },
-            gpuLines(resources, trans)[0]
-          )
-        ];
+    const gpuPart = gpuFigures(resources, trans);
     return [
       h('h3', {}, trans.__('Requested')),
       h(
@@ -315,8 +341,13 @@ export class ResourcesPanel extends ModelViewer {
         requestedText(resources, trans)
       ),
       h('h3', {}, trans.__('In use')),
-      meter(trans.__('CPU'), percent, cpuText, 'cpu'),
-      meter(trans.__('Memory'), memoryPercent, memoryText, 'memory'),
+      meter(trans.__('CPU'), percent, cpuText(resources, trans), 'cpu'),
+      meter(
+        trans.__('Memory'),
+        memoryPercent,
+        memoryText(resources, trans),
+        'memory'
+      ),
       h('h3', {}, trans.__('GPUs')),
       ...gpuPart
     ];

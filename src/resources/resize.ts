@@ -6,7 +6,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { CguAPI } from '../api';
 import { openFormDialog } from '../dialog';
-import { h, replaceChildren, uniqueId } from '../dom';
+import { Attributes, h, replaceChildren, uniqueId } from '../dom';
 import { formatNumber } from '../format';
 import { restartTarget } from '../platform/format';
 import { requestedText } from './format';
@@ -27,6 +27,70 @@ import {
 
 /* ------------------------------------------------------------------ resize */
 
+/** A labelled field of the Resize dialog, with an optional note. */
+function field(
+  label: string,
+  input: HTMLInputElement | HTMLSelectElement,
+  note?: string
+): HTMLElement {
+  const noteId = note ? uniqueId('cgu-resize-note') : null;
+  if (noteId) {
+    input.setAttribute('aria-describedby', noteId);
+  }
+  return h(
+    'div',
+    { class: 'cgu-Resize-field' },
+    h('label', { for: input.id }, label),
+    input,
+    note ? h('span', { id: noteId, class: 'cgu-Resize-note' }, note) : null
+  );
+}
+
+/** A number input of the Resize dialog named `resize-<name>`. */
+function numberInput(name: string, attributes: Attributes): HTMLInputElement {
+  return h('input', {
+    type: 'number',
+    id: uniqueId(`cgu-resize-${name}`),
+    class: 'jp-mod-styled',
+    ...attributes,
+    'data-cgu': `resize-${name}`
+  });
+}
+
+/** The GPU type choice, the notebook's own type included even when no longer offered. */
+function gpuTypeSelect(
+  quota: IQuota,
+  form: IResizeForm,
+  trans: TranslationBundle,
+  onchange: () => void
+): HTMLSelectElement {
+  const choices = gpuTypeChoices(quota, trans);
+  if (form.gpuType && !choices.some(c => c.value === form.gpuType)) {
+    // The notebook's type is no longer offered: keep it choosable.
+    choices.push({ value: form.gpuType, label: form.gpuType, allowed: true });
+  }
+  return h(
+    'select',
+    {
+      id: uniqueId('cgu-resize-gpu-type'),
+      class: 'jp-mod-styled',
+      'data-cgu': 'resize-gpu-type',
+      onchange
+    },
+    ...choices.map(choice =>
+      h(
+        'option',
+        {
+          value: choice.value,
+          selected: choice.value === form.gpuType,
+          disabled: !choice.allowed && choice.value !== form.gpuType
+        },
+        choice.label
+      )
+    )
+  );
+}
+
 /** The body of the Resize dialog. */
 export class ResizeBody
   extends Widget
@@ -37,75 +101,24 @@ export class ResizeBody
     this.addClass('cgu-Resize');
     this.node.dataset.cgu = 'resize-dialog';
     const form = resizeFormFrom(resources.requested);
-    const field = (
-      label: string,
-      input: HTMLInputElement | HTMLSelectElement,
-      note?: string
-    ): HTMLElement => {
-      const noteId = note ? uniqueId('cgu-resize-note') : null;
-      if (noteId) {
-        input.setAttribute('aria-describedby', noteId);
-      }
-      return h(
-        'div',
-        { class: 'cgu-Resize-field' },
-        h('label', { for: input.id }, label),
-        input,
-        note ? h('span', { id: noteId, class: 'cgu-Resize-note' }, note) : null
-      );
-    };
-    this._cpus = h('input', {
-      type: 'number',
-      id: uniqueId('cgu-resize-cpus'),
-      class: 'jp-mod-styled',
+    this._cpus = numberInput('cpus', {
       min: 0.1,
       step: 'any',
-      value: formatNumber(form.cpus, 3),
-      'data-cgu': 'resize-cpus'
+      value: formatNumber(form.cpus, 3)
     });
-    this._memory = h('input', {
-      type: 'number',
-      id: uniqueId('cgu-resize-memory'),
-      class: 'jp-mod-styled',
+    this._memory = numberInput('memory', {
       min: 0.1,
       step: 'any',
-      value: formatNumber(form.memoryGiB, 3),
-      'data-cgu': 'resize-memory'
+      value: formatNumber(form.memoryGiB, 3)
     });
-    const choices = gpuTypeChoices(quota, trans);
-    if (form.gpuType && !choices.some(c => c.value === form.gpuType)) {
-      // The notebook's type is no longer offered: keep it choosable.
-      choices.push({ value: form.gpuType, label: form.gpuType, allowed: true });
-    }
-    this._gpuType = h(
-      'select',
-      {
-        id: uniqueId('cgu-resize-gpu-type'),
-        class: 'jp-mod-styled',
-        'data-cgu': 'resize-gpu-type',
-        onchange: () => this._onGpuTypeChange()
-      },
-      ...choices.map(choice =>
-        h(
-          'option',
-          {
-            value: choice.value,
-            selected: choice.value === form.gpuType,
-            disabled: !choice.allowed && choice.value !== form.gpuType
-          },
-          choice.label
-        )
-      )
+    this._gpuType = gpuTypeSelect(quota, form, trans, () =>
+      this._onGpuTypeChange()
     );
-    this._gpus = h('input', {
-      type: 'number',
-      id: uniqueId('cgu-resize-gpus'),
-      class: 'jp-mod-styled',
+    this._gpus = numberInput('gpus', {
       min: 0,
       step: 1,
       value: form.gpus,
-      disabled: !form.gpuType,
-      'data-cgu': 'resize-gpus'
+      disabled: !form.gpuType
     });
     this._error = h('div', {
       class: 'cgu-Resize-error',
@@ -113,8 +126,16 @@ export class ResizeBody
       'data-cgu': 'resize-error',
       hidden: true
     });
-    replaceChildren(
-      this.node,
+    replaceChildren(this.node, ...this._children(quota, resources, trans));
+  }
+
+  /** The warning, the quota, the current size, the fields and the error. */
+  private _children(
+    quota: IQuota,
+    resources: IResources,
+    trans: TranslationBundle
+  ): HTMLElement[] {
+    return [
       h(
         'p',
         { class: 'cgu-Resize-warning' },
@@ -142,7 +163,7 @@ export class ResizeBody
         trans.__('how many GPUs of that type')
       ),
       this._error
-    );
+    ];
   }
 
   /** The form's values. */

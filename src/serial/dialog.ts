@@ -60,6 +60,21 @@ function grid(...fields: HTMLElement[]): HTMLElement {
   );
 }
 
+function parityChoices(trans: TranslationBundle): Choice[] {
+  return [
+    ['none', trans.__('none')],
+    ['even', trans.__('even')],
+    ['odd', trans.__('odd')]
+  ];
+}
+
+function flowChoices(trans: TranslationBundle): Choice[] {
+  return [
+    ['none', trans.__('none')],
+    ['hardware', trans.__('hardware (RTS/CTS)')]
+  ];
+}
+
 /** The form: a device, its line settings, and a place for what went wrong. */
 export class SerialForm extends Widget {
   constructor(
@@ -91,15 +106,7 @@ export class SerialForm extends Widget {
       ],
       String(o.dataBits)
     );
-    this.parity = select(
-      'serial-parity',
-      [
-        ['none', trans.__('none')],
-        ['even', trans.__('even')],
-        ['odd', trans.__('odd')]
-      ],
-      o.parity
-    );
+    this.parity = select('serial-parity', parityChoices(trans), o.parity);
     this.stopBits = select(
       'serial-stop-bits',
       [
@@ -108,20 +115,19 @@ export class SerialForm extends Widget {
       ],
       String(o.stopBits)
     );
-    this.flow = select(
-      'serial-flow',
-      [
-        ['none', trans.__('none')],
-        ['hardware', trans.__('hardware (RTS/CTS)')]
-      ],
-      o.flowControl
-    );
+    this.flow = select('serial-flow', flowChoices(trans), o.flowControl);
     this.error = h('p', {
       class: 'cgu-SerialError',
       role: 'alert',
       'data-cgu': 'serial-error'
     });
-    this.node.append(
+    this.node.append(...this.formChildren());
+  }
+
+  /** The sentence, the fields, the baud rates offered and the error. */
+  private formChildren(): HTMLElement[] {
+    const trans = this.trans;
+    return [
       h(
         'p',
         {},
@@ -130,25 +136,7 @@ export class SerialForm extends Widget {
         )
       ),
       grid(
-        field(
-          trans.__('Device'),
-          h(
-            'span',
-            {},
-            this.deviceLabel,
-            ' ',
-            h(
-              'button',
-              {
-                type: 'button',
-                class: 'jp-mod-styled jp-mod-reject',
-                'data-cgu': 'serial-choose',
-                onclick: () => void this.chooseDevice()
-              },
-              trans.__('Choose device…')
-            )
-          )
-        ),
+        field(trans.__('Device'), this.deviceControl()),
         field(trans.__('Baud rate'), this.baud),
         field(trans.__('Data bits'), this.dataBits),
         field(trans.__('Parity'), this.parity),
@@ -161,6 +149,26 @@ export class SerialForm extends Widget {
         ...BAUD_RATES.map(rate => h('option', { value: rate }))
       ),
       this.error
+    ];
+  }
+
+  /** The chosen device's name and the button that opens the browser's chooser. */
+  private deviceControl(): HTMLElement {
+    return h(
+      'span',
+      {},
+      this.deviceLabel,
+      ' ',
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'jp-mod-styled jp-mod-reject',
+          'data-cgu': 'serial-choose',
+          onclick: () => void this.chooseDevice()
+        },
+        this.trans.__('Choose device…')
+      )
     );
   }
 
@@ -291,33 +299,61 @@ export async function openSerialDialog(
 ): Promise<void> {
   const title = trans.__('Serial device');
   if (!webSerial()) {
-    const body = h('p', { 'data-cgu': 'serial-unsupported' });
-    body.textContent = unsupportedMessage(trans, window.isSecureContext);
-    await showDialog({
-      title,
-      body: new Widget({ node: body }),
-      buttons: [Dialog.okButton({ label: trans.__('Close') })]
-    });
+    await showUnsupported(title, trans);
     return;
   }
   const connection = manager.connection;
   if (connection) {
-    const view = new SerialAttachedView(connection, trans);
-    const result = await showDialog({
-      title,
-      body: view,
-      buttons: [
-        Dialog.cancelButton({ label: trans.__('Close') }),
-        Dialog.warnButton({ label: trans.__('Disconnect') })
-      ],
-      defaultButton: 0 // Enter closes; disconnecting takes a click
-    });
-    view.dispose();
-    if (result.button.accept) {
-      await manager.disconnect();
-    }
+    await showAttached(manager, connection, title, trans);
     return;
   }
+  await showConnectForm(manager, title, trans, defaults);
+}
+
+/** Tell a browser without Web Serial which browsers have it. */
+async function showUnsupported(
+  title: string,
+  trans: TranslationBundle
+): Promise<void> {
+  const body = h('p', { 'data-cgu': 'serial-unsupported' });
+  body.textContent = unsupportedMessage(trans, window.isSecureContext);
+  await showDialog({
+    title,
+    body: new Widget({ node: body }),
+    buttons: [Dialog.okButton({ label: trans.__('Close') })]
+  });
+}
+
+/** Show the attached device, with Disconnect. */
+async function showAttached(
+  manager: SerialManager,
+  connection: SerialConnection,
+  title: string,
+  trans: TranslationBundle
+): Promise<void> {
+  const view = new SerialAttachedView(connection, trans);
+  const result = await showDialog({
+    title,
+    body: view,
+    buttons: [
+      Dialog.cancelButton({ label: trans.__('Close') }),
+      Dialog.warnButton({ label: trans.__('Disconnect') })
+    ],
+    defaultButton: 0 // Enter closes; disconnecting takes a click
+  });
+  view.dispose();
+  if (result.button.accept) {
+    await manager.disconnect();
+  }
+}
+
+/** The form to choose a device and connect; stays open until it connects. */
+async function showConnectForm(
+  manager: SerialManager,
+  title: string,
+  trans: TranslationBundle,
+  defaults: ISerialOptions
+): Promise<void> {
   const form = new SerialForm(trans, defaults);
   const dialog = new CguDialog<void>({
     title,
@@ -326,30 +362,35 @@ export async function openSerialDialog(
       Dialog.cancelButton({ label: trans.__('Cancel') }),
       Dialog.okButton({ label: trans.__('Connect') })
     ],
-    onAccept: async () => {
-      const port = form.chosen ?? (await form.chooseDevice());
-      if (!port) {
-        form.showError(trans.__('Choose a device first.'));
-        return false;
-      }
-      const options = form.options();
-      if (typeof options === 'string') {
-        form.showError(options);
-        return false;
-      }
-      try {
-        await manager.connect(port, options);
-      } catch (error) {
-        form.showError(
-          trans.__('Could not connect: %1', (error as Error).message)
-        );
-        return false;
-      }
-      return true;
-    }
+    onAccept: () => connectFromForm(manager, form, trans)
   });
   dialog.addClass('cgu-SerialDialog');
   dialog.node.dataset.cgu = 'serial-dialog';
   markAcceptButton(dialog, 'serial-connect');
   await dialog.launch();
+}
+
+/** Connect the form's device with its line; false (the error shown) when it cannot. */
+async function connectFromForm(
+  manager: SerialManager,
+  form: SerialForm,
+  trans: TranslationBundle
+): Promise<boolean> {
+  const port = form.chosen ?? (await form.chooseDevice());
+  if (!port) {
+    form.showError(trans.__('Choose a device first.'));
+    return false;
+  }
+  const options = form.options();
+  if (typeof options === 'string') {
+    form.showError(options);
+    return false;
+  }
+  try {
+    await manager.connect(port, options);
+  } catch (error) {
+    form.showError(trans.__('Could not connect: %1', (error as Error).message));
+    return false;
+  }
+  return true;
 }

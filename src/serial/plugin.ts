@@ -12,7 +12,11 @@ import {
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
-import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import {
+  ITranslator,
+  nullTranslator,
+  TranslationBundle
+} from '@jupyterlab/translation';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { registerCommand } from '../commands';
 import { DOMAIN, ICguLabSession } from '../tokens';
@@ -58,83 +62,121 @@ export const serialPlugin: JupyterFrontEndPlugin<void> = {
     }
     const trans = (translator ?? nullTranslator).load(DOMAIN);
     const manager = new SerialManager(trans);
-    let defaults: ISerialOptions = DEFAULT_OPTIONS;
-    const open = () => openSerialDialog(manager, trans, defaults);
-
-    registerCommand(
-      app,
-      SerialCommandIDs.open,
-      {
-        label: trans.__('Serial Device…'),
-        caption: trans.__(
-          'Connect a serial device of this computer (Arduino, ESP32, micro:bit) to the notebook'
-        ),
-        icon: serialIcon,
-        execute: open
-      },
-      {
-        palette,
-        button: {
-          id: 'cgu-serial',
-          label: trans.__('Serial'),
-          tooltip: trans.__(
-            'Connect a serial device of this computer to the notebook'
-          ),
-          icon: serialIcon,
-          dataCgu: 'serial-button'
-        }
-      }
-    );
-    registerCommand(
-      app,
-      SerialCommandIDs.disconnect,
-      {
-        label: trans.__('Disconnect Serial Device'),
-        caption: trans.__(
-          'Close the serial port in the notebook and let the device go'
-        ),
-        isEnabled: () => manager.connection !== null,
-        execute: () => manager.disconnect()
-      },
-      { palette }
-    );
-    manager.changed.connect(() =>
-      app.commands.notifyCommandChanged(SerialCommandIDs.disconnect)
-    );
-
+    const state: ISerialState = { defaults: DEFAULT_OPTIONS, reattach: true };
+    const open = () => openSerialDialog(manager, trans, state.defaults);
+    registerOpen(app, trans, palette, open);
+    registerDisconnect(app, trans, palette, manager);
     if (statusBar) {
-      const item = new SerialStatusItem(manager, trans, () => void open());
-      statusBar.registerStatusItem(serialPlugin.id, {
-        item,
-        align: 'left',
-        rank: 5,
-        isActive: () => item.active,
-        activeStateChanged: manager.changed
-      });
+      addStatusItem(statusBar, manager, trans, open);
     }
-
-    let reattach = true;
-    const settingsLoaded = settingRegistry
-      ? settingRegistry
-          .load(serialPlugin.id)
-          .then(settings => {
-            const apply = () => {
-              defaults = optionsFromSettings(
-                key => settings.get(key).composite
-              );
-              reattach = settings.get('reattachOnReload').composite !== false;
-            };
-            apply();
-            settings.changed.connect(apply);
-          })
-          .catch(reason =>
-            console.error('cgu-lab: cannot load the serial settings', reason)
-          )
-      : Promise.resolve();
+    const settingsLoaded = loadSerialSettings(settingRegistry, state);
     void Promise.all([app.restored, settingsLoaded]).then(() => {
-      if (reattach) {
+      if (state.reattach) {
         void manager.reattach();
       }
     });
   }
 };
+
+/** The line settings the dialog starts with, and whether to re-attach after a reload. */
+interface ISerialState {
+  defaults: ISerialOptions;
+  reattach: boolean;
+}
+
+function registerOpen(
+  app: JupyterFrontEnd,
+  trans: TranslationBundle,
+  palette: ICommandPalette | null,
+  open: () => Promise<void>
+): void {
+  registerCommand(
+    app,
+    SerialCommandIDs.open,
+    {
+      label: trans.__('Serial Device…'),
+      caption: trans.__(
+        'Connect a serial device of this computer (Arduino, ESP32, micro:bit) to the notebook'
+      ),
+      icon: serialIcon,
+      execute: open
+    },
+    {
+      palette,
+      button: {
+        id: 'cgu-serial',
+        label: trans.__('Serial'),
+        tooltip: trans.__(
+          'Connect a serial device of this computer to the notebook'
+        ),
+        icon: serialIcon,
+        dataCgu: 'serial-button'
+      }
+    }
+  );
+}
+
+function registerDisconnect(
+  app: JupyterFrontEnd,
+  trans: TranslationBundle,
+  palette: ICommandPalette | null,
+  manager: SerialManager
+): void {
+  registerCommand(
+    app,
+    SerialCommandIDs.disconnect,
+    {
+      label: trans.__('Disconnect Serial Device'),
+      caption: trans.__(
+        'Close the serial port in the notebook and let the device go'
+      ),
+      isEnabled: () => manager.connection !== null,
+      execute: () => manager.disconnect()
+    },
+    { palette }
+  );
+  manager.changed.connect(() =>
+    app.commands.notifyCommandChanged(SerialCommandIDs.disconnect)
+  );
+}
+
+function addStatusItem(
+  statusBar: IStatusBar,
+  manager: SerialManager,
+  trans: TranslationBundle,
+  open: () => Promise<void>
+): void {
+  const item = new SerialStatusItem(manager, trans, () => void open());
+  statusBar.registerStatusItem(serialPlugin.id, {
+    item,
+    align: 'left',
+    rank: 5,
+    isActive: () => item.active,
+    activeStateChanged: manager.changed
+  });
+}
+
+/** Apply the serial settings now and whenever they change; resolves once loaded (or failed). */
+function loadSerialSettings(
+  settingRegistry: ISettingRegistry | null,
+  state: ISerialState
+): Promise<void> {
+  return settingRegistry
+    ? settingRegistry
+        .load(serialPlugin.id)
+        .then(settings => {
+          const apply = () => {
+            state.defaults = optionsFromSettings(
+              key => settings.get(key).composite
+            );
+            state.reattach =
+              settings.get('reattachOnReload').composite !== false;
+          };
+          apply();
+          settings.changed.connect(apply);
+        })
+        .catch(reason =>
+          console.error('cgu-lab: cannot load the serial settings', reason)
+        )
+    : Promise.resolve();
+}

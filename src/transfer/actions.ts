@@ -13,7 +13,7 @@ import { formatBytes } from '../format';
 import { allowanceText, archiveStem, joinPath, zipUrl } from './format';
 import { TransferPanel } from './panel';
 import { IPicked } from './pick';
-import { ContentsTransport } from './transport';
+import { ContentsTransport, IExtracted } from './transport';
 import { TransferError, Upload, IUploadProgress } from './upload';
 
 export interface ITransferContext {
@@ -95,49 +95,61 @@ export async function uploadInto(
   panel.showStatus(trans.__('Checking the names and your disk allowance…'));
   let skipped = 0;
   if (picked.files.length) {
-    try {
-      const plan = await upload.plan();
-      skipped = plan.skipped.length;
-      upload.exclude(plan.skipped.map(s => s.path));
-      if (plan.conflicts.length) {
-        const choice = await askAboutConflicts(trans, plan.conflicts);
-        if (choice === 'stop') {
-          panel.finish(trans.__('Nothing was uploaded.'), true);
-          return null;
-        }
-        if (choice === 'keep') {
-          upload.exclude(plan.conflicts);
-        }
-      }
-      panel.showStatus(allowanceText(trans, plan.used, plan.allowance), false);
-    } catch (error) {
-      panel.finish(failureText(error, trans), false);
+    const planned = await planUpload(trans, panel, upload);
+    if (planned === null) {
       return null;
     }
+    skipped = planned;
   }
   const result = await upload.run();
   await ctx.refresh();
-  const where = folder || trans.__('the home folder');
-  const leftOut = skipped
-    ? ' ' +
-      trans._n(
-        '(%1 hidden file left out)',
-        '(%1 hidden files left out)',
-        skipped
-      )
-    : '';
+  reportUpload(trans, panel, folder, result, skipped, keepOpen);
+  return result;
+}
+
+/**
+ * Check the names and the disk allowance and settle files that exist;
+ * resolves with how many hidden files were left out, or null when the user
+ * stopped or the server refused (the panel is finished then).
+ */
+async function planUpload(
+  trans: TranslationBundle,
+  panel: TransferPanel,
+  upload: Upload
+): Promise<number | null> {
+  try {
+    const plan = await upload.plan();
+    upload.exclude(plan.skipped.map(s => s.path));
+    if (plan.conflicts.length) {
+      const choice = await askAboutConflicts(trans, plan.conflicts);
+      if (choice === 'stop') {
+        panel.finish(trans.__('Nothing was uploaded.'), true);
+        return null;
+      }
+      if (choice === 'keep') {
+        upload.exclude(plan.conflicts);
+      }
+    }
+    panel.showStatus(allowanceText(trans, plan.used, plan.allowance), false);
+    return plan.skipped.length;
+  } catch (error) {
+    panel.finish(failureText(error, trans), false);
+    return null;
+  }
+}
+
+/** Finish the panel with the sentence for an upload's outcome. */
+function reportUpload(
+  trans: TranslationBundle,
+  panel: TransferPanel,
+  folder: string,
+  result: IUploadProgress,
+  skipped: number,
+  keepOpen: boolean
+): void {
   if (result.state === 'done') {
     if (!keepOpen) {
-      panel.finish(
-        trans._n(
-          'Uploaded %1 file (%2) to %3.',
-          'Uploaded %1 files (%2) to %3.',
-          result.done,
-          formatBytes(result.total),
-          where
-        ) + leftOut,
-        true
-      );
+      panel.finish(uploadedText(trans, folder, result, skipped), true);
     }
   } else if (result.state === 'cancelled') {
     panel.finish(
@@ -161,7 +173,33 @@ export async function uploadInto(
       false
     );
   }
-  return result;
+}
+
+/** The sentence for a finished upload, with the hidden files left out. */
+function uploadedText(
+  trans: TranslationBundle,
+  folder: string,
+  result: IUploadProgress,
+  skipped: number
+): string {
+  const where = folder || trans.__('the home folder');
+  const leftOut = skipped
+    ? ' ' +
+      trans._n(
+        '(%1 hidden file left out)',
+        '(%1 hidden files left out)',
+        skipped
+      )
+    : '';
+  return (
+    trans._n(
+      'Uploaded %1 file (%2) to %3.',
+      'Uploaded %1 files (%2) to %3.',
+      result.done,
+      formatBytes(result.total),
+      where
+    ) + leftOut
+  );
 }
 
 /** Open a panel and upload a tree into `folder`. */
@@ -197,49 +235,19 @@ export async function extractArchive(
 ): Promise<boolean> {
   const { trans } = ctx;
   const name = path.split('/').pop() ?? path;
-  if (!panel) {
-    panel = new TransferPanel(trans, trans.__('Extracting %1', name));
-    panel.open();
-  }
-  panel.setTitle(trans.__('Extracting %1', name));
-  panel.onCancel = () => undefined; // an extraction is all or nothing: it ends by itself
-  panel.showStatus(trans.__('Extracting %1…', name));
+  panel = showExtracting(trans, name, panel);
   let into: string | null = null;
   for (;;) {
     try {
       const result = await ctx.transport.extract(path, into, remove);
       await ctx.refresh();
-      panel.finish(
-        trans._n(
-          'Extracted %1 file (%2) into %3.',
-          'Extracted %1 files (%2) into %3.',
-          result.files,
-          formatBytes(result.bytes),
-          joinPath(result.folder, result.into ?? '') || '~'
-        ),
-        true
-      );
+      panel.finish(extractedText(trans, result), true);
       return true;
     } catch (error) {
-      const suggestion =
-        error instanceof TransferError && error.code === 'conflict'
-          ? String(error.details.suggestion ?? archiveStem(name))
-          : null;
-      if (suggestion && into === null) {
-        const answer = await showDialog({
-          title: trans.__('Extract into a new folder?'),
-          body: trans.__(
-            '%1 Extract into the new folder “%2” instead?',
-            failureText(error, trans),
-            suggestion
-          ),
-          buttons: [
-            Dialog.cancelButton(),
-            Dialog.okButton({ label: trans.__('Extract') })
-          ]
-        });
-        if (answer.button.accept) {
-          into = suggestion;
+      if (into === null) {
+        const folder = await askNewFolder(trans, error, name);
+        if (folder !== null) {
+          into = folder;
           continue;
         }
       }
@@ -251,6 +259,64 @@ export async function extractArchive(
       return false;
     }
   }
+}
+
+/** Title the panel (a new one unless given) for extracting `name`. */
+function showExtracting(
+  trans: TranslationBundle,
+  name: string,
+  panel?: TransferPanel
+): TransferPanel {
+  if (!panel) {
+    panel = new TransferPanel(trans, trans.__('Extracting %1', name));
+    panel.open();
+  }
+  panel.setTitle(trans.__('Extracting %1', name));
+  panel.onCancel = () => undefined; // an extraction is all or nothing: it ends by itself
+  panel.showStatus(trans.__('Extracting %1…', name));
+  return panel;
+}
+
+/** The sentence for a finished extraction. */
+function extractedText(trans: TranslationBundle, result: IExtracted): string {
+  return trans._n(
+    'Extracted %1 file (%2) into %3.',
+    'Extracted %1 files (%2) into %3.',
+    result.files,
+    formatBytes(result.bytes),
+    joinPath(result.folder, result.into ?? '') || '~'
+  );
+}
+
+/**
+ * When extracting failed because entries exist, offer the server's new
+ * folder; resolves with it when accepted, else null.
+ */
+async function askNewFolder(
+  trans: TranslationBundle,
+  error: unknown,
+  name: string
+): Promise<string | null> {
+  const suggestion =
+    error instanceof TransferError && error.code === 'conflict'
+      ? String(error.details.suggestion ?? archiveStem(name))
+      : null;
+  if (!suggestion) {
+    return null;
+  }
+  const answer = await showDialog({
+    title: trans.__('Extract into a new folder?'),
+    body: trans.__(
+      '%1 Extract into the new folder “%2” instead?',
+      failureText(error, trans),
+      suggestion
+    ),
+    buttons: [
+      Dialog.cancelButton(),
+      Dialog.okButton({ label: trans.__('Extract') })
+    ]
+  });
+  return answer.button.accept ? suggestion : null;
 }
 
 /** Upload an archive into `folder`, then extract it there and delete it. */
