@@ -20,7 +20,12 @@ import {
 } from '@jupyterlab/apputils';
 import { IMainMenu } from '@jupyterlab/mainmenu';
 import { INotebookTracker } from '@jupyterlab/notebook';
-import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import {
+  ITranslator,
+  nullTranslator,
+  TranslationBundle
+} from '@jupyterlab/translation';
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { Widget } from '@lumino/widgets';
 import { errorMessage, requestAPI } from '../api';
 import { currentPath, registerCommand } from '../commands';
@@ -147,60 +152,7 @@ export const competitionsPlugin: JupyterFrontEndPlugin<void> = {
           'Send a predictions file to a competition of your course'
         ),
         icon: competeIcon,
-        execute: async args => {
-          let competitions: ICompetition[];
-          try {
-            competitions = await requestAPI<ICompetition[]>('competitions');
-          } catch (error) {
-            await showErrorMessage(
-              trans.__('Cannot submit'),
-              errorMessage(error, trans)
-            );
-            return;
-          }
-          if (!competitions.length) {
-            await showErrorMessage(
-              trans.__('No competition is open'),
-              trans.__('None of your courses has a competition open now.')
-            );
-            return;
-          }
-          const given = currentPath(app, notebooks, args) ?? '';
-          const notebook = notebooks?.currentWidget?.context.path ?? null;
-          const path = fileFor(competitions[0], given, notebook);
-          const chosen = (id: number | null) =>
-            competitions.find(c => c.id === id);
-          const entry = await openFormDialog<IEntryForm, ICompetitionEntry>({
-            title: trans.__('Submit to Competition'),
-            body: new EntryFormBody(
-              competitions,
-              path || initialFile(given),
-              trans,
-              notebook
-            ),
-            acceptLabel: trans.__('Submit'),
-            acceptLandmark: 'competition-submit',
-            focusNodeSelector: 'select',
-            className: 'cgu-CompetitionDialog',
-            validate: value =>
-              validateEntry(
-                value.competitionId,
-                value.path,
-                trans,
-                chosen(value.competitionId)?.kind
-              ),
-            send: value =>
-              sendEntry(app, notebooks, value, chosen(value.competitionId)),
-            onDone: () => undefined,
-            trans
-          });
-          if (entry) {
-            const competition = competitions.find(
-              c => c.id === entry.competition_id
-            );
-            await reportScore(entry, competition, trans);
-          }
-        }
+        execute: args => submitToCompetition(app, notebooks, trans, args)
       },
       {
         palette,
@@ -224,3 +176,72 @@ export const competitionsPlugin: JupyterFrontEndPlugin<void> = {
     );
   }
 };
+
+/** The command: choose a competition and a file, send it, report its score. */
+async function submitToCompetition(
+  app: JupyterFrontEnd,
+  notebooks: INotebookTracker | null,
+  trans: TranslationBundle,
+  args: ReadonlyPartialJSONObject
+): Promise<void> {
+  const competitions = await openCompetitions(trans);
+  if (!competitions) {
+    return;
+  }
+  const given = currentPath(app, notebooks, args) ?? '';
+  const notebook = notebooks?.currentWidget?.context.path ?? null;
+  const path = fileFor(competitions[0], given, notebook);
+  const chosen = (id: number | null) => competitions.find(c => c.id === id);
+  const entry = await openFormDialog<IEntryForm, ICompetitionEntry>({
+    title: trans.__('Submit to Competition'),
+    body: new EntryFormBody(
+      competitions,
+      path || initialFile(given),
+      trans,
+      notebook
+    ),
+    acceptLabel: trans.__('Submit'),
+    acceptLandmark: 'competition-submit',
+    focusNodeSelector: 'select',
+    className: 'cgu-CompetitionDialog',
+    validate: value =>
+      validateEntry(
+        value.competitionId,
+        value.path,
+        trans,
+        chosen(value.competitionId)?.kind
+      ),
+    send: value =>
+      sendEntry(app, notebooks, value, chosen(value.competitionId)),
+    onDone: () => undefined,
+    trans
+  });
+  if (entry) {
+    const competition = competitions.find(c => c.id === entry.competition_id);
+    await reportScore(entry, competition, trans);
+  }
+}
+
+/** The open competitions; null (after saying why) when there is none to enter. */
+async function openCompetitions(
+  trans: TranslationBundle
+): Promise<ICompetition[] | null> {
+  let competitions: ICompetition[];
+  try {
+    competitions = await requestAPI<ICompetition[]>('competitions');
+  } catch (error) {
+    await showErrorMessage(
+      trans.__('Cannot submit'),
+      errorMessage(error, trans)
+    );
+    return null;
+  }
+  if (!competitions.length) {
+    await showErrorMessage(
+      trans.__('No competition is open'),
+      trans.__('None of your courses has a competition open now.')
+    );
+    return null;
+  }
+  return competitions;
+}

@@ -167,77 +167,7 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
 
   private _build(): void {
     const trans = this._trans;
-    const groupName = uniqueId('cgu-submit-assignment');
-    this._list = h('div', {
-      class: 'cgu-Submit-assignments',
-      'data-cgu': 'submit-assignments'
-    });
-    if (this._ordered.length === 0) {
-      this._list.appendChild(
-        h(
-          'p',
-          { class: 'cgu-Form-note', 'data-cgu': 'submit-no-assignments' },
-          trans.__('None of your groups has an assignment to submit to.')
-        )
-      );
-    }
-    const now = Date.now();
-    for (const assignment of this._ordered) {
-      const id = uniqueId('cgu-submit-assignment');
-      const detailsId = uniqueId('cgu-submit-details');
-      const state = deadlineState(assignment, now);
-      this._list.appendChild(
-        h(
-          'div',
-          {
-            class: `cgu-Submit-assignment cgu-Deadline-${state}`,
-            'data-cgu': 'submit-assignment',
-            'data-assignment-id': assignment.id,
-            'data-state': state
-          },
-          h('input', {
-            type: 'radio',
-            id,
-            name: groupName,
-            value: String(assignment.id),
-            checked: this._chosen?.id === assignment.id,
-            disabled: !assignment.open,
-            'aria-describedby': detailsId,
-            'data-cgu': 'submit-assignment-radio',
-            onchange: () => this._choose(assignment)
-          }),
-          h(
-            'label',
-            { for: id, title: assignment.description || '' },
-            assignmentTitle(assignment),
-            h('span', { class: 'cgu-Submit-group' }, ` · ${assignment.group}`)
-          ),
-          h(
-            'span',
-            { id: detailsId, class: 'cgu-Submit-details' },
-            h(
-              'span',
-              {
-                class: 'cgu-Submit-deadline',
-                'data-cgu': 'submit-deadline',
-                'data-assignment-id': assignment.id,
-                title: assignment.deadline
-                  ? new Date(assignment.deadline).toLocaleString()
-                  : ''
-              },
-              deadlineText(assignment, now, trans)
-            ),
-            ' · ',
-            h(
-              'span',
-              { 'data-cgu': 'submit-count' },
-              submissionCountText(assignment.submissions, trans)
-            ),
-            trans.__(' · limit %1', formatBytes(assignment.max_bytes))
-          )
-        )
-      );
-    }
+    this._list = this._assignmentList();
     this._note = h('textarea', {
       id: uniqueId('cgu-submit-note'),
       class: 'jp-mod-styled cgu-Form-textarea',
@@ -245,22 +175,7 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
       placeholder: trans.__('Anything the teaching staff should know'),
       'data-cgu': 'submit-note'
     });
-    this._error = h('div', {
-      class: 'cgu-Form-error',
-      role: 'alert',
-      'data-cgu': 'submit-error',
-      hidden: true
-    });
-    this._progressText = h('span', { class: 'cgu-Form-note' });
-    this._progress = h(
-      'div',
-      { class: 'cgu-Progress', 'data-cgu': 'submit-progress', hidden: true },
-      h('progress', {
-        class: 'cgu-Progress-bar',
-        'aria-label': trans.__('Submitting')
-      }),
-      this._progressText
-    );
+    this._buildProgress();
     replaceChildren(
       this.node,
       h(
@@ -279,6 +194,118 @@ export class SubmitBody extends Widget implements IKeyAwareBody {
       ),
       this._error,
       this._progress
+    );
+  }
+
+  /** One radio row per assignment, or a note that there is none. */
+  private _assignmentList(): HTMLElement {
+    const groupName = uniqueId('cgu-submit-assignment');
+    const list = h('div', {
+      class: 'cgu-Submit-assignments',
+      'data-cgu': 'submit-assignments'
+    });
+    if (this._ordered.length === 0) {
+      list.appendChild(
+        h(
+          'p',
+          { class: 'cgu-Form-note', 'data-cgu': 'submit-no-assignments' },
+          this._trans.__('None of your groups has an assignment to submit to.')
+        )
+      );
+    }
+    const now = Date.now();
+    for (const assignment of this._ordered) {
+      list.appendChild(this._assignmentRow(assignment, groupName, now));
+    }
+    return list;
+  }
+
+  private _assignmentRow(
+    assignment: IAssignment,
+    groupName: string,
+    now: number
+  ): HTMLElement {
+    const id = uniqueId('cgu-submit-assignment');
+    const detailsId = uniqueId('cgu-submit-details');
+    const state = deadlineState(assignment, now);
+    return h(
+      'div',
+      {
+        class: `cgu-Submit-assignment cgu-Deadline-${state}`,
+        'data-cgu': 'submit-assignment',
+        'data-assignment-id': assignment.id,
+        'data-state': state
+      },
+      h('input', {
+        type: 'radio',
+        id,
+        name: groupName,
+        value: String(assignment.id),
+        checked: this._chosen?.id === assignment.id,
+        disabled: !assignment.open,
+        'aria-describedby': detailsId,
+        'data-cgu': 'submit-assignment-radio',
+        onchange: () => this._choose(assignment)
+      }),
+      h(
+        'label',
+        { for: id, title: assignment.description || '' },
+        assignmentTitle(assignment),
+        h('span', { class: 'cgu-Submit-group' }, ` · ${assignment.group}`)
+      ),
+      this._assignmentDetails(assignment, detailsId, now)
+    );
+  }
+
+  /** The deadline, the submission count and the size limit of an assignment. */
+  private _assignmentDetails(
+    assignment: IAssignment,
+    detailsId: string,
+    now: number
+  ): HTMLElement {
+    const trans = this._trans;
+    return h(
+      'span',
+      { id: detailsId, class: 'cgu-Submit-details' },
+      h(
+        'span',
+        {
+          class: 'cgu-Submit-deadline',
+          'data-cgu': 'submit-deadline',
+          'data-assignment-id': assignment.id,
+          title: assignment.deadline
+            ? new Date(assignment.deadline).toLocaleString()
+            : ''
+        },
+        deadlineText(assignment, now, trans)
+      ),
+      ' · ',
+      h(
+        'span',
+        { 'data-cgu': 'submit-count' },
+        submissionCountText(assignment.submissions, trans)
+      ),
+      trans.__(' · limit %1', formatBytes(assignment.max_bytes))
+    );
+  }
+
+  /** The error line and the progress bar shown while submitting. */
+  private _buildProgress(): void {
+    this._error = h('div', {
+      class: 'cgu-Form-error',
+      role: 'alert',
+      'data-cgu': 'submit-error',
+      hidden: true
+    });
+    this._progressText = h('span', { class: 'cgu-Form-note' });
+    this._progress = h(
+      'div',
+      { class: 'cgu-Progress', 'data-cgu': 'submit-progress', hidden: true },
+      h('progress', {
+        class: 'cgu-Progress-bar',
+        'aria-label': this._trans.__('Submitting')
+      }),
+      this._progressText
     );
   }
 

@@ -13,7 +13,12 @@ import {
 } from '@jupyterlab/apputils';
 import { IMainMenu } from '@jupyterlab/mainmenu';
 import { INotebookTracker } from '@jupyterlab/notebook';
-import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import {
+  ITranslator,
+  nullTranslator,
+  TranslationBundle
+} from '@jupyterlab/translation';
+import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
 import { CguAPI, errorMessage } from '../api';
 import { currentPath, registerCommand } from '../commands';
 import { absoluteShareUrl } from '../format';
@@ -23,6 +28,7 @@ import { showReceiptDialog } from './receipt';
 import { notebookSources, suggestFiles } from './preselect';
 import { receiptSummary } from './format';
 import { CommandIDs, DOMAIN, ICguLabSession } from '../tokens';
+import { ISubmission } from '../apiTypes';
 
 /** Submit (owner): the toolbar button, the palette command and the File menu item. */
 export const submitPlugin: JupyterFrontEndPlugin<void> = {
@@ -52,61 +58,7 @@ export const submitPlugin: JupyterFrontEndPlugin<void> = {
           'Hand in files of this home for an assignment of your course'
         ),
         icon: submitIcon,
-        execute: async args => {
-          let assignments;
-          try {
-            assignments = await CguAPI.assignments();
-          } catch (error) {
-            await showErrorMessage(
-              trans.__('Cannot submit'),
-              errorMessage(error, trans)
-            );
-            return;
-          }
-          const path = currentPath(app, notebooks, args);
-          const requested = Number(args.assignmentId);
-          // What the notebook needs to run elsewhere: the files it reads, its template's.
-          const suggestions = await suggestFiles({
-            notebookPath: path,
-            sources: path
-              ? await notebookSources(app, notebooks, path).catch(() => [])
-              : []
-          });
-          const receipt = await openSubmitDialog({
-            assignments,
-            assignmentId: Number.isInteger(requested) ? requested : null,
-            initialPaths: path ? [path] : [],
-            suggestions,
-            trans,
-            onSubmitted: submitted => {
-              const url = absoluteShareUrl(
-                submitted.url,
-                window.location.origin
-              );
-              Notification.success(receiptSummary(submitted, trans), {
-                autoClose: 10000,
-                actions: submitted.url
-                  ? [
-                      {
-                        label: trans.__('Open receipt'),
-                        caption: url,
-                        displayType: 'link',
-                        callback: () => {
-                          window.open(url, '_blank', 'noopener');
-                        }
-                      }
-                    ]
-                  : []
-              });
-            }
-          });
-          if (receipt) {
-            await showReceiptDialog(receipt, trans);
-            void app.commands.execute(CommandIDs.refreshCourse).catch(() => {
-              /* no Course panel */
-            });
-          }
-        }
+        execute: args => submitAssignment(app, notebooks, trans, args)
       },
       {
         palette,
@@ -124,3 +76,67 @@ export const submitPlugin: JupyterFrontEndPlugin<void> = {
     );
   }
 };
+
+/** The Submit command: the dialog, then the receipt and a Course refresh. */
+async function submitAssignment(
+  app: JupyterFrontEnd,
+  notebooks: INotebookTracker | null,
+  trans: TranslationBundle,
+  args: ReadonlyPartialJSONObject
+): Promise<void> {
+  let assignments;
+  try {
+    assignments = await CguAPI.assignments();
+  } catch (error) {
+    await showErrorMessage(
+      trans.__('Cannot submit'),
+      errorMessage(error, trans)
+    );
+    return;
+  }
+  const path = currentPath(app, notebooks, args);
+  const requested = Number(args.assignmentId);
+  // What the notebook needs to run elsewhere: the files it reads, its template's.
+  const suggestions = await suggestFiles({
+    notebookPath: path,
+    sources: path
+      ? await notebookSources(app, notebooks, path).catch(() => [])
+      : []
+  });
+  const receipt = await openSubmitDialog({
+    assignments,
+    assignmentId: Number.isInteger(requested) ? requested : null,
+    initialPaths: path ? [path] : [],
+    suggestions,
+    trans,
+    onSubmitted: submitted => notifySubmitted(submitted, trans)
+  });
+  if (receipt) {
+    await showReceiptDialog(receipt, trans);
+    void app.commands.execute(CommandIDs.refreshCourse).catch(() => {
+      /* no Course panel */
+    });
+  }
+}
+
+function notifySubmitted(
+  submitted: ISubmission,
+  trans: TranslationBundle
+): void {
+  const url = absoluteShareUrl(submitted.url, window.location.origin);
+  Notification.success(receiptSummary(submitted, trans), {
+    autoClose: 10000,
+    actions: submitted.url
+      ? [
+          {
+            label: trans.__('Open receipt'),
+            caption: url,
+            displayType: 'link',
+            callback: () => {
+              window.open(url, '_blank', 'noopener');
+            }
+          }
+        ]
+      : []
+  });
+}

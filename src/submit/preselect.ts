@@ -122,33 +122,7 @@ export class SuggestionList extends Widget {
         total += s.size;
         count += 1;
       }
-      return h(
-        'li',
-        {
-          class: `cgu-Suggestions-item${included ? '' : ' cgu-mod-left-out'}`,
-          'data-cgu': 'submit-suggestion',
-          'data-path': s.path,
-          'data-included': included ? 'true' : 'false'
-        },
-        h(
-          'code',
-          { class: 'cgu-Suggestions-path' },
-          s.type === 'directory' ? `${s.path}/` : s.path
-        ),
-        h(
-          'span',
-          {
-            class: 'cgu-Suggestions-size',
-            'data-cgu': 'submit-suggestion-size'
-          },
-          formatBytes(s.size)
-        ),
-        h(
-          'span',
-          { class: 'cgu-Suggestions-why' },
-          included ? this._why(s) : this.trans.__('left out')
-        )
-      );
+      return this._row(s, included);
     });
     replaceChildren(
       this.node,
@@ -176,6 +150,36 @@ export class SuggestionList extends Widget {
           count,
           formatBytes(total)
         )
+      )
+    );
+  }
+
+  private _row(s: ISuggestion, included: boolean): HTMLElement {
+    return h(
+      'li',
+      {
+        class: `cgu-Suggestions-item${included ? '' : ' cgu-mod-left-out'}`,
+        'data-cgu': 'submit-suggestion',
+        'data-path': s.path,
+        'data-included': included ? 'true' : 'false'
+      },
+      h(
+        'code',
+        { class: 'cgu-Suggestions-path' },
+        s.type === 'directory' ? `${s.path}/` : s.path
+      ),
+      h(
+        'span',
+        {
+          class: 'cgu-Suggestions-size',
+          'data-cgu': 'submit-suggestion-size'
+        },
+        formatBytes(s.size)
+      ),
+      h(
+        'span',
+        { class: 'cgu-Suggestions-why' },
+        included ? this._why(s) : this.trans.__('left out')
       )
     );
   }

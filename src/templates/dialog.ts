@@ -145,8 +145,40 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
     const o = this._options.options;
     const form = this._form;
     const trans = this._trans;
-    // Which template: a new one, or a new version of one of mine.
-    this._existing = h(
+    this._existing = this._existingSelect();
+    this._buildNameInputs();
+
+    const { visibility, group } = visibilityFieldset(o, form, trans);
+    this._group = group;
+
+    const env = environmentFields(o, form, this._options.gpuTypes, trans);
+    this._environment = env.environment;
+    this._cpus = env.cpus;
+    this._memory = env.memory;
+    this._gpuType = env.gpuType;
+    this._gpus = env.gpus;
+
+    const progress = progressParts(trans);
+    this._error = progress.error;
+    this._progressText = progress.progressText;
+    this._progress = progress.progress;
+
+    replaceChildren(
+      this.node,
+      this._namesGrid(),
+      visibility,
+      this._environmentFieldset(),
+      this.picker.node,
+      this._error,
+      this._progress
+    );
+    this._updateVersionNote();
+  }
+
+  /** Which template: a new one, or a new version of one of mine. */
+  private _existingSelect(): HTMLSelectElement {
+    const trans = this._trans;
+    return h(
       'select',
       {
         id: uniqueId('cgu-template-existing'),
@@ -155,7 +187,7 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
         onchange: () => this._onExistingChange()
       },
       h('option', { value: NEW_TEMPLATE }, trans.__('A new template')),
-      ...o.templates.map(t =>
+      ...this._options.options.templates.map(t =>
         h(
           'option',
           { value: t.name },
@@ -163,11 +195,16 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
         )
       )
     );
+  }
+
+  /** The display name, name (slugified from the display name), description and version label. */
+  private _buildNameInputs(): void {
+    const trans = this._trans;
     this._displayName = h('input', {
       type: 'text',
       id: uniqueId('cgu-template-display-name'),
       class: 'jp-mod-styled',
-      value: form.displayName,
+      value: this._form.displayName,
       placeholder: trans.__('e.g. Intro to Machine Learning'),
       'data-cgu': 'template-display-name',
       oninput: () => {
@@ -181,7 +218,7 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
       type: 'text',
       id: uniqueId('cgu-template-name'),
       class: 'jp-mod-styled',
-      value: form.name,
+      value: this._form.name,
       placeholder: trans.__('e.g. ml-intro'),
       autocomplete: 'off',
       spellcheck: 'false',
@@ -209,63 +246,45 @@ export class TemplateBody extends Widget implements IKeyAwareBody {
       placeholder: trans.__('e.g. 2027 spring'),
       'data-cgu': 'template-version-label'
     });
+  }
 
-    // Visibility.
-    const { visibility, group } = visibilityFieldset(o, form, trans);
-    this._group = group;
+  private _namesGrid(): HTMLElement {
+    const trans = this._trans;
+    return h(
+      'div',
+      { class: 'cgu-Form-grid' },
+      formField(trans.__('Template'), this._existing),
+      formField(trans.__('Display name'), this._displayName),
+      formField(trans.__('Name'), this._name, this._versionNote),
+      formField(
+        trans.__('Version label'),
+        this._versionLabel,
+        trans.__('optional')
+      ),
+      formField(trans.__('Description'), this._description)
+    );
+  }
 
-    // Environment and resources.
-    const env = environmentFields(o, form, this._options.gpuTypes, trans);
-    this._environment = env.environment;
-    this._cpus = env.cpus;
-    this._memory = env.memory;
-    this._gpuType = env.gpuType;
-    this._gpus = env.gpus;
-
-    const progress = progressParts(trans);
-    this._error = progress.error;
-    this._progressText = progress.progressText;
-    this._progress = progress.progress;
-
-    replaceChildren(
-      this.node,
+  private _environmentFieldset(): HTMLElement {
+    const trans = this._trans;
+    return h(
+      'fieldset',
+      { class: 'cgu-Form-fieldset' },
+      h('legend', {}, trans.__('Environment and default resources')),
       h(
         'div',
         { class: 'cgu-Form-grid' },
-        formField(trans.__('Template'), this._existing),
-        formField(trans.__('Display name'), this._displayName),
-        formField(trans.__('Name'), this._name, this._versionNote),
+        formField(trans.__('Environment'), this._environment),
+        formField(trans.__('CPUs'), this._cpus, trans.__('e.g. 2 or 0.5')),
         formField(
-          trans.__('Version label'),
-          this._versionLabel,
-          trans.__('optional')
+          trans.__('Memory (GiB)'),
+          this._memory,
+          trans.__('e.g. 4 or 0.5')
         ),
-        formField(trans.__('Description'), this._description)
-      ),
-      visibility,
-      h(
-        'fieldset',
-        { class: 'cgu-Form-fieldset' },
-        h('legend', {}, trans.__('Environment and default resources')),
-        h(
-          'div',
-          { class: 'cgu-Form-grid' },
-          formField(trans.__('Environment'), this._environment),
-          formField(trans.__('CPUs'), this._cpus, trans.__('e.g. 2 or 0.5')),
-          formField(
-            trans.__('Memory (GiB)'),
-            this._memory,
-            trans.__('e.g. 4 or 0.5')
-          ),
-          formField(trans.__('GPU type'), this._gpuType),
-          formField(trans.__('GPUs'), this._gpus)
-        )
-      ),
-      this.picker.node,
-      this._error,
-      this._progress
+        formField(trans.__('GPU type'), this._gpuType),
+        formField(trans.__('GPUs'), this._gpus)
+      )
     );
-    this._updateVersionNote();
   }
 
   dispose(): void {

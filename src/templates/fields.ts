@@ -39,8 +39,39 @@ export function visibilityFieldset(
   form: ITemplateForm,
   trans: TranslationBundle
 ): { visibility: HTMLElement; group: HTMLSelectElement } {
-  const visibilityName = uniqueId('cgu-template-visibility');
-  const group = h(
+  const name = uniqueId('cgu-template-visibility');
+  const group = groupSelect(o, form, trans);
+  const choice = (
+    value: TemplateVisibility,
+    label: string,
+    extra: HTMLElement | null,
+    disabled = false
+  ) => visibilityChoice({ name, value, label, extra, disabled, form, group });
+  const visibility = h(
+    'fieldset',
+    { class: 'cgu-Form-fieldset' },
+    h('legend', {}, trans.__('Who may use it')),
+    choice('public', trans.__('Everyone on the platform'), null),
+    choice(
+      'group',
+      o.groups.length
+        ? trans.__('A group:')
+        : trans.__('A group (you belong to none)'),
+      o.groups.length ? group : null,
+      o.groups.length === 0
+    ),
+    choice('private', trans.__('Only me'), null)
+  );
+  return { visibility, group };
+}
+
+/** The select of the group that may use the template. */
+function groupSelect(
+  o: ITemplateOptions,
+  form: ITemplateForm,
+  trans: TranslationBundle
+): HTMLSelectElement {
+  return h(
     'select',
     {
       id: uniqueId('cgu-template-group'),
@@ -57,48 +88,40 @@ export function visibilityFieldset(
       )
     )
   );
-  const visibilityChoice = (
-    value: TemplateVisibility,
-    label: string,
-    extra: HTMLElement | null,
-    disabled = false
-  ): HTMLElement => {
-    const id = uniqueId(`cgu-template-visibility-${value}`);
-    return h(
-      'div',
-      { class: 'cgu-Form-radio' },
-      h('input', {
-        type: 'radio',
-        id,
-        name: visibilityName,
-        value,
-        checked: form.visibility === value,
-        disabled,
-        'data-cgu': `template-visibility-${value}`,
-        onchange: () => {
-          group.disabled = value !== 'group';
-        }
-      }),
-      h('label', { for: id }, label),
-      extra
-    );
-  };
-  const visibility = h(
-    'fieldset',
-    { class: 'cgu-Form-fieldset' },
-    h('legend', {}, trans.__('Who may use it')),
-    visibilityChoice('public', trans.__('Everyone on the platform'), null),
-    visibilityChoice(
-      'group',
-      o.groups.length
-        ? trans.__('A group:')
-        : trans.__('A group (you belong to none)'),
-      o.groups.length ? group : null,
-      o.groups.length === 0
-    ),
-    visibilityChoice('private', trans.__('Only me'), null)
+}
+
+/** One radio button of the visibility fieldset. */
+function visibilityChoice(choice: {
+  /** The radio group's name. */
+  name: string;
+  value: TemplateVisibility;
+  label: string;
+  extra: HTMLElement | null;
+  disabled: boolean;
+  form: ITemplateForm;
+  /** Enabled only while "group" is checked. */
+  group: HTMLSelectElement;
+}): HTMLElement {
+  const { value, group } = choice;
+  const id = uniqueId(`cgu-template-visibility-${value}`);
+  return h(
+    'div',
+    { class: 'cgu-Form-radio' },
+    h('input', {
+      type: 'radio',
+      id,
+      name: choice.name,
+      value,
+      checked: choice.form.visibility === value,
+      disabled: choice.disabled,
+      'data-cgu': `template-visibility-${value}`,
+      onchange: () => {
+        group.disabled = value !== 'group';
+      }
+    }),
+    h('label', { for: id }, choice.label),
+    choice.extra
   );
-  return { visibility, group };
 }
 
 /** The environment select and the default resources of the template. */
@@ -114,6 +137,31 @@ export function environmentFields(
   gpuType: HTMLSelectElement;
   gpus: HTMLInputElement;
 } {
+  const environment = environmentSelect(o, form);
+  const r = form.resources;
+  const cpus = amountInput('cpus', r.cpus);
+  const memory = amountInput('memory', r.memoryGiB);
+  const gpuType = gpuTypeSelect(gpuTypes, r.gpuType, trans, () =>
+    syncGpuCount(gpuType, gpus)
+  );
+  const gpus = h('input', {
+    type: 'number',
+    id: uniqueId('cgu-template-gpus'),
+    class: 'jp-mod-styled',
+    min: 0,
+    step: 1,
+    value: r.gpus,
+    disabled: !r.gpuType,
+    'data-cgu': 'template-gpus'
+  });
+  return { environment, cpus, memory, gpuType, gpus };
+}
+
+/** The environments offered, plus the form's own when the server lacks it. */
+function environmentSelect(
+  o: ITemplateOptions,
+  form: ITemplateForm
+): HTMLSelectElement {
   const environment = h(
     'select',
     {
@@ -137,65 +185,61 @@ export function environmentFields(
       h('option', { value: form.environment, selected: true }, form.environment)
     );
   }
-  const r = form.resources;
-  const cpus = h('input', {
+  return environment;
+}
+
+/** The CPUs or memory (GiB) input. */
+function amountInput(what: 'cpus' | 'memory', value: number): HTMLInputElement {
+  return h('input', {
     type: 'number',
-    id: uniqueId('cgu-template-cpus'),
+    id: uniqueId(`cgu-template-${what}`),
     class: 'jp-mod-styled',
     min: 0.1,
     step: 'any',
-    value: formatNumber(r.cpus, 3),
-    'data-cgu': 'template-cpus'
+    value: formatNumber(value, 3),
+    'data-cgu': `template-${what}`
   });
-  const memory = h('input', {
-    type: 'number',
-    id: uniqueId('cgu-template-memory'),
-    class: 'jp-mod-styled',
-    min: 0.1,
-    step: 'any',
-    value: formatNumber(r.memoryGiB, 3),
-    'data-cgu': 'template-memory'
-  });
+}
+
+/** "No GPU" and the GPU types, plus the form's own when not offered. */
+function gpuTypeSelect(
+  gpuTypes: ReadonlyArray<IGpuType>,
+  selected: string,
+  trans: TranslationBundle,
+  onchange: () => void
+): HTMLSelectElement {
   const types = [...gpuTypes];
-  if (r.gpuType && !types.some(t => t.name === r.gpuType)) {
-    types.push({ name: r.gpuType, display_name: r.gpuType, capacity: 0 });
+  if (selected && !types.some(t => t.name === selected)) {
+    types.push({ name: selected, display_name: selected, capacity: 0 });
   }
-  const gpuType = h(
+  return h(
     'select',
     {
       id: uniqueId('cgu-template-gpu-type'),
       class: 'jp-mod-styled',
       'data-cgu': 'template-gpu-type',
-      onchange: () => {
-        const type = gpuType.value;
-        gpus.disabled = !type;
-        if (!type) {
-          gpus.value = '0';
-        } else if (Number(gpus.value) < 1) {
-          gpus.value = '1';
-        }
-      }
+      onchange
     },
-    h('option', { value: '', selected: !r.gpuType }, trans.__('No GPU')),
+    h('option', { value: '', selected: !selected }, trans.__('No GPU')),
     ...types.map(t =>
       h(
         'option',
-        { value: t.name, selected: t.name === r.gpuType },
+        { value: t.name, selected: t.name === selected },
         t.display_name || t.name
       )
     )
   );
-  const gpus = h('input', {
-    type: 'number',
-    id: uniqueId('cgu-template-gpus'),
-    class: 'jp-mod-styled',
-    min: 0,
-    step: 1,
-    value: r.gpus,
-    disabled: !r.gpuType,
-    'data-cgu': 'template-gpus'
-  });
-  return { environment, cpus, memory, gpuType, gpus };
+}
+
+/** No GPU type means no GPUs; a GPU type means at least one. */
+function syncGpuCount(gpuType: HTMLSelectElement, gpus: HTMLInputElement) {
+  const type = gpuType.value;
+  gpus.disabled = !type;
+  if (!type) {
+    gpus.value = '0';
+  } else if (Number(gpus.value) < 1) {
+    gpus.value = '1';
+  }
 }
 
 /** The error line and the progress bar shown while saving. */

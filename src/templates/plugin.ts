@@ -14,7 +14,11 @@ import {
 import { PathExt } from '@jupyterlab/coreutils';
 import { IMainMenu } from '@jupyterlab/mainmenu';
 import { INotebookTracker } from '@jupyterlab/notebook';
-import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import {
+  ITranslator,
+  nullTranslator,
+  TranslationBundle
+} from '@jupyterlab/translation';
 import { CguAPI, errorMessage } from '../api';
 import { currentPath, registerCommand } from '../commands';
 import { absoluteShareUrl, formatBytes } from '../format';
@@ -22,6 +26,7 @@ import { templateIcon } from '../icons';
 import { filesText } from '../files/selection';
 import { openTemplateDialog } from './dialog';
 import { CommandIDs, DOMAIN, ICguLabSession } from '../tokens';
+import { ITemplateCreated } from '../apiTypes';
 
 /**
  * Save as template (teachers, TAs and admins): the toolbar button, the palette
@@ -61,94 +66,130 @@ export const templatesPlugin: JupyterFrontEndPlugin<void> = {
         );
         return false;
       });
-
-    registerCommand(
-      app,
-      CommandIDs.saveTemplate,
-      {
-        label: trans.__('Save as Template…'),
-        caption: trans.__(
-          'Publish files of this home, an environment and default resources as a template'
-        ),
-        icon: templateIcon,
-        isVisible: () => canPublish,
-        execute: async args => {
-          let options, quota;
-          try {
-            [options, quota] = await Promise.all([
-              CguAPI.templateOptions(),
-              CguAPI.quota().catch(() => null)
-            ]);
-          } catch (error) {
-            await showErrorMessage(
-              trans.__('Cannot save a template'),
-              errorMessage(error, trans)
-            );
-            return;
-          }
-          if (!options.can_publish) {
-            await showErrorMessage(
-              trans.__('Cannot save a template'),
-              trans.__(
-                'Only teachers, teaching assistants and administrators can publish templates.'
-              )
-            );
-            return;
-          }
-          const path = currentPath(app, notebooks, args);
-          const baseName = path
-            ? PathExt.basename(path, PathExt.extname(path))
-            : '';
-          await openTemplateDialog({
-            options,
-            gpuTypes: quota?.gpu_types ?? [],
-            initialPaths: path ? [path] : [],
-            displayName: baseName,
-            trans,
-            onCreated: created => {
-              const url = absoluteShareUrl(created.url, window.location.origin);
-              Notification.success(
-                trans.__(
-                  'Saved template "%1" version %2: %3, %4.',
-                  created.name,
-                  created.version,
-                  filesText(created.files, trans),
-                  formatBytes(created.bytes)
-                ),
-                {
-                  autoClose: false,
-                  actions: created.url
-                    ? [
-                        {
-                          label: trans.__('Open template page'),
-                          caption: url,
-                          displayType: 'link',
-                          callback: () => {
-                            window.open(url, '_blank', 'noopener');
-                          }
-                        }
-                      ]
-                    : []
-                }
-              );
-            }
-          });
-        }
-      },
-      {
-        palette,
-        fileMenu: { mainMenu, rank: 98 },
-        button: {
-          id: 'cgu-save-template',
-          label: trans.__('Save as template'),
-          tooltip: trans.__(
-            'Publish this notebook and other files of your home as a template'
-          ),
-          icon: templateIcon,
-          dataCgu: 'save-template-button',
-          visible: allowed
-        }
-      }
-    );
+    registerSaveTemplate(app, trans, {
+      notebooks,
+      palette,
+      mainMenu,
+      isVisible: () => canPublish,
+      allowed
+    });
   }
 };
+
+/** Where the Save-as-template command shows, and when. */
+interface ISaveTemplatePlaces {
+  notebooks: INotebookTracker | null;
+  palette: ICommandPalette | null;
+  mainMenu: IMainMenu | null;
+  isVisible: () => boolean;
+  /** Resolves with whether the toolbar button shows. */
+  allowed: Promise<boolean>;
+}
+
+function registerSaveTemplate(
+  app: JupyterFrontEnd,
+  trans: TranslationBundle,
+  places: ISaveTemplatePlaces
+): void {
+  registerCommand(
+    app,
+    CommandIDs.saveTemplate,
+    {
+      label: trans.__('Save as Template…'),
+      caption: trans.__(
+        'Publish files of this home, an environment and default resources as a template'
+      ),
+      icon: templateIcon,
+      isVisible: places.isVisible,
+      execute: args =>
+        saveTemplate(() => currentPath(app, places.notebooks, args), trans)
+    },
+    {
+      palette: places.palette,
+      fileMenu: { mainMenu: places.mainMenu, rank: 98 },
+      button: {
+        id: 'cgu-save-template',
+        label: trans.__('Save as template'),
+        tooltip: trans.__(
+          'Publish this notebook and other files of your home as a template'
+        ),
+        icon: templateIcon,
+        dataCgu: 'save-template-button',
+        visible: places.allowed
+      }
+    }
+  );
+}
+
+/**
+ * Asks the server what may be published, then opens the dialog on the path
+ * `pathNow` gives once the server has answered.
+ */
+async function saveTemplate(
+  pathNow: () => string | null,
+  trans: TranslationBundle
+): Promise<void> {
+  let options, quota;
+  try {
+    [options, quota] = await Promise.all([
+      CguAPI.templateOptions(),
+      CguAPI.quota().catch(() => null)
+    ]);
+  } catch (error) {
+    await showErrorMessage(
+      trans.__('Cannot save a template'),
+      errorMessage(error, trans)
+    );
+    return;
+  }
+  if (!options.can_publish) {
+    await showErrorMessage(
+      trans.__('Cannot save a template'),
+      trans.__(
+        'Only teachers, teaching assistants and administrators can publish templates.'
+      )
+    );
+    return;
+  }
+  const path = pathNow();
+  const baseName = path ? PathExt.basename(path, PathExt.extname(path)) : '';
+  await openTemplateDialog({
+    options,
+    gpuTypes: quota?.gpu_types ?? [],
+    initialPaths: path ? [path] : [],
+    displayName: baseName,
+    trans,
+    onCreated: created => notifyTemplateSaved(created, trans)
+  });
+}
+
+function notifyTemplateSaved(
+  created: ITemplateCreated,
+  trans: TranslationBundle
+): void {
+  const url = absoluteShareUrl(created.url, window.location.origin);
+  Notification.success(
+    trans.__(
+      'Saved template "%1" version %2: %3, %4.',
+      created.name,
+      created.version,
+      filesText(created.files, trans),
+      formatBytes(created.bytes)
+    ),
+    {
+      autoClose: false,
+      actions: created.url
+        ? [
+            {
+              label: trans.__('Open template page'),
+              caption: url,
+              displayType: 'link',
+              callback: () => {
+                window.open(url, '_blank', 'noopener');
+              }
+            }
+          ]
+        : []
+    }
+  );
+}
