@@ -15,7 +15,11 @@ import {
 } from '@jupyterlab/application';
 import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
 import { ILauncher } from '@jupyterlab/launcher';
-import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import {
+  ITranslator,
+  nullTranslator,
+  TranslationBundle
+} from '@jupyterlab/translation';
 import { requestAPI } from '../api';
 import { DOMAIN, ICguLabSession, PALETTE_CATEGORY } from '../tokens';
 import { DesktopPanel } from './desktop';
@@ -30,6 +34,84 @@ import {
 
 /** The URL parameter the portal's app links carry. */
 const OPEN_PARAMETER = 'cgu-app';
+
+/** Opens the desktop in a tab, or brings its open tab to the front. */
+function desktopOpener(
+  app: JupyterFrontEnd,
+  trans: TranslationBundle
+): (entry: IApp) => void {
+  const settings = app.serviceManager.serverSettings;
+  let desktop: MainAreaWidget<DesktopPanel> | null = null;
+  return (entry: IApp): void => {
+    if (desktop && !desktop.isDisposed) {
+      app.shell.activateById(desktop.id);
+      return;
+    }
+    const panel = new DesktopPanel({
+      url: desktopSocketUrl(settings.wsUrl, entry),
+      viewOnly: !entry.interactive,
+      trans
+    });
+    desktop = new MainAreaWidget({ content: panel });
+    desktop.id = 'cgu-lab-desktop-area';
+    desktop.title.label = panel.title.label;
+    desktop.title.icon = iconFor('desktop', entry.name, '');
+    desktop.title.closable = true;
+    app.shell.add(desktop, 'main');
+    app.shell.activateById(desktop.id);
+  };
+}
+
+/** The command that opens one app, in the launcher and the palette. */
+function addAppCommand(
+  app: JupyterFrontEnd,
+  entry: IApp,
+  rank: number,
+  options: {
+    trans: TranslationBundle;
+    category: string;
+    openDesktop: (entry: IApp) => void;
+    launcher: ILauncher | null;
+    palette: ICommandPalette | null;
+  }
+): void {
+  const { trans, category, openDesktop, launcher, palette } = options;
+  const settings = app.serviceManager.serverSettings;
+  const command = openCommandId(entry.name);
+  const icon = iconFor(entry.kind, entry.name, entry.icon);
+  const label =
+    entry.kind === 'desktop' && !entry.interactive
+      ? trans.__('Watch the desktop')
+      : entry.title;
+  app.commands.addCommand(command, {
+    label,
+    caption:
+      entry.kind === 'desktop'
+        ? trans.__('A Linux desktop in this notebook, in a tab')
+        : trans.__('%1 in a new browser tab', entry.title),
+    icon,
+    execute: () => {
+      if (entry.kind === 'desktop') {
+        openDesktop(entry);
+      } else {
+        window.open(appPageUrl(settings.baseUrl, entry), '_blank');
+      }
+    }
+  });
+  launcher?.add({ command, category, rank });
+  palette?.addItem({ command, category: PALETTE_CATEGORY });
+}
+
+/** Opens the app the portal's link names, once the layout is restored. */
+function openRequestedApp(app: JupyterFrontEnd, list: IAppList): void {
+  const wanted = new URLSearchParams(window.location.search).get(
+    OPEN_PARAMETER
+  );
+  if (wanted && list.apps.some(a => a.name === wanted)) {
+    // Not awaited: the layout is restored only once every plugin has activated.
+    void app.restored.then(() => app.commands.execute(openCommandId(wanted)));
+  }
+}
 
 export const appsPlugin: JupyterFrontEndPlugin<void> = {
   id: 'cgu-lab:apps',
@@ -56,61 +138,17 @@ export const appsPlugin: JupyterFrontEndPlugin<void> = {
     } catch {
       return; // no apps here (an older server, or none offered)
     }
-    const settings = app.serviceManager.serverSettings;
-    let desktop: MainAreaWidget<DesktopPanel> | null = null;
-
-    const openDesktop = (entry: IApp): void => {
-      if (desktop && !desktop.isDisposed) {
-        app.shell.activateById(desktop.id);
-        return;
-      }
-      const panel = new DesktopPanel({
-        url: desktopSocketUrl(settings.wsUrl, entry),
-        viewOnly: !entry.interactive,
-        trans
-      });
-      desktop = new MainAreaWidget({ content: panel });
-      desktop.id = 'cgu-lab-desktop-area';
-      desktop.title.label = panel.title.label;
-      desktop.title.icon = iconFor('desktop', entry.name, '');
-      desktop.title.closable = true;
-      app.shell.add(desktop, 'main');
-      app.shell.activateById(desktop.id);
-    };
-
+    const openDesktop = desktopOpener(app, trans);
     const category = trans.__('Apps');
-    list.apps.forEach((entry, rank) => {
-      const command = openCommandId(entry.name);
-      const icon = iconFor(entry.kind, entry.name, entry.icon);
-      const label =
-        entry.kind === 'desktop' && !entry.interactive
-          ? trans.__('Watch the desktop')
-          : entry.title;
-      app.commands.addCommand(command, {
-        label,
-        caption:
-          entry.kind === 'desktop'
-            ? trans.__('A Linux desktop in this notebook, in a tab')
-            : trans.__('%1 in a new browser tab', entry.title),
-        icon,
-        execute: () => {
-          if (entry.kind === 'desktop') {
-            openDesktop(entry);
-          } else {
-            window.open(appPageUrl(settings.baseUrl, entry), '_blank');
-          }
-        }
-      });
-      launcher?.add({ command, category, rank });
-      palette?.addItem({ command, category: PALETTE_CATEGORY });
-    });
-
-    const wanted = new URLSearchParams(window.location.search).get(
-      OPEN_PARAMETER
+    list.apps.forEach((entry, rank) =>
+      addAppCommand(app, entry, rank, {
+        trans,
+        category,
+        openDesktop,
+        launcher,
+        palette
+      })
     );
-    if (wanted && list.apps.some(a => a.name === wanted)) {
-      // Not awaited: the layout is restored only once every plugin has activated.
-      void app.restored.then(() => app.commands.execute(openCommandId(wanted)));
-    }
+    openRequestedApp(app, list);
   }
 };

@@ -22,9 +22,13 @@ import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { PathExt, URLExt } from '@jupyterlab/coreutils';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { IMainMenu } from '@jupyterlab/mainmenu';
-import { ServerConnection } from '@jupyterlab/services';
+import { Contents, ServerConnection } from '@jupyterlab/services';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
-import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import {
+  ITranslator,
+  nullTranslator,
+  TranslationBundle
+} from '@jupyterlab/translation';
 import { pasteIcon } from '@jupyterlab/ui-components';
 import { registerCommand } from '../commands';
 import { formatBytes } from '../format';
@@ -32,7 +36,12 @@ import { DOMAIN, ICguLabSession } from '../tokens';
 import { BrowserClipboard } from './access';
 import { ClipboardBridge } from './bridge';
 import { PasteProblem, pasteIntoFolder } from './pasteFile';
-import { DEFAULT_SETTINGS, mustConfirm, settingsFrom } from './protocol';
+import {
+  DEFAULT_SETTINGS,
+  IClipboardSettings,
+  mustConfirm,
+  settingsFrom
+} from './protocol';
 
 /** The commands of the Clipboard feature. */
 export namespace ClipboardCommandIDs {
@@ -47,6 +56,145 @@ function channelUrl(settings: ServerConnection.ISettings): string {
     url += `?token=${encodeURIComponent(settings.token)}`;
   }
   return url;
+}
+
+async function pasteFileInto(
+  folder: string,
+  contents: Contents.IManager,
+  browser: IDefaultFileBrowser | null,
+  trans: TranslationBundle
+): Promise<void> {
+  try {
+    const pasted = await pasteIntoFolder(contents, folder, trans);
+    Notification.success(
+      trans.__(
+        'Saved %1 (%2) from the clipboard.',
+        pasted.path,
+        formatBytes(pasted.size)
+      ),
+      { autoClose: 6000 }
+    );
+    if (browser && browser.model.path === folder) {
+      await browser.model.refresh();
+      await browser.selectItemByName(PathExt.basename(pasted.path));
+    }
+  } catch (error) {
+    Notification.error(
+      error instanceof PasteProblem
+        ? error.message
+        : trans.__(
+            'The clipboard could not be saved as a file: %1',
+            (error as Error).message || String(error)
+          ),
+      { autoClose: 15_000 }
+    );
+  }
+}
+
+function registerPasteFileCommand(
+  app: JupyterFrontEnd,
+  trans: TranslationBundle,
+  browser: IDefaultFileBrowser | null,
+  palette: ICommandPalette | null,
+  mainMenu: IMainMenu | null
+): void {
+  const contents = app.serviceManager.contents;
+  registerCommand(
+    app,
+    ClipboardCommandIDs.pasteFile,
+    {
+      label: trans.__('Paste Image/File from Clipboard'),
+      caption: trans.__(
+        "Save what this computer's clipboard holds (an image as PNG, text as .txt) as a new file in the current folder"
+      ),
+      icon: pasteIcon,
+      execute: async args => {
+        const path = typeof args.path === 'string' ? args.path : null;
+        const folder =
+          path !== null
+            ? PathExt.dirname(contents.localPath(path))
+            : (browser?.model.path ?? '');
+        await pasteFileInto(folder, contents, browser, trans);
+      }
+    },
+    {
+      palette,
+      fileMenu: { mainMenu, rank: 3 },
+      contextMenu: { selector: '.jp-DirListing-content', rank: 6 },
+      button: {
+        id: 'cgu-clipboard-paste',
+        label: trans.__('Paste file'),
+        tooltip: trans.__(
+          "Save the image or text on this computer's clipboard as a file next to this notebook"
+        ),
+        icon: pasteIcon,
+        dataCgu: 'clipboard-paste-button',
+        after: ['cgu-serial', 'cgu-share', 'spacer']
+      }
+    }
+  );
+}
+
+function registerAllowCommand(
+  app: JupyterFrontEnd,
+  trans: TranslationBundle,
+  palette: ICommandPalette | null
+): void {
+  registerCommand(
+    app,
+    ClipboardCommandIDs.allow,
+    {
+      label: trans.__('Let the Notebook Use the Clipboard'),
+      caption: trans.__(
+        "Ask the browser now for the permission that xclip, xsel and pandas.read_clipboard() need to read this computer's clipboard"
+      ),
+      execute: async () => {
+        try {
+          await navigator.clipboard.readText();
+          Notification.success(
+            trans.__(
+              "Programs in this notebook can now read this computer's clipboard while this tab is in front."
+            ),
+            { autoClose: 6000 }
+          );
+        } catch {
+          Notification.error(
+            trans.__(
+              'Your browser refused this page access to the clipboard. Allow "Clipboard" in the site settings (the icon left of the address) and try again.'
+            ),
+            { autoClose: 15_000 }
+          );
+        }
+      }
+    },
+    { palette }
+  );
+}
+
+interface ISettingsHolder {
+  current: IClipboardSettings;
+}
+
+function loadClipboardSettings(
+  settingRegistry: ISettingRegistry | null,
+  holder: ISettingsHolder,
+  apply: () => void
+): Promise<void> {
+  return settingRegistry
+    ? settingRegistry
+        .load(clipboardPlugin.id)
+        .then(loaded => {
+          const read = () => {
+            holder.current = settingsFrom(key => loaded.get(key).composite);
+            apply();
+          };
+          loaded.changed.connect(read);
+          holder.current = settingsFrom(key => loaded.get(key).composite);
+        })
+        .catch(reason =>
+          console.error('cgu-lab: cannot load the clipboard settings', reason)
+        )
+    : Promise.resolve();
 }
 
 export const clipboardPlugin: JupyterFrontEndPlugin<void> = {
@@ -76,126 +224,29 @@ export const clipboardPlugin: JupyterFrontEndPlugin<void> = {
       return; // a read-only viewer runs no code and writes no file
     }
     const trans = (translator ?? nullTranslator).load(DOMAIN);
-    const contents = app.serviceManager.contents;
     const serverSettings = app.serviceManager.serverSettings;
-    let settings = DEFAULT_SETTINGS;
+    const settings: ISettingsHolder = { current: DEFAULT_SETTINGS };
     const clipboard = new BrowserClipboard(trans);
     const bridge = new ClipboardBridge({
       url: () => channelUrl(serverSettings),
       clipboard,
       trans,
       policy: () => ({
-        confirm: mustConfirm(settings.confirmReads, session.isOwner),
-        announce: settings.announceReads
+        confirm: mustConfirm(settings.current.confirmReads, session.isOwner),
+        announce: settings.current.announceReads
       })
     });
 
-    registerCommand(
-      app,
-      ClipboardCommandIDs.pasteFile,
-      {
-        label: trans.__('Paste Image/File from Clipboard'),
-        caption: trans.__(
-          "Save what this computer's clipboard holds (an image as PNG, text as .txt) as a new file in the current folder"
-        ),
-        icon: pasteIcon,
-        execute: async args => {
-          const path = typeof args.path === 'string' ? args.path : null;
-          const folder =
-            path !== null
-              ? PathExt.dirname(contents.localPath(path))
-              : (browser?.model.path ?? '');
-          try {
-            const pasted = await pasteIntoFolder(contents, folder, trans);
-            Notification.success(
-              trans.__(
-                'Saved %1 (%2) from the clipboard.',
-                pasted.path,
-                formatBytes(pasted.size)
-              ),
-              { autoClose: 6000 }
-            );
-            if (browser && browser.model.path === folder) {
-              await browser.model.refresh();
-              await browser.selectItemByName(PathExt.basename(pasted.path));
-            }
-          } catch (error) {
-            Notification.error(
-              error instanceof PasteProblem
-                ? error.message
-                : trans.__(
-                    'The clipboard could not be saved as a file: %1',
-                    (error as Error).message || String(error)
-                  ),
-              { autoClose: 15_000 }
-            );
-          }
-        }
-      },
-      {
-        palette,
-        fileMenu: { mainMenu, rank: 3 },
-        contextMenu: { selector: '.jp-DirListing-content', rank: 6 },
-        button: {
-          id: 'cgu-clipboard-paste',
-          label: trans.__('Paste file'),
-          tooltip: trans.__(
-            "Save the image or text on this computer's clipboard as a file next to this notebook"
-          ),
-          icon: pasteIcon,
-          dataCgu: 'clipboard-paste-button',
-          after: ['cgu-serial', 'cgu-share', 'spacer']
-        }
-      }
-    );
-
-    registerCommand(
-      app,
-      ClipboardCommandIDs.allow,
-      {
-        label: trans.__('Let the Notebook Use the Clipboard'),
-        caption: trans.__(
-          "Ask the browser now for the permission that xclip, xsel and pandas.read_clipboard() need to read this computer's clipboard"
-        ),
-        execute: async () => {
-          try {
-            await navigator.clipboard.readText();
-            Notification.success(
-              trans.__(
-                "Programs in this notebook can now read this computer's clipboard while this tab is in front."
-              ),
-              { autoClose: 6000 }
-            );
-          } catch {
-            Notification.error(
-              trans.__(
-                'Your browser refused this page access to the clipboard. Allow "Clipboard" in the site settings (the icon left of the address) and try again.'
-              ),
-              { autoClose: 15_000 }
-            );
-          }
-        }
-      },
-      { palette }
-    );
+    registerPasteFileCommand(app, trans, browser, palette, mainMenu);
+    registerAllowCommand(app, trans, palette);
 
     const apply = () =>
-      settings.kernelBridge ? bridge.start() : bridge.stop();
-    const settingsLoaded = settingRegistry
-      ? settingRegistry
-          .load(clipboardPlugin.id)
-          .then(loaded => {
-            const read = () => {
-              settings = settingsFrom(key => loaded.get(key).composite);
-              apply();
-            };
-            loaded.changed.connect(read);
-            settings = settingsFrom(key => loaded.get(key).composite);
-          })
-          .catch(reason =>
-            console.error('cgu-lab: cannot load the clipboard settings', reason)
-          )
-      : Promise.resolve();
+      settings.current.kernelBridge ? bridge.start() : bridge.stop();
+    const settingsLoaded = loadClipboardSettings(
+      settingRegistry,
+      settings,
+      apply
+    );
     void Promise.all([app.restored, settingsLoaded]).then(apply);
   }
 };

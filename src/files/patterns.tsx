@@ -32,6 +32,64 @@ function PatternChip(props: {
   );
 }
 
+/** The chips of the excluded patterns, or a note that there is none. */
+function PatternList(props: { model: PickerModel }): JSX.Element {
+  const { model } = props;
+  const trans = model.trans;
+  const patterns = model.patterns;
+  return (
+    <ul
+      className="cgu-Picker-patterns"
+      aria-label={trans.__('Excluded patterns')}
+      data-cgu="picker-patterns"
+    >
+      {patterns.map(pattern => (
+        <PatternChip key={pattern} pattern={pattern} model={model} />
+      ))}
+      {patterns.length === 0 ? (
+        <li className="cgu-Picker-note">
+          {trans.__('No pattern: nothing is left out.')}
+        </li>
+      ) : null}
+    </ul>
+  );
+}
+
+/** The box to add a pattern, and its button. */
+function PatternInput(props: {
+  model: PickerModel;
+  inputId: string;
+  noteId: string;
+}): JSX.Element {
+  const { model, inputId } = props;
+  const trans = model.trans;
+  return (
+    <div className="cgu-Picker-patternRow">
+      <label htmlFor={inputId}>{trans.__('Add a pattern')}</label>
+      <input
+        type="text"
+        id={inputId}
+        className="jp-mod-styled cgu-Picker-patternInput"
+        placeholder={trans.__('e.g. *.ckpt or data/raw')}
+        autoComplete="off"
+        spellCheck={false}
+        aria-describedby={props.noteId}
+        data-cgu="picker-pattern-input"
+        value={model.draft}
+        onChange={event => model.setDraft(event.target.value)}
+      />
+      <Button
+        type="button"
+        className="jp-mod-styled cgu-Picker-patternAdd"
+        data-cgu="picker-pattern-add"
+        onClick={() => model.addPattern()}
+      >
+        {trans.__('Add')}
+      </Button>
+    </div>
+  );
+}
+
 /** The "Excluded patterns" fieldset. */
 export function PatternFieldset(props: { model: PickerModel }): JSX.Element {
   const { model } = props;
@@ -39,47 +97,11 @@ export function PatternFieldset(props: { model: PickerModel }): JSX.Element {
   const trans = model.trans;
   const inputId = React.useId();
   const noteId = `${inputId}-note`;
-  const patterns = model.patterns;
   return (
     <fieldset className="cgu-Picker-fieldset">
       <legend>{trans.__('Excluded patterns')}</legend>
-      <ul
-        className="cgu-Picker-patterns"
-        aria-label={trans.__('Excluded patterns')}
-        data-cgu="picker-patterns"
-      >
-        {patterns.map(pattern => (
-          <PatternChip key={pattern} pattern={pattern} model={model} />
-        ))}
-        {patterns.length === 0 ? (
-          <li className="cgu-Picker-note">
-            {trans.__('No pattern: nothing is left out.')}
-          </li>
-        ) : null}
-      </ul>
-      <div className="cgu-Picker-patternRow">
-        <label htmlFor={inputId}>{trans.__('Add a pattern')}</label>
-        <input
-          type="text"
-          id={inputId}
-          className="jp-mod-styled cgu-Picker-patternInput"
-          placeholder={trans.__('e.g. *.ckpt or data/raw')}
-          autoComplete="off"
-          spellCheck={false}
-          aria-describedby={noteId}
-          data-cgu="picker-pattern-input"
-          value={model.draft}
-          onChange={event => model.setDraft(event.target.value)}
-        />
-        <Button
-          type="button"
-          className="jp-mod-styled cgu-Picker-patternAdd"
-          data-cgu="picker-pattern-add"
-          onClick={() => model.addPattern()}
-        >
-          {trans.__('Add')}
-        </Button>
-      </div>
+      <PatternList model={model} />
+      <PatternInput model={model} inputId={inputId} noteId={noteId} />
       <div id={noteId} className="cgu-Picker-note">
         {trans.__(
           'Files and folders matching these patterns are left out (a pattern without "/" matches names anywhere, e.g. *.pyc).'

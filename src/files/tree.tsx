@@ -7,7 +7,7 @@
  */
 import * as React from 'react';
 import { useModel } from '../useModel';
-import { PickerModel } from './model';
+import { IRowState, PickerModel } from './model';
 import { normalizePath } from './selection';
 import { IFileEntry } from '../apiTypes';
 
@@ -39,37 +39,114 @@ function Entries(props: {
   );
 }
 
+/** A checkbox ref whose "partly checked" look follows `partial`. */
+function useIndeterminate(partial: boolean): React.RefObject<HTMLInputElement> {
+  const checkbox = React.useRef<HTMLInputElement>(null);
+  React.useEffect(() => {
+    if (checkbox.current) {
+      checkbox.current.indeterminate = partial;
+    }
+  }, [partial]);
+  return checkbox;
+}
+
+/** A folder's open/close button. */
+function ExpandToggle(props: {
+  model: PickerModel;
+  entry: IFileEntry;
+  path: string;
+  open: boolean;
+  disabled: boolean;
+}): JSX.Element {
+  const { model, path, open } = props;
+  const show = model.trans.__('Show what %1 contains', props.entry.name);
+  return (
+    <button
+      type="button"
+      className="cgu-Picker-toggle"
+      aria-expanded={open ? 'true' : 'false'}
+      aria-label={show}
+      title={show}
+      disabled={props.disabled}
+      data-cgu="picker-expand"
+      data-path={path}
+      onClick={() => void model.expand(path, !open)}
+    >
+      <span className="cgu-Picker-caret" aria-hidden="true" />
+    </button>
+  );
+}
+
+/** An entry's size, file count and the reason it is left out. */
+function RowDetails(props: { id: string; row: IRowState }): JSX.Element {
+  const { row } = props;
+  return (
+    <span id={props.id} className="cgu-Picker-details">
+      <span className="cgu-Picker-size" data-cgu="picker-size">
+        {row.size}
+      </span>
+      <span className="cgu-Picker-count" data-cgu="picker-count">
+        {row.count}
+      </span>
+      <span className="cgu-Picker-reason" data-cgu="picker-reason">
+        {row.reason}
+      </span>
+    </span>
+  );
+}
+
+/** An entry's checkbox: checked, partly checked, or disabled. */
+function RowCheckbox(props: {
+  model: PickerModel;
+  id: string;
+  detailsId: string;
+  path: string;
+  row: IRowState;
+}): JSX.Element {
+  const { model, path, row } = props;
+  const checkbox = useIndeterminate(row.state === 'partial');
+  return (
+    <input
+      type="checkbox"
+      ref={checkbox}
+      id={props.id}
+      className="cgu-Picker-checkbox"
+      aria-describedby={props.detailsId}
+      checked={row.state === 'checked'}
+      disabled={row.excluded}
+      data-cgu="picker-checkbox"
+      data-path={path}
+      onChange={event => model.toggle(path, event.target.checked)}
+    />
+  );
+}
+
+function rowClasses(open: boolean, excluded: boolean): string {
+  const classes = ['cgu-Picker-item'];
+  if (open) {
+    classes.push('cgu-mod-open');
+  }
+  if (excluded) {
+    classes.push('cgu-mod-excluded');
+  }
+  return classes.join(' ');
+}
+
 /** One entry of the tree, and a folder's entries below it when open. */
 export function PickerRow(props: {
   model: PickerModel;
   entry: IFileEntry;
 }): JSX.Element {
   const { model, entry } = props;
-  const trans = model.trans;
   const path = normalizePath(entry.path);
   const isDir = entry.type === 'directory';
   const open = isDir && model.isOpen(path);
   const row = model.rowState(entry);
   const id = React.useId();
   const detailsId = `${id}-details`;
-  const checkbox = React.useRef<HTMLInputElement>(null);
-  const partial = row.state === 'partial';
-  React.useEffect(() => {
-    if (checkbox.current) {
-      checkbox.current.indeterminate = partial;
-    }
-  }, [partial]);
-  const show = trans.__('Show what %1 contains', entry.name);
-  const classes = ['cgu-Picker-item'];
-  if (open) {
-    classes.push('cgu-mod-open');
-  }
-  if (row.excluded) {
-    classes.push('cgu-mod-excluded');
-  }
   return (
     <li
-      className={classes.join(' ')}
+      className={rowClasses(open, row.excluded)}
       data-cgu="picker-entry"
       data-path={path}
       data-type={entry.type}
@@ -78,48 +155,27 @@ export function PickerRow(props: {
     >
       <div className="cgu-Picker-row">
         {isDir ? (
-          <button
-            type="button"
-            className="cgu-Picker-toggle"
-            aria-expanded={open ? 'true' : 'false'}
-            aria-label={show}
-            title={show}
+          <ExpandToggle
+            model={model}
+            entry={entry}
+            path={path}
+            open={open}
             disabled={row.excluded}
-            data-cgu="picker-expand"
-            data-path={path}
-            onClick={() => void model.expand(path, !open)}
-          >
-            <span className="cgu-Picker-caret" aria-hidden="true" />
-          </button>
+          />
         ) : (
           <span className="cgu-Picker-togglePlaceholder" />
         )}
-        <input
-          type="checkbox"
-          ref={checkbox}
+        <RowCheckbox
+          model={model}
           id={id}
-          className="cgu-Picker-checkbox"
-          aria-describedby={detailsId}
-          checked={row.state === 'checked'}
-          disabled={row.excluded}
-          data-cgu="picker-checkbox"
-          data-path={path}
-          onChange={event => model.toggle(path, event.target.checked)}
+          detailsId={detailsId}
+          path={path}
+          row={row}
         />
         <label htmlFor={id} className="cgu-Picker-name" title={path}>
           {isDir ? `${entry.name}/` : entry.name}
         </label>
-        <span id={detailsId} className="cgu-Picker-details">
-          <span className="cgu-Picker-size" data-cgu="picker-size">
-            {row.size}
-          </span>
-          <span className="cgu-Picker-count" data-cgu="picker-count">
-            {row.count}
-          </span>
-          <span className="cgu-Picker-reason" data-cgu="picker-reason">
-            {row.reason}
-          </span>
-        </span>
+        <RowDetails id={detailsId} row={row} />
       </div>
       {isDir ? (
         <ul className="cgu-Picker-list" hidden={!open}>
@@ -127,7 +183,7 @@ export function PickerRow(props: {
             <Entries
               model={model}
               folder={path}
-              loading={trans.__('Loading…')}
+              loading={model.trans.__('Loading…')}
             />
           ) : null}
         </ul>

@@ -15,6 +15,29 @@ import { LiveView, LiveViewStatus, openDocuments } from './liveView';
 import { intervalSeconds } from '../format';
 import { CommandIDs, DOMAIN, ICguLabSession } from '../tokens';
 
+/** Keep the live view's interval as the settings say. */
+function followIntervalSetting(
+  settingRegistry: ISettingRegistry,
+  live: LiveView
+): void {
+  void settingRegistry
+    .load(liveViewPlugin.id)
+    .then(settings => {
+      const apply = () => {
+        live.interval = intervalSeconds(
+          settings.get('interval').composite,
+          5,
+          1
+        );
+      };
+      apply();
+      settings.changed.connect(apply);
+    })
+    .catch(reason =>
+      console.error('cgu-lab: cannot load the live-view settings', reason)
+    );
+}
+
 /**
  * The live view (read-only viewers, e.g. a broadcast to a class): open
  * documents reload when the owner saves them; "Live view" in the status bar.
@@ -68,22 +91,7 @@ export const liveViewPlugin: JupyterFrontEndPlugin<void> = {
       { palette }
     );
     if (settingRegistry) {
-      void settingRegistry
-        .load(liveViewPlugin.id)
-        .then(settings => {
-          const apply = () => {
-            live.interval = intervalSeconds(
-              settings.get('interval').composite,
-              5,
-              1
-            );
-          };
-          apply();
-          settings.changed.connect(apply);
-        })
-        .catch(reason =>
-          console.error('cgu-lab: cannot load the live-view settings', reason)
-        );
+      followIntervalSetting(settingRegistry, live);
     }
     void app.restored.then(() => live.start());
   }

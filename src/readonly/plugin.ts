@@ -153,6 +153,74 @@ export class AccessStatus extends Widget {
 }
 
 /**
+ * For read access: notebooks never start or join a kernel, and commands that
+ * cannot work say why.
+ */
+function guardReadOnlyNotebooks(
+  app: JupyterFrontEnd,
+  notebooks: INotebookTracker | null,
+  trans: TranslationBundle
+): void {
+  // As early as possible: a widget extension runs while the notebook
+  // widget is created, before its session is initialised; the tracker
+  // covers notebooks made by other factories.
+  app.docRegistry.addWidgetExtension('Notebook', {
+    createNew: (panel: NotebookPanel) =>
+      preventKernelStart(panel.sessionContext)
+  });
+  notebooks?.widgetAdded.connect((_, panel) =>
+    preventKernelStart(panel.sessionContext)
+  );
+  notebooks?.forEach(panel => preventKernelStart(panel.sessionContext));
+  app.commands.commandExecuted.connect((_, args) =>
+    notifyReadOnly(
+      blockedCommandMessage(args.id, viewerAccess as Access, trans)
+    )
+  );
+}
+
+/** The persistent notice: shown again in place of the last one. */
+function accessNotice(notice: string): {
+  show: () => void;
+  dismiss: () => void;
+} {
+  let noticeId = '';
+  return {
+    show: () => {
+      if (noticeId) {
+        Notification.dismiss(noticeId);
+      }
+      noticeId = Notification.emit(
+        notice,
+        viewerAccess === 'read' ? 'warning' : 'info',
+        { autoClose: false }
+      );
+    },
+    dismiss: () => {
+      if (noticeId) {
+        Notification.dismiss(noticeId);
+      }
+    }
+  };
+}
+
+/** Follow the share's access while the page is open. */
+function followAccessChanges(
+  status: AccessStatus,
+  dismissNotice: () => void
+): void {
+  void platformWatch().then(watch =>
+    watch?.accessChanged.connect((_, access) => {
+      viewerAccess = access;
+      if (access === 'revoked') {
+        dismissNotice();
+      }
+      status.setAccess(access);
+    })
+  );
+}
+
+/**
  * Read-only / shared mode: a persistent notice and a status-bar label for a
  * user who is not the owner; for read access, notebooks never start or join a
  * kernel (the server would refuse) and commands that cannot work say why.
@@ -183,35 +251,10 @@ export const readonlyPlugin: JupyterFrontEndPlugin<void> = {
     }
 
     if (info.access === 'read') {
-      // As early as possible: a widget extension runs while the notebook
-      // widget is created, before its session is initialised; the tracker
-      // covers notebooks made by other factories.
-      app.docRegistry.addWidgetExtension('Notebook', {
-        createNew: (panel: NotebookPanel) =>
-          preventKernelStart(panel.sessionContext)
-      });
-      notebooks?.widgetAdded.connect((_, panel) =>
-        preventKernelStart(panel.sessionContext)
-      );
-      notebooks?.forEach(panel => preventKernelStart(panel.sessionContext));
-      app.commands.commandExecuted.connect((_, args) =>
-        notifyReadOnly(
-          blockedCommandMessage(args.id, viewerAccess as Access, trans)
-        )
-      );
+      guardReadOnlyNotebooks(app, notebooks, trans);
     }
 
-    let noticeId = '';
-    const showNotice = () => {
-      if (noticeId) {
-        Notification.dismiss(noticeId);
-      }
-      noticeId = Notification.emit(
-        notice,
-        viewerAccess === 'read' ? 'warning' : 'info',
-        { autoClose: false }
-      );
-    };
+    const { show: showNotice, dismiss } = accessNotice(notice);
     registerCommand(
       app,
       CommandIDs.showAccessNotice,
@@ -228,15 +271,7 @@ export const readonlyPlugin: JupyterFrontEndPlugin<void> = {
       align: 'left',
       rank: 0
     });
-    void platformWatch().then(watch =>
-      watch?.accessChanged.connect((_, access) => {
-        viewerAccess = access;
-        if (noticeId && access === 'revoked') {
-          Notification.dismiss(noticeId);
-        }
-        status.setAccess(access);
-      })
-    );
+    followAccessChanges(status, dismiss);
     // After the application is up, so the toast is not lost in the start-up.
     void app.restored.then(showNotice);
   }

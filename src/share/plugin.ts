@@ -11,13 +11,135 @@ import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
-import { ITranslator, nullTranslator } from '@jupyterlab/translation';
+import {
+  ITranslator,
+  nullTranslator,
+  TranslationBundle
+} from '@jupyterlab/translation';
 import { shareIcon } from '@jupyterlab/ui-components';
 import { registerCommand } from '../commands';
 import { sharedWithMeIcon } from '../icons';
 import { openShareDialog } from './dialog';
 import { SharedWithMePanel } from './sharedWithMe';
 import { CommandIDs, DOMAIN, ICguLabSession, ShareAccess } from '../tokens';
+
+type OpenShare = (
+  mode: 'choose' | 'file' | 'notebook',
+  path: string | null
+) => Promise<void>;
+
+interface IShareDefaults {
+  access: ShareAccess;
+  expiry: string;
+}
+
+function trackShareDefaults(
+  settingRegistry: ISettingRegistry,
+  defaults: IShareDefaults
+): void {
+  void settingRegistry
+    .load(sharePlugin.id)
+    .then(settings => {
+      const apply = () => {
+        defaults.access =
+          settings.get('defaultAccess').composite === 'edit' ? 'edit' : 'read';
+        defaults.expiry = String(
+          settings.get('defaultExpiry').composite ?? 'none'
+        );
+      };
+      apply();
+      settings.changed.connect(apply);
+    })
+    .catch(reason =>
+      console.error('cgu-lab: cannot load the share settings', reason)
+    );
+}
+
+function registerShareCommand(
+  app: JupyterFrontEnd,
+  trans: TranslationBundle,
+  open: OpenShare,
+  notebooks: INotebookTracker | null,
+  palette: ICommandPalette | null
+): void {
+  registerCommand(
+    app,
+    CommandIDs.share,
+    {
+      label: trans.__('Share…'),
+      caption: trans.__(
+        'Share the open notebook, or this whole notebook server, with people or groups'
+      ),
+      icon: shareIcon,
+      execute: async args => {
+        let path = typeof args.path === 'string' ? args.path : null;
+        if (path === null) {
+          const current = notebooks?.currentWidget;
+          if (current && current === app.shell.currentWidget) {
+            path = current.context.path;
+          }
+        }
+        await open(path ? 'choose' : 'notebook', path);
+      }
+    },
+    {
+      palette,
+      button: {
+        id: 'cgu-share',
+        label: trans.__('Share'),
+        tooltip: trans.__('Share this notebook with people or groups'),
+        icon: shareIcon,
+        dataCgu: 'share-button',
+        className: 'cgu-ShareButton',
+        after: ['spacer']
+      }
+    }
+  );
+}
+
+function registerShareFileCommand(
+  app: JupyterFrontEnd,
+  trans: TranslationBundle,
+  open: OpenShare,
+  browser: IDefaultFileBrowser | null,
+  palette: ICommandPalette | null
+): void {
+  const selectedFile = (): string | null => {
+    const item = browser?.selectedItems().next();
+    if (!item || item.done || !item.value) {
+      return null;
+    }
+    return item.value.type === 'directory' ? null : item.value.path;
+  };
+  registerCommand(
+    app,
+    CommandIDs.shareFile,
+    {
+      label: trans.__('Share this file…'),
+      caption: trans.__('Share only the selected file with people or groups'),
+      icon: shareIcon,
+      isEnabled: args => typeof args.path === 'string' || !!selectedFile(),
+      execute: async args => {
+        const path = typeof args.path === 'string' ? args.path : selectedFile();
+        if (!path) {
+          Notification.warning(
+            trans.__('Select a file in the file browser first.'),
+            { autoClose: 5000 }
+          );
+          return;
+        }
+        await open('file', path);
+      }
+    },
+    {
+      palette,
+      contextMenu: {
+        selector: '.jp-DirListing-item[data-isdir="false"]',
+        rank: 60
+      }
+    }
+  );
+}
 
 /**
  * Share (owner only): the toolbar button, the palette command and the file
@@ -50,113 +172,26 @@ export const sharePlugin: JupyterFrontEndPlugin<void> = {
       return;
     }
     const trans = (translator ?? nullTranslator).load(DOMAIN);
-    const { shell } = app;
     const contents = app.serviceManager.contents;
-    let defaultAccess: ShareAccess = 'read';
-    let defaultExpiry = 'none';
+    const defaults: IShareDefaults = { access: 'read', expiry: 'none' };
     if (settingRegistry) {
-      void settingRegistry
-        .load(sharePlugin.id)
-        .then(settings => {
-          const apply = () => {
-            defaultAccess =
-              settings.get('defaultAccess').composite === 'edit'
-                ? 'edit'
-                : 'read';
-            defaultExpiry = String(
-              settings.get('defaultExpiry').composite ?? 'none'
-            );
-          };
-          apply();
-          settings.changed.connect(apply);
-        })
-        .catch(reason =>
-          console.error('cgu-lab: cannot load the share settings', reason)
-        );
+      trackShareDefaults(settingRegistry, defaults);
     }
 
-    const open = (mode: 'choose' | 'file' | 'notebook', path: string | null) =>
+    const open: OpenShare = (mode, path) =>
       openShareDialog({
         mode,
         filePath: path === null ? null : contents.localPath(path),
         notebookName: info.notebook?.name ?? null,
         selfName: info.user.name,
-        defaultAccess,
-        defaultExpiry,
+        defaultAccess: defaults.access,
+        defaultExpiry: defaults.expiry,
         origin: window.location.origin,
         trans
       });
 
-    registerCommand(
-      app,
-      CommandIDs.share,
-      {
-        label: trans.__('Share…'),
-        caption: trans.__(
-          'Share the open notebook, or this whole notebook server, with people or groups'
-        ),
-        icon: shareIcon,
-        execute: async args => {
-          let path = typeof args.path === 'string' ? args.path : null;
-          if (path === null) {
-            const current = notebooks?.currentWidget;
-            if (current && current === shell.currentWidget) {
-              path = current.context.path;
-            }
-          }
-          await open(path ? 'choose' : 'notebook', path);
-        }
-      },
-      {
-        palette,
-        button: {
-          id: 'cgu-share',
-          label: trans.__('Share'),
-          tooltip: trans.__('Share this notebook with people or groups'),
-          icon: shareIcon,
-          dataCgu: 'share-button',
-          className: 'cgu-ShareButton',
-          after: ['spacer']
-        }
-      }
-    );
-
-    const selectedFile = (): string | null => {
-      const item = browser?.selectedItems().next();
-      if (!item || item.done || !item.value) {
-        return null;
-      }
-      return item.value.type === 'directory' ? null : item.value.path;
-    };
-    registerCommand(
-      app,
-      CommandIDs.shareFile,
-      {
-        label: trans.__('Share this file…'),
-        caption: trans.__('Share only the selected file with people or groups'),
-        icon: shareIcon,
-        isEnabled: args => typeof args.path === 'string' || !!selectedFile(),
-        execute: async args => {
-          const path =
-            typeof args.path === 'string' ? args.path : selectedFile();
-          if (!path) {
-            Notification.warning(
-              trans.__('Select a file in the file browser first.'),
-              { autoClose: 5000 }
-            );
-            return;
-          }
-          await open('file', path);
-        }
-      },
-      {
-        palette,
-        contextMenu: {
-          selector: '.jp-DirListing-item[data-isdir="false"]',
-          rank: 60
-        }
-      }
-    );
+    registerShareCommand(app, trans, open, notebooks, palette);
+    registerShareFileCommand(app, trans, open, browser, palette);
   }
 };
 

@@ -113,81 +113,9 @@ export class SharedWithMePanel extends Widget {
       h(
         'ul',
         { class: 'cgu-SharedWithMe-items' },
-        ...this._items.map(item => {
-          const what = item.path
-            ? trans.__('%1 / %2', item.notebook, item.path)
-            : item.notebook;
-          return h(
-            'li',
-            {
-              class: 'cgu-SharedWithMe-item',
-              'data-cgu': 'shared-item',
-              'data-share-id': item.id,
-              'data-owner': item.owner
-            },
-            h(
-              'div',
-              { class: 'cgu-SharedWithMe-line' },
-              h(
-                'span',
-                { class: 'cgu-SharedWithMe-owner', title: item.owner },
-                item.owner_display_name || item.owner
-              ),
-              h(
-                'span',
-                { class: `cgu-Badge cgu-Badge-${item.access}` },
-                accessLabel(item.access, trans)
-              )
-            ),
-            h(
-              'div',
-              { class: 'cgu-SharedWithMe-line' },
-              h('span', { class: 'cgu-SharedWithMe-notebook' }, item.notebook),
-              h(
-                'span',
-                { class: 'cgu-SharedWithMe-path' },
-                scopeLabel(item.path, trans)
-              )
-            ),
-            h(
-              'div',
-              { class: 'cgu-SharedWithMe-line cgu-SharedWithMe-meta' },
-              h(
-                'span',
-                {
-                  class: `cgu-State cgu-State-${item.state}`,
-                  'data-state': item.state
-                },
-                notebookStateLabel(item.state, trans)
-              ),
-              h(
-                'span',
-                {
-                  title: item.expires_at
-                    ? new Date(item.expires_at).toLocaleString()
-                    : trans.__('This share does not end.')
-                },
-                countdownText(item.expires_at, now, trans)
-              )
-            ),
-            h(
-              'a',
-              {
-                class: 'cgu-SharedWithMe-open',
-                href: absoluteShareUrl(item.url, this._origin),
-                target: '_blank',
-                rel: 'noopener noreferrer',
-                'data-cgu': 'shared-item-open',
-                'aria-label': trans.__(
-                  'Open %1 of %2 (opens a new tab)',
-                  what,
-                  item.owner_display_name || item.owner
-                )
-              },
-              trans.__('Open')
-            )
-          );
-        })
+        ...this._items.map(item =>
+          sharedItemRow(item, now, this._origin, trans)
+        )
       )
     );
   }
@@ -199,4 +127,105 @@ export class SharedWithMePanel extends Widget {
   private _error: string | null = null;
   private _list: HTMLElement;
   private _status: HTMLElement;
+}
+
+function ownerLine(item: ISharedWithMe, trans: TranslationBundle): HTMLElement {
+  return h(
+    'div',
+    { class: 'cgu-SharedWithMe-line' },
+    h(
+      'span',
+      { class: 'cgu-SharedWithMe-owner', title: item.owner },
+      item.owner_display_name || item.owner
+    ),
+    h(
+      'span',
+      { class: `cgu-Badge cgu-Badge-${item.access}` },
+      accessLabel(item.access, trans)
+    )
+  );
+}
+
+function scopeLine(item: ISharedWithMe, trans: TranslationBundle): HTMLElement {
+  return h(
+    'div',
+    { class: 'cgu-SharedWithMe-line' },
+    h('span', { class: 'cgu-SharedWithMe-notebook' }, item.notebook),
+    h('span', { class: 'cgu-SharedWithMe-path' }, scopeLabel(item.path, trans))
+  );
+}
+
+function metaLine(
+  item: ISharedWithMe,
+  now: number,
+  trans: TranslationBundle
+): HTMLElement {
+  return h(
+    'div',
+    { class: 'cgu-SharedWithMe-line cgu-SharedWithMe-meta' },
+    h(
+      'span',
+      {
+        class: `cgu-State cgu-State-${item.state}`,
+        'data-state': item.state
+      },
+      notebookStateLabel(item.state, trans)
+    ),
+    h(
+      'span',
+      {
+        title: item.expires_at
+          ? new Date(item.expires_at).toLocaleString()
+          : trans.__('This share does not end.')
+      },
+      countdownText(item.expires_at, now, trans)
+    )
+  );
+}
+
+function openLink(
+  item: ISharedWithMe,
+  origin: string,
+  trans: TranslationBundle
+): HTMLElement {
+  const what = item.path
+    ? trans.__('%1 / %2', item.notebook, item.path)
+    : item.notebook;
+  return h(
+    'a',
+    {
+      class: 'cgu-SharedWithMe-open',
+      href: absoluteShareUrl(item.url, origin),
+      target: '_blank',
+      rel: 'noopener noreferrer',
+      'data-cgu': 'shared-item-open',
+      'aria-label': trans.__(
+        'Open %1 of %2 (opens a new tab)',
+        what,
+        item.owner_display_name || item.owner
+      )
+    },
+    trans.__('Open')
+  );
+}
+
+function sharedItemRow(
+  item: ISharedWithMe,
+  now: number,
+  origin: string,
+  trans: TranslationBundle
+): HTMLElement {
+  return h(
+    'li',
+    {
+      class: 'cgu-SharedWithMe-item',
+      'data-cgu': 'shared-item',
+      'data-share-id': item.id,
+      'data-owner': item.owner
+    },
+    ownerLine(item, trans),
+    scopeLine(item, trans),
+    metaLine(item, now, trans),
+    openLink(item, origin, trans)
+  );
 }

@@ -72,6 +72,85 @@ function Chip(props: {
   );
 }
 
+/** The chosen people and groups. */
+function ChipList(props: { model: ShareModel }): JSX.Element {
+  const { model } = props;
+  return (
+    <ul
+      className="cgu-Share-chips"
+      aria-label={model.trans.__('Chosen people and groups')}
+      data-cgu="share-grantees"
+      hidden={model.picked.length === 0}
+    >
+      {model.picked.map(p => (
+        <Chip key={`${p.kind}:${p.name}`} grantee={p} model={model} />
+      ))}
+    </ul>
+  );
+}
+
+/** The search box and its suggestion list. */
+function SearchCombobox(props: {
+  model: ShareModel;
+  searchId: string;
+  listId: string;
+  hintId: string;
+  activeId: string | undefined;
+}): JSX.Element {
+  const { model, searchId, listId, hintId, activeId } = props;
+  const trans = model.trans;
+  const open = model.isOpen;
+  return (
+    <div className="cgu-Combobox">
+      <input
+        type="text"
+        id={searchId}
+        className="jp-mod-styled cgu-Share-search"
+        role="combobox"
+        autoComplete="off"
+        spellCheck={false}
+        autoFocus
+        aria-autocomplete="list"
+        aria-expanded={open ? 'true' : 'false'}
+        aria-controls={listId}
+        aria-describedby={hintId}
+        aria-activedescendant={activeId}
+        placeholder={trans.__('Name, user name or group')}
+        data-cgu="share-search"
+        value={model.query}
+        onChange={event => model.setQuery(event.target.value)}
+      />
+      <ul
+        id={listId}
+        role="listbox"
+        className="cgu-Share-suggestions"
+        aria-label={trans.__('Suggestions')}
+        data-cgu="share-suggestions"
+        hidden={!open}
+      >
+        {model.suggestions.map((s, index) => (
+          <Suggestion
+            key={`${s.kind}:${s.name}`}
+            suggestion={s}
+            id={suggestionId(listId, index)}
+            active={index === model.active}
+            model={model}
+          />
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** Keep the active option in view. */
+function useScrollIntoView(id: string | undefined): void {
+  React.useEffect(() => {
+    if (id) {
+      document.getElementById(id)?.scrollIntoView?.({ block: 'nearest' });
+    }
+  }, [id]);
+}
+
 /** The chips, the search box, its suggestion list and its hint. */
 export function WhoPart(props: { model: ShareModel }): JSX.Element {
   const { model } = props;
@@ -80,67 +159,24 @@ export function WhoPart(props: { model: ShareModel }): JSX.Element {
   const searchId = React.useId();
   const listId = `${searchId}-suggestions`;
   const hintId = `${searchId}-hint`;
-  const open = model.isOpen;
   const activeId =
-    open && model.active >= 0 ? suggestionId(listId, model.active) : undefined;
-  React.useEffect(() => {
-    if (activeId) {
-      document.getElementById(activeId)?.scrollIntoView?.({ block: 'nearest' });
-    }
-  }, [activeId]);
+    model.isOpen && model.active >= 0
+      ? suggestionId(listId, model.active)
+      : undefined;
+  useScrollIntoView(activeId);
   return (
     <div className="cgu-Share-who">
       <label htmlFor={searchId}>
         {trans.__('Share with people or groups')}
       </label>
-      <ul
-        className="cgu-Share-chips"
-        aria-label={trans.__('Chosen people and groups')}
-        data-cgu="share-grantees"
-        hidden={model.picked.length === 0}
-      >
-        {model.picked.map(p => (
-          <Chip key={`${p.kind}:${p.name}`} grantee={p} model={model} />
-        ))}
-      </ul>
-      <div className="cgu-Combobox">
-        <input
-          type="text"
-          id={searchId}
-          className="jp-mod-styled cgu-Share-search"
-          role="combobox"
-          autoComplete="off"
-          spellCheck={false}
-          autoFocus
-          aria-autocomplete="list"
-          aria-expanded={open ? 'true' : 'false'}
-          aria-controls={listId}
-          aria-describedby={hintId}
-          aria-activedescendant={activeId}
-          placeholder={trans.__('Name, user name or group')}
-          data-cgu="share-search"
-          value={model.query}
-          onChange={event => model.setQuery(event.target.value)}
-        />
-        <ul
-          id={listId}
-          role="listbox"
-          className="cgu-Share-suggestions"
-          aria-label={trans.__('Suggestions')}
-          data-cgu="share-suggestions"
-          hidden={!open}
-        >
-          {model.suggestions.map((s, index) => (
-            <Suggestion
-              key={`${s.kind}:${s.name}`}
-              suggestion={s}
-              id={suggestionId(listId, index)}
-              active={index === model.active}
-              model={model}
-            />
-          ))}
-        </ul>
-      </div>
+      <ChipList model={model} />
+      <SearchCombobox
+        model={model}
+        searchId={searchId}
+        listId={listId}
+        hintId={hintId}
+        activeId={activeId}
+      />
       <div id={hintId} className="cgu-Share-hint">
         {model.hint}
       </div>

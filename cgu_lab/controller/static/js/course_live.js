@@ -31,69 +31,67 @@ async function end(nb) {
   loadLive();
 }
 
+function liveViewRow(view) {
+  return el(
+    'tr',
+    {},
+    el(
+      'th',
+      { scope: 'row' },
+      `${view.owner_display_name}'s ${view.notebook}`,
+      view.note ? el('div', { class: 'hint' }, view.note) : null
+    ),
+    el('td', {}, view.access === 'read' ? 'read-only' : 'editable'),
+    el('td', {}, view.expires_at ? formatDate(view.expires_at) : 'no end'),
+    el(
+      'td',
+      { class: 'actions' },
+      view.running
+        ? el('a', { class: 'button', href: view.url, target: '_blank', rel: 'noopener' }, 'Open read-only')
+        : el('span', { class: 'hint' }, 'not running')
+    )
+  );
+}
+
+function liveNotebookActions(nb) {
+  return el(
+    'td',
+    { class: 'actions' },
+    nb.url
+      ? el(
+          'a',
+          { class: 'button', href: nb.url, target: '_blank', rel: 'noopener' },
+          nb.access === 'read' ? 'Open read-only' : 'Open (shared with you)'
+        )
+      : el('span', { class: 'hint' }, 'not shared with you'),
+    el('button', { type: 'button', class: 'danger', onclick: () => end(nb) }, 'End')
+  );
+}
+
+function liveNotebookRow(nb) {
+  return el(
+    'tr',
+    { dataset: { live: `${nb.owner}/${nb.notebook}` } },
+    el('th', { scope: 'row' }, nb.owner, el('div', { class: 'hint' }, nb.owner_display_name)),
+    el('td', {}, nb.display_name, nb.display_name !== nb.notebook ? el('div', { class: 'hint' }, nb.notebook) : null),
+    el(
+      'td',
+      {},
+      el('span', { class: `state state-${nb.state}` }, nb.state),
+      nb.started_at ? el('div', { class: 'hint' }, `since ${formatDate(nb.started_at)}`) : null
+    ),
+    el('td', { class: 'nowrap' }, nb.last_activity ? formatDate(nb.last_activity) : '—'),
+    el('td', { class: 'small' }, resources(nb)),
+    liveNotebookActions(nb)
+  );
+}
+
 async function loadLive() {
   const live = await api('GET', `${ctx.base}/live`);
-  replaceRows(
-    document.getElementById('live-views'),
-    live.views.map(view =>
-      el(
-        'tr',
-        {},
-        el(
-          'th',
-          { scope: 'row' },
-          `${view.owner_display_name}'s ${view.notebook}`,
-          view.note ? el('div', { class: 'hint' }, view.note) : null
-        ),
-        el('td', {}, view.access === 'read' ? 'read-only' : 'editable'),
-        el('td', {}, view.expires_at ? formatDate(view.expires_at) : 'no end'),
-        el(
-          'td',
-          { class: 'actions' },
-          view.running
-            ? el('a', { class: 'button', href: view.url, target: '_blank', rel: 'noopener' }, 'Open read-only')
-            : el('span', { class: 'hint' }, 'not running')
-        )
-      )
-    ),
-    'No live view now.',
-    4
-  );
+  replaceRows(document.getElementById('live-views'), live.views.map(liveViewRow), 'No live view now.', 4);
   replaceRows(
     document.getElementById('live-notebooks'),
-    live.notebooks.map(nb =>
-      el(
-        'tr',
-        { dataset: { live: `${nb.owner}/${nb.notebook}` } },
-        el('th', { scope: 'row' }, nb.owner, el('div', { class: 'hint' }, nb.owner_display_name)),
-        el(
-          'td',
-          {},
-          nb.display_name,
-          nb.display_name !== nb.notebook ? el('div', { class: 'hint' }, nb.notebook) : null
-        ),
-        el(
-          'td',
-          {},
-          el('span', { class: `state state-${nb.state}` }, nb.state),
-          nb.started_at ? el('div', { class: 'hint' }, `since ${formatDate(nb.started_at)}`) : null
-        ),
-        el('td', { class: 'nowrap' }, nb.last_activity ? formatDate(nb.last_activity) : '—'),
-        el('td', { class: 'small' }, resources(nb)),
-        el(
-          'td',
-          { class: 'actions' },
-          nb.url
-            ? el(
-                'a',
-                { class: 'button', href: nb.url, target: '_blank', rel: 'noopener' },
-                nb.access === 'read' ? 'Open read-only' : 'Open (shared with you)'
-              )
-            : el('span', { class: 'hint' }, 'not shared with you'),
-          el('button', { type: 'button', class: 'danger', onclick: () => end(nb) }, 'End')
-        )
-      )
-    ),
+    live.notebooks.map(liveNotebookRow),
     'No student notebook runs now.',
     6
   );

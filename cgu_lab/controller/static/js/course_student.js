@@ -12,6 +12,55 @@ function listOrEmpty(list, items, emptyText) {
   list.replaceChildren(...(items.length ? items : [el('li', { class: 'hint' }, emptyText)]));
 }
 
+function templateItem(t) {
+  return el(
+    'li',
+    { dataset: { template: t.name } },
+    el('a', { href: `/templates/${encodeURIComponent(t.name)}` }, t.display_name || t.name),
+    t.description ? el('div', { class: 'hint' }, t.description) : null
+  );
+}
+
+function assignmentRow(a) {
+  return el(
+    'tr',
+    { dataset: { assignment: a.id } },
+    el('th', { scope: 'row' }, a.title || a.name),
+    el('td', {}, deadline(a)),
+    el('td', {}, a.submissions ? `${a.submissions}, last ${formatDate(a.last_submitted_at)}` : 'none yet')
+  );
+}
+
+function submissionRow(s) {
+  return el(
+    'tr',
+    {},
+    el('th', { scope: 'row' }, s.assignment, el('div', { class: 'hint' }, `#${s.number}`)),
+    el('td', {}, formatDate(s.submitted_at), s.late ? el('span', { class: 'badge warn' }, 'late') : null),
+    el('td', {}, s.files),
+    el('td', {}, el('a', { href: s.url }, 'Receipt'))
+  );
+}
+
+function deploymentItem(d) {
+  return el(
+    'li',
+    {},
+    `${d.title}: ${d.path} (${formatDate(d.at)}, ${d.by})`,
+    d.new ? el('span', { class: 'badge' }, 'new') : null
+  );
+}
+
+function broadcastItem(b) {
+  return el(
+    'li',
+    {},
+    'Live now: ',
+    el('a', { href: b.url }, `${b.owner_display_name || b.owner}'s ${b.notebook}`),
+    b.expires_at ? ` until ${formatDate(b.expires_at)}` : ''
+  );
+}
+
 export async function init(ctx) {
   try {
     const [templates, courses, submissions] = await Promise.all([
@@ -22,66 +71,24 @@ export async function init(ctx) {
     const course = courses.find(c => c.name === ctx.group) ?? { assignments: [], deployments: [], broadcasts: [] };
     listOrEmpty(
       document.getElementById('student-templates'),
-      templates.map(t =>
-        el(
-          'li',
-          { dataset: { template: t.name } },
-          el('a', { href: `/templates/${encodeURIComponent(t.name)}` }, t.display_name || t.name),
-          t.description ? el('div', { class: 'hint' }, t.description) : null
-        )
-      ),
+      templates.map(templateItem),
       'No template for this course yet.'
     );
     replaceRows(
       document.getElementById('student-assignments'),
-      course.assignments.map(a =>
-        el(
-          'tr',
-          { dataset: { assignment: a.id } },
-          el('th', { scope: 'row' }, a.title || a.name),
-          el('td', {}, deadline(a)),
-          el('td', {}, a.submissions ? `${a.submissions}, last ${formatDate(a.last_submitted_at)}` : 'none yet')
-        )
-      ),
+      course.assignments.map(assignmentRow),
       'No assignment yet.',
       3
     );
     replaceRows(
       document.getElementById('student-submissions'),
-      submissions.map(s =>
-        el(
-          'tr',
-          {},
-          el('th', { scope: 'row' }, s.assignment, el('div', { class: 'hint' }, `#${s.number}`)),
-          el('td', {}, formatDate(s.submitted_at), s.late ? el('span', { class: 'badge warn' }, 'late') : null),
-          el('td', {}, s.files),
-          el('td', {}, el('a', { href: s.url }, 'Receipt'))
-        )
-      ),
+      submissions.map(submissionRow),
       'You have not submitted anything to this course yet.',
       4
     );
     listOrEmpty(
       document.getElementById('student-material'),
-      [
-        ...course.deployments.map(d =>
-          el(
-            'li',
-            {},
-            `${d.title}: ${d.path} (${formatDate(d.at)}, ${d.by})`,
-            d.new ? el('span', { class: 'badge' }, 'new') : null
-          )
-        ),
-        ...course.broadcasts.map(b =>
-          el(
-            'li',
-            {},
-            'Live now: ',
-            el('a', { href: b.url }, `${b.owner_display_name || b.owner}'s ${b.notebook}`),
-            b.expires_at ? ` until ${formatDate(b.expires_at)}` : ''
-          )
-        )
-      ],
+      [...course.deployments.map(deploymentItem), ...course.broadcasts.map(broadcastItem)],
       'Nothing yet.'
     );
   } catch (error) {

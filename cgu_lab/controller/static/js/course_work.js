@@ -35,101 +35,101 @@ function versionText(template) {
   return v ? `version ${v.version}${v.label ? ` (${v.label})` : ''}, ${formatDate(v.created_at)}` : 'no version yet';
 }
 
+function templateLabel(t) {
+  return t.display_name || t.name;
+}
+
+function courseTemplateActions(t) {
+  const label = templateLabel(t);
+  return [
+    el(
+      'button',
+      {
+        type: 'button',
+        onclick: () =>
+          patchTemplate(
+            t,
+            { visibility: 'private' },
+            `${label} is no longer offered to ${ctx.group}; it stays yours, private.`
+          )
+      },
+      'Unpublish'
+    ),
+    el(
+      'button',
+      {
+        type: 'button',
+        onclick: () =>
+          patchTemplate(
+            t,
+            { retired: !t.retired },
+            t.retired ? `${label} is offered again.` : `${label} is retired: no new notebooks start from it.`
+          )
+      },
+      t.retired ? 'Restore' : 'Retire'
+    )
+  ];
+}
+
+function courseTemplateRow(t) {
+  const editable = t.mine || ctx.isAdmin;
+  return el(
+    'tr',
+    { dataset: { template: t.name } },
+    el(
+      'th',
+      { scope: 'row' },
+      el('a', { href: `/templates/${encodeURIComponent(t.name)}` }, templateLabel(t)),
+      t.retired ? el('span', { class: 'badge warn' }, 'retired') : null
+    ),
+    el('td', {}, t.author || '—'),
+    el('td', { class: 'small' }, versionText(t)),
+    el('td', { class: 'actions' }, editable ? courseTemplateActions(t) : null)
+  );
+}
+
+function myTemplateRow(t) {
+  return el(
+    'tr',
+    { dataset: { template: t.name } },
+    el('th', { scope: 'row' }, templateLabel(t)),
+    el('td', {}, t.visibility === 'public' ? 'everyone' : t.visibility === 'group' ? `course ${t.group}` : 'only you'),
+    el(
+      'td',
+      { class: 'actions' },
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'primary',
+          onclick: () =>
+            patchTemplate(
+              t,
+              { visibility: 'group', group: ctx.group },
+              `${templateLabel(t)} is now offered to ${ctx.group}.`
+            )
+        },
+        'Publish to this course'
+      )
+    )
+  );
+}
+
 async function loadTemplates() {
   const [inCourse, visible] = await Promise.all([
     api('GET', `/api/templates?group=${encodeURIComponent(ctx.group)}&retired=true`),
     api('GET', '/api/templates')
   ]);
-  const editable = t => t.mine || ctx.isAdmin;
-  const label = t => t.display_name || t.name;
   replaceRows(
     document.getElementById('course-templates'),
-    inCourse.map(t =>
-      el(
-        'tr',
-        { dataset: { template: t.name } },
-        el(
-          'th',
-          { scope: 'row' },
-          el('a', { href: `/templates/${encodeURIComponent(t.name)}` }, label(t)),
-          t.retired ? el('span', { class: 'badge warn' }, 'retired') : null
-        ),
-        el('td', {}, t.author || '—'),
-        el('td', { class: 'small' }, versionText(t)),
-        el(
-          'td',
-          { class: 'actions' },
-          editable(t)
-            ? [
-                el(
-                  'button',
-                  {
-                    type: 'button',
-                    onclick: () =>
-                      patchTemplate(
-                        t,
-                        { visibility: 'private' },
-                        `${label(t)} is no longer offered to ${ctx.group}; it stays yours, private.`
-                      )
-                  },
-                  'Unpublish'
-                ),
-                el(
-                  'button',
-                  {
-                    type: 'button',
-                    onclick: () =>
-                      patchTemplate(
-                        t,
-                        { retired: !t.retired },
-                        t.retired
-                          ? `${label(t)} is offered again.`
-                          : `${label(t)} is retired: no new notebooks start from it.`
-                      )
-                  },
-                  t.retired ? 'Restore' : 'Retire'
-                )
-              ]
-            : null
-        )
-      )
-    ),
+    inCourse.map(courseTemplateRow),
     'No template is published to this course yet.',
     4
   );
   const mine = visible.filter(t => t.mine && t.group !== ctx.group);
   replaceRows(
     document.getElementById('my-templates'),
-    mine.map(t =>
-      el(
-        'tr',
-        { dataset: { template: t.name } },
-        el('th', { scope: 'row' }, label(t)),
-        el(
-          'td',
-          {},
-          t.visibility === 'public' ? 'everyone' : t.visibility === 'group' ? `course ${t.group}` : 'only you'
-        ),
-        el(
-          'td',
-          { class: 'actions' },
-          el(
-            'button',
-            {
-              type: 'button',
-              class: 'primary',
-              onclick: () =>
-                patchTemplate(
-                  t,
-                  { visibility: 'group', group: ctx.group },
-                  `${label(t)} is now offered to ${ctx.group}.`
-                )
-            },
-            'Publish to this course'
-          )
-        )
-      )
-    ),
+    mine.map(myTemplateRow),
     'You have no other template. Make one in JupyterLab with Save as template.',
     3
   );

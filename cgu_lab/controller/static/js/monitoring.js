@@ -91,65 +91,78 @@ function gpuCounts(node) {
   return `${node.total} in all (${parts.join(', ')}) · ${node.held} held by notebooks`;
 }
 
-function drawNodes(data) {
-  const nodes = data.nodes ?? (data.node && data.node.node ? [data.node] : []);
-  for (const node of nodes) {
-    const card = nodeCard(node.node);
-    const gpus = data.gpus.filter(g => g.node === node.node);
-    const sampled = node.cpu_percent !== undefined && node.cpu_percent !== null;
-    card.title.textContent = sampled ? `${node.node} (this machine)` : node.node;
-    const facts = [];
-    if (sampled) {
-      facts.push(
-        el(
-          'div',
-          { class: 'fact' },
-          el('span', { class: 'fact-label' }, `CPU (${node.cpus} cores)`),
-          bar(node.cpu_percent / 100, percent(node.cpu_percent))
-        ),
-        el(
-          'div',
-          { class: 'fact' },
-          el('span', { class: 'fact-label' }, 'Memory'),
-          bar(
-            node.memory_total ? node.memory_used / node.memory_total : 0,
-            `${bytes(node.memory_used)} / ${bytes(node.memory_total)}`
-          )
-        )
-      );
-    }
+function nodeFacts(node, sampled) {
+  const facts = [];
+  if (sampled) {
     facts.push(
       el(
         'div',
-        { class: 'fact', dataset: { gpuCounts: node.node } },
-        el('span', { class: 'fact-label' }, 'GPUs'),
-        el('span', {}, gpuCounts({ detected: 0, declared: 0, total: 0, held: 0, ...node }))
+        { class: 'fact' },
+        el('span', { class: 'fact-label' }, `CPU (${node.cpus} cores)`),
+        bar(node.cpu_percent / 100, percent(node.cpu_percent))
+      ),
+      el(
+        'div',
+        { class: 'fact' },
+        el('span', { class: 'fact-label' }, 'Memory'),
+        bar(
+          node.memory_total ? node.memory_used / node.memory_total : 0,
+          `${bytes(node.memory_used)} / ${bytes(node.memory_total)}`
+        )
       )
     );
-    card.facts.replaceChildren(...facts);
-    const notes = [];
-    const undetected = (node.declared ?? 0) - (node.declared_and_detected ?? 0);
-    if (undetected > 0) {
-      notes.push(
-        el(
-          'p',
-          { class: 'hint' },
-          `${undetected} declared GPU${undetected === 1 ? ' is' : 's are'} not detected on this node: `,
-          'notebooks are placed on them, but no live figures exist for them (no NVIDIA driver seen here, or a planned layout). ',
-          el('a', { href: '/admin/gpus' }, 'See the devices')
-        )
-      );
-    }
-    card.gpus.replaceChildren(
-      gpus.length
-        ? gpuTable(gpus)
-        : el(
-            'p',
-            { class: 'empty' },
-            node.total ? 'No live GPU figures for this node.' : 'No GPU detected or declared on this node.'
-          ),
-      ...notes
+  }
+  facts.push(
+    el(
+      'div',
+      { class: 'fact', dataset: { gpuCounts: node.node } },
+      el('span', { class: 'fact-label' }, 'GPUs'),
+      el('span', {}, gpuCounts({ detected: 0, declared: 0, total: 0, held: 0, ...node }))
+    )
+  );
+  return facts;
+}
+
+function undetectedNotes(node) {
+  const notes = [];
+  const undetected = (node.declared ?? 0) - (node.declared_and_detected ?? 0);
+  if (undetected > 0) {
+    notes.push(
+      el(
+        'p',
+        { class: 'hint' },
+        `${undetected} declared GPU${undetected === 1 ? ' is' : 's are'} not detected on this node: `,
+        'notebooks are placed on them, but no live figures exist for them (no NVIDIA driver seen here, or a planned layout). ',
+        el('a', { href: '/admin/gpus' }, 'See the devices')
+      )
     );
+  }
+  return notes;
+}
+
+function drawNode(node, allGpus) {
+  const card = nodeCard(node.node);
+  const gpus = allGpus.filter(g => g.node === node.node);
+  const sampled = node.cpu_percent !== undefined && node.cpu_percent !== null;
+  card.title.textContent = sampled ? `${node.node} (this machine)` : node.node;
+  card.facts.replaceChildren(...nodeFacts(node, sampled));
+  const notes = undetectedNotes(node);
+  card.gpus.replaceChildren(
+    gpus.length
+      ? gpuTable(gpus)
+      : el(
+          'p',
+          { class: 'empty' },
+          node.total ? 'No live GPU figures for this node.' : 'No GPU detected or declared on this node.'
+        ),
+    ...notes
+  );
+}
+
+function drawNodes(data) {
+  const nodes = data.nodes ?? (data.node && data.node.node ? [data.node] : []);
+  for (const node of nodes) {
+    drawNode(node, data.gpus);
   }
   for (const [name, card] of nodeCards) {
     if (!nodes.some(n => n.node === name)) {

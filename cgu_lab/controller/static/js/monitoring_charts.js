@@ -162,15 +162,34 @@ export function drawSystem(charts, data) {
   const end = history.length ? history[history.length - 1].at : data.at;
   /** @type {[number, number]} */
   const range = [Math.max(history.length ? history[0].at : end, end - HOUR), end];
+  drawCpuHistory(charts, data, range);
+  drawMemoryHistory(charts, data, range);
+  drawGpuHistory(charts, data, range);
+  drawNotebookHistory(charts, data, range);
+  drawUserHistory(charts, data, range);
+}
+
+/**
+ * @param {Charts} charts
+ * @param {[number, number]} range
+ */
+function drawCpuHistory(charts, data, range) {
+  const history = data.history;
   const cpu = history.map(h => ({ x: h.at, y: h.cpu_percent }));
   drawTime(charts.cpu, [series('CPU %', cpu, COLORS[0])], range);
   describe(
     'chart-cpu',
     `CPU use over the last hour: now ${percent(data.node.cpu_percent)}, peak ${percent(peak(history.map(h => h.cpu_percent)))}`
   );
+}
 
+/**
+ * @param {Charts} charts
+ * @param {[number, number]} range
+ */
+function drawMemoryHistory(charts, data, range) {
   const totalGib = (data.node.memory_total || 0) / GIB;
-  const memory = history.map(h => ({ x: h.at, y: h.memory_used / GIB }));
+  const memory = data.history.map(h => ({ x: h.at, y: h.memory_used / GIB }));
   drawTime(
     charts.memory,
     [series('Memory (GiB)', memory, COLORS[2])],
@@ -181,7 +200,14 @@ export function drawSystem(charts, data) {
     'chart-memory',
     `Memory in use over the last hour: now ${bytes(data.node.memory_used)} of ${bytes(data.node.memory_total)}`
   );
+}
 
+/**
+ * @param {Charts} charts
+ * @param {[number, number]} range
+ */
+function drawGpuHistory(charts, data, range) {
+  const history = data.history;
   const hasGpu =
     data.gpus.length > 0 || history.some(h => h.gpu_utilization !== null && h.gpu_utilization !== undefined);
   document.getElementById('gpu-history-box').hidden = !hasGpu;
@@ -192,12 +218,20 @@ export function drawSystem(charts, data) {
     const now = data.gpus.length ? data.gpus.reduce((s, g) => s + (g.utilization ?? 0), 0) / data.gpus.length : null;
     describe('chart-gpu', `Mean GPU utilisation over the last hour: now ${percent(now)}`);
   }
+}
 
-  const running = history.map(h => ({ x: h.at, y: h.notebooks }));
+/**
+ * @param {Charts} charts
+ * @param {[number, number]} range
+ */
+function drawNotebookHistory(charts, data, range) {
+  const running = data.history.map(h => ({ x: h.at, y: h.notebooks }));
   drawTime(charts.notebooks, [{ ...series('Running notebooks', running, COLORS[3]), stepped: true }], range);
   describe('chart-notebooks', `Running notebooks over the last hour: now ${data.states.running ?? 0}`);
+}
 
-  // The busiest users over the hour, stacked; everyone else together.
+/** The users with the most CPU cores over the hour, busiest first (at most 5), and everyone's totals. */
+function busiestUsers(history) {
   const totals = new Map();
   for (const h of history) {
     for (const [user, use] of Object.entries(h.users || {})) {
@@ -208,6 +242,17 @@ export function drawSystem(charts, data) {
     .sort((a, b) => b[1] - a[1])
     .slice(0, 5)
     .map(([user]) => user);
+  return { totals, top };
+}
+
+/**
+ * The busiest users over the hour, stacked; everyone else together.
+ * @param {Charts} charts
+ * @param {[number, number]} range
+ */
+function drawUserHistory(charts, data, range) {
+  const history = data.history;
+  const { totals, top } = busiestUsers(history);
   const datasets = top.map((user, i) => ({
     ...series(
       user,

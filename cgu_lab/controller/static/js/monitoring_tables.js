@@ -19,67 +19,80 @@ export function bar(fraction, text, label) {
   );
 }
 
+/** A column's heading: a button that sorts by it where it sorts. */
+function sortHeader(col, onSort) {
+  const th = el('th', { scope: 'col' });
+  if (col.sort) {
+    th.append(
+      el(
+        'button',
+        { type: 'button', class: 'sort', onclick: onSort },
+        col.label,
+        el('span', { class: 'arrow', 'aria-hidden': 'true' })
+      )
+    );
+  } else {
+    th.append(col.label);
+  }
+  return th;
+}
+
+/** Rows by `col`; ties by GPUs, then CPU (both descending), then the first column. */
+function rowOrder(columns, col, descending) {
+  return (a, b) => {
+    const x = col.sort(a);
+    const y = col.sort(b);
+    const primary = typeof x === 'string' ? x.localeCompare(y) : x - y;
+    if (primary) return descending ? -primary : primary;
+    return b.gpus - a.gpus || b.cpu_cores - a.cpu_cores || columns[0].sort(a).localeCompare(columns[0].sort(b));
+  };
+}
+
+function markSorted(headers, columns, sortKey, descending) {
+  headers.forEach((th, i) => {
+    const active = columns[i].key === sortKey;
+    if (active) th.setAttribute('aria-sort', descending ? 'descending' : 'ascending');
+    else th.removeAttribute('aria-sort');
+    const arrow = th.querySelector('.arrow');
+    if (arrow) arrow.textContent = active ? (descending ? ' ▼' : ' ▲') : '';
+  });
+}
+
+function tableRow(columns, row) {
+  return el(
+    'tr',
+    {},
+    columns.map((c, i) =>
+      i === 0 ? el('th', { scope: 'row' }, c.cell(row)) : el('td', { class: c.numeric ? 'num' : null }, c.cell(row))
+    )
+  );
+}
+
 /** A table whose column headings sort it; default order: GPUs, then CPU, both descending. */
 function sortable(table, columns, emptyText) {
   let sortKey = 'gpus';
   let descending = true;
   let rows = [];
   const tbody = el('tbody');
-  const headers = columns.map(col => {
-    const th = el('th', { scope: 'col' });
-    if (col.sort) {
-      th.append(
-        el(
-          'button',
-          {
-            type: 'button',
-            class: 'sort',
-            onclick: () => {
-              descending = sortKey === col.key ? !descending : col.numeric;
-              sortKey = col.key;
-              render();
-            }
-          },
-          col.label,
-          el('span', { class: 'arrow', 'aria-hidden': 'true' })
-        )
-      );
-    } else {
-      th.append(col.label);
-    }
-    return th;
-  });
+  const headers = columns.map(col =>
+    sortHeader(col, () => {
+      descending = sortKey === col.key ? !descending : col.numeric;
+      sortKey = col.key;
+      render();
+    })
+  );
   table.replaceChildren(el('thead', {}, el('tr', {}, headers)), tbody);
 
   function render() {
-    const col = columns.find(c => c.key === sortKey);
-    const order = (a, b) => {
-      const x = col.sort(a);
-      const y = col.sort(b);
-      const primary = typeof x === 'string' ? x.localeCompare(y) : x - y;
-      if (primary) return descending ? -primary : primary;
-      return b.gpus - a.gpus || b.cpu_cores - a.cpu_cores || columns[0].sort(a).localeCompare(columns[0].sort(b));
-    };
-    headers.forEach((th, i) => {
-      const active = columns[i].key === sortKey;
-      if (active) th.setAttribute('aria-sort', descending ? 'descending' : 'ascending');
-      else th.removeAttribute('aria-sort');
-      const arrow = th.querySelector('.arrow');
-      if (arrow) arrow.textContent = active ? (descending ? ' ▼' : ' ▲') : '';
-    });
+    const order = rowOrder(
+      columns,
+      columns.find(c => c.key === sortKey),
+      descending
+    );
+    markSorted(headers, columns, sortKey, descending);
     replaceRows(
       tbody,
-      [...rows].sort(order).map(row =>
-        el(
-          'tr',
-          {},
-          columns.map((c, i) =>
-            i === 0
-              ? el('th', { scope: 'row' }, c.cell(row))
-              : el('td', { class: c.numeric ? 'num' : null }, c.cell(row))
-          )
-        )
-      ),
+      [...rows].sort(order).map(row => tableRow(columns, row)),
       emptyText,
       columns.length
     );
@@ -95,6 +108,88 @@ function sortable(table, columns, emptyText) {
 
 /** @typedef {{ users: ReturnType<typeof sortable>, notebooks: ReturnType<typeof sortable> }} WhoTables */
 
+function userColumns(cpus, memoryTotal) {
+  return [
+    { key: 'user', label: 'User', sort: u => u.user, cell: u => u.user },
+    { key: 'notebooks', label: 'Notebooks', numeric: true, sort: u => u.notebooks, cell: u => u.notebooks },
+    { key: 'gpus', label: 'GPUs', numeric: true, sort: u => u.gpus, cell: u => u.gpus },
+    {
+      key: 'cpu_cores',
+      label: 'CPU',
+      numeric: true,
+      sort: u => u.cpu_cores,
+      cell: u => bar(u.cpu_cores / cpus, cores(u.cpu_cores), "share of the node's CPUs")
+    },
+    {
+      key: 'memory_bytes',
+      label: 'Memory',
+      numeric: true,
+      sort: u => u.memory_bytes,
+      cell: u => bar(u.memory_bytes / memoryTotal, bytes(u.memory_bytes), "share of the node's memory")
+    }
+  ];
+}
+
+function notebookNameCell(n) {
+  return [
+    `${n.owner}/${n.notebook}`,
+    n.persistent ? el('span', { class: 'badge' }, 'persistent') : null,
+    n.readable
+      ? null
+      : el('span', { class: 'badge warn', title: 'its server did not answer the last reading' }, 'no reading')
+  ];
+}
+
+function gpuUseCell(n) {
+  if (!n.gpus) return '—';
+  if (n.gpu_utilization === null || n.gpu_utilization === undefined) {
+    return el(
+      'span',
+      { class: 'hint' },
+      n.gpu_memory_bytes ? `${bytes(n.gpu_memory_bytes)}; use not reported` : 'not reported'
+    );
+  }
+  return bar(n.gpu_utilization / 100, `${percent(n.gpu_utilization)} · ${bytes(n.gpu_memory_bytes)}`);
+}
+
+function notebookColumns() {
+  return [
+    { key: 'name', label: 'Notebook', sort: n => `${n.owner}/${n.notebook}`, cell: notebookNameCell },
+    {
+      key: 'gpus',
+      label: 'GPUs',
+      numeric: true,
+      sort: n => n.gpus,
+      cell: n => (n.gpus ? `${n.gpus}× ${n.gpu_type}` : '—')
+    },
+    { key: 'gpu_utilization', label: 'GPU use', numeric: true, sort: n => n.gpu_utilization ?? -1, cell: gpuUseCell },
+    {
+      key: 'cpu_cores',
+      label: 'CPU',
+      numeric: true,
+      sort: n => n.cpu_cores,
+      cell: n =>
+        bar(
+          n.cpu_limit ? n.cpu_cores / n.cpu_limit : 0,
+          `${amount(n.cpu_cores)} / ${cores(n.cpu_limit)}`,
+          'used of its limit'
+        )
+    },
+    {
+      key: 'memory_bytes',
+      label: 'Memory',
+      numeric: true,
+      sort: n => n.memory_bytes,
+      cell: n =>
+        bar(
+          n.memory_limit ? n.memory_bytes / n.memory_limit : 0,
+          `${bytes(n.memory_bytes)} / ${bytes(n.memory_limit)}`,
+          'used of its limit'
+        )
+    }
+  ];
+}
+
 /**
  * Fills the users and notebooks tables from a sample and returns them. They are made on the
  * first call (`tables` null), and their bars keep the node size of that first sample.
@@ -108,93 +203,10 @@ export function drawWho(tables, data) {
     tables = {
       users: sortable(
         document.getElementById('users-table'),
-        [
-          { key: 'user', label: 'User', sort: u => u.user, cell: u => u.user },
-          { key: 'notebooks', label: 'Notebooks', numeric: true, sort: u => u.notebooks, cell: u => u.notebooks },
-          { key: 'gpus', label: 'GPUs', numeric: true, sort: u => u.gpus, cell: u => u.gpus },
-          {
-            key: 'cpu_cores',
-            label: 'CPU',
-            numeric: true,
-            sort: u => u.cpu_cores,
-            cell: u => bar(u.cpu_cores / cpus, cores(u.cpu_cores), "share of the node's CPUs")
-          },
-          {
-            key: 'memory_bytes',
-            label: 'Memory',
-            numeric: true,
-            sort: u => u.memory_bytes,
-            cell: u => bar(u.memory_bytes / memoryTotal, bytes(u.memory_bytes), "share of the node's memory")
-          }
-        ],
+        userColumns(cpus, memoryTotal),
         'Nobody has a notebook running.'
       ),
-      notebooks: sortable(
-        document.getElementById('notebooks-table'),
-        [
-          {
-            key: 'name',
-            label: 'Notebook',
-            sort: n => `${n.owner}/${n.notebook}`,
-            cell: n => [
-              `${n.owner}/${n.notebook}`,
-              n.persistent ? el('span', { class: 'badge' }, 'persistent') : null,
-              n.readable
-                ? null
-                : el('span', { class: 'badge warn', title: 'its server did not answer the last reading' }, 'no reading')
-            ]
-          },
-          {
-            key: 'gpus',
-            label: 'GPUs',
-            numeric: true,
-            sort: n => n.gpus,
-            cell: n => (n.gpus ? `${n.gpus}× ${n.gpu_type}` : '—')
-          },
-          {
-            key: 'gpu_utilization',
-            label: 'GPU use',
-            numeric: true,
-            sort: n => n.gpu_utilization ?? -1,
-            cell: n => {
-              if (!n.gpus) return '—';
-              if (n.gpu_utilization === null || n.gpu_utilization === undefined) {
-                return el(
-                  'span',
-                  { class: 'hint' },
-                  n.gpu_memory_bytes ? `${bytes(n.gpu_memory_bytes)}; use not reported` : 'not reported'
-                );
-              }
-              return bar(n.gpu_utilization / 100, `${percent(n.gpu_utilization)} · ${bytes(n.gpu_memory_bytes)}`);
-            }
-          },
-          {
-            key: 'cpu_cores',
-            label: 'CPU',
-            numeric: true,
-            sort: n => n.cpu_cores,
-            cell: n =>
-              bar(
-                n.cpu_limit ? n.cpu_cores / n.cpu_limit : 0,
-                `${amount(n.cpu_cores)} / ${cores(n.cpu_limit)}`,
-                'used of its limit'
-              )
-          },
-          {
-            key: 'memory_bytes',
-            label: 'Memory',
-            numeric: true,
-            sort: n => n.memory_bytes,
-            cell: n =>
-              bar(
-                n.memory_limit ? n.memory_bytes / n.memory_limit : 0,
-                `${bytes(n.memory_bytes)} / ${bytes(n.memory_limit)}`,
-                'used of its limit'
-              )
-          }
-        ],
-        'No notebook is running.'
-      )
+      notebooks: sortable(document.getElementById('notebooks-table'), notebookColumns(), 'No notebook is running.')
     };
   }
   tables.users.update(data.users);

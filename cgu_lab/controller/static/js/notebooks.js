@@ -147,37 +147,107 @@ function messageClass(nb) {
   return /^Stopped by/.test(nb.message) ? 'note-warn' : 'error';
 }
 
+/**
+ * @param {NotebookOut} nb
+ * @param {boolean} mine
+ */
+function nameCell(nb, mine) {
+  const label = mine ? nb.name : `${nb.owner}/${nb.name}`;
+  return el(
+    'th',
+    { scope: 'row' },
+    nb.state === 'running' && mine ? el('a', { href: nb.url }, label) : label,
+    nb.persistent ? el('span', { class: 'badge', title: 'never stopped for being idle' }, 'persistent') : null,
+    nb.display_name && nb.display_name !== nb.name ? el('div', { class: 'hint' }, nb.display_name) : null
+  );
+}
+
+/**
+ * @param {NotebookOut} nb
+ * @param {boolean} mine
+ */
+function ownerCell(nb, mine) {
+  return el(
+    'td',
+    { class: 'owner-col' },
+    mine
+      ? el('span', { class: 'hint' }, 'me')
+      : el(
+          'a',
+          {
+            href: `/admin/users/${encodeURIComponent(nb.owner)}`,
+            title: `${nb.owner}'s page: open as yourself from there`
+          },
+          nb.owner
+        )
+  );
+}
+
 /** @param {NotebookOut} nb */
-function row(nb) {
+function persistentToggle(nb) {
+  return el(
+    'button',
+    {
+      type: 'button',
+      'aria-pressed': String(nb.persistent),
+      class: 'toggle',
+      onclick: () => togglePersistent(nb),
+      title: 'A persistent notebook is never stopped by the idle culler or reclaim'
+    },
+    'Persistent'
+  );
+}
+
+/**
+ * @param {NotebookOut} nb
+ * @param {boolean} mine
+ */
+function actionsCell(nb, mine) {
   const running = nb.state === 'running';
   const busy = nb.state === 'starting' || nb.state === 'stopping';
   const queued = nb.state === 'queued';
+  return el(
+    'td',
+    { class: 'actions' },
+    running && mine ? el('a', { class: 'button primary', href: nb.url }, 'Open') : null,
+    mine ? appLinks(nb) : null,
+    nb.state === 'stopped'
+      ? el('button', { type: 'button', class: 'primary', onclick: () => act(nb, 'start') }, 'Start')
+      : null,
+    running || nb.state === 'starting'
+      ? el('button', { type: 'button', onclick: () => act(nb, 'stop') }, 'Stop')
+      : null,
+    queued
+      ? el(
+          'button',
+          { type: 'button', onclick: () => act(nb, 'stop'), 'aria-label': `Leave the queue: ${nb.name}` },
+          'Leave queue'
+        )
+      : null,
+    el('button', { type: 'button', disabled: busy, onclick: () => resize(nb) }, 'Resize'),
+    admin ? persistentToggle(nb) : null,
+    el(
+      'button',
+      {
+        type: 'button',
+        class: 'danger',
+        disabled: !(nb.state === 'stopped' || queued),
+        onclick: () => remove(nb)
+      },
+      'Delete'
+    )
+  );
+}
+
+/** @param {NotebookOut} nb */
+function row(nb) {
+  const queued = nb.state === 'queued';
   const mine = nb.owner === window.cguMe;
-  const label = mine ? nb.name : `${nb.owner}/${nb.name}`;
   return el(
     'tr',
     { dataset: { notebook: `${nb.owner}/${nb.name}`, state: nb.state } },
-    el(
-      'th',
-      { scope: 'row' },
-      running && mine ? el('a', { href: nb.url }, label) : label,
-      nb.persistent ? el('span', { class: 'badge', title: 'never stopped for being idle' }, 'persistent') : null,
-      nb.display_name && nb.display_name !== nb.name ? el('div', { class: 'hint' }, nb.display_name) : null
-    ),
-    el(
-      'td',
-      { class: 'owner-col' },
-      mine
-        ? el('span', { class: 'hint' }, 'me')
-        : el(
-            'a',
-            {
-              href: `/admin/users/${encodeURIComponent(nb.owner)}`,
-              title: `${nb.owner}'s page: open as yourself from there`
-            },
-            nb.owner
-          )
-    ),
+    nameCell(nb, mine),
+    ownerCell(nb, mine),
     el('td', {}, resources(nb), el('div', { class: 'hint' }, nb.environment)),
     el(
       'td',
@@ -186,49 +256,7 @@ function row(nb) {
       nb.message ? el('div', { class: `small ${messageClass(nb)}` }, nb.message) : null
     ),
     el('td', { class: 'when' }, timeAgo(nb.last_activity, '—')),
-    el(
-      'td',
-      { class: 'actions' },
-      running && mine ? el('a', { class: 'button primary', href: nb.url }, 'Open') : null,
-      mine ? appLinks(nb) : null,
-      nb.state === 'stopped'
-        ? el('button', { type: 'button', class: 'primary', onclick: () => act(nb, 'start') }, 'Start')
-        : null,
-      running || nb.state === 'starting'
-        ? el('button', { type: 'button', onclick: () => act(nb, 'stop') }, 'Stop')
-        : null,
-      queued
-        ? el(
-            'button',
-            { type: 'button', onclick: () => act(nb, 'stop'), 'aria-label': `Leave the queue: ${nb.name}` },
-            'Leave queue'
-          )
-        : null,
-      el('button', { type: 'button', disabled: busy, onclick: () => resize(nb) }, 'Resize'),
-      admin
-        ? el(
-            'button',
-            {
-              type: 'button',
-              'aria-pressed': String(nb.persistent),
-              class: 'toggle',
-              onclick: () => togglePersistent(nb),
-              title: 'A persistent notebook is never stopped by the idle culler or reclaim'
-            },
-            'Persistent'
-          )
-        : null,
-      el(
-        'button',
-        {
-          type: 'button',
-          class: 'danger',
-          disabled: !(nb.state === 'stopped' || queued),
-          onclick: () => remove(nb)
-        },
-        'Delete'
-      )
-    )
+    actionsCell(nb, mine)
   );
 }
 
