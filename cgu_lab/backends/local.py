@@ -62,7 +62,7 @@ from .base import (
     TrainingSpec,
     TrainingStatus,
 )
-from .local_accounts import Accounts
+from .local_accounts import Account, Accounts
 from .local_command import notebook_argv, notebook_env
 from .local_homes import Homes
 from .local_limits import Limiter, Processes, instance_id
@@ -217,17 +217,7 @@ class LocalBackend(Backend):
             }
             await progress(25, "Starting JupyterLab" + (f" (try {attempt + 1})" if attempt else ""))
             process = await self._launch(plan, log_path, spec.id)
-            state = {
-                "pid": process.pid,
-                "create_time": psutil.Process(process.pid).create_time(),
-                "port": port,
-                "uid": account.uid,
-                "account": account.name,
-                "cgroups": limits.get("cgroups", []),
-                "cpus": limits.get("cpus", []),
-                "enforcement": self.describe()["cpu_limit"],
-            }
-            self._children[spec.id] = process
+            state = self._launched(spec.id, process, port, account, limits)
             try:
                 await self._wait_ready(spec, state, process, progress)
             except BackendError as error:
@@ -313,6 +303,29 @@ class LocalBackend(Backend):
         process.stdin.write(json.dumps(plan).encode())
         process.stdin.close()
         return process
+
+    def _launched(
+        self,
+        notebook_id: int,
+        process: asyncio.subprocess.Process,
+        port: int,
+        account: Account,
+        limits: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The state of a server the launcher started (JupyterLab, or a VM's console):
+        what the liveness watch, stop and the limiter read of it. Its child is followed
+        from now on."""
+        self._children[notebook_id] = process
+        return {
+            "pid": process.pid,
+            "create_time": psutil.Process(process.pid).create_time(),
+            "port": port,
+            "uid": account.uid,
+            "account": account.name,
+            "cgroups": limits.get("cgroups", []),
+            "cpus": limits.get("cpus", []),
+            "enforcement": self.describe()["cpu_limit"],
+        }
 
     async def _wait_ready(
         self,

@@ -260,18 +260,10 @@ class LocalVms:
         process = await backend._launch(plan, boot.log_path, spec.id)
         state = {
             "kind": "vm",
-            "pid": process.pid,
-            "create_time": psutil.Process(process.pid).create_time(),
-            "port": port,
-            "uid": account.uid,
-            "account": account.name,
-            "cgroups": limits.get("cgroups", []),
-            "cpus": limits.get("cpus", []),
-            "enforcement": backend.describe()["cpu_limit"],
+            **backend._launched(spec.id, process, port, account, limits),
             "accel": boot.accel,
             "run": str(boot.run),
         }
-        backend._children[spec.id] = process
         return state, process
 
     def _qemu(self, boot: Boot) -> list[str]:
