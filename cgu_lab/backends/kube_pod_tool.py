@@ -19,10 +19,11 @@ owner, in a pod made for that one job, as `kubectl cp` would:
   closed with the v5 protocol's close signal, all on the event loop (kube_api's
   asyncio client): a job holds a connection, not a thread;
 - the pod is awaited through the backend's pod watch (it carries the
-  platform's labels) and kept for `tool_pod_idle` seconds after its last job,
-  so the storage page's next request on the same volume (the next chunk of an
-  upload, the folder it opens next) runs at once instead of waiting a second
-  or two for a new pod; then deleted, and swept at the controller's start if a
+  platform's labels); a one-off copy's is deleted when it ends, while the
+  storage page's is kept for `tool_pod_idle` seconds after its last job, so
+  the next request on the same volume (the next chunk of an upload, the
+  folder it opens next) runs at once instead of waiting a second or two for a
+  new pod; then deleted, and swept at the controller's start if a
   crash left one behind. Jobs share a warm pod only when everything the pod
   is made of (namespace, volume, mode, image, owner) is the same.
 """
@@ -172,9 +173,25 @@ class PodTool:
 
     @contextlib.asynccontextmanager
     async def pod(
-        self, namespace: str, volume: Obj, image: str, owner: str, read_only: bool = False
+        self,
+        namespace: str,
+        volume: Obj,
+        image: str,
+        owner: str,
+        read_only: bool = False,
+        keep: bool = False,
     ) -> AsyncIterator[str]:
-        """A running tool pod's name, for as long as the block lasts."""
+        """A running tool pod's name, for as long as the block lasts. With `keep` (the
+        storage page, whose requests come in series) it stays warm for the next job on
+        the same volume; without (a one-off copy), it goes at once: a pod counts against
+        its namespace's quota, and a student's next start must not wait for it."""
+        if not keep:
+            made = await self._make(namespace, volume, image, owner, read_only)
+            try:
+                yield made.name
+            finally:
+                await asyncio.shield(self._delete(made))
+            return
         key = json.dumps([namespace, volume, image, owner, read_only], sort_keys=True)
         async with self._made.setdefault(key, asyncio.Lock()):
             warm = self._warm.get(key)

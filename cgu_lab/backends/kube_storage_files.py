@@ -89,7 +89,9 @@ class KubeStorage:
         tools = self.backend._tools
         image = self.backend._files.image_for(place.namespace, place.actor)
         async with (
-            tools.pod(place.namespace, place.volume, image, place.actor, not place.writable) as pod,
+            tools.pod(
+                place.namespace, place.volume, image, place.actor, not place.writable, keep=True
+            ) as pod,
             contextlib.aclosing(
                 tools.frames(place.namespace, pod, self._argv(place, command, plan), stdin)
             ) as frames,
