@@ -91,7 +91,7 @@ test-python: test-python-local test-kube
 # Every Python test but the Kubernetes backend's, on SQLite and on a throwaway PostgreSQL.
 test-python-local: install-test
 	@url=$$(scripts/postgres.sh start) && trap 'scripts/postgres.sh stop' EXIT && \
-	  CGU_TEST_POSTGRES_URL=$$url $(PYTEST) $(addprefix --ignore=,$(KUBE_TESTS)) tests; rc=$$?; \
+	  CGU_TEST_POSTGRES_URL=$$url $(PYTEST) --junitxml=$(CURDIR)/artifacts/junit-$@.xml $(addprefix --ignore=,$(KUBE_TESTS)) tests; rc=$$?; \
 	  [ $$rc -eq 5 ] && rc=0; exit $$rc
 
 # The Kubernetes backend: a real API server for the fast layer (built from source once, cached
@@ -99,7 +99,7 @@ test-python-local: install-test
 test-kube: install-test
 	scripts/kube-apiserver.sh build
 	@url=$$(scripts/postgres.sh start) && trap 'scripts/postgres.sh stop' EXIT && \
-	  CGU_TEST_POSTGRES_URL=$$url scripts/kube-test.sh with-cluster $(PYTEST) $(KUBE_TESTS); rc=$$?; \
+	  CGU_TEST_POSTGRES_URL=$$url scripts/kube-test.sh with-cluster $(PYTEST) --junitxml=$(CURDIR)/artifacts/junit-$@.xml $(KUBE_TESTS); rc=$$?; \
 	  [ $$rc -eq 5 ] && rc=0; exit $$rc
 
 # Starts the Kubernetes builds in the background, so that a cold one overlaps the other tests.
@@ -110,7 +110,9 @@ test-ui: install-test
 	cd ui-tests && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund --silent
 	cd ui-tests && npx playwright test
 
-test: install-test kube-prepare lint test-js test-python-local test-ui test-kube
+# Every suite runs even after one fails; a summary of results and failures ends the output.
+test: install-test kube-prepare
+	@scripts/test-suites.sh lint test-js test-python-local test-ui test-kube
 
 # The notebook and controller images, without a registry (scripts/kube-images.sh): archives in
 # .build/kube-images, imported into the test cluster when it runs (scripts/kube-cluster.sh).

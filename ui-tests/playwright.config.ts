@@ -15,7 +15,12 @@ export default defineConfig({
   workers: 1,
   retries: 0,
   outputDir: '../artifacts/ui-test-results',
-  reporter: [['list'], ['html', { outputFolder: '../artifacts/ui-report', open: 'never' }]],
+  reporter: [
+    ['list'],
+    ['html', { outputFolder: '../artifacts/ui-report', open: 'never' }],
+    // Read by scripts/test_failures.py for the summary that ends `make test`.
+    ['json', { outputFile: '../artifacts/ui-results.json' }]
+  ],
   use: {
     baseURL: `http://127.0.0.1:${port}`,
     screenshot: 'only-on-failure',

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, Page, test } from '@playwright/test';
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
@@ -26,10 +26,10 @@ function installImage(): string {
   return path.join(folder, 'image');
 }
 
-/** The notebook's home on this machine: below the platform's data folder (ui-tests/start-platform.sh). */
-function homeFile(file: string): string | undefined {
+/** A path below the platform's data folder (/tmp/cgu-lab-ui-*, made by ui-tests/start-platform.sh). */
+function stateFile(...sub: string[]): string | undefined {
   for (const entry of fs.readdirSync('/tmp').filter(name => name.startsWith('cgu-lab-ui-'))) {
-    const candidate = path.join('/tmp', entry, 'state', 'homes', 'ui-student', NAME, file);
+    const candidate = path.join('/tmp', entry, 'state', ...sub);
     if (fs.existsSync(candidate)) {
       return candidate;
     }
@@ -37,8 +37,42 @@ function homeFile(file: string): string | undefined {
   return undefined;
 }
 
+/** A file in the notebook's home on this machine (the guest's /mnt/home). */
+function homeFile(file: string): string | undefined {
+  return stateFile('homes', 'ui-student', NAME, file);
+}
+
+/**
+ * What the guest wrote on its serial port (QEMU's `serial.log` in the VM's runtime folder, the
+ * newest one: this test's VM is the only one running): its init prints a line there once the
+ * disk and the shared home are mounted.
+ */
+function serialLog(): string {
+  const logs = fs
+    .readdirSync('/tmp')
+    .filter(name => name.startsWith('cgu-lab-ui-'))
+    .flatMap(entry => {
+      const run = path.join('/tmp', entry, 'state', 'run');
+      return fs.existsSync(run) ? fs.readdirSync(run).map(id => path.join(run, id, 'serial.log')) : [];
+    })
+    .filter(file => fs.existsSync(file))
+    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+  return logs.length ? fs.readFileSync(logs[0], 'utf8') : '';
+}
+
+/** What a failure should say: the console's state, the focused element, the pages, the guest's log. */
+async function diagnosis(page: Page): Promise<string> {
+  const focused = await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 120) ?? 'none');
+  return [
+    `console: ${await page.locator('#vm-state').textContent()}`,
+    `focused: ${focused}`,
+    `pages: ${page.context().pages().map(open => open.url()).join(' ')}`,
+    `serial log (tail): ${serialLog().slice(-800)}`
+  ].join('\n');
+}
+
 test('a VM notebook console in the browser runs what is typed', async ({ page, baseURL }, testInfo) => {
-  test.setTimeout(240_000);
+  test.setTimeout(300_000);
   const image = installImage();
   await login(page, 'ui-admin');
   const admin = await asToken(baseURL!, await apiToken(page));
@@ -64,17 +98,22 @@ test('a VM notebook console in the browser runs what is typed', async ({ page, b
   const accel = await page.locator('body').getAttribute('data-accel');
   await expect(page.locator('#vm-accel')).toBeVisible({ visible: accel === 'tcg' });
 
-  // The guest boots while the console is up: type until its shell answers.
-  await page.locator('#vm-screen canvas').click();
+  // The guest boots while the console is up: its init says on the serial port when the shell
+  // comes; then what is typed on the focused screen runs there.
+  const screen = page.locator('#vm-screen canvas');
   await expect
-    .poll(
-      async () => {
-        await page.keyboard.type('touch /mnt/home/booted\n', { delay: 20 });
-        return homeFile('booted') !== undefined;
-      },
-      { timeout: 90_000, intervals: [3000] }
-    )
-    .toBe(true);
+    .poll(() => serialLog(), { timeout: 120_000, message: 'the guest never said it was ready' })
+    .toContain('cgu-lab test VM ready');
+  const deadline = Date.now() + 60_000;
+  while (homeFile('booted') === undefined) {
+    if (Date.now() > deadline) {
+      throw new Error(`what was typed never ran in the guest:\n${await diagnosis(page)}`);
+    }
+    await screen.click();
+    await expect(screen).toBeFocused();
+    await page.keyboard.type('touch /mnt/home/booted\n', { delay: 20 });
+    await expect.poll(() => homeFile('booted'), { timeout: 5000 }).toBeTruthy().catch(() => undefined);
+  }
   // Keys as typed, without Shift (Playwright presses none): the guest's own /proc/version, copied.
   await page.keyboard.type('cp /proc/version /mnt/home/from-chromium.txt; uname -sr\n', { delay: 20 });
   await expect.poll(() => homeFile('from-chromium.txt'), { timeout: 30_000 }).toBeTruthy();
