@@ -83,7 +83,8 @@ lint: install-test
 test-js: install-test
 	jlpm test
 
-KUBE_TESTS := tests/test_kubernetes_backend.py tests/test_kube_controller.py tests/test_kube_cluster.py
+KUBE_TESTS := tests/test_kubernetes_backend.py tests/test_kube_controller.py tests/test_kube_cluster.py \
+  tests/test_kube_apps.py
 PYTEST := $(BIN)/pytest -q -p no:cacheprovider
 
 test-python: test-python-local test-kube

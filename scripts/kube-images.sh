@@ -8,7 +8,11 @@
 # (versions pinned by constraints.txt), an unprivileged user, packed by
 # scripts/kube_image.py as a docker-archive, compressed with zstd:
 #   notebook    the notebook side only (`pip install cgu_lab`, no extras): JupyterLab, the
-#               server and lab extensions; user jovyan 1000:100, home /home/jovyan.
+#               server and lab extensions; user jovyan 1000:100, home /home/jovyan. With
+#               the Apps launcher's programs, as on a local machine (scripts/deps.sh): the
+#               Linux desktop (Debian's TigerVNC Xvnc, openbox, xterm, xauth, fonts) and
+#               VS Code (the code-server `make install` built on this host from npm, with
+#               this host's Node.js it was built for, in /opt/code-server).
 #               FLAVOUR=pytorch or tensorflow adds that framework from PyPI with the CUDA
 #               libraries as wheels (torch brings them; tensorflow[and-cuda]) and names the
 #               image after it.
@@ -37,6 +41,10 @@ FLAVOUR="${FLAVOUR:-slim}"
 PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
 VERSION="$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$ROOT/package.json" | head -1)"
 BASE_PACKAGES="python3,python3-venv,ca-certificates,tini"
+# The desktop app's programs; libgssapi-krb5-2 for code-server's kerberos module.
+NOTEBOOK_PACKAGES="$BASE_PACKAGES,tigervnc-standalone-server,openbox,xterm,xauth,xfonts-base,ripgrep,libgssapi-krb5-2"
+# code-server as `make install` left it in the venv (scripts/code-server.sh).
+CODE_SERVER="$(dirname "$(dirname "$PYTHON")")/lib/cgu-lab/code-server"
 POSTGRES_PACKAGES="postgresql-15,tini"
 
 log() { echo "kube-images.sh: $*" >&2; }
@@ -74,6 +82,7 @@ wheel_inputs() {
 
 key_of() {  # key_of IMAGE: what decides its content
   { echo "$1 $FLAVOUR $SUITE $BASE_PACKAGES"
+    [ "$1" != notebook ] || echo "$NOTEBOOK_PACKAGES $(code_server_version) $(node --version 2>/dev/null)"
     sha256sum "$ROOT/scripts/kube-images.sh" "$ROOT/scripts/kube_image.py"
     (cd "$ROOT" && wheel_inputs | xargs -d '\n' sha256sum)
   } | sha256sum | cut -c1-16
@@ -82,6 +91,10 @@ key_of() {  # key_of IMAGE: what decides its content
 base_key() {  # base_key PACKAGES
   { echo "$SUITE $1"; sed -n '/^base_rootfs()/,/^}/p' "$ROOT/scripts/kube-images.sh"; } |
     sha256sum | cut -c1-16
+}
+
+code_server_version() {
+  cat "$CODE_SERVER/.version" 2>/dev/null || echo none
 }
 
 # -- steps ----------------------------------------------------------------------------------------
@@ -179,6 +192,8 @@ build_image() {
     mkdir -p "$rootfs"
     if [ "$image" = postgres ]; then
       zstd -dc "$(base_rootfs postgres "$POSTGRES_PACKAGES")" | tar -C "$rootfs" --numeric-owner --ignore-zeros -xf -
+    elif [ "$image" = notebook ]; then
+      zstd -dc "$(base_rootfs notebook "$NOTEBOOK_PACKAGES")" | tar -C "$rootfs" --numeric-owner --ignore-zeros -xf -
     else
       zstd -dc "$(base_rootfs base "$BASE_PACKAGES")" | tar -C "$rootfs" --numeric-owner --ignore-zeros -xf -
     fi
@@ -189,6 +204,7 @@ build_image() {
         step "notebook image ($FLAVOUR): venv with cgu_lab${EXTRA_PIP:+ and $EXTRA_PIP}"
         venv "$rootfs" "$whl" "$EXTRA_PIP"
         chroot "$rootfs" useradd --uid 1000 --gid 100 --create-home --home-dir /home/jovyan --shell /bin/bash jovyan
+        code_server_into "$rootfs"
         local listed
         listed="$(env -i PATH=/opt/venv/bin:/usr/bin:/bin HOME=/home/jovyan \
           "$(command -v chroot)" "$rootfs" /opt/venv/bin/jupyter server extension list 2>&1)" ||
@@ -236,6 +252,26 @@ build_image() {
   cmp -s "$archive" "$out" 2>/dev/null || { cp -f "$archive" "$out.part" && mv -f "$out.part" "$out"; }
   step "$image: $out ($(du -h "$out" | cut -f1) compressed)"
   BUILT+=("$out")
+}
+
+# code_server_into ROOTFS: VS Code for the Apps launcher, as the venv has it (its native
+# modules were built for this host's Node.js, so that Node.js goes with it; the image is
+# the same Debian release as a host that builds it). Without it the image offers no VS
+# Code, and the launcher says why (cgu_lab/notebook/apps/registry.py).
+code_server_into() {
+  local rootfs="$1" node
+  if [ ! -f "$CODE_SERVER/.version" ]; then
+    log "no code-server in $CODE_SERVER (make install builds it): the notebook image has no VS Code"
+    return 0
+  fi
+  node="$(readlink -f "$(command -v node)")"
+  step "VS Code: code-server $(code_server_version) and Node.js $(node --version)"
+  mkdir -p "$rootfs/opt/code-server"
+  cp -a "$CODE_SERVER/." "$rootfs/opt/code-server/"
+  install -m 755 "$node" "$rootfs/usr/local/bin/node"
+  ln -sf /opt/code-server/node_modules/.bin/code-server "$rootfs/usr/local/bin/code-server"
+  chroot "$rootfs" /usr/local/bin/code-server --version >/dev/null ||
+    die "code-server does not run in the notebook image"
 }
 
 # A PostgreSQL server for a test deployment: a new data folder is initialised with
