@@ -9,6 +9,9 @@ no cgroup; another student can neither see nor stop a job; a job asking for
 more GPUs than are free waits in the queue, and runs on the GPU the controller
 placed once it is free (GPUs declared by hand: this machine has none); a job
 survives a controller restart, and one that died meanwhile is reported failed.
+A job's ranks meet on a loopback of the job's own: its rendezvous store answers
+them, while neither this machine's network reaches the store nor the job the
+machine's services.
 
 Jobs other than the all-reduce use only torchrun's variables (RANK,
 WORLD_SIZE, ...), not torch itself, to stay quick on a two-core runner.
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import time
 from pathlib import Path
 
@@ -61,6 +65,20 @@ os.symlink("/etc/shadow", "../ranks/zz/attempt_9/0/stdout.log")
 os.makedirs("../ranks/zz/attempt_9/1")
 os.symlink("/etc", "../ranks/zz/attempt_9/1/stderr.log")
 print("planted", flush=True)
+"""
+# Run by each rank: is the rendezvous store there, what network is there, is the host there?
+NETWORK = """
+import os, socket, time
+port = int(os.environ["MASTER_PORT"])
+socket.create_connection(("127.0.0.1", port), timeout=10).close()  # the store, inside
+print("interfaces", sorted(name for _, name in socket.if_nameindex()))
+try:
+    socket.create_connection(("127.0.0.1", HOST_PORT), timeout=3).close()
+    print("host reached")
+except OSError as error:
+    print("host unreachable:", type(error).__name__)
+print("store port", port, flush=True)
+time.sleep(120)
 """
 SMALL = {"cpu": "0.5", "memory": "1Gi"}
 
@@ -219,6 +237,25 @@ def test_a_stop_kills_every_process_and_removes_the_cgroups(site, alice, pytorch
     assert job_processes(site) == [] and job_cgroups(site) == []
     refused(alice.get("/api/training/alice/sleeper"), 404, "not_found", "no training job")
     assert not (site.data_dir / "training" / "alice" / "sleeper").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a job's own network needs root (per-user mode)")
+def test_a_jobs_ranks_meet_on_a_loopback_no_one_else_reaches(site, alice, pytorch):
+    """torchrun's store takes any client; here only the job's own ranks can reach it."""
+    with socket.create_server(("127.0.0.1", 0)) as host:  # a service of the machine's
+        code = NETWORK.replace("HOST_PORT", str(host.getsockname()[1]))
+        submit(alice, "netns", code, workers=1, memory="512Mi")
+        for replica in ("master", "worker"):
+            logs = wait_logs(alice, "alice", "netns", "store port", replica, 0)
+            assert "interfaces ['lo']" in logs, logs
+            assert "host unreachable: ConnectionRefusedError" in logs, logs
+        port = int(logs.rsplit("store port", 1)[1].split()[0])
+        with pytest.raises(ConnectionRefusedError):  # from this machine's network
+            socket.create_connection(("127.0.0.1", port), timeout=3)
+    version = alice.ok("GET", "/api/version")["backend"]
+    assert "private loopback" in version["training_network"], version
+    alice.ok("DELETE", "/api/training/alice/netns")
+    assert job_processes(site) == [] and job_cgroups(site) == []
 
 
 def test_another_student_can_neither_see_nor_stop_a_job(site, alice, bob, pytorch):

@@ -105,7 +105,11 @@ class LocalBackend(Backend):
         self._http: aiohttp.ClientSession | None = None
         self.vms = LocalVms(self)
         self.training = LocalTraining(
-            self.root / "training", self.accounts, self.limiter, lambda: self.instance
+            self.root / "training",
+            self.accounts,
+            self.limiter,
+            lambda: self.instance,
+            network=getattr(settings, "training_network", "private"),
         )
 
     # -- lifecycle of the backend itself ---------------------------------
@@ -156,6 +160,7 @@ class LocalBackend(Backend):
             "memory_limit": enforcement.memory,
             **self.vms.describe(),  # vm_notebooks and how they run
             "training_jobs": True,
+            "training_network": self.training.network_sentence(),
         }
 
     async def inventory(self) -> list[Device]:

@@ -7,7 +7,9 @@ leaving stdin to the program (the file tools read a tar from it). This module
 then, in order: joins the notebook's cgroups, sets resource limits and CPU
 affinity, becomes the notebook's own account, changes to its home and
 replaces itself with the program (JupyterLab, or a file tool). Doing this in the child
-before exec leaves no window in which the server runs without its limits.
+before exec leaves no window in which the server runs without its limits. A plan with
+`private_network` (a training job's) first gets a network namespace of its own, while
+still root: only a loopback, which no other process on the machine can reach.
 It imports only the standard library so that it starts in milliseconds.
 
 Before anything else it closes every descriptor but stdin, stdout and
@@ -21,15 +23,40 @@ come from the controller (a home it made, cgroup files it made).
 
 from __future__ import annotations
 
+import ctypes
+import fcntl
 import json
 import os
 import resource
+import socket
+import struct
 import sys
+
+CLONE_NEWNET = 0x40000000
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
 
 def close_inherited() -> None:
     """Close every descriptor above stderr that the controller's process let through."""
     os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+
+
+def private_network() -> None:
+    """A network namespace of this process's own, with its loopback up and nothing else.
+
+    Why: torchrun's rendezvous store (a c10d TCPStore) listens on every interface and
+    takes any client, so on the machine's network another user's process, or another
+    host, could join or disturb a job's ranks. In here the ranks still meet on
+    127.0.0.1 (torchrun --standalone), and nothing outside can connect to them.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWNET) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"a private network for the job: {os.strerror(error)}")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        asked = struct.pack("16sh", b"lo", 0)
+        flags = struct.unpack("16sh", fcntl.ioctl(probe, SIOCGIFFLAGS, asked))[1]
+        fcntl.ioctl(probe, SIOCSIFFLAGS, struct.pack("16sh", b"lo", flags | IFF_UP))
 
 
 def apply(plan: dict) -> None:
@@ -44,6 +71,8 @@ def apply(plan: dict) -> None:
     cpus = plan.get("cpus")
     if cpus:
         os.sched_setaffinity(0, set(cpus))
+    if plan.get("private_network"):
+        private_network()
     uid, gid = plan.get("uid"), plan.get("gid")
     if gid is not None:
         os.setgroups(plan.get("groups", []))  # a course's storage groups, else none

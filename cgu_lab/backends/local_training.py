@@ -7,7 +7,11 @@ rank i+1 worker i, and each rank runs the job's command with the variables
 torchrun sets (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), as the
 replicas of a PyTorchJob do. It runs as the owner's account, inside cgroups of
 its own with the job's CPU and memory (per replica times replicas, like the
-quota counts it), on the GPUs the controller placed (CUDA_VISIBLE_DEVICES).
+quota counts it), on the GPUs the controller placed (CUDA_VISIBLE_DEVICES),
+and by default in a network namespace of its own with only a loopback
+(Settings.training_network): torchrun's rendezvous store listens on every
+interface and takes any client, which on the machine's network would let
+another user join or disturb the job.
 
 Layout below `<data>/training/<owner>/<job>/` (0711, the controller's):
     job.json     what was started: the watcher's pid and start time, cgroups, GPUs
@@ -108,10 +112,13 @@ def last_lines(text: str, count: int) -> str:
 class LocalTraining:
     """Starts, watches, reads and stops the training jobs of one installation."""
 
-    def __init__(self, root: Path, accounts, limiter: Limiter, instance) -> None:
+    def __init__(
+        self, root: Path, accounts, limiter: Limiter, instance, network: str = "private"
+    ) -> None:
         self.root = root  # <data>/training
         self.accounts = accounts
         self.limiter = limiter
+        self.network = network  # "private" or "host" (Settings.training_network)
         self._instance = instance  # called: the id is known once the backend is open
         self._cleaned: set[str] = set()  # ended jobs whose processes and cgroups are gone
 
@@ -121,6 +128,21 @@ class LocalTraining:
 
     def folder(self, owner: str, name: str) -> Path:
         return self.root / owner / name
+
+    @property
+    def private_network(self) -> bool:
+        """A loopback of each job's own (local_launch.private_network): needs root, which
+        the per-user mode has; as ourselves, every notebook is one account anyway."""
+        return self.network == "private" and self.accounts.mode == "per-user"
+
+    def network_sentence(self) -> str:
+        """What a job's code can reach, said on the training page."""
+        if self.private_network:
+            return (
+                "Its ranks talk over a private loopback no one else can reach, and it has "
+                "no other network: download data sets in a notebook first."
+            )
+        return "It runs on this machine's network, where other users can reach its ranks' ports."
 
     def marker(self, key: str) -> str:
         return f"{self.instance}/{key}"
@@ -216,8 +238,10 @@ class LocalTraining:
             "LOGNAME": account.name,
             "LANG": os.environ.get("LANG", "C.UTF-8"),
             "PYTHONUNBUFFERED": "1",  # each line reaches the page as it is printed
-            # One node: ranks meet on loopback, never on the host's other networks.
+            # One node: ranks meet on loopback, never on the host's other networks
+            # (and in a private network, the loopback is all there is).
             "GLOO_SOCKET_IFNAME": "lo",
+            "NCCL_SOCKET_IFNAME": "lo",
             "CUDA_VISIBLE_DEVICES": ",".join(job.devices),
             "CGU_TRAINING_OWNER": job.owner,
             "CGU_TRAINING_NAME": job.name,
@@ -231,6 +255,7 @@ class LocalTraining:
             "cwd": str(folder / "home"),
             "uid": account.uid,
             "gid": account.gid,
+            "private_network": self.private_network,
             **limits,
         }
         plan = {

@@ -8,6 +8,7 @@ in a number stops the controller at start with the variable's name.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import model_validator
@@ -35,6 +36,9 @@ class Settings(BaseSettings):
     vm_accelerator: str = "auto"
     # local backend: "auto" runs notebooks as per-user accounts when root, else as ourselves
     run_as: str = "auto"
+    # local training jobs: "private" gives each job a loopback of its own and no other
+    # network (torchrun's rendezvous store takes any client), "host" the machine's network
+    training_network: Literal["private", "host"] = "private"
     use_cgroups: bool = True
     # GPUs: how long a notebook must have been idle before a waiting start may reclaim its GPU
     reclaim_idle_minutes: float = 10

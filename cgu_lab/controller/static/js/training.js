@@ -143,7 +143,7 @@ if (!version.backend.training_jobs) {
   document.getElementById('training-hint').textContent =
     'A training job runs one master and any number of workers on this machine, started together by ' +
     'torchrun in the environment you choose, each with the same resources. It waits in the queue while ' +
-    'the GPUs it needs are busy.';
+    `the GPUs it needs are busy. ${version.backend.training_network ?? ''}`;
   document.querySelector('label[for="j-image"]').textContent = 'Environment';
   const image = /** @type {HTMLInputElement} */ (document.getElementById('j-image'));
   image.placeholder = 'pytorch';
