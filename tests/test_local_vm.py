@@ -254,3 +254,29 @@ def test_the_culler_stops_an_idle_vm(site, users) -> None:
     finally:
         admin.ok("PUT", "/api/culling/policy", json={"idle_minutes": 60, "warn_minutes": 10})
     assert "idle" in stopped["message"].lower(), stopped["message"]
+
+
+def test_a_gpu_not_ready_for_a_vm_is_refused_before_anything_is_made(site, users) -> None:
+    """A GPU declared for VMs (`pci:<address>`) that this machine cannot hand over (here: no
+    such device) stops the start with what to do, and leaves no disk or home; a JupyterLab
+    notebook is never given such a GPU."""
+    owner, admin = users["vmo"], users["vm-admin"]
+    admin.ok("POST", "/api/gpus", 201, json={"device_id": "pci:0000:ff:1f.7", "model": "VM A100"})
+    admin.ok("PUT", "/api/gpu-types/vm-gpu", json={"display_name": "For VMs", "models": ["VM"]})
+    quota = {"cpu": 4, "memory": "8Gi", "notebooks": 3, "gpus": {"vm-gpu": 1}}
+    admin.ok("PUT", "/api/quotas/default", json=quota)
+    gpu = {"gpu_type": "vm-gpu", "gpus": 1, "cpu": 1, "memory": "512Mi"}
+    owner.ok("POST", "/api/notebooks", 201, json={"name": "gpuvm", "kind": "vm", **gpu,
+                                                    "environment": "testvm"})  # fmt: skip
+    owner.post("/api/notebooks/vmo/gpuvm/start?wait=true")
+    failed = wait_state(owner, "vmo", "gpuvm", "stopped", 60)
+    assert "no PCI device 0000:ff:1f.7" in failed["message"], failed
+    assert not (site.data_dir / "vms" / "vmo" / "gpuvm").exists()
+    assert not home(site, "vmo", "gpuvm").exists()
+
+    owner.ok("POST", "/api/notebooks", 201, json={"name": "gpulab", **gpu})
+    owner.post("/api/notebooks/vmo/gpulab/start?wait=true")
+    failed = wait_state(owner, "vmo", "gpulab", "stopped", 60)
+    assert "bound to vfio-pci for VM notebooks" in failed["message"], failed
+    for name in ("gpuvm", "gpulab"):
+        owner.ok("DELETE", f"/api/notebooks/vmo/{name}")

@@ -53,6 +53,7 @@ import psutil
 
 from .. import gpu_probe
 from ..core.gpus import Device
+from . import local_vfio as vfio
 from .base import (
     Backend,
     BackendError,
@@ -189,6 +190,7 @@ class LocalBackend(Backend):
     # -- start -----------------------------------------------------------
 
     async def start(self, spec: NotebookSpec, progress: ProgressCallback) -> dict[str, Any]:
+        vfio.refuse_for_processes(spec.devices)
         await progress(10, "Preparing your home directory")
         account = await self.accounts.account(spec.owner)
         home = self.files.home(spec.owner, spec.name)
@@ -411,7 +413,8 @@ class LocalBackend(Backend):
         self._cpus.pop(spec.id, None)
         await asyncio.to_thread(self.limiter.remove, spec.id)
         if str(state.get("kind", "")).startswith("vm"):
-            await asyncio.to_thread(self.vms.forget_runtime, spec.id)
+            groups = list(state.get("vfio_groups") or [])
+            await asyncio.to_thread(self.vms.forget_runtime, spec.id, groups)
 
     @staticmethod
     async def _wait_server(

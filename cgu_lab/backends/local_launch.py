@@ -68,6 +68,15 @@ def apply(plan: dict) -> None:
     memory = plan.get("rlimit_data")
     if memory:
         resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+    pinned = plan.get("rlimit_memlock")  # a VM's memory, pinned for a passed-through GPU
+    if pinned:
+        try:
+            resource.setrlimit(resource.RLIMIT_MEMLOCK, (pinned, pinned))
+        except (ValueError, OSError):
+            sys.exit(
+                f"cgu-lab: the VM may not pin its {pinned // 2**20} MiB of memory for its GPU "
+                "(RLIMIT_MEMLOCK): the controller needs the CAP_SYS_RESOURCE capability"
+            )
     cpus = plan.get("cpus")
     if cpus:
         os.sched_setaffinity(0, set(cpus))

@@ -158,26 +158,32 @@ def argv(
     accel: str,
     name: str,
     uefi_vars: Path | None = None,
+    passthrough: tuple[str, ...] = (),
 ) -> list[str]:
-    """QEMU's command line: no network, the console's VNC and QMP on Unix sockets in `run`."""
+    """QEMU's command line: no network, the console's VNC and QMP on Unix sockets in `run`.
+
+    `passthrough`: the `-device vfio-pci,...` arguments of GPUs given to the guest
+    (local_vfio); such a guest gets a PCI Express machine (q35) and the host's CPU model,
+    which GPU drivers expect.
+    """
     return [
         qemu,
-        *_machine_args(name, accel, cpu_milli, memory),
+        *_machine_args(name, accel, cpu_milli, memory, gpus=bool(passthrough)),
         *_device_args(run, disk),
+        *passthrough,
         *_shared_folder_args(image, home),
         *_kernel_args(image),
         *_firmware_args(image, uefi_vars),
     ]
 
 
-def _machine_args(name: str, accel: str, cpu_milli: int, memory: int) -> list[str]:
+def _machine_args(name: str, accel: str, cpu_milli: int, memory: int, gpus: bool) -> list[str]:
     return [
         "-name",
         f"{name},process={name}",
         "-accel",
         accel,
-        "-machine",
-        "pc",
+        *(("-machine", "q35", "-cpu", "host") if gpus else ("-machine", "pc")),
         "-smp",
         str(vcpus(cpu_milli)),
         "-m",

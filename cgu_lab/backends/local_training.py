@@ -52,6 +52,7 @@ from typing import Any
 import psutil
 
 from ..core.errors import NotFound
+from . import local_vfio as vfio
 from .base import BackendError, TrainingSpec, TrainingStatus
 from .local_files import Refused, own_folder
 from .local_limits import PERIOD_US, Limiter, pick_cpus
@@ -207,6 +208,7 @@ class LocalTraining:
                 f"environment '{job.image}' has no Python environment on this machine; "
                 "choose one built here (e.g. from the PyTorch recipe)"
             )
+        vfio.refuse_for_processes(job.devices)
         python = Path(job.local_prefix) / "bin" / "python"
         if not python.exists():
             raise BackendError(f"environment '{job.image}' has no Python ({python} is missing)")

@@ -25,7 +25,9 @@ since the command line is made from the notebook's resources at each start.
 
 The accelerator: KVM when the setting allows it and the notebook's account can
 use /dev/kvm, else TCG, which the start's progress and the console page say
-is slow. GPUs are not passed through to local VMs (refused at start).
+is slow. A whole GPU an administrator declared as `pci:<address>` and bound to
+vfio-pci is passed through to the guest (local_vfio says how and what is
+checked); the host's own GPUs are not.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 import psutil
 
 from . import local_qemu as qemu
+from . import local_vfio as vfio
 from .base import BackendError, NotebookSpec, ProgressCallback
 
 if TYPE_CHECKING:
@@ -72,6 +75,7 @@ class Boot:
     uefi_vars: Path | None
     accel: str
     log_path: Path
+    gpus: tuple[vfio.PassedGpu, ...] = ()
 
     @property
     def title(self) -> str:
@@ -200,11 +204,6 @@ class LocalVms:
                 "VM notebooks need QEMU on this machine, which is not installed; "
                 "ask an administrator (apt: qemu-system-x86 qemu-utils ovmf)"
             )
-        if spec.gpus:
-            raise BackendError(
-                "GPUs are not passed through to VMs on the local backend; "
-                "choose no GPU for this VM notebook"
-            )
         try:
             return qemu.read_image(Path(spec.environment.local_prefix))
         except qemu.ImageError as error:
@@ -216,6 +215,13 @@ class LocalVms:
         """The home, disk and runtime folder every try at starting the VM reuses."""
         backend = self.backend
         account = await backend.accounts.account(spec.owner)
+        gpus = await asyncio.to_thread(self._gpus, spec)
+        accel = self.accelerator(account.uid, account.gid)
+        if gpus and accel != "kvm":
+            raise BackendError(
+                "a GPU is passed to a VM only with KVM, which this machine does not offer "
+                "the VM; choose no GPU for this VM notebook"
+            )
         home = backend.files.home(spec.owner, spec.name)
         await asyncio.to_thread(backend.files.prepare_home, home, account.uid, account.gid)
         folder = self.disk_folder(spec.owner, spec.name)
@@ -232,9 +238,20 @@ class LocalVms:
             run=run,
             disk=disk,
             uefi_vars=uefi_vars,
-            accel=self.accelerator(account.uid, account.gid),
+            accel=accel,
             log_path=backend.log_path(spec.owner, spec.name),
+            gpus=tuple(gpus),
         )
+
+    @staticmethod
+    def _gpus(spec: NotebookSpec) -> list[vfio.PassedGpu]:
+        """The GPUs the controller placed, each ready for the guest, or why not."""
+        if not spec.gpus:
+            return []
+        try:
+            return vfio.check_all(spec.devices)
+        except vfio.VfioError as error:
+            raise BackendError(str(error)) from None
 
     async def _start_console(
         self, boot: Boot, attempt: int, busy: list[int], progress: ProgressCallback
@@ -255,6 +272,9 @@ class LocalVms:
             "gid": account.gid,
             **{k: v for k, v in limits.items() if k != "cgroups"},
         }
+        if boot.gpus:
+            plan["rlimit_memlock"] = spec.memory  # guest memory is pinned for the GPU's DMA
+            await asyncio.to_thread(vfio.give, list(boot.gpus), account.uid, account.gid)
         suffix = f" (try {attempt + 1})" if attempt else ""
         await progress(25, f"Starting the VM with {boot.how}{suffix}")
         process = await backend._launch(plan, boot.log_path, spec.id)
@@ -263,6 +283,7 @@ class LocalVms:
             **backend._launched(spec.id, process, port, account, limits),
             "accel": boot.accel,
             "run": str(boot.run),
+            "vfio_groups": [gpu.group for gpu in boot.gpus],
         }
         return state, process
 
@@ -279,6 +300,7 @@ class LocalVms:
             boot.accel,
             f"cgu-{self.backend.instance[:8]}-{spec.id}",
             boot.uefi_vars,
+            tuple(arg for gpu in boot.gpus for arg in gpu.qemu_args()),
         )
 
     def _info(self, boot: Boot) -> dict[str, Any]:
@@ -400,9 +422,11 @@ class LocalVms:
             target = trash / f"{owner}--{name}--vm--{stamp}"
             await asyncio.to_thread(shutil.move, str(folder), str(target))
 
-    def forget_runtime(self, notebook_id: int) -> None:
+    def forget_runtime(self, notebook_id: int, vfio_groups: list[str] = ()) -> None:
+        """After a stop: the runtime folder goes, and passed GPUs go back to root."""
         with contextlib.suppress(OSError):
             shutil.rmtree(self.runtime / str(int(notebook_id)))
+        vfio.take_back(list(vfio_groups))
 
 
 def backend_free_port() -> int:
