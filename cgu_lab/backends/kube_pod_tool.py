@@ -247,6 +247,18 @@ class PodTool:
         except KubeError as error:  # the next start's sweep gets it
             log.warning("cannot delete tool pod %s/%s: %s", warm.namespace, warm.name, error)
 
+    async def release(self, namespace: str) -> None:
+        """Delete the namespace's idle warm pods now (a notebook starts there): their
+        requests count against the namespace's quota, which the notebook may need whole."""
+        idle = [key for key, warm in self._warm.items() if warm.namespace == namespace]
+        for key in idle:
+            warm = self._warm[key]
+            if warm.jobs == 0:
+                if warm.expiry is not None:
+                    warm.expiry.cancel()
+                self._warm.pop(key)
+                await self._delete(warm)
+
     async def close(self) -> None:
         """Delete the warm pods (the controller stops)."""
         warm, self._warm = list(self._warm.values()), {}

@@ -244,6 +244,7 @@ class KubernetesBackend(Backend):
         try:
             await progress(5, f"Preparing the namespace {ref.namespace}")
             await self._ensure_namespace(ref.namespace, spec.owner, quota=spec.quota)
+            await self._tools.release(ref.namespace)  # the Storage page's warm pod
             await progress(10, "Creating the notebook's objects")
             held = await self._api.apply(workload.build(ref, spec, running=False))
             await self._api.apply(objects.notebook_secret(ref, spec, self.kube, owner=held))
