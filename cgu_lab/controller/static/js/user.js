@@ -27,6 +27,8 @@ const isAdmin = root.dataset.admin === 'yes';
 const base = `/api/users/${encodeURIComponent(name)}`;
 let me = null;
 let user = null;
+/** @type {string | null} the role the role form's select was last set to */
+let drawnRole = null;
 
 // -- the account -------------------------------------------------------------------
 
@@ -45,7 +47,13 @@ function drawAccount() {
   const roleForm = /** @type {import('./common.js').FormWith<{ role: HTMLSelectElement }> | null} */ (
     document.getElementById('role-form')
   );
-  if (roleForm) roleForm.elements.role.value = user.role;
+  if (roleForm) {
+    // A live reload must not undo a role the admin is choosing: the select follows the
+    // account's role only while it still shows the role drawn last.
+    const select = roleForm.elements.role;
+    if (drawnRole === null || select.value === drawnRole) select.value = user.role;
+    drawnRole = user.role;
+  }
   const actions = document.getElementById('account-actions');
   actions.replaceChildren(
     el('button', { type: 'button', onclick: resetPassword }, 'Reset password'),
