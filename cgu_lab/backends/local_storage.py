@@ -197,6 +197,10 @@ class Storage:
                 process.stdin.write(stdin or b"")
                 await process.stdin.drain()
             process.stdin.close()
+            # The pipe's close carries the same error; taken here, asyncio does not log
+            # it later as a "Future exception was never retrieved".
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                await process.stdin.wait_closed()
 
         output, errors, _ = await asyncio.gather(
             process.stdout.read(), process.stderr.read(), feed()
