@@ -436,7 +436,8 @@ def test_the_storage_page_works_with_no_notebook_running(admin, kube, controller
         refused = me.get("/api/storage/courses/nocourse")
         assert refused.status_code in (403, 404, 501) and refused.json()["message"]
 
-        me.ok("POST", "/api/notebooks", 201, json={"name": "st", "cpu": CPU, "memory": "1Gi"})
+        body = {"name": "st", "image": kube["CGU_NOTEBOOK_IMAGE"], "cpu": CPU, "memory": "1Gi"}
+        me.ok("POST", "/api/notebooks", 201, json=body)
         start(me, "st", owner=user)
         seen = me.ok("GET", f"/notebook/{user}/st/api/contents/storage/data/points.csv")
         assert seen["size"] == len(payload)
