@@ -219,8 +219,8 @@ class LocalVms:
         accel = self.accelerator(account.uid, account.gid)
         if gpus and accel != "kvm":
             raise BackendError(
-                "a GPU is passed to a VM only with KVM, which this machine does not offer "
-                "the VM; choose no GPU for this VM notebook"
+                "a GPU is passed to a VM only under KVM, which VMs cannot use on this "
+                "machine; choose no GPU for this VM notebook"
             )
         home = backend.files.home(spec.owner, spec.name)
         await asyncio.to_thread(backend.files.prepare_home, home, account.uid, account.gid)
@@ -274,10 +274,14 @@ class LocalVms:
         }
         if boot.gpus:
             plan["rlimit_memlock"] = spec.memory  # guest memory is pinned for the GPU's DMA
-            await asyncio.to_thread(vfio.give, list(boot.gpus), account.uid, account.gid)
         suffix = f" (try {attempt + 1})" if attempt else ""
         await progress(25, f"Starting the VM with {boot.how}{suffix}")
-        process = await backend._launch(plan, boot.log_path, spec.id)
+        try:  # the GPUs' groups are the VM account's until its stop (or this failing)
+            await asyncio.to_thread(vfio.give, list(boot.gpus), account.uid, account.gid)
+            process = await backend._launch(plan, boot.log_path, spec.id)
+        except BaseException:
+            await asyncio.to_thread(vfio.take_back, [gpu.group for gpu in boot.gpus])
+            raise
         state = {
             "kind": "vm",
             **backend._launched(spec.id, process, port, account, limits),
