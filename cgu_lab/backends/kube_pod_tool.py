@@ -230,12 +230,19 @@ class PodTool:
         meta, status = pod.get("metadata") or {}, pod.get("status") or {}
         return status.get("phase") == "Running" and not meta.get("deletionTimestamp")
 
-    def _forget(self, key: str) -> None:
-        """Delete the key's pod (in a task: the timer's callback cannot wait)."""
+    def _take(self, key: str) -> _Warm | None:
+        """The key's warm pod, no longer offered to jobs nor timed."""
         warm = self._warm.pop(key, None)
         lock = self._made.get(key)
         if lock is not None and not lock.locked():
             del self._made[key]
+        if warm is not None and warm.expiry is not None:
+            warm.expiry.cancel()
+        return warm
+
+    def _forget(self, key: str) -> None:
+        """Delete the key's pod (in a task: the timer's callback cannot wait)."""
+        warm = self._take(key)
         if warm is not None:
             task = asyncio.get_running_loop().create_task(self._delete(warm))
             self._deleting.add(task)
@@ -250,13 +257,13 @@ class PodTool:
     async def release(self, namespace: str) -> None:
         """Delete the namespace's idle warm pods now (a notebook starts there): their
         requests count against the namespace's quota, which the notebook may need whole."""
-        idle = [key for key, warm in self._warm.items() if warm.namespace == namespace]
-        for key in idle:
-            warm = self._warm[key]
-            if warm.jobs == 0:
-                if warm.expiry is not None:
-                    warm.expiry.cancel()
-                self._warm.pop(key)
+        idle = [
+            key
+            for key, warm in self._warm.items()
+            if warm.namespace == namespace and warm.jobs == 0
+        ]
+        for warm in [self._take(key) for key in idle]:
+            if warm is not None:
                 await self._delete(warm)
 
     async def close(self) -> None:

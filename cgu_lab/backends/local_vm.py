@@ -82,6 +82,11 @@ class Boot:
         return f"VM '{self.spec.name}'"
 
     @property
+    def vfio_groups(self) -> list[str]:
+        """The IOMMU groups of its passed GPUs, whose device nodes it holds while it runs."""
+        return [gpu.group for gpu in self.gpus]
+
+    @property
     def how(self) -> str:
         return "KVM" if self.accel == "kvm" else "TCG emulation, no KVM here: slow"
 
@@ -280,14 +285,14 @@ class LocalVms:
             await asyncio.to_thread(vfio.give, list(boot.gpus), account.uid, account.gid)
             process = await backend._launch(plan, boot.log_path, spec.id)
         except BaseException:
-            await asyncio.to_thread(vfio.take_back, [gpu.group for gpu in boot.gpus])
+            await asyncio.to_thread(vfio.take_back, boot.vfio_groups)
             raise
         state = {
             "kind": "vm",
             **backend._launched(spec.id, process, port, account, limits),
             "accel": boot.accel,
             "run": str(boot.run),
-            "vfio_groups": [gpu.group for gpu in boot.gpus],
+            "vfio_groups": boot.vfio_groups,
         }
         return state, process
 
