@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..backends.base import BackendError
@@ -28,7 +29,15 @@ from ..core.names import check_label
 from ..core.roles import Principal
 from ..core.selection import DEFAULT_EXCLUDED
 from ..store.db import Database
-from ..store.models import Assignment, Environment, Group, Membership, Submission, User
+from ..store.models import (
+    Assignment,
+    Environment,
+    Group,
+    Membership,
+    Notebook,
+    Submission,
+    User,
+)
 from . import audit
 from .accounts import get_group
 from .archives import remove_quietly, submission_archive
@@ -347,31 +356,48 @@ class AssignmentService:
             return submission, assignment, group, student.name
 
     async def open(self, actor: Principal, submission_id: int) -> tuple[str, str]:
-        """A fresh notebook of the TA's own holding the submitted files; (owner, name)."""
+        """The TA's own copy of a submission, started; (owner, name).
+
+        One copy per TA and submission: a second click opens (starting it if it
+        stopped) the copy the first one made, since each new copy costs the TA a
+        notebook of their quota and a copy of the files. A first open creates and
+        starts the copy or, refused (the TA's quota, no GPU), leaves nothing behind
+        (`NotebookService.create_started`); the audit entry is written once it started.
+        """
         submission, assignment, group, student = await self.submission(actor, submission_id)
         if not roles.can_manage_group(actor, group.id):
             raise Forbidden("only the course's teachers and TAs open submissions as notebooks")
+        existing = await self._copy_of(actor, submission.id)
+        if existing is not None:
+            await self.notebooks.lifecycle.start(actor, actor.name, existing)
+            return actor.name, existing
         async with self.db.session() as session:
             environment = await session.scalar(
                 select(Environment.name).where(Environment.name == submission.environment)
             )
-        base = check_label(
-            f"{assignment.name}-{student}-{submission.number}"[:50].strip("-").replace(".", "-"),
-            "notebook",
-        )
-        async with self.db.session() as session:
+            base = check_label(
+                f"{assignment.name}-{student}-{submission.number}"[:50]
+                .strip("-")
+                .replace(".", "-"),
+                "notebook",
+            )
             name = await self.notebooks.free_name(session, actor.id, base)
-        nb, owner = await self.notebooks.create(
-            actor,
-            NotebookRequest(
-                name,
-                display_name=(
-                    f"{student}: {assignment.title or assignment.name} #{submission.number}"
-                ),
-                environment=environment,
-                seed={"kind": "submission", "id": submission.id},
-            ),
+        request = NotebookRequest(
+            name,
+            display_name=f"{student}: {assignment.title or assignment.name} #{submission.number}",
+            environment=environment,
+            seed={"kind": "submission", "id": submission.id},
+            submission=submission.id,
         )
+        try:
+            nb, owner = await self.notebooks.create_started(actor, request)
+        except (Conflict, IntegrityError):
+            # A second click that raced the first: open the copy the first one made.
+            existing = await self._copy_of(actor, submission.id)
+            if existing is None:
+                raise
+            await self.notebooks.lifecycle.start(actor, actor.name, existing)
+            return actor.name, existing
         async with self.db.session() as session:
             audit.record(
                 session,
@@ -381,8 +407,16 @@ class AssignmentService:
                 submission=submission.id,
                 notebook=f"{owner}/{nb.name}",
             )
-        await self.notebooks.lifecycle.start(actor, owner, nb.name)
         return owner, nb.name
+
+    async def _copy_of(self, actor: Principal, submission_id: int) -> str | None:
+        """The name of the actor's copy of a submission, if they have one."""
+        async with self.db.session() as session:
+            return await session.scalar(
+                select(Notebook.name).where(
+                    Notebook.owner_id == actor.id, Notebook.submission_id == submission_id
+                )
+            )
 
 
 def receipt(submission: Submission, assignment: Assignment, student: str) -> dict:

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..backends.base import Backend, EnvironmentSpec, NotebookSpec, QuotaSpec
 from ..core import roles
-from ..core.errors import Conflict, Forbidden, Invalid, NotFound
+from ..core.errors import Conflict, DomainError, Forbidden, Invalid, NotFound
 from ..core.lifecycle import State
 from ..core.names import check_label
 from ..core.resources import Resources, parse_cpu, parse_memory
@@ -67,6 +67,8 @@ class NotebookRequest:
     kind: str = "jupyter"
     image: str = ""
     starting: bool = False
+    # The submission this is a TA's copy of: one copy per owner and submission.
+    submission: int | None = None
 
 
 class NotebookService:
@@ -269,6 +271,26 @@ class NotebookService:
             )
         return nb, owner_user.name
 
+    async def create_started(
+        self, actor: roles.Principal, request: NotebookRequest
+    ) -> tuple[Notebook, str]:
+        """Create a notebook and start it, or leave nothing behind.
+
+        Every "create then start" path (New notebook with Start, a template's Start,
+        a TA opening a submission) comes here, so a refusal never leaves a notebook
+        nobody asked for: the start's own checks (quota in use now, a deactivated
+        owner) run in the creating transaction, and a refusal between the two steps
+        (another start took the quota, no GPU of the type) deletes what was created
+        before anything was started or copied into a home.
+        """
+        nb, owner = await self.create(actor, replace(request, starting=True))
+        try:
+            await self.lifecycle.start(actor, owner, nb.name)
+        except DomainError:
+            await self.delete(actor, owner, nb.name)
+            raise
+        return nb, owner
+
     async def _from_template(
         self, session: AsyncSession, actor: roles.Principal, owner: User, request: NotebookRequest
     ) -> NotebookRequest:
@@ -310,6 +332,14 @@ class NotebookService:
             select(Notebook.id).where(Notebook.owner_id == owner.id, Notebook.name == name)
         ):
             raise Conflict(f"{owner.name} already has a notebook named '{name}'")
+        if request.submission is not None:
+            copy = await session.scalar(
+                select(Notebook.name).where(
+                    Notebook.owner_id == owner.id, Notebook.submission_id == request.submission
+                )
+            )
+            if copy is not None:
+                raise Conflict(f"{owner.name} already has a copy of this submission: '{copy}'")
         await quotas.enforce_fits(
             session,
             owner.id,
@@ -331,6 +361,7 @@ class NotebookService:
             seed=request.seed,
             kind=request.kind,
             image=request.image.strip(),
+            submission_id=request.submission,
         )
 
     async def _group_id(self, session: AsyncSession, group: str | None, owner: User) -> int | None:

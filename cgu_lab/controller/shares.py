@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from cachetools import TTLCache
 from sqlalchemy import func, or_, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..core import sharing
@@ -175,39 +176,110 @@ class ShareService:
         expires_in_minutes: float | None = None,
         note: str = "",
     ) -> dict:
+        """Grant access; a grant to the same grantee and scope replaces theirs.
+
+        One row per grantee and scope (`sharing.regrant`), kept by the database's
+        unique indexes too: when two grants of the same thing race (two clicks, two
+        tabs), the loser's insert fails and it is retried once as the change of the
+        winner's row, so neither answers an error nor leaves a second row.
+        """
         sharing.check_access(access)
         path = relative_path(path, "shared file")
         now = _now()
         expires_at = sharing.expiry(expires_in_minutes, now)
         if len(note) > 200:
             raise Invalid("a share's note may have at most 200 characters")
-        async with self.db.session() as session:
-            nb = await self._owned(session, actor, owner, name)
-            share = Share(
-                notebook_id=nb.id,
-                access=access,
-                path=path,
-                expires_at=expires_at,
-                created_by=actor.name,
-                note=note.strip(),
+        for attempt in range(2):
+            try:
+                async with self.db.session() as session:
+                    nb, result = await self._grant(
+                        session, actor, owner, name, grantee, kind, access, path, expires_at, note
+                    )
+                break
+            except IntegrityError:
+                if attempt:
+                    raise Conflict(
+                        f"{kind} '{grantee}' was being given access at the same moment; "
+                        "look at the notebook's shares and try again"
+                    ) from None
+        self._changed(nb.id)
+        return result
+
+    async def _grant(
+        self,
+        session: AsyncSession,
+        actor: Principal,
+        owner: str,
+        name: str,
+        grantee: str,
+        kind: str,
+        access: str,
+        path: str,
+        expires_at: datetime | None,
+        note: str,
+    ) -> tuple[Notebook, dict]:
+        """`create`'s transaction: the new grant, or the change of the one it replaces."""
+        nb = await self._owned(session, actor, owner, name)
+        share = Share(
+            notebook_id=nb.id,
+            access=access,
+            path=path,
+            expires_at=expires_at,
+            created_by=actor.name,
+            note=note.strip(),
+        )
+        await self._grant_to(session, actor, nb, share, kind, grantee)
+        previous = await session.scalar(
+            select(Share)
+            .where(
+                Share.notebook_id == nb.id,
+                Share.path == path,
+                Share.user_id == share.user_id
+                if share.user_id is not None
+                else Share.group_id == share.group_id,
             )
-            await self._grant_to(session, actor, nb, share, kind, grantee)
-            await self._check_share_limit(session, nb)
-            session.add(share)
-            await session.flush()
+            .with_for_update()
+        )
+        if previous is not None:
+            changes = sharing.regrant(
+                sharing.Grant(previous.access, previous.path, previous.expires_at),
+                sharing.Grant(access, path, expires_at),
+            )
+            if previous.note != share.note:
+                changes["note"] = (previous.note, share.note)
+            previous.access = access
+            previous.expires_at = expires_at
+            previous.note = share.note
+            previous.created_by = actor.name
+            previous.created_at = _now()
             audit.record(
                 session,
                 actor.name,
-                "share.created",
+                "share.changed",
                 f"notebook:{owner}/{name}",
+                share=previous.id,
                 grantee=f"{kind}:{grantee}",
-                access=access,
                 path=path or None,
-                expires_at=expires_at.isoformat() if expires_at else None,
+                changes={
+                    key: [v.isoformat() if isinstance(v, datetime) else v for v in pair]
+                    for key, pair in changes.items()
+                },
             )
-            result = await self.describe(session, share, owner, name)
-        self._changed(nb.id)
-        return result
+            return nb, await self.describe(session, previous, owner, name)
+        await self._check_share_limit(session, nb)
+        session.add(share)
+        await session.flush()
+        audit.record(
+            session,
+            actor.name,
+            "share.created",
+            f"notebook:{owner}/{name}",
+            grantee=f"{kind}:{grantee}",
+            access=access,
+            path=path or None,
+            expires_at=expires_at.isoformat() if expires_at else None,
+        )
+        return nb, await self.describe(session, share, owner, name)
 
     async def revoke(self, actor: Principal, owner: str, name: str, share_id: int) -> None:
         """The owner (or an admin) revokes a share; a grantee may also give one up."""

@@ -75,3 +75,22 @@ def expiry(minutes: float | None, now: datetime) -> datetime | None:
     if timedelta(minutes=minutes) > MAX_SHARE:
         raise Invalid("a share may last at most a year; leave the end empty for no end")
     return now + timedelta(minutes=minutes)
+
+
+def regrant(old: Grant, new: Grant) -> dict[str, tuple]:
+    """What a new grant changes in the one it replaces: {field: (old, new)}.
+
+    A notebook holds one grant per grantee and scope (the same user or group, the
+    same file or the whole notebook): sharing again is a change of that grant, never
+    a second one beside it. Otherwise "read-only" and "can edit" rows for one person
+    pile up, the stronger silently wins, and revoking one of them revokes nothing.
+    The answer is what the audit log records; empty when nothing changes.
+    """
+    if old.path != new.path:
+        raise ValueError("a grant replaces only one of the same scope")
+    changes: dict[str, tuple] = {}
+    if old.access != new.access:
+        changes["access"] = (old.access, new.access)
+    if old.expires_at != new.expires_at:
+        changes["expires_at"] = (old.expires_at, new.expires_at)
+    return changes

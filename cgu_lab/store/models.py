@@ -173,6 +173,8 @@ class Notebook(Base):
     __table_args__ = (
         UniqueConstraint("owner_id", "name", name="uq_notebook_owner_name"),
         Index("ix_notebooks_state", "state"),
+        # One copy of a submission per TA: a second "Open as notebook" opens the same one.
+        Index("uq_notebook_owner_submission", "owner_id", "submission_id", unique=True),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -210,6 +212,10 @@ class Notebook(Base):
     # Files to copy into the home before its first start:
     # {"kind": "template" or "submission", "id": <version or submission id>}.
     seed: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
+    # The submission this notebook is a TA's copy of (the seed is forgotten once copied).
+    submission_id: Mapped[int | None] = mapped_column(
+        ForeignKey("submissions.id", ondelete="SET NULL"), nullable=True
+    )
 
 
 class Share(Base):
@@ -220,6 +226,11 @@ class Share(Base):
         Index("ix_shares_notebook", "notebook_id"),
         Index("ix_shares_user", "user_id"),
         Index("ix_shares_group", "group_id"),
+        # One grant per grantee and scope (core.sharing.regrant): sharing again replaces it.
+        # user_id or group_id is NULL in each row, and NULLs never collide, so each index
+        # holds the grants of one kind of grantee only.
+        Index("uq_shares_user_scope", "notebook_id", "user_id", "path", unique=True),
+        Index("uq_shares_group_scope", "notebook_id", "group_id", "path", unique=True),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query
 from sqlalchemy import select
 from sse_starlette import EventSourceResponse
 
-from ...core.errors import DomainError, Forbidden
+from ...core.errors import Forbidden
 from ...store.models import Group, Notebook, User
 from ..notebook_lifecycle import Changes
 from ..notebook_routes import base_path
@@ -135,15 +135,10 @@ async def create_notebook(
         image=body.image,
         starting=body.start,
     )
-    nb, owner = await platform.notebooks.create(actor, request)
     if body.start:
-        try:
-            await platform.notebooks.lifecycle.start(actor, owner, nb.name)
-        except DomainError:
-            # Refused between the two steps (another start took the quota): undo the
-            # creation so "create and start" never leaves a notebook nobody asked for.
-            await platform.notebooks.delete(actor, owner, nb.name)
-            raise
+        nb, owner = await platform.notebooks.create_started(actor, request)
+    else:
+        nb, owner = await platform.notebooks.create(actor, request)
     return await _current(platform, actor, owner, nb.name)
 
 

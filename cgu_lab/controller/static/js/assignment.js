@@ -1,18 +1,9 @@
 // @ts-check
-import { api, el, replaceRows, showStatus, fact, formatDate, formatMemory } from './common.js';
+import { api, el, replaceRows, fact, formatDate, formatMemory } from './common.js';
+
+import { openSubmission } from './open_submission.js';
 
 const id = document.getElementById('assignment-page').dataset.assignment;
-
-async function open(submission) {
-  try {
-    const nb = await api('POST', `/api/submissions/${submission.id}/open`);
-    window.location.assign(
-      `/notebook/auto-start/${encodeURIComponent(nb.owner)}/${encodeURIComponent(nb.name)}?next=${encodeURIComponent(nb.url)}`
-    );
-  } catch (error) {
-    showStatus(error.message, 'error');
-  }
-}
 
 const data = await api('GET', `/api/assignments/${id}/submissions`);
 const a = data.assignment;
@@ -37,7 +28,23 @@ replaceRows(
       el('td', {}, formatDate(s.submitted_at), s.late ? el('span', { class: 'badge warn' }, 'late') : null),
       el('td', {}, `${s.files} (${formatMemory(s.bytes)})`),
       el('td', {}, el('code', { title: s.content_hash }, s.content_hash.slice(0, 12))),
-      el('td', {}, el('button', { type: 'button', onclick: () => open(s) }, 'Open as notebook'))
+      el(
+        'td',
+        {},
+        el(
+          'button',
+          {
+            type: 'button',
+            onclick: (/** @type {MouseEvent} */ event) =>
+              openSubmission(
+                s.id,
+                `${s.student}'s submission #${s.number}`,
+                /** @type {HTMLButtonElement} */ (event.currentTarget)
+              )
+          },
+          'Open as notebook'
+        )
+      )
     )
   ),
   'Nobody submitted yet.',

@@ -1,5 +1,6 @@
 // @ts-check
-import { api, el, replaceRows, showStatus, fact, formatDate, formatMemory } from './common.js';
+import { api, el, replaceRows, fact, formatDate, formatMemory } from './common.js';
+import { openSubmission } from './open_submission.js';
 
 const page = document.getElementById('submission-page');
 const id = page.dataset.submission;
@@ -25,13 +26,5 @@ replaceRows(
   'No files.',
   3
 );
-document.getElementById('open-submission')?.addEventListener('click', async () => {
-  try {
-    const nb = await api('POST', `/api/submissions/${id}/open`);
-    window.location.assign(
-      `/notebook/auto-start/${encodeURIComponent(nb.owner)}/${encodeURIComponent(nb.name)}?next=${encodeURIComponent(nb.url)}`
-    );
-  } catch (error) {
-    showStatus(error.message, 'error');
-  }
-});
+const openButton = /** @type {HTMLButtonElement | null} */ (document.getElementById('open-submission'));
+openButton?.addEventListener('click', () => openSubmission(id, `${s.student}'s submission #${s.number}`, openButton));
