@@ -510,7 +510,11 @@ def test_admin_opens_a_users_notebook_as_themself(running):
     info = admin.ok("GET", "/notebook/alice/helpme/cgu-lab/info")
     assert info["user"]["name"] == "root-admin" and info["access"] == "read"
     # The owner sees the grant among the notebook's shares; asking again replaces it.
-    admin.ok("POST", "/api/notebooks/alice/helpme/admin-access", json={"access": "edit"})
+    admin.ok(
+        "POST",
+        "/api/notebooks/alice/helpme/admin-access",
+        json={"access": "edit", "reason": "still stuck"},
+    )
     shares = alice.ok("GET", "/api/notebooks/alice/helpme/shares")
     mine = [s for s in shares if s["grantee"]["name"] == "root-admin"]
     assert [(s["access"], s["note"]) for s in mine] == [("edit", "administrator access")]

@@ -53,7 +53,9 @@ class AdminAccessIn(Strict):
     minutes: number(float, minimum=1, maximum=service.MAX_ADMIN_MINUTES) | None = Field(
         None, description=f"How long the access lasts (default {service.ADMIN_MINUTES:g})"
     )
-    reason: text(200, LINE_PATTERN) = Field("", description="Why, for the audit log")
+    reason: text(200, LINE_PATTERN) = Field(
+        "", description="Why, for the audit log; required (an empty one is refused with a 400)"
+    )
 
 
 class AdminAccessOut(BaseModel):
@@ -61,6 +63,12 @@ class AdminAccessOut(BaseModel):
     access: str
     expires_at: datetime
     state: str = Field(description="The notebook's state now (a stopped one offers to start)")
+    open_url: str = Field(
+        description=(
+            "Where to go now: the notebook when it runs, else its start page, which starts "
+            "a stopped notebook at once and shows the start's progress"
+        )
+    )
 
 
 @router.post(
@@ -102,4 +110,5 @@ async def admin_access(
         access=granted.access,
         expires_at=granted.expires_at,
         state=granted.state,
+        open_url=granted.open_url,
     )

@@ -190,6 +190,8 @@ async function openAsMe(nb) {
   }>} */ (document.getElementById('open-form'));
   document.getElementById('open-title').textContent = `Open ${nb.owner}/${nb.name} as ${me.name}`;
   showError('open-error', null);
+  // A missing reason is refused by the controller like any other mistake: its sentence
+  // shows in the dialog, which stays open until the access is given or Cancel is pressed.
   while ((await ask(dialog)) === 'open') {
     try {
       const granted = await api('POST', `${nbPath(nb)}/admin-access`, {
@@ -197,18 +199,12 @@ async function openAsMe(nb) {
         minutes: Number(form.elements.minutes.value),
         reason: form.elements.reason.value.trim()
       });
-      const box = document.getElementById('status');
-      box.className = 'status info';
-      box.replaceChildren(
-        `You have ${granted.access === 'edit' ? 'editable' : 'read-only'} access to ${nb.owner}/${nb.name} until ${formatDate(granted.expires_at)}. `,
-        el(
-          'a',
-          { href: granted.url, target: '_blank', rel: 'noopener', id: 'open-granted' },
-          `Open ${nb.name}${granted.state === 'running' ? '' : ` (it is ${granted.state})`}`
-        )
+      // Open it: the notebook when it runs, else its start page (starting it, with progress).
+      showStatus(
+        `You have ${granted.access === 'edit' ? 'editable' : 'read-only'} access to ${nb.owner}/${nb.name} until ${formatDate(granted.expires_at)}; opening it…`
       );
-      box.hidden = false;
-      break;
+      window.location.assign(granted.open_url);
+      return;
     } catch (error) {
       showError('open-error', error);
     }
