@@ -148,3 +148,23 @@ def may_manage_notebook(actor: Principal, owner_id: int) -> bool:
 def require_notebook_manager(actor: Principal, owner_id: int, notebook: str) -> None:
     if not may_manage_notebook(actor, owner_id):
         raise Forbidden(f"notebook '{notebook}' belongs to someone else")
+
+
+def require_ta_appointer(actor: Principal, group_id: int, group_name: str) -> None:
+    """Who makes TAs of a course in one step (a new account, or one of their students):
+    its teacher or an administrator. A TA does not appoint other TAs: the course's
+    staff is the teacher's choice, and each TA gets a say over every student."""
+    if actor.is_admin or (actor.role is Role.TEACHER and group_id in actor.managed_groups):
+        return
+    raise Forbidden(f"only a teacher of '{group_name}' or an administrator adds its TAs")
+
+
+def may_promote_to_ta(actor: Principal, role: Role, member_groups: frozenset[int]) -> bool:
+    """May the actor make an existing account a TA (its platform role)?
+
+    Admins, for a student; a teacher, for a student they fully manage
+    (`manages_account`: every group of theirs is the teacher's), so no teacher
+    promotes another course's student. Staff accounts keep their role: they are
+    invited as TAs (`adds_directly`), never changed.
+    """
+    return role is Role.STUDENT and manages_account(actor, role, member_groups)

@@ -11,17 +11,27 @@ from datetime import datetime, timedelta, timezone
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy import delete, select
 
 from ...core.errors import NotFound
 from ...core.roles import Role, can_manage_group
 from ...store.models import ApiToken, User
 from .. import accounts as service
-from .. import audit, roster_import, user_admin
+from .. import audit, course_staff, roster_import, user_admin
 from ..root import Platform
 from .deps import ActorDep, IdentityDep, PlatformDep, require_scope
-from .schema_types import Id, LabelPath, LabelQuery, RoleName, SearchQuery, UserNamePath
+from .schema_types import (
+    DisplayName,
+    Email,
+    Id,
+    LabelPath,
+    LabelQuery,
+    RoleName,
+    SearchQuery,
+    UserName,
+    UserNamePath,
+)
 from .schemas import (
     GroupCreate,
     GroupOut,
@@ -34,6 +44,7 @@ from .schemas import (
     PasswordChange,
     PasswordOut,
     RosterIn,
+    Strict,
     TokenCreate,
     TokenCreated,
     TokenOut,
@@ -57,6 +68,22 @@ class InvitationSent(BaseModel):
     group: str
     user: str
     manager: bool
+
+
+class TaCreate(Strict):
+    name: UserName = Field(description="The TA's user name: a new account, or an existing one")
+    display_name: DisplayName = Field("", description="For a new account")
+    email: Email = Field("", description="For a new account")
+
+
+class TaAdded(BaseModel):
+    message: str
+    member: MemberOut
+    created: bool = Field(description="A new TA account was made")
+    invited: bool = Field(description="An existing staff account was invited (joins on accepting)")
+    one_time_password: str | None = Field(
+        description="The new account's password, shown this once; it must be changed at login"
+    )
 
 
 def unix_clash(platform: Platform):
@@ -387,6 +414,42 @@ async def put_member(
     platform.auth.forget_user(member.id)
     return MemberOut(
         name=member.name, display_name=member.display_name, role=member.role, manager=body.manager
+    )
+
+
+@router.post(
+    "/groups/{name}/tas",
+    response_model=TaAdded,
+    status_code=201,
+    tags=["groups"],
+    summary="Add a TA to a course in one step, creating the account (its teacher, admins)",
+    description=(
+        "A new name becomes a TA account with a one-time password (shown once) that "
+        "manages the course at once. A student the caller fully manages becomes a TA; "
+        "a staff account is added as `PUT .../members/{user}` with manager does (an "
+        "invitation for teachers); another course's student is refused (403)."
+    ),
+)
+async def add_ta(
+    name: LabelPath, body: TaCreate, platform: PlatformDep, actor: ActorDep
+) -> TaAdded:
+    async with platform.db.session() as session:
+        added = await course_staff.add_ta(
+            session, actor, name, body.name, body.display_name, body.email, unix_clash(platform)
+        )
+    user = added.user
+    platform.auth.forget_user(user.id)
+    return TaAdded(
+        message=added.message,
+        member=MemberOut(
+            name=user.name,
+            display_name=user.display_name,
+            role=user.role,
+            manager=not added.invited,
+        ),
+        created=added.created,
+        invited=added.invited,
+        one_time_password=added.one_time_password,
     )
 
 

@@ -54,14 +54,16 @@ function setupTabs(onShow) {
 
 try {
   if (root.dataset.manage === 'yes') {
-    const [members, staff, work, live] = await Promise.all([
+    const [members, staff, newTa, work, live] = await Promise.all([
       import('./course_members.js'),
       import('./course_staff.js'),
+      import('./course_new_ta.js'),
       import('./course_work.js'),
       import('./course_live.js')
     ]);
     members.init(ctx);
     staff.init(ctx);
+    newTa.init(ctx);
     work.init(ctx);
     const liveTab = live.init(ctx);
     setupTabs(tab => liveTab.visible(tab === 'live'));
