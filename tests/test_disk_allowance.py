@@ -3,11 +3,21 @@ bounded by a group's budget when its manager gives it, refused in sentences when
 malformed, and carried to each notebook server, whose upload check refuses what
 would pass it with the limit and the use in the message.
 
+Issue 23 item 18: the check also holds where the bytes arrive, the contents API
+(`PUT api/contents/...` with content or in chunks, `POST` with `copy_from`, new
+files), in a real jupyter_server with the extension (pytest-jupyter), and through
+the controller's proxy; the home's use is cached and moved by each write.
+
 The rules run without a server; the API and the notebook run on a controller
 process with real notebook servers (conftest's `controller`).
 """
 
+import base64
+import json
+import os
+
 import pytest
+from tornado.httpclient import HTTPClientError
 
 from cgu_lab.backends.base import EnvironmentSpec, NotebookSpec, QuotaSpec
 from cgu_lab.backends.kube_objects import notebook_env
@@ -15,8 +25,11 @@ from cgu_lab.backends.kube_settings import KubeSettings
 from cgu_lab.core import quota
 from cgu_lab.core.errors import Invalid, QuotaExceeded
 from cgu_lab.core.quota import Limits
+from cgu_lab.notebook.transfer.allowance import HomeUsage
 
+from .harness import extension_server_config
 from .test_notebooks import server_process
+from .test_server_extension import as_user
 
 GIB = 2**30
 MIB = 2**20
@@ -188,3 +201,160 @@ def test_an_upload_past_the_allowance_is_refused_with_the_limit_and_the_use(note
     assert (body["limit"], body["needed"]) == (5 * MIB, 6 * MIB)
     assert body["used"] == room["used"]
     assert "your disk allowance is 5 MiB" in body["message"], body
+
+
+def test_an_upload_through_the_proxy_past_the_allowance_is_refused(notebook, alice):
+    """The walk's case: a 1 MB contents PUT while the home is 10x over its allowance."""
+    home = server_process("alice", "files").cwd()
+    planted = os.path.join(home, "planted.bin")
+    with open(planted, "wb") as out:  # what a kernel could write: 10x the 5 MiB
+        out.truncate(50 * MIB)
+    try:
+        body = {"type": "file", "format": "base64", "content": encoded(10**6)}
+        refused = alice.put(f"{notebook}/api/contents/one-mb.bin", json=body)
+        assert refused.status_code == 413, refused.text
+        answer = refused.json()
+        assert answer["code"] == "over_allowance" and answer["limit"] == 5 * MIB, answer
+        assert answer["used"] >= 50 * MIB and answer["needed"] == 10**6
+        assert "your disk allowance is 5 MiB" in answer["message"]
+        assert "ask your teacher" in answer["message"]
+        assert not os.path.exists(os.path.join(home, "one-mb.bin"))
+    finally:
+        os.unlink(planted)
+
+
+# -- the contents API in a real jupyter_server -------------------------------------------
+
+ALLOWANCE = 1_000_000
+OWNER = as_user("alice")
+
+
+@pytest.fixture
+def jp_server_config():
+    return extension_server_config(CguLabExtension={"disk_allowance": ALLOWANCE})
+
+
+def encoded(size: int) -> str:
+    return base64.b64encode(os.urandom(size)).decode()
+
+
+async def contents(jp_fetch, method: str, path: str, body: dict | None = None):
+    """(status, JSON answer) of a contents API call as the owner, refusals included."""
+    parts = ("api", "contents", *path.split("/")) if path else ("api", "contents")
+    data = None if body is None else json.dumps(body)
+    try:
+        response = await jp_fetch(*parts, method=method, body=data, headers=OWNER)
+        return response.code, json.loads(response.body or b"null")
+    except HTTPClientError as error:
+        return error.code, json.loads(error.response.body)
+
+
+def over(status: int, answer: dict, needed: int) -> None:
+    assert (status, answer["code"]) == (413, "over_allowance"), (status, answer)
+    assert answer["limit"] == ALLOWANCE and answer["needed"] == needed, answer
+    assert "your disk allowance is 977 KiB" in answer["message"], answer
+    assert "delete some files, or ask your teacher" in answer["message"]
+
+
+async def test_a_save_past_the_allowance_is_refused_and_writes_nothing(jp_fetch, jp_root_dir):
+    (jp_root_dir / "big.bin").write_bytes(b"\0" * 600_000)
+    file = {"type": "file", "format": "base64"}
+    status, answer = await contents(
+        jp_fetch, "PUT", "up.bin", {**file, "content": encoded(500_000)}
+    )
+    over(status, answer, 500_000)
+    assert answer["used"] == 600_000
+    assert "saving 'up.bin' needs 488 KiB" in answer["message"]
+    assert not (jp_root_dir / "up.bin").exists()
+    # What fits is written, and moves the cached use: the next save is refused on it.
+    status, _ = await contents(jp_fetch, "PUT", "up.bin", {**file, "content": encoded(300_000)})
+    assert status == 201
+    text = {"type": "file", "format": "text", "content": "x" * 200_000}
+    status, answer = await contents(jp_fetch, "PUT", "notes.txt", text)
+    over(status, answer, 200_000)
+    assert answer["used"] == 900_000
+    # Replacing a file needs only the difference; shrinking is always allowed.
+    status, _ = await contents(jp_fetch, "PUT", "up.bin", {**file, "content": encoded(390_000)})
+    assert status == 200
+    status, _ = await contents(jp_fetch, "PUT", "big.bin", {**file, "content": encoded(10)})
+    assert status == 200 and (jp_root_dir / "big.bin").stat().st_size == 10
+
+
+async def test_a_chunked_upload_is_refused_at_the_chunk_that_passes_and_leaves_no_part(
+    jp_fetch, jp_root_dir
+):
+    (jp_root_dir / "big.bin").write_bytes(b"\0" * 600_000)
+    chunk = {"type": "file", "format": "base64", "name": "data.bin", "path": "data.bin"}
+    status, _ = await contents(
+        jp_fetch, "PUT", "data.bin", {**chunk, "chunk": 1, "content": encoded(250_000)}
+    )
+    assert status in (200, 201) and (jp_root_dir / "data.bin").stat().st_size == 250_000
+    status, answer = await contents(
+        jp_fetch, "PUT", "data.bin", {**chunk, "chunk": 2, "content": encoded(250_000)}
+    )
+    over(status, answer, 250_000)
+    assert answer["used"] == 850_000
+    assert "uploading 'data.bin'" in answer["message"]
+    assert answer["message"].endswith("the part already uploaded was removed")
+    assert not (jp_root_dir / "data.bin").exists()
+    # The removed part is given back: the same upload, smaller, fits again at once.
+    for number in (1, -1):
+        status, _ = await contents(
+            jp_fetch, "PUT", "data.bin", {**chunk, "chunk": number, "content": encoded(150_000)}
+        )
+        assert status in (200, 201)
+    assert (jp_root_dir / "data.bin").stat().st_size == 300_000
+
+
+async def test_copies_and_new_files_are_checked_renames_are_free(jp_fetch, jp_root_dir):
+    (jp_root_dir / "big.bin").write_bytes(b"\0" * 600_000)
+    folder = jp_root_dir / "data"
+    folder.mkdir()
+    (folder / "a.csv").write_bytes(b"1" * 300_000)
+    (folder / "b.csv").write_bytes(b"2" * 50_000)
+    before = sorted(p.name for p in jp_root_dir.rglob("*"))
+    status, answer = await contents(jp_fetch, "POST", "", {"copy_from": "big.bin"})
+    over(status, answer, 600_000)
+    status, answer = await contents(jp_fetch, "POST", "", {"copy_from": "data"})
+    over(status, answer, 350_000)
+    assert "copying 'data'" in answer["message"]
+    assert sorted(p.name for p in jp_root_dir.rglob("*")) == before
+    # A rename writes nothing; a new empty file takes nothing.
+    status, _ = await contents(jp_fetch, "PATCH", "big.bin", {"path": "moved.bin"})
+    assert status == 200 and (jp_root_dir / "moved.bin").exists()
+    status, made = await contents(jp_fetch, "POST", "", {"type": "file"})
+    assert status == 201 and (jp_root_dir / made["path"]).stat().st_size == 0
+
+
+async def test_a_delete_frees_room_at_once(jp_fetch, jp_root_dir, jp_home_dir, jp_serverapp):
+    (jp_root_dir / "big.bin").write_bytes(b"\0" * 1_500_000)  # what a kernel wrote
+    status, answer = await contents(jp_fetch, "POST", "", {"type": "notebook"})
+    assert (status, answer["code"]) == (413, "over_allowance") and answer["used"] == 1_500_000
+    assert not list(jp_root_dir.glob("*.ipynb"))
+    assert (await contents(jp_fetch, "DELETE", "big.bin"))[0] == 204
+    # Deleted, not moved to the trash (which lies in the home and counts).
+    assert not list(jp_home_dir.rglob("big.bin")) and not list(jp_root_dir.rglob("big.bin"))
+    status, made = await contents(jp_fetch, "POST", "", {"type": "notebook"})
+    assert status == 201 and made["type"] == "notebook"
+    assert jp_serverapp.contents_manager.home_usage.walks == 2
+
+
+# -- the measure of the home ----------------------------------------------------------------
+
+
+async def test_the_measured_use_is_cached_and_moved_by_writes(tmp_path):
+    now = [0.0]
+    usage = HomeUsage(tmp_path, allowance=10_000, ttl=10, clock=lambda: now[0])
+    (tmp_path / "a.bin").write_bytes(b"a" * 1000)
+    assert (await usage.room()).used == 1000 and usage.walks == 1
+    (tmp_path / "b.bin").write_bytes(b"b" * 500)  # written behind its back (a kernel)
+    usage.wrote(200)  # a write through the server
+    now[0] = 9.9
+    assert (await usage.room()).used == 1200 and usage.walks == 1
+    now[0] = 10.0
+    assert (await usage.room()).used == 1500 and usage.walks == 2
+    usage.forget()
+    assert (await usage.room()).used == 1500 and usage.walks == 3
+    usage.allowance = None  # no allowance: no walk at all
+    usage.forget()
+    assert (await usage.room()).used is None and usage.walks == 3

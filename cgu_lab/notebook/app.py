@@ -31,6 +31,7 @@ from .contents import ShareAwareContentsManager
 from .handlers import route_table
 from .identity import ProxyIdentityProvider
 from .serial import serial_routes
+from .transfer import allowance as disk
 from .transfer import transfer_routes
 
 # The classes a platform notebook server must run with, by the ServerApp attribute holding each.
@@ -95,8 +96,9 @@ class CguLabExtension(ExtensionApp):
         None,
         allow_none=True,
         help=(
-            "Bytes the home may hold; uploads and extractions past it are refused before they "
-            "start (default: $CGU_DISK_ALLOWANCE; none: only the disk's free space)."
+            "Bytes the home may hold; saves, uploads, copies and extractions past it are "
+            "refused before they start (default: $CGU_DISK_ALLOWANCE; none: only the disk's "
+            "free space)."
         ),
     ).tag(config=True)
 
@@ -142,8 +144,7 @@ class CguLabExtension(ExtensionApp):
 
     @default("disk_allowance")
     def _default_disk_allowance(self) -> int | None:
-        allowance = _number("CGU_DISK_ALLOWANCE")
-        return int(allowance) if allowance is not None else None
+        return disk.from_environment()
 
     def _link_jupyter_server_extension(self, serverapp) -> None:
         """Also tell jupyter-server-proxy which apps to run: it reads its config when it
@@ -169,8 +170,25 @@ class CguLabExtension(ExtensionApp):
                 ),
                 usage.SETTING: usage.Sampler(self.cpu_limit, self.memory_limit),
                 notebook_apps.SETTING: getattr(self, "offered_apps", None),
+                disk.SETTING: self._home_usage(),
             }
         )
+
+    def _home_usage(self) -> disk.HomeUsage:
+        """The contents manager's measure of the home (one cache for every write path),
+        given this app's allowance now and whenever the setting changes."""
+        contents = self.serverapp.contents_manager
+        if isinstance(contents, ShareAwareContentsManager):
+            usage = contents.home_usage
+        else:  # jupyter_server's own: the transfer routes still check
+            usage = disk.HomeUsage(self.serverapp.root_dir)
+        usage.allowance = self.disk_allowance
+
+        def follow(change) -> None:
+            usage.allowance = change["new"]
+
+        self.observe(follow, "disk_allowance")
+        return usage
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(route_table())

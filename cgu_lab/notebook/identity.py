@@ -77,6 +77,12 @@ class PlatformUser(User):
 CURRENT_USER: contextvars.ContextVar[PlatformUser | None] = contextvars.ContextVar(
     "cgu_lab_current_user", default=None
 )
+# The handler of that request, for the contents manager's refusals: jupyter_server's
+# contents handlers answer an error as `{message, reason}`, and a refusal the student
+# must act on (the disk allowance) is `{message, code, ...figures}` like every other.
+CURRENT_HANDLER: contextvars.ContextVar[web.RequestHandler | None] = contextvars.ContextVar(
+    "cgu_lab_current_handler", default=None
+)
 
 
 # A path no file can have: a garbled scope header grants nothing.
@@ -147,6 +153,7 @@ class ProxyIdentityProvider(IdentityProvider):
 
     async def get_user(self, handler):
         CURRENT_USER.set(None)
+        CURRENT_HANDLER.set(handler)
         if self.proxy_secret:
             user = self._from_proxy(handler)
         elif self.trusted_header:

@@ -57,6 +57,11 @@ class TransferHandler(BaseHandler):
         return getattr(self.extensionapp, "disk_allowance", None)
 
     @property
+    def home_usage(self) -> allowance.HomeUsage:
+        """The measure of the home the contents manager checks writes with (app.py)."""
+        return self.settings[allowance.SETTING]
+
+    @property
     def include_hidden(self) -> bool:
         return bool(getattr(self.contents_manager, "allow_hidden", False))
 
@@ -229,6 +234,8 @@ class ExtractHandler(TransferHandler):
         except DomainError as error:
             self.refuse(error)
             return
+        finally:
+            self.home_usage.forget()  # the contents API's next write sees what was written
         if body.get("remove") is True:
             archive = Path(self.root, home_path(path))
             try:
