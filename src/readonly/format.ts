@@ -116,7 +116,8 @@ type BlockedAction =
   | 'run'
   | 'kernel'
   | 'console'
-  | 'terminal';
+  | 'terminal'
+  | 'cells';
 
 /** The commands a read-only share blocks. */
 const BLOCKED_COMMANDS: { [id: string]: BlockedAction } = {
@@ -146,7 +147,33 @@ const BLOCKED_COMMANDS: { [id: string]: BlockedAction } = {
   'kernelmenu:restart': 'kernel',
   'kernelmenu:change': 'kernel',
   'console:create': 'console',
-  'terminal:create-new': 'terminal'
+  'terminal:create-new': 'terminal',
+  // Structural edits of a notebook (the list of cells is fixed: cells.ts).
+  'notebook:insert-cell-above': 'cells',
+  'notebook:insert-cell-below': 'cells',
+  'notebook:insert-heading-above': 'cells',
+  'notebook:insert-heading-below': 'cells',
+  'notebook:delete-cell': 'cells',
+  'notebook:cut-cell': 'cells',
+  'notebook:paste-cell-above': 'cells',
+  'notebook:paste-cell-below': 'cells',
+  'notebook:paste-and-replace-cell': 'cells',
+  'notebook:duplicate-below': 'cells',
+  'notebook:move-cell-up': 'cells',
+  'notebook:move-cell-down': 'cells',
+  'notebook:merge-cells': 'cells',
+  'notebook:merge-cell-above': 'cells',
+  'notebook:merge-cell-below': 'cells',
+  'notebook:split-cell-at-cursor': 'cells',
+  'notebook:change-cell-to-code': 'cells',
+  'notebook:change-cell-to-markdown': 'cells',
+  'notebook:change-cell-to-raw': 'cells',
+  'notebook:change-cell-to-heading-1': 'cells',
+  'notebook:change-cell-to-heading-2': 'cells',
+  'notebook:change-cell-to-heading-3': 'cells',
+  'notebook:change-cell-to-heading-4': 'cells',
+  'notebook:change-cell-to-heading-5': 'cells',
+  'notebook:change-cell-to-heading-6': 'cells'
 };
 
 /** A blocked action in words ("save files"), each a literal for the translators. */
@@ -179,6 +206,8 @@ function blockedActionText(
       return trans.__('open consoles');
     case 'terminal':
       return trans.__('open terminals');
+    case 'cells':
+      return trans.__('change the cells');
   }
 }
 

@@ -4,7 +4,8 @@
  * can edit", "Read-only", "Access revoked"), keeping notebooks of a read-only
  * share from starting or joining kernels the server would refuse, and
  * answering "run cell" at once ("read-only: you cannot run cells") instead of
- * leaving the cell at `[*]` forever.
+ * leaving the cell at `[*]` forever, and keeping a read-only notebook's cells
+ * where they are (no cell added, deleted or moved: cells.ts).
  */
 import {
   JupyterFrontEnd,
@@ -30,6 +31,7 @@ import {
 } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 import { registerCommand } from '../commands';
+import { fixCellList, ICellList } from './cells';
 import { h, replaceChildren } from '../dom';
 import {
   blockedCommandMessage,
@@ -62,15 +64,34 @@ export function preventKernelStart(sessionContext: ISessionContext): void {
 
 /** The viewer's access, once the handshake answered (null before). */
 let viewerAccess: Access | 'revoked' | null = null;
-let lastShown = 0;
+const lastShown = new Map<string, number>();
 
-/** Say why something cannot be done, at most every 4 seconds ("run all" runs many cells). */
+/**
+ * Say why something cannot be done, each sentence at most every 4 seconds
+ * ("run all" runs many cells).
+ */
 export function notifyReadOnly(message: string | null): void {
-  if (!message || Date.now() - lastShown < 4000) {
+  if (!message || Date.now() - (lastShown.get(message) ?? 0) < 4000) {
     return;
   }
-  lastShown = Date.now();
+  lastShown.set(message, Date.now());
   Notification.warning(message, { autoClose: 6000 });
+}
+
+/**
+ * A read-only notebook's list of cells stays as the file has it (cells.ts):
+ * run-and-advance adds no cell, and nothing inserts, deletes or moves one.
+ * Commands say why through `blockedCommandMessage`; a drag and drop, which is
+ * no command, is told here.
+ */
+function fixCells(panel: NotebookPanel, trans: TranslationBundle): void {
+  fixCellList(panel.context.model.sharedModel as unknown as ICellList, what => {
+    if (what === 'move') {
+      notifyReadOnly(
+        blockedCommandMessage('notebook:move-cell-up', 'read', trans)
+      );
+    }
+  });
 }
 
 /**
@@ -164,14 +185,13 @@ function guardReadOnlyNotebooks(
   // As early as possible: a widget extension runs while the notebook
   // widget is created, before its session is initialised; the tracker
   // covers notebooks made by other factories.
-  app.docRegistry.addWidgetExtension('Notebook', {
-    createNew: (panel: NotebookPanel) =>
-      preventKernelStart(panel.sessionContext)
-  });
-  notebooks?.widgetAdded.connect((_, panel) =>
-    preventKernelStart(panel.sessionContext)
-  );
-  notebooks?.forEach(panel => preventKernelStart(panel.sessionContext));
+  const guard = (panel: NotebookPanel): void => {
+    preventKernelStart(panel.sessionContext);
+    fixCells(panel, trans);
+  };
+  app.docRegistry.addWidgetExtension('Notebook', { createNew: guard });
+  notebooks?.widgetAdded.connect((_, panel) => guard(panel));
+  notebooks?.forEach(guard);
   app.commands.commandExecuted.connect((_, args) =>
     notifyReadOnly(
       blockedCommandMessage(args.id, viewerAccess as Access, trans)
