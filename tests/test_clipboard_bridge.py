@@ -4,7 +4,13 @@ websocket.
 The page's end is played by a websocket client (`Page`) that keeps a clipboard
 of its own and answers the server's requests as the browser would; the
 kernel's end is the real commands, run as subprocesses with the environment
-the server gives its kernels ($CGU_CLIPBOARD_SOCKET, DISPLAY).
+the server gives its kernels ($CGU_CLIPBOARD_SOCKET, DISPLAY, PATH).
+
+Issue 23 item 1: the bridge also works in an environment the platform built (a
+venv made by the environment builder, layered on the platform), where the host's
+own `xclip` comes on PATH before the platform's commands: the kernel-side
+`echo hi | xclip -selection clipboard` and `xclip -o` run by that environment's
+Python, through this real server extension.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import stat
 import sys
 import time
@@ -23,6 +30,7 @@ from pathlib import Path
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from cgu_lab.backends import local_environments
 from cgu_lab.notebook.clipboard import ClipboardError, client
 from cgu_lab.notebook.clipboard.cli import Streams, Usage, parse_xclip, parse_xsel, run_xsel
 from cgu_lab.notebook.clipboard.protocol import ENV_SOCKET, MESSAGES, canonical_type
@@ -50,6 +58,7 @@ def _own_environment(monkeypatch):
     for name in ("DISPLAY", ENV_SOCKET, "CGU_CLIPBOARD_TIMEOUT"):
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
+    monkeypatch.setenv("PATH", os.environ.get("PATH", ""))  # the server puts its commands first
 
 
 class Page:
@@ -236,6 +245,114 @@ async def test_pandas_round_trip(open_page):
     assert process.returncode == 0
     assert out.decode().strip() == "{'a': [1, 3], 'b': [2, 4]}"
     assert page.clipboard["text/plain"].splitlines() == ["a\tb", "1\t2", "3\t4"]
+
+
+# -- in an environment the platform built ---------------------------------------------------
+
+HOST_XCLIP = """#!/bin/sh
+echo "Error: Can't open display: $DISPLAY" >&2
+exit 1
+"""
+# What `!line` in a kernel does: /bin/sh -c with the kernel's environment, from its Python.
+KERNEL_SHELL = (
+    "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1], shell=True).returncode)"
+)
+
+
+@pytest.fixture(scope="module")
+def built_environment(tmp_path_factory):
+    """A venv made by the platform's environment builder (`create_venv`: the venv, layered
+    on the platform, with its commands; a recipe's pip install only adds packages to it)."""
+    target = tmp_path_factory.mktemp("environments") / "data-science"
+    lines: list[str] = []
+    asyncio.run(
+        local_environments.create_venv(
+            target, target / "bin" / "python", lambda line, percent=None: lines.append(line)
+        )
+    )
+    return target
+
+
+@pytest.fixture
+def host_path(tmp_path, built_environment, monkeypatch):
+    """The PATH a local notebook's server starts with in that environment (its bin, then the
+    host's), with a host `xclip` that fails as the real one does without an X display; set
+    before the server starts, as the backend does."""
+    host = tmp_path / "host-bin"
+    host.mkdir()
+    (host / "xclip").write_text(HOST_XCLIP)
+    (host / "xclip").chmod(0o755)
+    path = os.pathsep.join([str(built_environment / "bin"), str(host), "/usr/bin", "/bin"])
+    monkeypatch.setenv("PATH", path)
+    return path
+
+
+async def kernel_shell(python: Path, line: str, path: str | None = None) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `!line` in a kernel run by `python`, with the environment
+    the server gives its kernels (its PATH unless `path` is given)."""
+    environment = {**os.environ, **({"PATH": path} if path else {})}
+    process = await asyncio.create_subprocess_exec(
+        str(python),
+        "-c",
+        KERNEL_SHELL,
+        line,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=environment,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_a_built_environment_carries_the_bridges_commands_ahead_of_the_hosts(
+    host_path, built_environment, open_page
+):
+    python = built_environment / "bin" / "python"
+    for name in ("xclip", "xsel"):  # the environment's own, ahead of the host's
+        assert shutil.which(name, path=host_path) == str(built_environment / "bin" / name)
+    page = await open_page()
+    # The environment alone, without the folder the server puts first.
+    line = "echo hi | xclip -selection clipboard"
+    assert await kernel_shell(python, line, host_path) == (0, "", "")
+    assert page.clipboard == {"text/plain": "hi\n"}
+    page.clipboard = {"text/plain": "from the laptop\n"}
+    assert await kernel_shell(python, "xclip -selection clipboard -o", host_path) == (
+        0,
+        "from the laptop\n",
+        "",
+    )
+    assert await kernel_shell(python, "xsel -b -o", host_path) == (0, "from the laptop\n", "")
+
+
+async def test_an_environment_built_before_gets_the_commands_from_the_server(
+    host_path, built_environment, open_page, tmp_path
+):
+    # An environment built before the builder wrote the commands: a copy without them.
+    old = tmp_path / "old-environment"
+    shutil.copytree(built_environment, old, symlinks=True)
+    for name in ("xclip", "xsel"):
+        (old / "bin" / name).unlink(missing_ok=True)
+    page = await open_page()
+    # The server put its own folder of the bridge's commands first on its kernels' PATH.
+    first = shutil.which("xclip", path=os.environ["PATH"])
+    assert first and Path(first).parent.parent == Path(os.environ[ENV_SOCKET]).parent, first
+    assert os.environ["PATH"].split(os.pathsep)[1:] == host_path.split(os.pathsep)
+    python = old / "bin" / "python"
+    assert await kernel_shell(python, "echo hi | xclip -selection clipboard") == (0, "", "")
+    assert page.clipboard == {"text/plain": "hi\n"}
+    page.clipboard = {"text/plain": "back\n"}
+    assert await kernel_shell(python, "xclip -selection clipboard -o") == (0, "back\n", "")
+
+
+async def test_the_servers_command_folder_goes_with_it(tmp_path, monkeypatch):
+    relay = ClipboardRelay(socket_directory=str(tmp_path / "clipboard"))
+    relay.start()
+    folder = relay.commands
+    assert os.environ["PATH"].split(os.pathsep)[0] == folder
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    assert sorted(os.listdir(folder)) == ["xclip", "xsel"]
+    relay.close()
+    assert not os.path.exists(folder) and folder not in os.environ["PATH"].split(os.pathsep)
 
 
 # -- who may lend their clipboard --------------------------------------------------------------

@@ -241,6 +241,11 @@ def test_a_build_streams_pip_progress_and_records_the_packages(controller, admin
     versions = {p["name"].lower(): p for p in env["packages"]}
     assert versions["six"]["version"] == "1.16.0" and versions["six"]["main"]
     assert versions["termcolor"]["own"] and versions["termcolor"]["main"]
+    for command in ("xclip", "xsel"):  # the clipboard bridge's, ahead of the host's
+        assert (
+            "cgu_lab.notebook.clipboard"
+            in (Path(env["local_prefix"]) / "bin" / command).read_text()
+        )
     # The tree belongs to the controller and is read-only for everyone else.
     prefix = Path(env["local_prefix"])
     assert prefix.is_relative_to(controller.data_dir / "environments" / "tiny")
@@ -275,6 +280,16 @@ def test_a_notebook_in_the_environment_imports_its_packages(controller, admin, a
         )
     )
     assert output.split() == ["1.16.0", prefix], output
+    # The clipboard bridge's xclip, not the host's ("Can't open display"): with no tab open
+    # to lend its clipboard, the bridge says so.
+    shell = (
+        "import subprocess\n"
+        "done = subprocess.run('echo hi | xclip -selection clipboard', shell=True,"
+        " capture_output=True, text=True)\n"
+        "print(done.returncode, done.stderr)"
+    )
+    output = asyncio.run(run_code(alice, "alice", "tiny-lab", shell))
+    assert output.startswith("1 xclip: no JupyterLab tab of this notebook is open"), output
     if os.geteuid() == 0:  # per-user accounts: the environment is not theirs to change
         probe = f"open({os.path.join(prefix, 'planted')!r}, 'w')"
         assert "PermissionError" in asyncio.run(run_code(alice, "alice", "tiny-lab", probe))

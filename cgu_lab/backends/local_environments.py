@@ -22,6 +22,12 @@ the platform's prefix, not the environment's) and, last on PATH, at the
 platform's other commands; kernels that server starts are the environment's
 Python. A `bin/pip` runs the platform's pip with the environment's Python.
 The local backend runs `<prefix>/bin/jupyter-lab` as for any other prefix.
+`bin/xclip` and `bin/xsel` are the clipboard bridge's commands (the
+platform's console scripts live in the platform's bin, last on PATH, behind
+the host's own `/usr/bin/xclip`); the environment's bin comes first on a
+notebook's PATH, so kernels and terminals find the bridge. (A notebook server
+also puts them first on its kernels' PATH at start, for environments built
+before they were written here: notebook/clipboard/relay.py.)
 
 pip runs twice: `pip download` puts the wheels of the recipe and of all its
 dependencies into a wheelhouse beside pip's cache (shared by every build; a
@@ -239,6 +245,12 @@ def layer(target: Path, python: Path) -> None:
         ("jupyter-lab", "jupyterlab.labapp", "JupyterLab"),
         ("jupyter", "jupyter_core.command", "The jupyter command"),
     ]
+    for name in rules.BRIDGE_COMMANDS:  # the browser's clipboard, ahead of /usr/bin/xclip
+        command = target / "bin" / name
+        command.write_text(
+            rules.bridge_command(str(python), name, "backends/local_environments.py")
+        )
+        command.chmod(0o700)
     if not (target / "bin" / "pip").exists():  # the platform's pip, run by this environment
         scripts.append(("pip", "pip._internal.cli.main", "pip"))
     for script, module, what in scripts:

@@ -223,3 +223,29 @@ def main_versions(packages: list[dict], main: tuple[str, ...] | list[str]) -> li
     wanted = {normalise(n) for n in main}
     marked = [{**p, "main": normalise(p["name"]) in wanted} for p in packages]
     return sorted(marked, key=lambda p: (not p["main"], normalise(p["name"])))
+
+
+# -- the clipboard bridge's commands ----------------------------------------------------
+
+# Commands every notebook environment carries ahead of the system's: `xclip`/`xsel` are
+# the browser's clipboard (cgu_lab/notebook/clipboard), under the names pandas,
+# pyperclip and people call. The same entry points as pyproject.toml's [project.scripts];
+# `/usr/bin/xclip`, where the host has one, only says "Can't open display".
+BRIDGE_COMMANDS = {
+    "xclip": ("cgu_lab.notebook.clipboard.cli", "xclip"),
+    "xsel": ("cgu_lab.notebook.clipboard.cli", "xsel"),
+}
+
+
+def bridge_command(python: str, name: str, writer: str) -> str:
+    """The text of the bridge's command `name`, run by `python` (whose packages include
+    cgu_lab); `writer` names what wrote it, for whoever finds the file."""
+    module, function = BRIDGE_COMMANDS[name]
+    return (
+        f"#!{python}\n"
+        f'"""`{name}`: the clipboard of the browser in front of the notebook '
+        f'(written by cgu-lab: {writer})."""\n'
+        f"import sys\n\n"
+        f"from {module} import {function}\n\n"
+        f"sys.exit({function}())\n"
+    )

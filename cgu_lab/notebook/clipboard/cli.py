@@ -4,9 +4,11 @@ Linux tools find "the clipboard" by running `xclip` or `xsel`: pandas'
 `read_clipboard()`/`to_clipboard()`, pyperclip, editors, shell scripts. A
 notebook server has no X display, so those fail; these two commands take the
 options those tools and people use and carry the request to the browser in
-front of the notebook instead (client.py). They are installed as console
-scripts, so they are on the PATH of every kernel and terminal of the
-notebook's environment.
+front of the notebook instead (client.py). They are the platform's console
+scripts, written into the bin of every environment the platform builds
+(backends/local_environments.py), and the notebook server puts a copy first
+on its kernels' and terminals' PATH (relay.py), so they come before a host's
+or an image's X11 `xclip` wherever the environment came from.
 
 The browser has one clipboard: the PRIMARY, SECONDARY and CLIPBOARD
 selections all name it. Options that only make sense for an X server

@@ -13,6 +13,13 @@ inherited by every process the server starts); `~/.cgu/clipboard/<pid>.json`
 describes it for other processes. A socket path longer than a unix socket
 allows goes in a private temporary folder instead.
 
+They find the bridge's `xclip`/`xsel` first on PATH: the server writes them
+into `~/.cgu/clipboard/<pid>.bin/`, run by its own Python, and puts that folder
+first on the PATH its kernels and terminals inherit. An environment built by
+the platform carries them in its own bin too, but one built before that, or an
+image whose Python's bin comes after `/usr/bin`, would otherwise hand kernels
+the host's `xclip`, which only says "Can't open display: :cgu-clipboard".
+
 Several pages may be connected (two tabs, an editor's browser): a request
 goes to the one that had the focus last, as that is where the person who ran
 the cell is, and the only page whose browser will hand over its clipboard.
@@ -30,6 +37,7 @@ import os
 import shutil
 import socket
 import struct
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -42,6 +50,7 @@ from tornado.tcpserver import TCPServer
 from traitlets import Bool, Float, Int, Unicode, default
 from traitlets.config import LoggingConfigurable
 
+from ...core.environments import BRIDGE_COMMANDS, bridge_command
 from .protocol import (
     DEFAULT_TIMEOUT,
     ENV_SOCKET,
@@ -144,6 +153,7 @@ class ClipboardRelay(LoggingConfigurable):
         self.directory = Path(self.socket_directory)
         self.description = self.directory / f"{os.getpid()}.json"
         self.socket_path = ""
+        self.commands = ""  # the folder of the bridge's commands, first on the kernels' PATH
 
     # -- the kernels' socket -------------------------------------------------------------
 
@@ -168,16 +178,36 @@ class ClipboardRelay(LoggingConfigurable):
             os.environ[ENV_SOCKET] = path
             if self.kernel_display and not os.environ.get("DISPLAY"):
                 os.environ["DISPLAY"] = self.kernel_display
+            self._put_commands_first()
         atexit.register(self.close)
         self.log.info("cgu-lab clipboard: kernels reach the browser's clipboard at %s", path)
 
+    def _put_commands_first(self) -> None:
+        """`xclip`/`xsel` of the bridge in a folder of this server's, first on PATH."""
+        folder = self.directory / f"{os.getpid()}.bin"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        for name in BRIDGE_COMMANDS:
+            text = bridge_command(sys.executable, name, "notebook/clipboard/relay.py")
+            fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
+            with os.fdopen(fd, "w") as out:
+                out.write(text)
+        self.commands = str(folder)
+        rest = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != self.commands]
+        os.environ["PATH"] = os.pathsep.join([self.commands, *rest])
+
     def _remove_stale(self) -> None:
-        """Descriptions and sockets of servers that are gone (a crash, a restart)."""
-        for entry in list(self.directory.glob("*.json")) + list(self.directory.glob("*.sock")):
+        """Descriptions, sockets and command folders of servers that are gone (a crash, a
+        restart)."""
+        for entry in [*self.directory.glob("*.json"), *self.directory.glob("*.sock")]:
             with contextlib.suppress(ValueError, OSError):
                 pid = int(entry.stem)
                 if pid != os.getpid() and not alive(pid):
                     entry.unlink()
+        for entry in self.directory.glob("*.bin"):
+            with contextlib.suppress(ValueError):
+                pid = int(entry.stem)
+                if pid != os.getpid() and not alive(pid):
+                    shutil.rmtree(entry, ignore_errors=True)
 
     def close(self) -> None:
         if self._server is not None:
@@ -197,6 +227,11 @@ class ClipboardRelay(LoggingConfigurable):
             self._private = None
         if os.environ.get(ENV_SOCKET) == self.socket_path and self.socket_path:
             del os.environ[ENV_SOCKET]
+        if self.commands:
+            path = os.environ.get("PATH", "").split(os.pathsep)
+            os.environ["PATH"] = os.pathsep.join(p for p in path if p != self.commands)
+            shutil.rmtree(self.commands, ignore_errors=True)
+            self.commands = ""
 
     async def serve_kernel(self, stream: IOStream) -> None:
         """One connection: one request line in, one answer line out."""
