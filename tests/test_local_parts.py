@@ -78,9 +78,10 @@ def test_cgroup_v2_parents_hand_cpu_and_memory_down(tmp_path):
     plan = limiter.prepare(7, 1500, 2**30, [])
     parent = tmp_path / "cgu-lab" / "aaaa1111"
     assert plan["cgroups"] == [str(parent / "nb-7")]
-    assert (parent / "cgroup.subtree_control").read_text() == "+cpu +memory"
+    assert (parent / "cgroup.subtree_control").read_text() == "+cpu +memory +pids"
     assert (parent / "nb-7" / "cpu.max").read_text() == "150000 100000"
     assert (parent / "nb-7" / "memory.max").read_text() == str(2**30)
+    assert (parent / "nb-7" / "pids.max").read_text() == "1024"  # the setting's default
 
 
 def test_installation_tags_are_plain_names(tmp_path):
@@ -209,3 +210,84 @@ def test_safe_next_keeps_its_earlier_refusals(target, expected):
     from cgu_lab.core.redirects import safe_next
 
     assert safe_next(target) == expected
+
+
+# -- a notebook's tasks: a pids cgroup, as its memory and CPU -------------------------
+
+
+BOMB = """
+import os, time
+forked = 0
+try:
+    for _ in range(300):
+        if os.fork() == 0:
+            os.closerange(0, 3)  # the test reads the parent's output to its end only
+            time.sleep(30)
+            os._exit(0)
+        forked += 1
+except OSError as error:
+    print("REFUSED", type(error).__name__)
+print("FORKED", forked, flush=True)
+"""
+
+
+def test_a_fork_bomb_in_a_notebook_stays_under_its_pids_limit():
+    """The notebook's launcher (local_launch, as a start runs it) joins the cgroups the
+    limiter made; a fork bomb in there gets no more than the notebook's task limit."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import uuid
+
+    from cgu_lab.backends.local_limits import Limiter
+
+    limiter = Limiter(tag=uuid.uuid4().hex, pids=40)
+    if "pids" not in limiter.controllers:
+        pytest.skip("no writable pids cgroup here (needs root)")
+    assert "pids.max: 40 processes and threads per notebook" in limiter.describe().processes
+    plan = limiter.prepare(1, 1000, 512 * 2**20, [])
+    try:
+        launch = {"argv": [sys.executable, "-c", BOMB], "env": {}, "cwd": "/", **plan}
+        done = subprocess.run(
+            [sys.executable, "-m", "cgu_lab.backends.local_launch"],
+            env={**os.environ, "CGU_LAUNCH_PLAN": json.dumps(launch)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "REFUSED BlockingIOError" in done.stdout, done.stderr
+        assert 0 < int(done.stdout.split("FORKED ")[1]) < 40
+        assert len(limiter.members(1)) >= 30  # its sleepers, still in the notebook's cgroup
+    finally:
+        assert limiter.kill("nb-1")
+        limiter.drop("nb-1", wait=5)
+    assert not any(directory.exists() for directory in limiter.dirs(1))
+
+
+def test_the_pids_limit_is_an_admin_setting_with_a_floor(monkeypatch):
+    from pydantic import ValidationError
+
+    from cgu_lab.controller.settings import Settings
+
+    assert Settings().notebook_pids == 1024
+    monkeypatch.setenv("CGU_LAB_NOTEBOOK_PIDS", "4096")
+    assert Settings().notebook_pids == 4096
+    monkeypatch.setenv("CGU_LAB_NOTEBOOK_PIDS", "8")
+    with pytest.raises(ValidationError, match="notebook_pids"):
+        Settings()
+
+
+def test_a_training_job_gets_the_task_limit_per_rank(tmp_path):
+    from cgu_lab.backends.local_limits import Limiter
+    from cgu_lab.backends.local_training import LocalTraining
+
+    for hierarchy in ("cpu", "memory", "pids"):
+        (tmp_path / hierarchy).mkdir()
+    limiter = Limiter(root=tmp_path, tag="aaaa1111", pids=100)
+    training = LocalTraining(tmp_path / "training", None, limiter, lambda: "aaaa1111")
+    plan = training._limits("k1", 2000, 2**30, 2**29, replicas=2)
+    cpu, memory, pids = training.cgroups("k1")
+    assert plan["cgroup_procs"] == [str(d / "cgroup.procs") for d in (cpu, memory, pids)]
+    assert (pids / "pids.max").read_text() == "200"
+    assert (memory / "memory.limit_in_bytes").read_text() == str(2**30)

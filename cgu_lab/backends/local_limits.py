@@ -2,11 +2,20 @@
 
 Limits: cgroups when we may write them, else rlimits.
 
-cgroup v2 (unified) and v1 (separate cpu and memory hierarchies) are both
-supported: a notebook gets a CPU quota (CFS) and a memory ceiling that cover
-the server and every kernel it starts. Without writable cgroups, CPU is
-limited by affinity to whole cores and memory by RLIMIT_DATA, which applies to
-each process separately. `describe()` says which one applies.
+cgroup v2 (unified) and v1 (separate cpu, memory and pids hierarchies) are
+both supported: a notebook gets a CPU quota (CFS), a memory ceiling and a
+ceiling on its tasks (processes and threads, `pids.max`) that cover the server
+and every kernel it starts. The task ceiling is there because the per-account
+RLIMIT_NPROC a host gives by default is above the host's own pid_max: one
+kernel that spawned threads without end could take every pid of the machine,
+for every user and installation. Without writable cgroups, CPU is limited by
+affinity to whole cores and memory by RLIMIT_DATA, which applies to each
+process separately. `describe()` says which one applies.
+
+The same cgroups serve training jobs (`job-<key>`) and competition runs
+(`run-<token>`, backends/scorer_notebook.py): `make()`, `drop()`, `kill()`
+and `members_of()` take a group's name, so every kind of group is created,
+limited, emptied and removed by this one piece of code.
 
 Names. Notebook ids come from each installation's own database, so two
 installations on one host both have a notebook 1. Every installation
@@ -32,7 +41,9 @@ import contextlib
 import math
 import os
 import re
+import signal
 import threading
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -46,12 +57,30 @@ TOP = "cgu-lab"
 # An installation tag becomes a directory name under /sys/fs/cgroup: no '/', no '..'.
 TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 NOTEBOOK = re.compile(r"nb-([0-9]+)")
+# A group below the installation's parent: a notebook, a training job or a competition run.
+GROUP = re.compile(r"(nb|job|run)-[A-Za-z0-9_-]{1,80}")
+# Tasks (processes and threads) one notebook may hold at once: the default of the admin
+# setting `notebook_pids` (CGU_LAB_NOTEBOOK_PIDS). JupyterLab, a few kernels and a
+# DataLoader's workers use a few hundred; a host has 32,768 pids by default.
+NOTEBOOK_PIDS = 1024
+KILL_ROUNDS = 200  # passes of kill() over a group's members before it gives up
+# Joins the cgroups named as arguments up to `--`, then becomes the rest of the arguments:
+# the program starts inside its group, with no moment outside it (see join_command).
+JOIN = (
+    'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; done; '
+    'shift; exec "$@"'
+)
+# prepare() and remove() run in worker threads, and several limiters (the backend's, the
+# competition runs') share one installation's parent: it must not be removed between
+# another group's mkdir of it and of its child.
+_PARENTS = threading.Lock()
 
 
 @dataclass(frozen=True)
 class Enforcement:
     cpu: str
     memory: str
+    processes: str = "not limited"
 
 
 def check_tag(tag: str) -> str:
@@ -67,7 +96,12 @@ def in_cgroup(proc_cgroup_text: str, tag: str, notebook_id: int) -> bool:
     Read again just before a kill, so a pid listed in `cgroup.procs` and then
     reused by an unrelated program is not signalled.
     """
-    suffix = f"/{TOP}/{tag}/nb-{notebook_id}"
+    return in_group(proc_cgroup_text, tag, f"nb-{notebook_id}")
+
+
+def in_group(proc_cgroup_text: str, tag: str, name: str) -> bool:
+    """Whether `/proc/<pid>/cgroup` text puts the process in this installation's group `name`."""
+    suffix = f"/{TOP}/{tag}/{name}"
     for line in proc_cgroup_text.splitlines():
         path = line.split(":", 2)[-1]
         if path == suffix or path.endswith(suffix):
@@ -92,14 +126,21 @@ class Limiter:
     """Creates and removes the per-notebook cgroups of one installation, or plans rlimits."""
 
     def __init__(
-        self, enabled: bool = True, root: Path = Path("/sys/fs/cgroup"), tag: str = ""
+        self,
+        enabled: bool = True,
+        root: Path = Path("/sys/fs/cgroup"),
+        tag: str = "",
+        pids: int = NOTEBOOK_PIDS,
     ) -> None:
+        """`pids`: the tasks one notebook may hold (Settings.notebook_pids)."""
         self.root = root
         self.tag = check_tag(tag) if tag else ""
+        self.pids = int(pids)
+        if self.pids < 1:
+            raise ValueError(f"a notebook's process limit must be at least 1, not {pids}")
+        # The controllers this installation's groups use (pids when the host has it).
+        self.controllers: tuple[str, ...] = ()
         self.mode = self._detect() if enabled else "rlimit"
-        # prepare() and remove() run in worker threads; the parent must not be
-        # removed between another notebook's mkdir of it and of its child.
-        self._lock = threading.Lock()
 
     def bind(self, tag: str) -> None:
         """Name this installation; its cgroups live below `cgu-lab/<tag>/`."""
@@ -117,89 +158,198 @@ class Limiter:
         if (self.root / "cgroup.controllers").exists():
             controllers = (self.root / "cgroup.controllers").read_text().split()
             if {"cpu", "memory"} <= set(controllers) and self._writable(self.root):
+                wanted = ("cpu", "memory", "pids") if "pids" in controllers else ("cpu", "memory")
+                enable = " ".join(f"+{c}" for c in wanted)
                 try:
-                    (self.root / "cgroup.subtree_control").write_text("+cpu +memory")
-                    (self.root / TOP / "cgroup.subtree_control").write_text("+cpu +memory")
+                    (self.root / "cgroup.subtree_control").write_text(enable)
+                    (self.root / TOP / "cgroup.subtree_control").write_text(enable)
                 except OSError:
                     return "rlimit"
+                self.controllers = wanted
                 return "cgroup2"
             return "rlimit"
         if all(self._writable(self.root / c) for c in ("cpu", "memory")):
+            has_pids = (self.root / "pids").is_dir() and self._writable(self.root / "pids")
+            self.controllers = ("cpu", "memory", "pids") if has_pids else ("cpu", "memory")
             return "cgroup1"
         return "rlimit"
 
     def describe(self) -> Enforcement:
+        tasks = (
+            f"cgroup {'v2' if self.mode == 'cgroup2' else 'v1'} pids.max: {self.pids} "
+            "processes and threads per notebook"
+            if "pids" in self.controllers
+            else "not limited (no pids cgroup on this host)"
+        )
         if self.mode == "cgroup2":
             return Enforcement(
-                "cgroup v2 cpu.max", "cgroup v2 memory.max (server and kernels together)"
+                "cgroup v2 cpu.max", "cgroup v2 memory.max (server and kernels together)", tasks
             )
         if self.mode == "cgroup1":
             return Enforcement(
                 "cgroup v1 CFS quota",
                 "cgroup v1 memory.limit_in_bytes (server and kernels together)",
+                tasks,
             )
-        return Enforcement("CPU affinity (whole cores)", "RLIMIT_DATA (per process)")
+        return Enforcement(
+            "CPU affinity (whole cores)", "RLIMIT_DATA (per process)", "not limited (no cgroups)"
+        )
 
     def parents(self) -> list[Path]:
-        """This installation's parent cgroups: one on v2, one per hierarchy on v1."""
+        """This installation's parent cgroups: one on v2, one per hierarchy on v1
+        (cpu, memory, then pids when the host has it)."""
         if not self.tag:
             return []
         if self.mode == "cgroup2":
             return [self.root / TOP / self.tag]
         if self.mode == "cgroup1":
-            return [self.root / "cpu" / TOP / self.tag, self.root / "memory" / TOP / self.tag]
+            return [self.root / c / TOP / self.tag for c in self.controllers]
         return []
 
     def dirs(self, notebook_id: int) -> list[Path]:
         """The notebook's cgroups (which may not exist): the only ones ever touched for it."""
-        return [parent / f"nb-{int(notebook_id)}" for parent in self.parents()]
+        return self.group_dirs(f"nb-{int(notebook_id)}")
+
+    def group_dirs(self, name: str) -> list[Path]:
+        """A group's cgroups (which may not exist), in the order of parents()."""
+        if not GROUP.fullmatch(name):
+            raise ValueError(f"{name!r} is not a group name of this installation")
+        return [parent / name for parent in self.parents()]
 
     def _make_parents(self) -> None:
         for parent in self.parents():
             parent.mkdir(parents=True, exist_ok=True)
             if self.mode == "cgroup2":
                 # v2 hands controllers down one level at a time.
-                (parent / "cgroup.subtree_control").write_text("+cpu +memory")
+                enable = " ".join(f"+{c}" for c in self.controllers)
+                (parent / "cgroup.subtree_control").write_text(enable)
+
+    def make(self, name: str, cpu_milli: int, memory: int, pids: int | None = None) -> list[Path]:
+        """Create the group `name` with a CPU quota, a memory ceiling and a task ceiling
+        (`pids`, the notebooks' setting by default); returns its cgroups."""
+        if self.mode == "rlimit":
+            return []
+        if not self.tag:
+            raise RuntimeError("the limiter has no installation tag; call bind() first")
+        quota = str(max(1000, cpu_milli * PERIOD_US // 1000))
+        tasks = str(self.pids if pids is None else int(pids))
+        dirs = self.group_dirs(name)
+        with _PARENTS:
+            self._make_parents()
+            for directory in dirs:
+                directory.mkdir(exist_ok=True)
+        if self.mode == "cgroup2":
+            (cgroup,) = dirs
+            (cgroup / "cpu.max").write_text(f"{quota} {PERIOD_US}")
+            (cgroup / "memory.max").write_text(str(memory))
+            if "pids" in self.controllers:
+                (cgroup / "pids.max").write_text(tasks)
+            return dirs
+        by_controller = dict(zip(self.controllers, dirs, strict=True))
+        (by_controller["cpu"] / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+        (by_controller["cpu"] / "cpu.cfs_quota_us").write_text(quota)
+        (by_controller["memory"] / "memory.limit_in_bytes").write_text(str(memory))
+        if "pids" in by_controller:
+            (by_controller["pids"] / "pids.max").write_text(tasks)
+        return dirs
+
+    @staticmethod
+    def procs_files(dirs: list[Path]) -> list[str]:
+        """What a launcher writes its pid into to join the group."""
+        return [str(directory / "cgroup.procs") for directory in dirs]
+
+    @staticmethod
+    def join_command(dirs: list[Path]) -> list[str]:
+        """An argv prefix that starts a program inside the group `dirs`.
+
+        Why a shell: the launcher of notebooks (local_launch.py) also closes
+        every inherited descriptor, and a competition run is handed its files
+        as descriptors; `sh` joins the cgroups and then execs, so the program,
+        and all it forks, is inside from its first instruction (moving it in
+        after the spawn would leave what it forked meanwhile outside).
+        """
+        if not dirs:
+            return []
+        return ["/bin/sh", "-c", JOIN, "cgu-lab-join", *Limiter.procs_files(dirs), "--"]
 
     def prepare(self, notebook_id: int, cpu_milli: int, memory: int, busy_cpus: list[int]) -> dict:
         """Create the cgroups (if any) and return the launcher's share of the plan."""
-        if self.mode != "rlimit" and not self.tag:
-            raise RuntimeError("the limiter has no installation tag; call bind() first")
-        quota = str(max(1000, cpu_milli * PERIOD_US // 1000))
-        if self.mode == "cgroup2":
-            (cgroup,) = self.dirs(notebook_id)
-            with self._lock:
-                self._make_parents()
-                cgroup.mkdir(exist_ok=True)
-            (cgroup / "cpu.max").write_text(f"{quota} {PERIOD_US}")
-            (cgroup / "memory.max").write_text(str(memory))
-            return {"cgroup_procs": [str(cgroup / "cgroup.procs")], "cgroups": [str(cgroup)]}
-        if self.mode == "cgroup1":
-            cpu_dir, memory_dir = self.dirs(notebook_id)
-            with self._lock:
-                self._make_parents()
-                for directory in (cpu_dir, memory_dir):
-                    directory.mkdir(exist_ok=True)
-            (cpu_dir / "cpu.cfs_period_us").write_text(str(PERIOD_US))
-            (cpu_dir / "cpu.cfs_quota_us").write_text(quota)
-            (memory_dir / "memory.limit_in_bytes").write_text(str(memory))
-            dirs = [cpu_dir, memory_dir]
-            return {
-                "cgroup_procs": [str(d / "cgroup.procs") for d in dirs],
-                "cgroups": [str(d) for d in dirs],
-            }
-        return {"rlimit_data": memory, "cpus": pick_cpus(cpu_milli, busy_cpus)}
+        if self.mode == "rlimit":
+            return {"rlimit_data": memory, "cpus": pick_cpus(cpu_milli, busy_cpus)}
+        dirs = self.make(f"nb-{int(notebook_id)}", cpu_milli, memory)
+        return {"cgroup_procs": self.procs_files(dirs), "cgroups": [str(d) for d in dirs]}
 
     def members(self, notebook_id: int) -> set[int]:
         """Pids in this installation's cgroups of the notebook (none in rlimit mode)."""
+        return self.members_of(f"nb-{int(notebook_id)}")
+
+    def members_of(self, name: str) -> set[int]:
+        """Pids in this installation's cgroups of the group `name` (none in rlimit mode)."""
         pids: set[int] = set()
-        for directory in self.dirs(notebook_id):
+        for directory in self.group_dirs(name):
             try:
                 text = (directory / "cgroup.procs").read_text()
             except OSError:
                 continue
             pids.update(int(line) for line in text.split())
         return pids
+
+    def kill(self, name: str) -> bool:
+        """SIGKILL every process of the group, until it is empty; whether it is.
+
+        Processes of a group may fork while they are being killed, so the
+        members are read and killed again until none is left; the group's task
+        ceiling bounds how many there can be. Each pid is checked against
+        `/proc/<pid>/cgroup` just before its signal (a pid read from
+        `cgroup.procs` may have ended and been reused).
+        """
+        if self.mode == "rlimit" or not self.tag:
+            return True
+        for _ in range(KILL_ROUNDS):
+            members = self.members_of(name)
+            if not members:
+                return True
+            for pid in members:
+                with contextlib.suppress(OSError):
+                    if in_group(Path(f"/proc/{pid}/cgroup").read_text(), self.tag, name):
+                        os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+        return not self.members_of(name)
+
+    def oom_kills(self, name: str) -> int:
+        """How many of the group's processes the kernel killed for its memory ceiling."""
+        for directory in self.group_dirs(name):
+            for file in ("memory.events", "memory.oom_control"):  # v2, v1
+                with contextlib.suppress(OSError):
+                    for line in (directory / file).read_text().splitlines():
+                        key, _, value = line.partition(" ")
+                        if key == "oom_kill":
+                            return int(value)
+        return 0
+
+    def drop(self, name: str, wait: float = 0.0) -> None:
+        """Remove the group's cgroups, then the installation's parent if it is now empty.
+
+        A cgroup that still holds a process cannot be removed (EBUSY); with
+        `wait` it is tried again for that many seconds (killed processes leave
+        their cgroup a moment after the signal), else it stays for a later sweep.
+        The shared top `cgu-lab/` is never removed: other installations live below it.
+        """
+        deadline = time.monotonic() + wait
+        dirs = self.group_dirs(name)
+        while True:
+            with _PARENTS:
+                for directory in dirs:
+                    with contextlib.suppress(OSError):
+                        directory.rmdir()
+                left = [directory for directory in dirs if directory.exists()]
+                if not left:
+                    for parent in self.parents():
+                        with contextlib.suppress(OSError):
+                            parent.rmdir()
+            if not left or time.monotonic() >= deadline:
+                return
+            time.sleep(0.02)
 
     def holds(self, pid: int, notebook_id: int) -> bool:
         """Whether the kernel says `pid` is in this installation's cgroup of the notebook now."""
@@ -213,29 +363,26 @@ class Limiter:
 
     def notebooks(self) -> set[int]:
         """Ids of the notebooks that have a cgroup of this installation (to clean up strays)."""
-        found: set[int] = set()
+        return {int(NOTEBOOK.fullmatch(name).group(1)) for name in self.groups("nb")}
+
+    def groups(self, kind: str) -> set[str]:
+        """Names of this installation's groups of one kind (`nb`, `job`, `run`) that exist."""
+        pattern = NOTEBOOK if kind == "nb" else re.compile(rf"{re.escape(kind)}-.+")
+        found: set[str] = set()
         for parent in self.parents():
             with contextlib.suppress(OSError):
                 for entry in os.scandir(parent):
-                    match = NOTEBOOK.fullmatch(entry.name)
-                    if match and entry.is_dir(follow_symlinks=False):
-                        found.add(int(match.group(1)))
+                    if (
+                        pattern.fullmatch(entry.name)
+                        and GROUP.fullmatch(entry.name)
+                        and entry.is_dir(follow_symlinks=False)
+                    ):
+                        found.add(entry.name)
         return found
 
     def remove(self, notebook_id: int) -> None:
-        """Remove the notebook's cgroups, then the installation's parent if it is now empty.
-
-        A cgroup that still holds a process cannot be removed (EBUSY); it stays
-        and a later sweep takes it. The shared top `cgu-lab/` is never removed:
-        other installations live below it.
-        """
-        with self._lock:
-            for directory in self.dirs(notebook_id):
-                with contextlib.suppress(OSError):
-                    directory.rmdir()
-            for parent in self.parents():
-                with contextlib.suppress(OSError):
-                    parent.rmdir()
+        """Remove the notebook's cgroups (see drop())."""
+        self.drop(f"nb-{int(notebook_id)}")
 
 
 class Processes:
@@ -296,8 +443,11 @@ class Processes:
         return list(found.values())
 
     @staticmethod
-    def listens(server: psutil.Process, port: Any) -> bool:
-        """Whether our server itself holds its recorded port (not some other program)."""
+    def listens(server: psutil.Process, port: Any, socket_path: str | None = None) -> bool:
+        """Whether our server itself holds its recorded port, or its Unix socket in a
+        private network (not some other program that took its place)."""
+        if socket_path:
+            return Processes._holds_socket(server.pid, socket_path)
         try:
             connections = server.net_connections(kind="tcp")
         except psutil.AccessDenied:
@@ -305,6 +455,24 @@ class Processes:
         except psutil.Error:
             return False
         return any(c.status == psutil.CONN_LISTEN and c.laddr.port == port for c in connections)
+
+    @staticmethod
+    def _holds_socket(pid: int, socket_path: str) -> bool:
+        """Whether the process has the Unix socket bound at `socket_path` open.
+
+        psutil reads the sockets of the caller's network namespace, where a server in
+        a private one shows nothing; its own namespace's table is /proc/<pid>/net/unix.
+        """
+        try:
+            held = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+            table = Path(f"/proc/{pid}/net/unix").read_text().splitlines()[1:]
+        except OSError:
+            return False
+        for line in table:
+            fields = line.split()
+            if len(fields) >= 8 and fields[7] == socket_path and f"socket:[{fields[6]}]" in held:
+                return True
+        return False
 
     def strays(self, keep: set[int]) -> tuple[list[psutil.Process], set[int]]:
         """Marked processes and cgroups of notebooks not in `keep` (after a restart)."""

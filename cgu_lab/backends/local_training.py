@@ -55,7 +55,7 @@ from ..core.errors import NotFound
 from . import local_vfio as vfio
 from .base import BackendError, TrainingSpec, TrainingStatus
 from .local_files import Refused, own_folder
-from .local_limits import PERIOD_US, Limiter, pick_cpus
+from .local_limits import Limiter, pick_cpus
 
 MARKER = "CGU_LAB_TRAINING"
 LOG_BYTES = 256 * 1024  # read at most this much of a log's end
@@ -151,35 +151,21 @@ class LocalTraining:
     # -- cgroups (beside the notebooks' ones, named job-<key>) -------------------------
 
     def cgroups(self, key: str) -> list[Path]:
-        return [parent / f"job-{key}" for parent in self.limiter.parents()]
+        return self.limiter.group_dirs(f"job-{key}")
 
-    def _limits(self, key: str, cpu_milli: int, memory: int, per_process: int) -> dict:
-        """The launcher's share of the plan: join the job's cgroups, or rlimits without them."""
+    def _limits(
+        self, key: str, cpu_milli: int, memory: int, per_process: int, replicas: int = 1
+    ) -> dict:
+        """The launcher's share of the plan: join the job's cgroups, or rlimits without them.
+
+        Its task ceiling is a notebook's per rank, as its CPU and memory are."""
         if self.limiter.mode == "rlimit":
             return {"rlimit_data": per_process, "cpus": pick_cpus(cpu_milli, [])}
-        quota = str(max(1000, cpu_milli * PERIOD_US // 1000))
-        dirs = self.cgroups(key)
-        with self.limiter._lock:  # the parent is shared with the notebooks' cgroups
-            self.limiter._make_parents()
-            for directory in dirs:
-                directory.mkdir(exist_ok=True)
-        if self.limiter.mode == "cgroup2":
-            (dirs[0] / "cpu.max").write_text(f"{quota} {PERIOD_US}")
-            (dirs[0] / "memory.max").write_text(str(memory))
-        else:
-            (dirs[0] / "cpu.cfs_period_us").write_text(str(PERIOD_US))
-            (dirs[0] / "cpu.cfs_quota_us").write_text(quota)
-            (dirs[1] / "memory.limit_in_bytes").write_text(str(memory))
-        return {"cgroup_procs": [str(d / "cgroup.procs") for d in dirs]}
+        dirs = self.limiter.make(f"job-{key}", cpu_milli, memory, self.limiter.pids * replicas)
+        return {"cgroup_procs": self.limiter.procs_files(dirs)}
 
     def _remove_cgroups(self, key: str) -> None:
-        with self.limiter._lock:
-            for directory in self.cgroups(key):
-                with contextlib.suppress(OSError):
-                    directory.rmdir()
-            for parent in self.limiter.parents():
-                with contextlib.suppress(OSError):
-                    parent.rmdir()
+        self.limiter.drop(f"job-{key}")
 
     def processes(self, key: str) -> list[psutil.Process]:
         """Every process of the job: in its cgroups (as the kernel says now) or marked."""
@@ -231,7 +217,12 @@ class LocalTraining:
     async def _start(self, job: TrainingSpec, key: str, folder: Path, python: Path, account):
         replicas = job.workers + 1
         limits = await asyncio.to_thread(
-            self._limits, key, job.cpu_milli * replicas, job.memory * replicas, job.memory
+            self._limits,
+            key,
+            job.cpu_milli * replicas,
+            job.memory * replicas,
+            job.memory,
+            replicas,
         )
         env = {
             "PATH": f"{python.parent}:/usr/local/bin:/usr/bin:/bin",

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from ..backends.local_limits import NOTEBOOK_PIDS
 from ..core.origins import OriginPlan
 
 
@@ -40,6 +41,9 @@ class Settings(BaseSettings):
     # network (torchrun's rendezvous store takes any client), "host" the machine's network
     training_network: Literal["private", "host"] = "private"
     use_cgroups: bool = True
+    # local notebooks (and each rank of a training job): processes and threads one may hold
+    # at once (a pids cgroup); without it one kernel could take every pid of the host
+    notebook_pids: int = Field(default=NOTEBOOK_PIDS, ge=64)
     # GPUs: how long a notebook must have been idle before a waiting start may reclaim its GPU
     reclaim_idle_minutes: float = 10
     # the idle culler and the monitor: seconds between passes
