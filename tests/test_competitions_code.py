@@ -14,6 +14,7 @@ import json
 import socket
 import subprocess
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
@@ -241,3 +242,102 @@ def test_forbidden_paths(site, course, teacher, alice, bob, login):
     assert HIDDEN_INPUT not in alice.get(f"/competitions/{cid}").text
     inputs = files.path_of(site.data_dir, cid, "inputs")
     assert inputs.stat().st_mode & 0o777 == 0o600
+
+
+# -- a run is one cgroup: memory of all its processes, tasks, CPU; killed whole ----------
+
+
+def run_groups(site) -> set[str]:
+    """The competition runs' cgroups of this installation that exist now."""
+    from cgu_lab.backends.local_limits import Limiter
+
+    limiter = Limiter(tag=(site.data_dir / "instance-id").read_text().strip())
+    return limiter.groups("run")
+
+
+def scorer_processes(site) -> list[str]:
+    instance = (site.data_dir / "instance-id").read_text().strip()
+    found = subprocess.run(["pgrep", "-u", scorer_name(instance)], capture_output=True, text=True)
+    return found.stdout.split()
+
+
+def test_a_runs_children_share_its_memory_limit(site, course, teacher, alice):
+    # 4 children touching 600 MiB each under 1 GiB: the limit was per process (RLIMIT_AS),
+    # so such an entry scored (4 x 1 GiB under 2 GiB held 4.3 GiB). In the run's cgroup
+    # the kernel kills them, and the run fails for memory.
+    cid = make(teacher, "children", memory_limit=1024 * 2**20)
+    greedy = (
+        "import os, time\n"
+        "children = []\n"
+        "for i in range(4):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        try:\n"
+        "            held = bytearray(600 * 2**20)\n"
+        "            time.sleep(4)\n"
+        "        finally:\n"
+        "            os._exit(0)\n"
+        "    children.append(pid)\n"
+        "print('ENDED', [os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) for p in children])"
+    )
+    entry = send(alice, cid, notebook(READ, greedy, WRITE))
+    done = scored(site, alice, cid, entry["id"])
+    assert done["state"] == "failed", staff_log(teacher, cid, entry["id"])
+    assert "more memory than the competition's 1024 MiB" in done["message"]
+    assert "for its memory ceiling" in staff_log(teacher, cid, entry["id"])
+    assert run_groups(site) == set() and scorer_processes(site) == []
+
+
+def test_a_fork_bomb_stays_under_the_runs_task_limit(site, course, teacher, alice):
+    from cgu_lab.backends.scorer_sandbox import RUN_PIDS
+
+    cid = make(teacher, "forks")
+    bomb = (
+        "import os, time\n"
+        "forked = 0\n"
+        "try:\n"
+        "    for _ in range(1000):\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(60)\n"
+        "            os._exit(0)\n"
+        "        forked += 1\n"
+        "except OSError as error:\n"
+        "    print('REFUSED', type(error).__name__)\n"
+        "print('FORKED', forked)\n"
+        "rows = [line.strip().split(':') for line in open('/proc/self/cgroup')]\n"
+        "path = [r[2] for r in rows if 'cpu' in r[1].split(',')][0]\n"
+        "print('QUOTA', open(f'/sys/fs/cgroup/cpu{path}/cpu.cfs_quota_us').read().strip())"
+    )
+    # The sleepers hold every task the run may have: it cannot go on (it fails).
+    entry = send(alice, cid, notebook(READ, bomb, WRITE))
+    assert scored(site, alice, cid, entry["id"])["state"] == "failed"
+    log = staff_log(teacher, cid, entry["id"])
+    forked = int(log.split("FORKED ")[1].split()[0])
+    # Before: the scorer account's RLIMIT_NPROC (128, shared by every scoring) was all.
+    assert "REFUSED BlockingIOError" in log and 0 < forked < RUN_PIDS
+    assert log.split("QUOTA ")[1].split()[0] == "100000"  # one CPU
+    # Its 60-second sleepers went with the run, and so did its cgroup.
+    assert run_groups(site) == set() and scorer_processes(site) == []
+
+
+def test_dev_shm_and_var_tmp_are_a_runs_own(site, course, teacher, alice, bob):
+    cid = make(teacher, "shm")
+    mark = f"cgu-left-{cid}"
+    leave = (
+        "import os\n"
+        f"for folder in ('/dev/shm', '/var/tmp', '/tmp'):\n"
+        f"    open(os.path.join(folder, {mark!r}), 'w').write('left for the next run')\n"
+        "print('LEFT', sorted(os.listdir('/dev/shm')))"
+    )
+    first = send(alice, cid, notebook(READ, leave, WRITE))
+    assert scored(site, alice, cid, first["id"])["state"] == "scored"
+    assert f"LEFT ['{mark}']" in staff_log(teacher, cid, first["id"])
+    # Gone with the run: the host's folders never had it.
+    assert not (Path("/dev/shm") / mark).exists() and not (Path("/var/tmp") / mark).exists()
+    look = (
+        "import os\n"
+        "print('SEEN', [n for f in ('/dev/shm', '/var/tmp', '/tmp') for n in os.listdir(f)])"
+    )
+    second = send(bob, cid, notebook(READ, look, WRITE))
+    assert scored(site, bob, cid, second["id"])["state"] == "scored"
+    assert mark not in staff_log(teacher, cid, second["id"])

@@ -1,10 +1,14 @@
 """Running a code competition's notebook on the hidden inputs, in the scorer's sandbox.
 
 One run is one `scorer_notebook_child` under the same account and rlimits as a
-scoring (backends/scorer_sandbox.py), in network, PID and mount namespaces of
-its own (why each, and why the kernel talks over Unix sockets, is in the
-child's docstring). The controller opens the notebook and the hidden inputs for
-reading and the predictions file for writing and hands over the descriptors;
+scoring (backends/scorer_sandbox.py), in a cgroup of its own (memory of all its
+processes together, tasks, CPU; `ScorerSandbox.confined`), and in network, PID
+and mount namespaces of its own (why each, and why the kernel talks over Unix
+sockets, is in the child's docstring). When the kernel killed a process of the
+run for the cgroup's memory ceiling, the run failed for memory, even if the
+notebook went on (a child killed under it) and wrote predictions. The
+controller opens the notebook and the hidden inputs for reading and the
+predictions file for writing and hands over the descriptors;
 the solution is never part of a run: the predictions come back to the
 controller and are scored afterwards by a separate scoring, exactly as an
 uploaded predictions file (so nothing the student's code does can reach the
@@ -35,6 +39,10 @@ from pathlib import Path
 from .scorer_sandbox import MAX_FILE, MAX_FILES, MAX_PROCESSES, ScorerSandbox, _exchange
 
 TMP_FLOOR = 64 * 2**20
+# Added to a run's memory ceiling for what is the platform's, not the student's: the run's
+# driver (nbclient, jupyter_client) beside the kernel. The copy of the inputs in the run's
+# RAM-backed /tmp is added too, at its size.
+RUN_OVERHEAD = 192 * 2**20
 NOTEBOOK_FILES = 256  # the kernel's sockets, libraries and the student's own files
 
 
@@ -99,10 +107,17 @@ class NotebookRunner:
     def __init__(self, sandbox: ScorerSandbox) -> None:
         self.sandbox = sandbox
 
-    async def command(self, memory_limit: int, time_limit: float) -> tuple[list[str], dict]:
+    async def command(
+        self, memory_limit: int, time_limit: float, per_process: bool = True
+    ) -> tuple[list[str], dict]:
+        """The run's argv and ids. `per_process`: limit each process's address space to
+        `memory_limit` (RLIMIT_AS), for runs without a cgroup of their own. With one, the
+        cgroup's ceiling is the limit: address space is not memory (a child forked from a
+        kernel inherits its reservations, CUDA reserves far more than it uses), so RLIMIT_AS
+        refused what the limit allows while letting many processes hold it each."""
         limits = [
             shutil.which("prlimit") or "/usr/bin/prlimit",
-            f"--as={memory_limit}",
+            *([f"--as={memory_limit}"] if per_process else []),
             # CPU seconds a little over the wall limit: the wall clock inside the run
             # is what reports "time"; this is the backstop for a kernel that spins.
             f"--cpu={max(1, math.ceil(time_limit)) + 10}",
@@ -142,25 +157,29 @@ class NotebookRunner:
         """Run one notebook; the predictions land in `predictions` (made 0600 here).
 
         `gpu_env`: the GPU the run was given (CUDA_VISIBLE_DEVICES...), for its kernel."""
-        command, ids = await self.command(memory_limit, time_limit)
         size = (await asyncio.to_thread(inputs.stat)).st_size
-        job = {
-            **ids,
-            "python": python,
-            "time_limit": time_limit,
-            "max_bytes": max_bytes,
-            "tmp_bytes": max(TMP_FLOOR, size * 2 + max_bytes * 2),
-            "gpu_env": dict(gpu_env or {}),
-        }
-        process = await _spawn(command, job, notebook, inputs, predictions)
-        # The run's own clock reports "time"; this one ends a run that ignores it
-        # (the kernel's start and shutdown included).
-        exchanged = await _exchange(process, job, time_limit + 90)
+        async with self.sandbox.confined(memory_limit + RUN_OVERHEAD + size) as run:
+            command, ids = await self.command(memory_limit, time_limit, per_process=not run.name)
+            job = {
+                **ids,
+                "python": python,
+                "time_limit": time_limit,
+                "max_bytes": max_bytes,
+                "tmp_bytes": max(TMP_FLOOR, size * 2 + max_bytes * 2),
+                # /dev/shm is RAM the run's cgroup counts: at most its memory limit.
+                "shm_bytes": memory_limit,
+                "gpu_env": dict(gpu_env or {}),
+            }
+            process = await _spawn(run.prefix + command, job, notebook, inputs, predictions)
+            # The run's own clock reports "time"; this one ends a run that ignores it
+            # (the kernel's start and shutdown included).
+            exchanged = await _exchange(process, job, time_limit + 90)
+            oom_kills = await asyncio.to_thread(run.end)
         if exchanged is None:
             answer = {"reason": "time"}
             return NotebookRun(False, student_message(answer, time_limit, memory_limit), "killed")
         out, err = exchanged
-        return _outcome(process.returncode, out, err, time_limit, memory_limit)
+        return _outcome(process.returncode, out, err, time_limit, memory_limit, oom_kills)
 
 
 async def _spawn(
@@ -193,17 +212,30 @@ async def _spawn(
 
 
 def _outcome(
-    returncode: int, out: bytes, err: bytes, time_limit: float, memory_limit: int
+    returncode: int,
+    out: bytes,
+    err: bytes,
+    time_limit: float,
+    memory_limit: int,
+    oom_kills: int = 0,
 ) -> NotebookRun:
-    """The run's outcome from the child's answer; without one, from how it ended."""
+    """The run's outcome from the child's answer; without one, from how it ended.
+
+    `oom_kills`: processes of the run the kernel killed for its memory ceiling; any
+    makes the run fail for memory, at the cell the answer names if it names one."""
     log = err.decode(errors="replace")
+    if oom_kills:
+        ended = f"the kernel killed {oom_kills} process(es) of the run for its memory ceiling"
+        log = f"{ended}\n{log}"
     try:
         answer = json.loads(out)
         if not isinstance(answer, dict):
             raise ValueError("not an object")
     except ValueError:
         reason = f"exit {returncode}"
-        if returncode == -signal.SIGXCPU or returncode == 128 + 24:
+        if oom_kills:
+            answer = {"reason": "memory"}
+        elif returncode == -signal.SIGXCPU or returncode == 128 + 24:
             answer = {"reason": "time"}
         else:
             answer = {"reason": "?"}
@@ -213,6 +245,8 @@ def _outcome(
             f"the run ended with {reason} and no answer\n{log}",
         )
     full = "\n".join(part for part in (str(answer.get("log", "")), log) if part)
-    if answer.get("ok") is True:
+    if oom_kills:
+        answer = {"reason": "memory", "cell": answer.get("cell")}
+    elif answer.get("ok") is True:
         return NotebookRun(True, "", full)
     return NotebookRun(False, student_message(answer, time_limit, memory_limit), full)

@@ -10,6 +10,10 @@ as root of those namespaces. Before anything of the student's runs it:
    own /tmp, and without this a student's kernel, being the same account,
    could read them. An installation that lives under /tmp (a checkout, its
    virtualenv) is bound back at its place, or its Pythons would vanish;
+   /dev/shm and /var/tmp get private tmpfs mounts too (`PRIVATE`): the host's
+   are writable by every account, so a run could leave files (or fill RAM) for
+   the next run, of another student, to read. All three are gone when the run's
+   mount namespace ends with its last process (its cgroup is killed whole);
 2. drops to the scorer account (setgroups([]), setgid, setuid) when it is given
    one (the controller is root); otherwise it is the controller's account
    mapped to root in a user namespace, which owns nothing outside it.
@@ -52,6 +56,9 @@ INPUT = f"{WORK}/input/inputs.csv"
 OUTPUT = f"{WORK}/output/predictions.csv"
 KERNEL = "cgu-competition"
 MS_BIND, MS_REC = 4096, 16384  # <sys/mount.h>
+# Host-wide writable folders that each run gets a tmpfs of its own on, and its size's key
+# in the job. /tmp is mounted first and apart (an installation below it is bound back).
+PRIVATE = (("/dev/shm", "shm_bytes"), ("/var/tmp", "tmp_bytes"))  # noqa: S108
 
 
 def _installed_in_tmp(job: dict) -> list[str]:
@@ -77,29 +84,38 @@ def _bind(source_fd: int, target: str) -> None:
         raise OSError(code, os.strerror(code), target)
 
 
-def _private_tmp(job: dict) -> None:
-    size = int(job["tmp_bytes"])
-    kept = [(os.open(path, os.O_PATH | os.O_DIRECTORY), path) for path in _installed_in_tmp(job)]
+def _tmpfs(target: str, size: int) -> None:
     subprocess.run(
         [
             "/usr/bin/mount",
             "-t",
             "tmpfs",
             "-o",
-            f"mode=0700,size={size},nosuid,nodev",
+            f"mode=0700,size={max(1, size)},nosuid,nodev",
             "tmpfs",
-            WORK,
+            target,
         ],
         check=True,
         capture_output=True,
     )
+
+
+def _private_tmp(job: dict) -> None:
+    kept = [(os.open(path, os.O_PATH | os.O_DIRECTORY), path) for path in _installed_in_tmp(job)]
+    _tmpfs(WORK, int(job["tmp_bytes"]))
     for fd, path in kept:  # an installation under /tmp stays where its Pythons expect it
         os.mkdir(path)
         _bind(fd, path)
         os.close(fd)
+    private = [WORK]
+    for target, key in PRIVATE:
+        if os.path.isdir(target):
+            _tmpfs(target, int(job.get(key) or job["tmp_bytes"]))
+            private.append(target)
     uid, gid = job.get("uid"), job.get("gid")
     if uid is not None:
-        os.chown(WORK, uid, gid)
+        for folder in private:
+            os.chown(folder, uid, gid)
         os.setgroups([])
         os.setgid(gid)
         os.setuid(uid)

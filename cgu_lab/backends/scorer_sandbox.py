@@ -22,10 +22,20 @@ child then runs as the controller's own account in a user and network
 namespace (`unshare --user --net`), which still keeps the network away but not
 the controller's files; `describe()` says which applies.
 
-Why rlimits and not cgroups: scorings are short and many; one cgroup per scoring
-costs a directory and its removal each time on both cgroup versions, while
+Why rlimits and not cgroups for a scoring: scorings are short and many and run
+no student code (a predictions file is data; a teacher's script is the staff's);
 RLIMIT_AS bounds each process of the sandbox (the child and a teacher's script
 separately, which the process limit keeps to a few).
+
+A code competition's run is a student's code, so it gets more (`confined()`):
+a cgroup of its own, `cgu-lab/<installation id>/run-<token>`, made by the same
+Limiter as notebooks' (local_limits.py), with a memory ceiling for all its
+processes together, a task ceiling and a CPU quota. RLIMIT_AS alone was per
+process: an entry that forked 4 children touching 1 GiB each held 4 GiB under
+a 2 GiB limit, and a fork bomb loaded a 2-core host to 33. At the run's end,
+or when its time is up, every process in the cgroup is killed and the cgroup
+removed, so nothing of a run outlives it. Without writable cgroups (not root)
+runs keep the rlimits alone, and `describe()` says so.
 """
 
 from __future__ import annotations
@@ -39,17 +49,25 @@ import pwd
 import shutil
 import signal
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .base import BackendError
 from .local_accounts import create_system_account, installation_tag
+from .local_limits import Limiter
 
 MAX_OUTPUT = 1_000_000
 MAX_FILE = 64 * 2**20
 MAX_FILES = 64
 MAX_PROCESSES = 16
+# One run's cgroup: tasks (processes and threads) and CPU. A run's own driver and kernel
+# use about 25 tasks; the scorer account's RLIMIT_NPROC (MAX_PROCESSES * 8) is shared by
+# every scoring at once, so it alone let one entry take them all. One core: two runs at
+# once (PARALLEL_SCORINGS) leave the controller and the notebooks the rest of the host.
+RUN_PIDS = 64
+RUN_CPU_MILLI = 1000
 
 
 def scorer_name(instance: str) -> str:
@@ -58,6 +76,25 @@ def scorer_name(instance: str) -> str:
 
 def scorer_comment(instance: str) -> str:
     return f"cgu-lab {instance} competition scorer"
+
+
+@dataclass
+class Confinement:
+    """One run's cgroup: `prefix` starts a program inside it; `end()` kills it all."""
+
+    limiter: Limiter
+    name: str
+    prefix: list[str] = field(default_factory=list)
+    oom_kills: int = 0
+
+    def end(self) -> int:
+        """Kill every process of the run, count the kernel's memory kills, remove the
+        cgroup (waiting a moment for the killed to leave it); the kills, again later."""
+        if self.name:
+            self.limiter.kill(self.name)
+            self.oom_kills = max(self.oom_kills, self.limiter.oom_kills(self.name))
+            self.limiter.drop(self.name, wait=5)
+        return self.oom_kills
 
 
 @dataclass(frozen=True)
@@ -70,12 +107,20 @@ class Sandboxed:
 
 
 class ScorerSandbox:
-    def __init__(self, instance: Callable[[], str] | str, separate: bool | None = None) -> None:
-        """`separate`: use a scorer account (default: when the controller is root)."""
+    def __init__(
+        self,
+        instance: Callable[[], str] | str,
+        separate: bool | None = None,
+        limiter: Limiter | None = None,
+    ) -> None:
+        """`separate`: use a scorer account (default: when the controller is root).
+        `limiter`: makes the runs' cgroups (none: runs have rlimits only)."""
         self._instance = instance
         self.separate = os.geteuid() == 0 if separate is None else separate
+        self.limiter = limiter if limiter is not None else Limiter(enabled=False)
         self._lock = asyncio.Lock()
         self._account: tuple[int, int] | None = None
+        self._swept = False
 
     @property
     def instance(self) -> str:
@@ -86,7 +131,37 @@ class ScorerSandbox:
             "account": scorer_name(self.instance) if self.separate else "the controller's own",
             "network": "none (a network namespace of its own)",
             "limits": "rlimits: address space, CPU seconds, file size, open files, processes",
+            "notebook_runs": (
+                f"a cgroup per run ({self.limiter.mode}): memory of all its processes "
+                f"together, {RUN_PIDS} tasks, {RUN_CPU_MILLI / 1000:g} CPU; killed whole"
+                if self.limiter.mode != "rlimit"
+                else "rlimits only (no writable cgroups): memory is limited per process"
+            ),
         }
+
+    @contextlib.asynccontextmanager
+    async def confined(self, memory: int) -> AsyncIterator[Confinement]:
+        """A cgroup of one run's own for the body (memory, RUN_PIDS, RUN_CPU_MILLI); at
+        its end every process in it is killed and it is removed, whatever happened."""
+        if self.limiter.mode == "rlimit":
+            yield Confinement(self.limiter, "")
+            return
+        instance = self.instance
+        if not instance:
+            raise BackendError("the local backend is not open yet (no installation id)")
+        if self.limiter.tag != instance:
+            self.limiter.bind(instance)
+        if not self._swept:  # runs of an earlier controller of this installation
+            self._swept = True
+            for stale in self.limiter.groups("run"):
+                await asyncio.to_thread(Confinement(self.limiter, stale).end)
+        name = f"run-{uuid.uuid4().hex[:16]}"
+        dirs = await asyncio.to_thread(self.limiter.make, name, RUN_CPU_MILLI, memory, RUN_PIDS)
+        run = Confinement(self.limiter, name, Limiter.join_command(dirs))
+        try:
+            yield run
+        finally:
+            await asyncio.to_thread(run.end)
 
     async def account(self) -> tuple[int, int]:
         """The scorer account's (uid, gid), made on first need."""

@@ -35,7 +35,7 @@ from datetime import datetime
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..backends.local_limits import instance_id
+from ..backends.local_limits import Limiter, instance_id
 from ..backends.scorer_notebook import NotebookRun, NotebookRunner
 from ..backends.scorer_sandbox import Sandboxed, ScorerSandbox
 from ..core import competition as rules
@@ -73,7 +73,9 @@ class EntryService:
         self.settings = settings
         self.competitions = competitions
         separate = None if settings.run_as == "auto" else settings.run_as == "per-user"
-        self.sandbox = ScorerSandbox(self._instance, separate)
+        # Code runs get cgroups of their own beside the notebooks' (scorer_sandbox.py).
+        limiter = Limiter(enabled=settings.use_cgroups)
+        self.sandbox = ScorerSandbox(self._instance, separate, limiter)
         self.code = CodeRuns(db, settings, NotebookRunner(self.sandbox), gpus)
         self._queue: asyncio.Queue[int] = asyncio.Queue()
 
