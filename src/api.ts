@@ -83,6 +83,18 @@ export function platformError(body: unknown): IPlatformError | null {
   return null;
 }
 
+/** Whether this page's access ended (platform.ts): nothing is asked any more. */
+let ended = false;
+
+/**
+ * The visitor's access to this notebook ended: from now on every request of
+ * the extension waits for ever instead of reaching the server (which would
+ * only refuse it), so no poller of the extension goes on asking.
+ */
+export function endRequests(): void {
+  ended = true;
+}
+
 /**
  * Call a route of the server extension and return its JSON body.
  *
@@ -94,6 +106,9 @@ export async function requestAPI<T>(
   init: RequestInit = {},
   settings: ServerConnection.ISettings = ServerConnection.makeSettings()
 ): Promise<T> {
+  if (ended) {
+    return new Promise<T>(() => undefined);
+  }
   const url = URLExt.join(settings.baseUrl, API_NAMESPACE, endPoint);
   let response: Response;
   try {

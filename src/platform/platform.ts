@@ -18,8 +18,9 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { PromiseDelegate } from '@lumino/coreutils';
 import { Poll } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
-import { CguAPI, IProblemReport, platformProblem } from '../api';
+import { CguAPI, endRequests, IProblemReport, platformProblem } from '../api';
 import { pollFrequency } from '../polling';
+import { ServiceGate } from './gate';
 import {
   accessChangeText,
   PlatformProblem,
@@ -35,20 +36,31 @@ const INTERVAL = 15;
 /** Consecutive network failures before the user is told. */
 const UNREACHABLE_AFTER = 2;
 
+/**
+ * After the notebook's server did not answer the proxy: ask every second, up
+ * to this many times (the platform notices a dead server within seconds).
+ */
+const SOON_CHECKS = 30;
+const SOON = { interval: 1000, backoff: false, max: 1000 };
+
 export class PlatformWatch {
   constructor(options: {
     session: ICguLabSession;
     trans: TranslationBundle;
     fetchInfo?: () => Promise<IServerInfo>;
     interval?: number;
+    /** JupyterLab's own requests (gate.ts): held while stopped, ended with the access. */
+    gate?: Pick<ServiceGate, 'hold' | 'end' | 'open'>;
   }) {
     this._info = options.session.info;
     this._access = options.session.access ?? 'owner';
     this._trans = options.trans;
     this._fetch = options.fetchInfo ?? CguAPI.info;
+    this._gate = options.gate ?? null;
+    this._frequency = pollFrequency(options.interval ?? INTERVAL);
     this._poll = new Poll({
       factory: () => this._tick(),
-      frequency: pollFrequency(options.interval ?? INTERVAL),
+      frequency: this._frequency,
       name: 'cgu-lab:platform',
       standby: 'when-hidden'
     });
@@ -70,9 +82,35 @@ export class PlatformWatch {
     return this._info?.controller_url ?? null;
   }
 
-  /** Ask now (JupyterLab lost its connection, or the user asked). */
+  /** Ask now (JupyterLab lost its connection, or the user asked); nothing once the access ended. */
   checkNow(): Promise<void> {
+    if (this._problem === 'revoked') {
+      return Promise.resolve();
+    }
     return this._poll.refresh();
+  }
+
+  /**
+   * The notebook's server did not answer the proxy (it died a moment ago, or
+   * is busy): ask now and every second for a while, so "Your notebook
+   * stopped" shows as soon as the platform knows.
+   */
+  checkSoon(): void {
+    if (this._problem !== null) {
+      return;
+    }
+    if (this._soon === 0) {
+      this._poll.frequency = SOON;
+      void this._poll.refresh();
+    }
+    this._soon = SOON_CHECKS;
+  }
+
+  private _calmDown(): void {
+    if (this._soon > 0) {
+      this._soon = 0;
+      this._poll.frequency = this._frequency;
+    }
   }
 
   dispose(): void {
@@ -84,6 +122,9 @@ export class PlatformWatch {
   /* --------------------------------------------------------------- checks */
 
   private async _tick(): Promise<void> {
+    if (this._soon > 0 && --this._soon === 0) {
+      this._poll.frequency = this._frequency;
+    }
     let info: IServerInfo;
     try {
       info = await this._fetch();
@@ -103,10 +144,12 @@ export class PlatformWatch {
 
   private _healthy(info: IServerInfo): void {
     this._failures = 0;
+    this._calmDown();
     this._dismiss('unreachable');
     this._dismiss('login');
     if (this._problem === 'stopped') {
       this._problem = null;
+      this._gate?.open();
       this._closeDialog();
       this._notices.set(
         'running',
@@ -161,6 +204,12 @@ export class PlatformWatch {
       case 'stopped':
         if (this._problem !== 'stopped' && this._problem !== 'revoked') {
           this._problem = 'stopped';
+          this._calmDown();
+          // JupyterLab's own requests get this answer from the page until it runs again.
+          this._gate?.hold({
+            message: problem.message,
+            code: 'notebook_stopped'
+          });
           this._dismiss('running');
           void this._stoppedDialog(problem);
         }
@@ -168,6 +217,11 @@ export class PlatformWatch {
       case 'revoked':
         if (this._problem !== 'revoked') {
           this._problem = 'revoked';
+          this._calmDown();
+          // Nothing of this page may go on asking: JupyterLab's services and
+          // connections (gate.ts), the extension's requests and this poll.
+          this._gate?.end();
+          endRequests();
           this._closeDialog();
           this._setAccess('revoked');
           this._poll.stop().catch(() => undefined);
@@ -317,6 +371,9 @@ export class PlatformWatch {
   private _trans: TranslationBundle;
   private _fetch: () => Promise<IServerInfo>;
   private _poll: Poll;
+  private _frequency: ReturnType<typeof pollFrequency>;
+  private _gate: Pick<ServiceGate, 'hold' | 'end' | 'open'> | null;
+  private _soon = 0;
   private _failures = 0;
   private _problem: 'stopped' | 'revoked' | null = null;
   private _dialog: Dialog<unknown> | null = null;

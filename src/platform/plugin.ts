@@ -5,7 +5,9 @@
  *   (`IConnectionLost`, in place of the generic "Server Connection Error"
  *   dialog): it asks the platform what happened and says that instead.
  * - `cgu-lab:platform` watches the notebook and the visitor's access (see
- *   platform.ts) and offers "Check Connection to cgu-lab" in the palette.
+ *   platform.ts), holds JupyterLab's own requests and connections while the
+ *   notebook is stopped and ends them with the access (gate.ts), and offers
+ *   "Check Connection to cgu-lab" in the palette.
  * - `cgu-lab:portal` is "Back to cgu-lab portal": the command behind the File
  *   menu item and the top-bar button that `schema/portal.json` declares.
  */
@@ -17,9 +19,11 @@ import {
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { ITranslator, nullTranslator } from '@jupyterlab/translation';
 import { LabIcon } from '@jupyterlab/ui-components';
+import { IGatedSettings, ServiceGate } from './gate';
 import { PlatformWatch, platformWatch, provideWatch } from './platform';
 import { restartTarget } from './format';
 import { registerCommand } from '../commands';
+import { platformProblem } from '../api';
 import { CommandIDs, DOMAIN, ICguLabSession } from '../tokens';
 
 const PORTAL_SVG =
@@ -94,7 +98,16 @@ export const platformPlugin: JupyterFrontEndPlugin<void> = {
       return;
     }
     const trans = (translator ?? nullTranslator).load(DOMAIN);
-    const watch = new PlatformWatch({ session, trans });
+    // JupyterLab's own services send through this one settings object.
+    let watch: PlatformWatch | null = null;
+    const gate = new ServiceGate(
+      app.serviceManager.serverSettings as unknown as IGatedSettings,
+      {
+        report: (status, body) => platformProblem.emit({ status, body }),
+        notAnswering: () => watch?.checkSoon()
+      }
+    );
+    watch = new PlatformWatch({ session, trans, gate });
     provideWatch(watch);
     registerCommand(
       app,
