@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import errno
 import logging
 import os
 import socket
@@ -83,6 +85,8 @@ def _serve(args, announce: bool) -> int:
     plan = settings.origins
     ports = [settings.port] + ([plan.port] if not plan.subdomains and plan.port else [])
     sockets = [_listen(settings.host, port) for port in ports]
+    if settings.backend == "local":
+        sockets.append(_listen_unix(settings.controller_socket))
     banner = []
     if announce or password:
         where = plan.describe()
@@ -124,11 +128,62 @@ class _Announcing:
 
 
 def _listen(host: str, port: int) -> socket.socket:
-    """A listening socket: the controller's port, and the notebooks' one in port mode."""
+    """A listening socket: the controller's port, and the notebooks' one in port mode.
+
+    A port someone else holds stops the start with who holds it: whoever answers there
+    would receive users' passwords and log-in cookies, so it is never shared
+    (SO_REUSEADDR only lets us rebind over our own connections closing)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        if error.errno != errno.EADDRINUSE:
+            raise SystemExit(f"error: cannot listen on {host}:{port}: {error.strerror}") from None
+        raise SystemExit(
+            f"error: port {port} on {host} is already in use by {_holder(port)}; stop it, or "
+            "start cgu-lab on another port (--port)"
+        ) from None
+    sock.listen(2048)
+    return sock
+
+
+def _holder(port: int) -> str:
+    """Who listens on a TCP port of this machine, in words (as far as we may see)."""
+    import psutil
+
+    try:
+        listening = [
+            c
+            for c in psutil.net_connections(kind="tcp")
+            if c.status == psutil.CONN_LISTEN and c.laddr.port == port
+        ]
+    except psutil.Error:
+        listening = []
+    for connection in listening:
+        if connection.pid is None:
+            continue
+        try:
+            process = psutil.Process(connection.pid)
+            command = " ".join(process.cmdline())[:120] or process.name()
+            return f"process {process.pid} of user {process.username()} ({command})"
+        except psutil.Error:
+            return f"process {connection.pid}"
+    return "another program"
+
+
+def _listen_unix(path: Path) -> socket.socket:
+    """The controller's Unix socket, for notebook servers in private networks
+    (backends/local.py): any account may connect, and every request still needs a token."""
+    path.parent.mkdir(mode=0o711, parents=True, exist_ok=True)
+    path.parent.chmod(0o711)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()  # a previous run's; a socket file outlives its server
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    path.chmod(0o666)
     sock.listen(2048)
     return sock
 

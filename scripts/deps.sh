@@ -12,6 +12,8 @@ have() { command -v "$1" >/dev/null 2>&1; }
 have node || missing+=(nodejs)
 have npm || missing+=(npm)
 have useradd || missing+=(passwd)
+# Each notebook's private network reaches the internet through slirp4netns (backends/local.py).
+have slirp4netns || missing+=(slirp4netns)
 # VM notebooks on the local backend: QEMU, qemu-img for each VM's disk, OVMF for UEFI images.
 have qemu-system-x86_64 || missing+=(qemu-system-x86)
 have qemu-img || missing+=(qemu-utils)

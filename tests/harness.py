@@ -199,6 +199,20 @@ def set_cookies(response: httpx.Response) -> dict[str, str]:
     return found
 
 
+def login_cookie(client: httpx.Client) -> dict[str, str]:
+    """The controller's log-in cookie a logged-in client holds, {name: value}: its name
+    is the installation's own (Settings.session_cookie), so tests never spell it."""
+    found = {k: v for k, v in client.cookies.items() if "cgu-lab-session-" in k}
+    assert len(found) == 1, f"expected one log-in cookie, found {sorted(client.cookies.keys())}"
+    return found
+
+
+def login_cookie_header(client: httpx.Client) -> str:
+    """The log-in cookie as a Cookie header's value."""
+    ((name, value),) = login_cookie(client).items()
+    return f"{name}={value}"
+
+
 class HandOffRefused(Exception):
     """The controller would not log this user in on that notebook's origin."""
 
@@ -455,6 +469,33 @@ def follow_while(streams, act, seconds: float = 60) -> list[list[dict]]:
         assert all(event.wait(30) for event in ready), "a stream did not subscribe in 30 s"
         act()
         return [future.result(timeout=seconds) for future in futures]
+
+
+async def run_code(session: Session, owner: str, name: str, code: str, kernel: str = "") -> str:
+    """Run `code` in a kernel of the notebook (a new one, or `kernel`'s id) through the
+    proxy's websocket as JupyterLab does; its printed output, or the error's name and text."""
+    import websockets
+
+    if not kernel:
+        kernel = session.ok("POST", f"/notebook/{owner}/{name}/api/kernels", 201, json={})["id"]
+    url, headers, connect = session.notebook_socket(
+        f"/notebook/{owner}/{name}/api/kernels/{kernel}/channels"
+    )
+    async with websockets.connect(url, additional_headers=headers, **connect) as ws:
+        msg_id, message = execute_request(code)
+        await ws.send(message)
+        output = ""
+        while True:
+            reply = json.loads(await ws.recv())
+            if reply["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind = reply["msg_type"]
+            if kind == "stream":
+                output += reply["content"]["text"]
+            elif kind == "error":
+                output += f"{reply['content']['ename']}: {reply['content']['evalue']}"
+            elif kind == "status" and reply["content"]["execution_state"] == "idle":
+                return output
 
 
 def execute_request(code: str, username: str = "tester") -> tuple[str, str]:

@@ -6,7 +6,7 @@ import concurrent.futures
 
 import pytest
 
-from .harness import PASSWORD
+from .harness import PASSWORD, login_cookie
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def test_api_needs_login_and_csrf(site, alice):
     with site.anonymous() as client:
         assert client.get("/api/me").status_code == 401
     # The session cookie alone does not allow changes: the CSRF header must come too.
-    cookies = {"cgu-lab-session": alice.cookies["cgu-lab-session"]}
+    cookies = login_cookie(alice)
     with site.anonymous(cookies=cookies) as client:
         response = client.post("/api/me/tokens", json={"name": "x"})
     assert response.status_code == 403

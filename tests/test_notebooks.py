@@ -17,7 +17,7 @@ import pytest
 import websockets
 from websockets.exceptions import InvalidStatus
 
-from .harness import execute_request, follow_while
+from .harness import execute_request, follow_while, login_cookie_header
 
 pytestmark = pytest.mark.integration
 
@@ -37,9 +37,15 @@ def server_process(notebook_id_owner: str, name: str) -> psutil.Process:
     raise AssertionError(f"no server process for {notebook_id_owner}/{name}")
 
 
-def server_port(process: psutil.Process) -> int:
+def server_client(controller, process: psutil.Process) -> tuple[httpx.Client, str]:
+    """A client straight to the server, past the proxy, and its base URL: over its Unix
+    socket in its private network (backends/local.py), else over its loopback port."""
+    sockets = list((controller.data_dir / "run").glob("nb-*/jupyter.sock"))
+    owned = [s for s in sockets if s.stat().st_uid == process.uids().real]
+    if owned:
+        return httpx.Client(transport=httpx.HTTPTransport(uds=str(owned[0]))), "http://notebook"
     listening = [c for c in process.net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN]
-    return listening[0].laddr.port
+    return httpx.Client(), f"http://127.0.0.1:{listening[0].laddr.port}"
 
 
 async def execute(url: str, headers: dict, code: str, origin: str | None = None, **connect) -> str:
@@ -146,7 +152,7 @@ def test_other_users_cannot_reach_or_manage_it(controller, running, bob):
     assert bob.get("/api/notebooks?owner=alice").status_code == 403
     assert bob.ok("GET", "/api/notebooks") == []
     # bob's controller session opens nothing on the notebook's origin.
-    session = f"cgu-lab-session={bob.cookies['cgu-lab-session']}"
+    session = login_cookie_header(bob)
     url, headers, connect = bob.notebook_socket(
         "/notebook/alice/lab/api/events/subscribe", cookie=session
     )
@@ -180,15 +186,16 @@ def test_forged_identity_headers_are_ignored(controller, running, bob, alice):
     assert info["user"]["name"] == "alice"
 
 
-def test_direct_port_access_is_refused(running):
-    port = server_port(server_process("alice", "lab"))
-    base = f"http://127.0.0.1:{port}/notebook/alice/lab"
-    assert httpx.get(f"{base}/api/status").status_code == 403
-    assert httpx.get(f"{base}/api/status", headers={"X-Cgu-User": "alice"}).status_code == 403
-    wrong = {"X-Cgu-User": "alice", "X-Cgu-Proxy-Secret": "not-the-secret"}
-    assert httpx.get(f"{base}/api/status", headers=wrong).status_code == 403
-    assert httpx.get(f"{base}/api/contents", headers=wrong).status_code == 403
-    assert httpx.get(f"{base}/lab", headers=wrong).status_code in (403, 302)
+def test_direct_port_access_is_refused(controller, running):
+    client, server = server_client(controller, server_process("alice", "lab"))
+    base = f"{server}/notebook/alice/lab"
+    with client:
+        assert client.get(f"{base}/api/status").status_code == 403
+        assert client.get(f"{base}/api/status", headers={"X-Cgu-User": "alice"}).status_code == 403
+        wrong = {"X-Cgu-User": "alice", "X-Cgu-Proxy-Secret": "not-the-secret"}
+        assert client.get(f"{base}/api/status", headers=wrong).status_code == 403
+        assert client.get(f"{base}/api/contents", headers=wrong).status_code == 403
+        assert client.get(f"{base}/lab", headers=wrong).status_code in (403, 302)
 
 
 def test_traversal_in_the_notebook_path_finds_nothing(controller, alice, running):

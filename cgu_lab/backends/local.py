@@ -5,6 +5,8 @@ Layout below the data directory:
     coursework/<user>/<group>/ material deployed to a course's members; every
                                home links to it as `courses`
     logs/<user>/<notebook>.log the server's output (for the owner and admins)
+    run/nb-<id>/jupyter.sock   the socket a server in a private network listens on
+    run/controller.sock        the controller's API, for those servers (cli.py)
     trash/                     homes of deleted notebooks, moved aside
     instance-id                this installation's identity: tags every process
                                we start and names its cgroups, so a restarted
@@ -14,6 +16,12 @@ Processes run in their own session and survive a controller restart; the
 controller then adopts them (`observe`) and kills any it no longer knows
 (`sweep`). Each server is told its proxy secret, so a request that reaches its
 port without passing through the controller's proxy is refused.
+
+Cookies ignore ports: a browser sends the controller's log-in to every port of its host,
+so student code must never listen on that host. With `notebook_network = "private"` (the
+default when notebooks run as per-user accounts) each server and its kernels live in a
+network namespace of their own (local_launch.outbound): the internet is reachable, the
+host's loopback is not, and the proxy reaches the server over a Unix socket.
 
 Several installations on one host: notebook ids collide between their
 databases, so every host-wide name carries the instance id. Cgroups are
@@ -37,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -70,6 +79,9 @@ from .local_limits import Limiter, Processes, instance_id
 from .local_storage import Storage
 from .local_training import LocalTraining
 from .local_vm import LocalVms
+from .upstream import UNIX, Upstreams, unix_path
+
+log = logging.getLogger("cgu_lab.local")
 
 USER_HEADER = "X-Cgu-User"
 SECRET_HEADER = "X-Cgu-Proxy-Secret"  # noqa: S105 - a header name
@@ -103,7 +115,10 @@ class LocalBackend(Backend):
         self.processes = Processes("", self.limiter)
         self._children: dict[int, asyncio.subprocess.Process] = {}
         self._cpus: dict[int, list[int]] = {}
-        self._http: aiohttp.ClientSession | None = None
+        self.run = self.root / "run"
+        self.slirp4netns = shutil.which("slirp4netns") or ""
+        # Liveness checks ask each server's status over its port or socket, briefly.
+        self._http = Upstreams(lambda: {"timeout": aiohttp.ClientTimeout(total=2)}, keepalive=15)
         self.vms = LocalVms(self)
         self.training = LocalTraining(
             self.root / "training",
@@ -122,6 +137,7 @@ class LocalBackend(Backend):
             (self.coursework, 0o711),
             (self.logs, 0o700),
             (self.trash, 0o700),
+            (self.run, 0o711),
         ):
             directory.mkdir(parents=True, exist_ok=True)
             directory.chmod(mode)
@@ -134,7 +150,11 @@ class LocalBackend(Backend):
         self.processes = Processes(self.instance, self.limiter)
         if self.accounts.mode == "per-user":
             self._check_reachable(self.homes)
-        self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2))
+        if self.private_network and not self.slirp4netns:
+            log.warning(
+                "slirp4netns is not installed: notebooks run in private networks without "
+                "the internet (apt-get install slirp4netns)"
+            )
 
     @staticmethod
     def _check_reachable(path: Path) -> None:
@@ -149,8 +169,34 @@ class LocalBackend(Backend):
                 )
 
     async def close(self) -> None:
-        if self._http:
-            await self._http.close()
+        await self._http.close()
+
+    @property
+    def private_network(self) -> bool:
+        """Whether notebook servers get network namespaces of their own: the setting, when
+        notebooks run as per-user accounts (making a namespace needs root; run as ourselves,
+        a kernel could read the controller's files anyway)."""
+        wanted = getattr(self.settings, "notebook_network", "private") == "private"
+        return wanted and self.accounts.mode == "per-user"
+
+    def network_sentence(self) -> str:
+        """How notebooks meet the network, for the System page."""
+        if not self.private_network:
+            return (
+                "Notebooks share this machine's network: a kernel can listen on the host "
+                "name the platform is served at (set CGU_LAB_NOTEBOOK_NETWORK=private and "
+                "run as root to isolate them)."
+            )
+        if not self.slirp4netns:
+            return (
+                "Each notebook has a private network with no internet: install slirp4netns "
+                "to give notebooks the internet."
+            )
+        return (
+            "Each notebook has a private network: the internet is reachable, this machine's "
+            "loopback and other notebooks are not, and nothing a kernel listens on can be "
+            "reached from outside."
+        )
 
     def describe(self) -> dict[str, Any]:
         enforcement = self.limiter.describe()
@@ -160,6 +206,7 @@ class LocalBackend(Backend):
             "cpu_limit": enforcement.cpu,
             "memory_limit": enforcement.memory,
             **self.vms.describe(),  # vm_notebooks and how they run
+            "notebook_network": self.network_sentence(),
             "training_jobs": True,
             "training_network": self.training.network_sentence(),
         }
@@ -185,7 +232,21 @@ class LocalBackend(Backend):
         return self.logs / owner / f"{name}.log"
 
     def endpoint(self, state: Mapping[str, Any]) -> str:
+        if state.get("socket"):
+            return UNIX + str(state["socket"])
         return f"http://127.0.0.1:{state['port']}"
+
+    def socket_dir(self, notebook_id: int) -> Path:
+        return self.run / f"nb-{notebook_id}"
+
+    def _prepare_socket(self, notebook_id: int, account: Account) -> Path:
+        """A fresh folder of the notebook's account for its server's socket: only that
+        account (and the controller, as root) may enter it."""
+        folder = self.socket_dir(notebook_id)
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(mode=0o700)
+        os.chown(folder, account.uid, account.gid)
+        return folder / "jupyter.sock"
 
     # -- start -----------------------------------------------------------
 
@@ -208,23 +269,37 @@ class LocalBackend(Backend):
         log_path = self.log_path(spec.owner, spec.name)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         last_error = ""
+        private = self.private_network
         for attempt in range(3):
             limits = await asyncio.to_thread(
                 self.limiter.prepare, spec.id, spec.cpu_milli, spec.memory, busy
             )
-            port = free_port()
+            sock = (
+                await asyncio.to_thread(self._prepare_socket, spec.id, account) if private else None
+            )
+            port = None if private else free_port()
+            env = notebook_env(self.instance, spec, prefix, home, account.name)
+            if self.settings.controller_socket.exists():
+                # In a private network the controller's port is out of reach; its socket is not.
+                env["CGU_CONTROLLER_SOCKET"] = str(self.settings.controller_socket)
             plan = {
-                "argv": notebook_argv(jupyter, spec, port),
-                "env": notebook_env(self.instance, spec, prefix, home, account.name),
+                "argv": notebook_argv(jupyter, spec, port, sock),
+                "env": env,
                 "cwd": str(home),
                 "uid": account.uid,
                 "gid": account.gid,
                 "groups": groups,
                 **{k: v for k, v in limits.items() if k != "cgroups"},
             }
+            if private:
+                plan["private_network"] = True
+                if self.slirp4netns:
+                    plan["outbound"] = self.slirp4netns
             await progress(25, "Starting JupyterLab" + (f" (try {attempt + 1})" if attempt else ""))
             process = await self._launch(plan, log_path, spec.id)
             state = self._launched(spec.id, process, port, account, limits)
+            if sock is not None:
+                state["socket"] = str(sock)
             try:
                 await self._wait_ready(spec, state, process, progress)
             except BackendError as error:
@@ -369,13 +444,13 @@ class LocalBackend(Backend):
         )
 
     async def _answers(self, spec: NotebookSpec, state: Mapping[str, Any]) -> bool:
-        assert self._http is not None
-        url = f"{self.endpoint(state)}{spec.base_path}api/status"
+        client, base = self._http.client(self.endpoint(state))
+        url = f"{base}{spec.base_path}api/status"
         headers = {USER_HEADER: spec.owner, SECRET_HEADER: spec.proxy_secret}
         try:
-            async with self._http.get(url, headers=headers) as response:
+            async with client.get(url, headers=headers) as response:
                 return response.status == 200
-        except (aiohttp.ClientError, asyncio.TimeoutError):
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
             return False
 
     @staticmethod
@@ -412,6 +487,8 @@ class LocalBackend(Backend):
             await self._wait_server(root, child, 5)
         self._cpus.pop(spec.id, None)
         await asyncio.to_thread(self.limiter.remove, spec.id)
+        if state.get("socket"):
+            await asyncio.to_thread(shutil.rmtree, self.socket_dir(spec.id), True)
         if str(state.get("kind", "")).startswith("vm"):
             groups = list(state.get("vfio_groups") or [])
             await asyncio.to_thread(self.vms.forget_runtime, spec.id, groups)
@@ -432,7 +509,7 @@ class LocalBackend(Backend):
         server = self.processes.server(state, spec.id)
         if server is None:
             return Observation(alive=False, detail="its server process is gone")
-        if not self.processes.listens(server, state.get("port")):
+        if not self.processes.listens(server, state.get("port"), unix_path(self.endpoint(state))):
             return Observation(alive=True, ready=False, detail="its server left its port")
         if not await self._answers(spec, state):
             return Observation(alive=True, ready=False, detail="its server does not answer")
@@ -451,6 +528,9 @@ class LocalBackend(Backend):
         psutil.wait_procs(victims, 5)
         for notebook_id in self.limiter.notebooks() - keep:
             self.limiter.remove(notebook_id)
+        for folder in self.run.glob("nb-*"):
+            if folder.name[3:].isdigit() and int(folder.name[3:]) not in keep:
+                shutil.rmtree(folder, ignore_errors=True)
         return sorted(stopped)
 
     async def remove_storage(self, owner: str, name: str) -> None:

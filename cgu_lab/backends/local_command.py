@@ -19,13 +19,20 @@ def code_server_program() -> str:
     return str(program) if program.exists() else ""
 
 
-def notebook_argv(jupyter: Path, spec: NotebookSpec, port: int) -> list[str]:
-    """JupyterLab's command line: loopback only, our identity, authorizer and contents."""
+def notebook_argv(
+    jupyter: Path, spec: NotebookSpec, port: int | None, sock: Path | None = None
+) -> list[str]:
+    """JupyterLab's command line: a Unix socket only its account may open (in a private
+    network) or a loopback port; our identity, authorizer and contents."""
+    listen = (
+        [f"--ServerApp.sock={sock}", "--ServerApp.sock_mode=0600"]
+        if sock is not None
+        else ["--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}"]
+    )
     return [
         str(jupyter),
         "--no-browser",
-        "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.port={port}",
+        *listen,
         "--ServerApp.port_retries=0",
         f"--ServerApp.base_url={spec.base_path}",
         "--ServerApp.allow_remote_access=True",

@@ -8,8 +8,12 @@ then, in order: joins the notebook's cgroups, sets resource limits and CPU
 affinity, becomes the notebook's own account, changes to its home and
 replaces itself with the program (JupyterLab, or a file tool). Doing this in the child
 before exec leaves no window in which the server runs without its limits. A plan with
-`private_network` (a training job's) first gets a network namespace of its own, while
-still root: only a loopback, which no other process on the machine can reach.
+`private_network` (a training job's, a notebook's) first gets a network namespace of its
+own, while still root: only a loopback, which no other process on the machine can reach.
+A plan that also names `outbound` (a notebook's: students install packages and fetch
+data sets) gets a user-mode NAT to the outside world from slirp4netns, with the host's
+own loopback cut off: a kernel can reach the internet but never answer on the host name
+the controller is served at, nor reach the host's loopback services.
 It imports only the standard library so that it starts in milliseconds.
 
 Before anything else it closes every descriptor but stdin, stdout and
@@ -59,6 +63,66 @@ def private_network() -> None:
         fcntl.ioctl(probe, SIOCSIFFLAGS, struct.pack("16sh", b"lo", flags | IFF_UP))
 
 
+def outbound(slirp4netns: str) -> None:
+    """Give this process's new network namespace a way out, through slirp4netns.
+
+    Why: a network namespace with only a loopback keeps a kernel from listening on the
+    controller's host (browsers send a host's cookies to every port of it), but a
+    notebook without the internet cannot `pip install`. slirp4netns runs in the host's
+    namespace (a child forked before `unshare`, still root), attaches a tap device to
+    ours and NATs its traffic: outgoing connections work, nothing outside can connect in,
+    and `--disable-host-loopback` keeps the host's 127.0.0.1 (the controller, the
+    database, other installations) out of reach. It lives as long as the write end of
+    `exit_r`'s pipe, which this process keeps across exec (the server's kernels are
+    started with their descriptors closed), and is in the notebook's cgroups, so a stop
+    ends it with the rest. Must be called before `unshare`.
+    """
+    go_r, go_w = os.pipe()
+    ready_r, ready_w = os.pipe()
+    exit_r, exit_w = os.pipe()
+    target = os.getpid()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - replaced by slirp4netns at once
+        os.close(go_w)
+        os.close(ready_r)
+        os.close(exit_w)
+        if os.read(go_r, 1) != b"1":
+            os._exit(1)  # the namespace could not be made; nothing to attach to
+        argv = [
+            slirp4netns,
+            "--configure",
+            "--mtu=65520",
+            "--disable-host-loopback",
+            "--enable-sandbox",
+            "--enable-seccomp",
+            f"--ready-fd={ready_w}",
+            f"--exit-fd={exit_r}",
+            str(target),
+            "tap0",
+        ]
+        os.set_inheritable(ready_w, True)
+        os.set_inheritable(exit_r, True)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)  # its banner is not the student's business; errors stay in the log
+        os.execv(slirp4netns, argv)  # noqa: S606 - no shell; a fixed argv
+    os.close(go_r)
+    os.close(ready_w)
+    os.close(exit_r)
+    try:
+        private_network()
+    except BaseException:
+        os.write(go_w, b"0")
+        raise
+    os.write(go_w, b"1")
+    os.close(go_w)
+    ready = os.read(ready_r, 1)  # slirp4netns writes "1" once tap0 is configured
+    os.close(ready_r)
+    if ready != b"1":
+        raise OSError("slirp4netns could not give the notebook its network")
+    os.set_inheritable(exit_w, True)  # kept by the server: slirp4netns ends with it
+
+
 def apply(plan: dict) -> None:
     close_inherited()
     pid = str(os.getpid())
@@ -81,7 +145,10 @@ def apply(plan: dict) -> None:
     if cpus:
         os.sched_setaffinity(0, set(cpus))
     if plan.get("private_network"):
-        private_network()
+        if plan.get("outbound"):
+            outbound(plan["outbound"])
+        else:
+            private_network()
     uid, gid = plan.get("uid"), plan.get("gid")
     if gid is not None:
         os.setgroups(plan.get("groups", []))  # a course's storage groups, else none

@@ -16,15 +16,18 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from ..backends.base import Backend, BackendError
-from ..core.errors import DomainError
+from ..core.errors import DatabaseBusy, DomainError
+from ..store.db import unavailable
 from . import api, competition_pages, pages, teaching_pages
 from .proxy import AUTO_START, PREFIX, NotebookProxy
+from .proxy_replies import guarded, page_html, send_problem
 from .root import Platform
 from .settings import Settings
 
@@ -239,6 +242,26 @@ async def _backend_error(_request: Request, error: BackendError) -> Response:
     return _error_json(503, str(error) or "the backend failed", "backend_error")
 
 
+def database_busy_answer(path: str, busy: DatabaseBusy) -> Response:
+    """503 with Retry-After: {message, code} for the API, a small page for a browser. The
+    page is built without the database (the usual error page asks who is logged in)."""
+    if path.startswith("/api/"):
+        return _error_json(busy.status, busy.message, busy.code, busy.details, busy.headers)
+    page = page_html("Busy, try again", busy.message[:1].upper() + busy.message[1:], busy.code, [])
+    return HTMLResponse(page, status_code=busy.status, headers=busy.headers)
+
+
+async def _database_error(request: Request, error: Exception) -> Response:
+    """A database that is locked or out of reach is a 503 the client may retry (logged once,
+    without the trace); any other database error is a bug: a 500 with its trace logged."""
+    kind = unavailable(error)
+    if kind is None:
+        log.error("database error on %s %s", request.method, request.url.path, exc_info=error)
+        return _error_json(500, _INTERNAL, "internal")
+    log.warning("database %s on %s %s: %s", kind, request.method, request.url.path, error)
+    return database_busy_answer(request.url.path, DatabaseBusy(kind))
+
+
 async def _internal(request: Request, error: Exception) -> Response:
     # Logged by the server with its traceback; the client gets a sentence, no trace.
     return _error_json(500, _INTERNAL, "internal")
@@ -252,6 +275,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(BackendError, _backend_error)
+    app.add_exception_handler(SQLAlchemyError, _database_error)
     app.add_exception_handler(Exception, _internal)
 
 
@@ -282,6 +306,11 @@ class Controller:
         self.proxy = NotebookProxy(self.platform)
         self.api = build_api(self.platform, self.proxy)
         self.proxy.lab_app = self.api
+        # Under HTTPS the browser is told to never ask over plain HTTP again: a network
+        # attacker could otherwise read the log-in cookie from one downgraded request.
+        self.page_headers = PAGE_HEADERS + (
+            [(b"strict-transport-security", b"max-age=31536000")] if settings.https else []
+        )
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -292,7 +321,7 @@ class Controller:
             path.startswith(PREFIX) and not path.startswith(AUTO_START)
         ):
             # A notebook's origin serves its notebook alone, never a controller page.
-            await self.proxy(scope, receive, send)
+            await self._notebook(scope, receive, send)
             return
         if scope["type"] != "http":
             await self.api(scope, receive, send)
@@ -300,10 +329,49 @@ class Controller:
 
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = list(message.get("headers", [])) + PAGE_HEADERS
+                message["headers"] = list(message.get("headers", [])) + self.page_headers
             await send(message)
 
         await self.api(scope, receive, send_with_headers)
+
+    async def _notebook(self, scope, receive, send) -> None:
+        """The proxy, with a database that is locked or out of reach answered as the API
+        answers it (503, Retry-After, a sentence) instead of a bare 500. The proxy needs
+        the database only for what it does not know yet (running notebooks are served from
+        its route table and the last known identities), so this is the rare request."""
+        started = False
+
+        async def tracked(message) -> None:
+            nonlocal started
+            started = started or message["type"] in (
+                "http.response.start",
+                "websocket.accept",
+                "websocket.close",
+            )
+            await send(message)
+
+        try:
+            await self.proxy(scope, receive, tracked)
+        except SQLAlchemyError as error:
+            kind = unavailable(error)
+            if kind is None or started:
+                raise
+            log.warning("database %s on the notebook proxy (%s): %s", kind, scope["path"], error)
+            busy = DatabaseBusy(kind)
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1013})  # "try again later"
+                return
+            retry = [(b"retry-after", busy.headers["Retry-After"].encode())]
+            await send_problem(
+                scope,
+                guarded(send, retry),
+                busy.status,
+                busy.message,
+                busy.code,
+                busy.details,
+                title="Busy, try again",
+                links=[("Back to the cgu-lab portal", self.proxy.plan.controller_url + "/")],
+            )
 
 
 def create_app(settings: Settings | None = None, backend: Backend | None = None) -> Controller:

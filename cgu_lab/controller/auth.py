@@ -11,17 +11,20 @@ recently used entries instead of growing the controller's memory.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from cachetools import TTLCache
 from sqlalchemy import delete, select, update
+from sqlalchemy.exc import SQLAlchemyError
 
 from ..core.errors import Invalid, TooManyRequests, Unauthenticated
 from ..core.roles import Principal, Role
 from ..core.scopes import FULL, NOTEBOOK_TOKEN
-from ..store.db import Database
+from ..store.db import LAST_KNOWN_SECONDS, Database, unavailable
 from ..store.models import ApiToken, Membership, Session, User
 from . import audit
 from .security import (
@@ -33,11 +36,11 @@ from .security import (
     verify_password,
 )
 
-SESSION_COOKIE = "cgu-lab-session"
+log = logging.getLogger("cgu_lab.auth")
+
 CACHE_SECONDS = 10.0
 # Entries each cache holds at most: far more than the sessions and tokens in use at once.
 CACHE_ENTRIES = 50_000
-_MISSING = object()
 # How stale a user's stored last activity may get before a request rewrites it.
 ACTIVITY_STEP = timedelta(minutes=2)
 
@@ -63,6 +66,13 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def _aware(value: datetime | None) -> datetime | None:
+    """A stored time as UTC (SQLite hands times back without their zone)."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value
+
+
 def _touch(user: User) -> None:
     """Note that the user is active now (a session or personal token was used)."""
     now = _now()
@@ -83,8 +93,15 @@ class Authenticator:
         self.db = db
         self.session_lifetime = timedelta(hours=session_hours)
         self.throttle = LoginThrottle()
-        self._identities: TTLCache[str, Identity | None] = TTLCache(CACHE_ENTRIES, CACHE_SECONDS)
-        self._principals: TTLCache[int, Principal] = TTLCache(CACHE_ENTRIES, CACHE_SECONDS)
+        # key -> (identity or None, fresh until (monotonic), valid until (its session's or
+        # token's expiry)). Fresh entries answer at once; older ones are kept for
+        # LAST_KNOWN_SECONDS and answer only while the database cannot (see _last_known).
+        self._identities: TTLCache[str, tuple[Identity | None, float, datetime | None]] = TTLCache(
+            CACHE_ENTRIES, LAST_KNOWN_SECONDS
+        )
+        self._principals: TTLCache[int, tuple[Principal, float]] = TTLCache(
+            CACHE_ENTRIES, LAST_KNOWN_SECONDS
+        )
 
     # -- login and logout -------------------------------------------------
 
@@ -160,11 +177,29 @@ class Authenticator:
 
     def _cached(self, key: str) -> tuple[bool, Identity | None]:
         """(True, the identity or None) for a fresh answer; (False, None) when there is none."""
-        hit = self._identities.get(key, _MISSING)
-        return (False, None) if hit is _MISSING else (True, hit)
+        hit = self._identities.get(key)
+        if hit is None or hit[1] < time.monotonic():
+            return (False, None)
+        return (True, hit[0])
 
-    def _remember(self, key: str, identity: Identity | None) -> Identity | None:
-        self._identities[key] = identity
+    def _remember(
+        self, key: str, identity: Identity | None, valid_until: datetime | None = None
+    ) -> Identity | None:
+        self._identities[key] = (identity, time.monotonic() + CACHE_SECONDS, valid_until)
+        return identity
+
+    def _last_known(self, key: str, error: Exception) -> Identity | None:
+        """While the database is locked or out of reach: the last answer for `key`, so that
+        running notebooks stay usable. Never more than was known: a logout, a password
+        change or a deactivation drops the entry at once, and a session or token that has
+        expired since is not honoured. Without an entry, the error goes on (a 503)."""
+        hit = self._identities.get(key)
+        if unavailable(error) is None or hit is None:
+            raise error
+        identity, _, valid_until = hit
+        if identity is not None and valid_until is not None and valid_until < _now():
+            raise error
+        log.warning("database unavailable; using the last known identity (%s)", error)
         return identity
 
     async def from_session(self, token: str) -> Identity | None:
@@ -176,19 +211,22 @@ class Authenticator:
         found, identity = self._cached(key)
         if found:
             return identity
-        async with self.db.session() as session:
-            row = await session.execute(
-                select(Session, User)
-                .join(User, User.id == Session.user_id)
-                .where(Session.token_hash == digest)
-            )
-            pair = row.first()
-            if pair is None or pair[0].expires_at < _now() or not pair[1].active:
-                return self._remember(key, None)
-            _touch(pair[1])
-            return self._remember(
-                key, self._identity(pair[1], "session", csrf=pair[0].csrf, digest=digest)
-            )
+        try:
+            async with self.db.session() as session:
+                row = await session.execute(
+                    select(Session, User)
+                    .join(User, User.id == Session.user_id)
+                    .where(Session.token_hash == digest)
+                )
+                pair = row.first()
+                if pair is None or pair[0].expires_at < _now() or not pair[1].active:
+                    return self._remember(key, None)
+                _touch(pair[1])
+                identity = self._identity(pair[1], "session", csrf=pair[0].csrf, digest=digest)
+                expires = pair[0].expires_at
+        except SQLAlchemyError as error:
+            return self._last_known(key, error)
+        return self._remember(key, identity, _aware(expires))
 
     async def from_bearer(self, token: str) -> Identity | None:
         digest = token_hash(token)
@@ -196,23 +234,28 @@ class Authenticator:
         found, identity = self._cached(key)
         if found:
             return identity
-        async with self.db.session() as session:
-            row = await session.execute(
-                select(ApiToken, User)
-                .join(User, User.id == ApiToken.user_id)
-                .where(ApiToken.token_hash == digest)
-            )
-            pair = row.first()
-            if pair is None or not pair[1].active:
-                return self._remember(key, None)
-            api_token, user = pair
-            if api_token.expires_at is not None and api_token.expires_at < _now():
-                return self._remember(key, None)
-            api_token.last_used = _now()
-            if api_token.notebook_id is None:
-                _touch(user)
-            via = "notebook" if api_token.notebook_id else "token"
-            return self._remember(key, self._identity(user, via, notebook_id=api_token.notebook_id))
+        try:
+            async with self.db.session() as session:
+                row = await session.execute(
+                    select(ApiToken, User)
+                    .join(User, User.id == ApiToken.user_id)
+                    .where(ApiToken.token_hash == digest)
+                )
+                pair = row.first()
+                if pair is None or not pair[1].active:
+                    return self._remember(key, None)
+                api_token, user = pair
+                if api_token.expires_at is not None and api_token.expires_at < _now():
+                    return self._remember(key, None)
+                api_token.last_used = _now()
+                if api_token.notebook_id is None:
+                    _touch(user)
+                via = "notebook" if api_token.notebook_id else "token"
+                identity = self._identity(user, via, notebook_id=api_token.notebook_id)
+                expires = api_token.expires_at
+        except SQLAlchemyError as error:
+            return self._last_known(key, error)
+        return self._remember(key, identity, _aware(expires))
 
     async def identify(self, cookie: str | None, authorization: str | None) -> Identity | None:
         if authorization:
@@ -230,14 +273,22 @@ class Authenticator:
     async def principal_of(self, user_id: int) -> Principal:
         """A user's role and groups, for rule checks (cached for a few seconds)."""
         hit = self._principals.get(user_id)
-        if hit is not None:
-            return hit
-        async with self.db.session() as session:
-            user = await session.get(User, user_id)
-            rows = await session.execute(
-                select(Membership.group_id, Membership.manager).where(Membership.user_id == user_id)
-            )
-            memberships = rows.all()
+        if hit is not None and hit[1] >= time.monotonic():
+            return hit[0]
+        try:
+            async with self.db.session() as session:
+                user = await session.get(User, user_id)
+                rows = await session.execute(
+                    select(Membership.group_id, Membership.manager).where(
+                        Membership.user_id == user_id
+                    )
+                )
+                memberships = rows.all()
+        except SQLAlchemyError as error:
+            # As _last_known: a role or membership change drops the entry at once.
+            if unavailable(error) is None or hit is None:
+                raise
+            return hit[0]
         if user is None:
             raise Unauthenticated("this account no longer exists")
         principal = Principal(
@@ -247,13 +298,13 @@ class Authenticator:
             groups=frozenset(g for g, _ in memberships),
             managed_groups=frozenset(g for g, manager in memberships if manager),
         )
-        self._principals[user_id] = principal
+        self._principals[user_id] = (principal, time.monotonic() + CACHE_SECONDS)
         return principal
 
     def forget_user(self, user_id: int) -> None:
         """Drop every cached identity of a user (role, password or membership changed)."""
         self._principals.pop(user_id, None)
-        for key, identity in list(self._identities.items()):
+        for key, (identity, _, _) in list(self._identities.items()):
             if identity is not None and identity.user_id == user_id:
                 self._identities.pop(key, None)
 

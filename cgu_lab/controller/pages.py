@@ -20,7 +20,7 @@ from ..core.errors import DomainError, Forbidden, NotFound
 from ..core.redirects import safe_next
 from ..core.roles import may_manage_notebook
 from .accounts import get_group, get_user, require_manages_user
-from .auth import SESSION_COOKIE, Identity
+from .auth import Identity
 from .origin_auth import LOGIN_PATH
 from .proxy_replies import origin_matches
 
@@ -32,8 +32,13 @@ def platform_of(request: Request):
     return request.app.state.platform
 
 
+def session_token(request: Request) -> str | None:
+    """The log-in cookie's value (its name is the installation's: Settings.session_cookie)."""
+    return request.cookies.get(platform_of(request).settings.session_cookie)
+
+
 async def _identity(request: Request) -> Identity | None:
-    token = request.cookies.get(SESSION_COOKIE)
+    token = session_token(request)
     return await platform_of(request).auth.from_session(token) if token else None
 
 
@@ -147,12 +152,12 @@ async def login(
     response = RedirectResponse(target, status_code=303)
     settings = platform_of(request).settings
     response.set_cookie(
-        SESSION_COOKIE,
+        settings.session_cookie,
         token,
         max_age=int(settings.session_hours * 3600),
         httponly=True,
         samesite="lax",
-        secure=settings.secure_cookies,
+        secure=settings.https,
         path="/",
     )
     return response
@@ -161,13 +166,14 @@ async def login(
 @router.post("/logout")
 async def logout(request: Request, csrf: str = Form("")) -> Response:
     identity = await _identity(request)
-    token = request.cookies.get(SESSION_COOKIE)
+    token = session_token(request)
     if identity is not None and token:
         if not hmac.compare_digest(csrf, identity.csrf):
             raise Forbidden("reload the page and log out again")
         await platform_of(request).auth.logout(token)
     response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(SESSION_COOKIE, path="/")
+    settings = platform_of(request).settings
+    response.delete_cookie(settings.session_cookie, path="/", secure=settings.https)
     return response
 
 

@@ -37,6 +37,8 @@ from urllib.parse import quote, urlencode
 import aiohttp
 from yarl import URL
 
+from ..backends.upstream import Upstreams
+from ..core.identity_headers import names_a_user
 from ..core.lifecycle import State
 from ..core.origins import notebook_slug
 from ..core.redirects import safe_next
@@ -64,10 +66,10 @@ from .proxy_replies import (
     request_body,
     send_json,
     send_problem,
-    session_cookie,
     set_cookie,
     stop_reason,
     wants_page,
+    without_platform_cookies,
 )
 from .proxy_tunnel import Tunnel, WebsocketTunnels
 
@@ -90,10 +92,6 @@ HOP_BY_HOP = frozenset(
         b"cookie",
         b"content-length",
     }
-)
-# Identity headers an ingress would set: a client's own are never passed on.
-IDENTITY_HEADERS = frozenset(
-    {b"kubeflow-userid", b"kubeflow-groups", b"x-forwarded-user", b"x-remote-user", b"remote-user"}
 )
 RESPONSE_DROP = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"trailer", b"upgrade"}
@@ -122,23 +120,24 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
         self.platform = platform
         self.plan = platform.settings.origins
         self.origin_auth: OriginAuth = platform.origin_auth
-        self.client: aiohttp.ClientSession | None = None
+        # Clients to the notebook servers, by address (a port, or a local server's socket).
+        self.upstreams = Upstreams(
+            lambda: {
+                "auto_decompress": False,
+                "cookie_jar": aiohttp.DummyCookieJar(),
+                "timeout": aiohttp.ClientTimeout(total=None, sock_connect=10),
+                "skip_auto_headers": ("User-Agent", "Accept-Encoding", "Content-Type"),
+            }
+        )
         self.lab_app = None  # the controller's API app, set by the Controller
         self._tunnels: dict[int, set[Tunnel]] = {}
         self._background: set[asyncio.Task] = set()
-        ingress = getattr(getattr(platform.backend, "settings", None), "ingress_header", "")
-        self.ingress_header = (ingress or "").lower()
-        self._strip = IDENTITY_HEADERS | ({ingress.lower().encode()} if ingress else set())
+        # The header the backend's notebook servers trust from an ingress ("" for none):
+        # a client's copy is dropped like every identity header, and the proxy sets it.
+        self.ingress_header = platform.backend.ingress_header
+        self._ingress_key = self.ingress_header.encode("latin-1", "replace")
 
     async def open(self) -> None:
-        connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60, enable_cleanup_closed=True)
-        self.client = aiohttp.ClientSession(
-            connector=connector,
-            auto_decompress=False,
-            cookie_jar=aiohttp.DummyCookieJar(),
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10),
-            skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"),
-        )
         self.platform.shares.on_change(self._shares_changed)
         self._spawn(self._watch())
 
@@ -153,8 +152,7 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
     async def close(self) -> None:
         for task in list(self._background):
             task.cancel()
-        if self.client:
-            await self.client.close()
+        await self.upstreams.close()
 
     def on_notebook_origin(self, scope) -> bool:
         if self.plan.subdomains:
@@ -391,8 +389,7 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
         for key, value in scope["headers"]:
             if (
                 key in HOP_BY_HOP
-                or key in self._strip
-                or key.startswith(b"x-cgu-")
+                or names_a_user(key, self._ingress_key)
                 or key.startswith(b"sec-websocket")
             ):
                 continue
@@ -412,25 +409,25 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
             ("X-Cgu-Via", "token" if identity.via == "token" else "session"),
             ("X-Cgu-Proxy-Secret", route.secret),
         ]
-        if self.ingress_header:
+        if self.ingress_header:  # only ever the identity the proxy authenticated
             headers.append((self.ingress_header, identity.name))
         if access.scope:
             headers.append(("X-Cgu-Scope", quote(json.dumps(list(access.scope)))))
-        _, kept = session_cookie(header(scope, b"cookie"))
+        kept = without_platform_cookies(header(scope, b"cookie"))
         if kept:
             headers.append(("Cookie", kept))
         return headers
 
     async def _forward(self, scope, receive, send, route: Route, caller: Caller) -> None:
-        assert self.client is not None
-        url = URL(route.target + original(scope), encoded=True)
+        client, base = self.upstreams.client(route.target)
+        url = URL(base + original(scope), encoded=True)
         headers = self._upstream_headers(scope, caller, route)
         length = header(scope, b"content-length")
         if length:
             headers.append(("Content-Length", length))
         body = await request_body(receive) if scope["method"] not in ("GET", "HEAD") else None
         try:
-            async with self.client.request(
+            async with client.request(
                 scope["method"], url, headers=headers, data=body, allow_redirects=False
             ) as upstream:
                 response_headers = [

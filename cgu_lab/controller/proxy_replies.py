@@ -19,7 +19,6 @@ from yarl import URL
 
 from ..core.names import DNS_LABEL, USER_NAME
 from ..store.models import Notebook, StopRecord
-from .auth import SESSION_COOKIE
 
 PREFIX = "/notebook/"
 
@@ -152,17 +151,18 @@ def parse_path(path: str) -> tuple[str, str, str] | None:
     return parts[0], parts[1], rest
 
 
-def session_cookie(cookie_header: str) -> tuple[str | None, str]:
-    """The platform session from a Cookie header, and the header without any platform cookie."""
-    value = None
+PLATFORM_COOKIES = ("cgu-", "__Host-cgu-", "__Secure-cgu-")
+
+
+def without_platform_cookies(cookie_header: str) -> str:
+    """A Cookie header without any of the platform's cookies (the log-in, the origins'):
+    a notebook server, and the code in it, never sees them."""
     kept = []
     for part in cookie_header.split(";"):
-        name, _, rest = part.strip().partition("=")
-        if name == SESSION_COOKIE:
-            value = rest
-        elif name and not name.startswith("cgu-"):
+        name = part.strip().partition("=")[0]
+        if name and not name.startswith(PLATFORM_COOKIES):
             kept.append(part.strip())
-    return value, "; ".join(kept)
+    return "; ".join(kept)
 
 
 def exact_origin(origin: str, expected: str) -> bool:

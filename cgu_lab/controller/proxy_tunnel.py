@@ -125,13 +125,13 @@ class WebsocketTunnels:
         ):
             await send({"type": "websocket.close", "code": 1008})
             return
-        assert self.client is not None
-        target = URL(route.target.replace("http", "ws", 1) + original(scope), encoded=True)
+        client, base = self.upstreams.client(route.target)
+        target = URL(base.replace("http", "ws", 1) + original(scope), encoded=True)
         protocols = [
             p.strip() for p in header(scope, b"sec-websocket-protocol").split(",") if p.strip()
         ]
         try:
-            upstream = await self.client.ws_connect(
+            upstream = await client.ws_connect(
                 target,
                 headers=self._upstream_headers(scope, caller, route),
                 protocols=protocols,

@@ -7,6 +7,7 @@ in a number stops the controller at start with the variable's name.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
@@ -23,6 +24,12 @@ class Settings(BaseSettings):
 
     data_dir: Path = Path("data")
     db_url: str = ""
+    # seconds a request waits for a database lock (or a connection) before it is answered
+    # 503 "the database is busy" with Retry-After, instead of hanging or failing with a 500
+    db_busy_timeout: float = Field(default=30, gt=0)
+    # seconds a shutdown (SIGTERM) waits for requests in flight, downloads and uploads
+    # among them, to finish before it cuts them (a cut one fails visibly to its client)
+    shutdown_grace: float = Field(default=30, ge=0)
     host: str = "127.0.0.1"
     port: int = 8000
     public_url: str = ""
@@ -40,6 +47,11 @@ class Settings(BaseSettings):
     # local training jobs: "private" gives each job a loopback of its own and no other
     # network (torchrun's rendezvous store takes any client), "host" the machine's network
     training_network: Literal["private", "host"] = "private"
+    # local notebooks: "private" runs each server and its kernels in a network namespace of
+    # their own (the internet through slirp4netns, nothing that listens is reachable from
+    # the host; the proxy reaches the server over a Unix socket); "host" the machine's
+    # network, where a kernel can answer on the controller's host name (development only)
+    notebook_network: Literal["private", "host"] = "private"
     use_cgroups: bool = True
     # local notebooks (and each rank of a training job): processes and threads one may hold
     # at once (a pids cgroup); without it one kernel could take every pid of the host
@@ -105,6 +117,31 @@ class Settings(BaseSettings):
             return self.public_url.rstrip("/")
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host  # noqa: S104
         return f"http://{host}:{self.port}"
+
+    @property
+    def https(self) -> bool:
+        """Whether browsers reach the controller over HTTPS (its cookies are then Secure)."""
+        return self.base_url.startswith("https://") or self.secure_cookies
+
+    @property
+    def session_cookie(self) -> str:
+        """The name of the log-in cookie: `__Host-` under HTTPS, and this installation's own.
+
+        Why: browsers scope cookies by host, never by port, so two installations on one
+        host would read (and overwrite) each other's log-ins under one name; the name
+        carries a tag of this installation's address and data. Under HTTPS the `__Host-`
+        prefix makes the browser refuse the cookie unless it is Secure, host-only and for
+        the whole path, so no other name on the domain can plant or shadow it.
+        """
+        tag = hashlib.sha256(f"{self.base_url}\n{self.data_dir}".encode()).hexdigest()[:10]
+        return f"{'__Host-' if self.https else ''}cgu-lab-session-{tag}"
+
+    @property
+    def controller_socket(self) -> Path:
+        """The controller's Unix socket, for notebook servers on this machine: in their
+        private network namespaces the host's loopback (and so its TCP port) is out of
+        reach, while a file is not. Short on purpose (a socket's path has 107 bytes)."""
+        return self.data_dir / "run" / "controller.sock"
 
     @property
     def internal_url(self) -> str:

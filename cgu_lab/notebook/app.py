@@ -58,6 +58,14 @@ class CguLabExtension(ExtensionApp):
         help="Where this server reaches the controller's API (default: $CGU_CONTROLLER_URL)."
     ).tag(config=True)
 
+    controller_socket = Unicode(
+        help=(
+            "The controller's Unix socket, used instead of controller_url's host and port "
+            "when set (default: $CGU_CONTROLLER_SOCKET): a server in a private network "
+            "cannot reach the host's loopback."
+        )
+    ).tag(config=True)
+
     public_url = Unicode(
         help=(
             "Where the user's browser reaches the controller's pages, the control panel link "
@@ -117,6 +125,10 @@ class CguLabExtension(ExtensionApp):
     def _default_controller_url(self) -> str:
         return os.environ.get("CGU_CONTROLLER_URL", "")
 
+    @default("controller_socket")
+    def _default_controller_socket(self) -> str:
+        return os.environ.get("CGU_CONTROLLER_SOCKET", "")
+
     @default("public_url")
     def _default_public_url(self) -> str:
         return os.environ.get("CGU_PUBLIC_URL") or "/"
@@ -166,7 +178,11 @@ class CguLabExtension(ExtensionApp):
         self.settings.update(
             {
                 controller_client.SETTING: controller_client.ControllerClient(
-                    self.controller_url, self.api_token, self.notebook_owner, self.notebook_name
+                    self.controller_url,
+                    self.api_token,
+                    self.notebook_owner,
+                    self.notebook_name,
+                    socket=self.controller_socket,
                 ),
                 usage.SETTING: usage.Sampler(self.cpu_limit, self.memory_limit),
                 notebook_apps.SETTING: getattr(self, "offered_apps", None),

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket as sockets
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from tornado.netutil import Resolver
+from tornado.simple_httpclient import SimpleAsyncHTTPClient
 
 TIMEOUT = 30.0
 # The key of the server's ControllerClient in the tornado application's settings.
@@ -28,12 +31,38 @@ class ControllerError(Exception):
     message: str
 
 
+class SocketResolver(Resolver):
+    """Resolves every host name to the controller's Unix socket.
+
+    Why: a notebook server in a private network namespace cannot reach the host's
+    loopback, so the controller's URL keeps its host (the Host header the controller
+    sees) while the connection goes to the socket file; tornado's client opens a socket
+    of the family a resolver gives and connects it to the address, a path here."""
+
+    def initialize(self, path: str) -> None:  # tornado's Configurable constructor
+        self.path = path
+
+    async def resolve(self, host: str, port: int, family=sockets.AF_UNSPEC):
+        return [(sockets.AF_UNIX, self.path)]
+
+
 class ControllerClient:
-    def __init__(self, base_url: str, token: str, owner: str, name: str) -> None:
+    def __init__(self, base_url: str, token: str, owner: str, name: str, socket: str = "") -> None:
         self.base_url = base_url.rstrip("/")
         self.token = token
         self.owner = owner
         self.name = name
+        self.socket = socket
+        self._client: AsyncHTTPClient | None = None
+
+    def http(self) -> AsyncHTTPClient:
+        """The shared client, or this server's own one that connects through the socket."""
+        if not self.socket:
+            return AsyncHTTPClient()
+        if self._client is None:
+            resolver = SocketResolver(path=self.socket)
+            self._client = SimpleAsyncHTTPClient(force_instance=True, resolver=resolver)
+        return self._client
 
     @property
     def configured(self) -> bool:
@@ -62,7 +91,7 @@ class ControllerClient:
             allow_nonstandard_methods=True,
         )
         try:
-            response = await AsyncHTTPClient().fetch(request)
+            response = await self.http().fetch(request)
         except HTTPClientError as error:
             message = f"the controller answered {error.code}"
             if error.response is not None and error.response.body:

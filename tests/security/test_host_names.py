@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -205,16 +206,18 @@ def test_both_installations_run_notebooks_with_the_same_ids(twins):
                 continue
             assert cgroup == (f"/cgu-lab/{instance}/nb-{notebook_id}", MEMORY[label])
     assert instance_of(twins["east"]) != instance_of(twins["west"])
-    # Each server listens on one port of its own, never on a controller's.
-    controllers = {ctl.port for ctl in twins.values()}
-    ports = []
+    # Each server listens on a socket of its own below its installation's data, in a
+    # network of its own; none holds a port of this host, least of all a controller's.
+    sockets = []
     for ctl in twins.values():
         for notebook_id in NAMES:
-            connections = server(ctl, notebook_id).net_connections(kind="tcp")
-            listening = {c.laddr.port for c in connections if c.status == psutil.CONN_LISTEN}
-            assert len(listening) == 1 and not listening & controllers, listening
-            ports.extend(listening)
-    assert len(set(ports)) == len(ports) == 4
+            process = server(ctl, notebook_id)
+            sock = ctl.data_dir / "run" / f"nb-{notebook_id}" / "jupyter.sock"
+            assert stat.S_ISSOCK(sock.stat().st_mode)
+            assert sock.stat().st_uid == process.uids().real
+            assert os.readlink(f"/proc/{process.pid}/ns/net") != os.readlink("/proc/self/ns/net")
+            sockets.append(sock)
+    assert len(set(sockets)) == 4
 
 
 @pytest.mark.integration

@@ -17,11 +17,21 @@ import pytest
 import websockets
 from websockets.exceptions import ConnectionClosed
 
+from cgu_lab.backends.kube_settings import KubeSettings
 from cgu_lab.controller.api.deps import require_scope
 from cgu_lab.controller.proxy import NotebookProxy
 from cgu_lab.controller.proxy_replies import ISOLATION
 
-from ..harness import PASSWORD, Controller, execute_request, reachable_dir, set_cookies
+from ..harness import (
+    PASSWORD,
+    Controller,
+    execute_request,
+    login_cookie,
+    login_cookie_header,
+    reachable_dir,
+    set_cookies,
+)
+from ..inprocess import ClusterlessKube, InProcess, LoopbackNotebook
 from ..test_notebooks import execute
 
 pytestmark = pytest.mark.integration
@@ -75,7 +85,7 @@ def test_every_notebook_origin_answer_carries_isolation_headers(sec, alice):
 
 
 def test_controller_origin_sends_browsers_to_the_notebook_origin(sec, alice):
-    cookies = {"cgu-lab-session": alice.cookies["cgu-lab-session"]}
+    cookies = login_cookie(alice)
     page = httpx.get(f"{sec.url}/notebook/alice/sec/lab?x=1", cookies=cookies)
     assert page.status_code == 303
     assert (
@@ -93,7 +103,7 @@ def test_controller_origin_sends_browsers_to_the_notebook_origin(sec, alice):
 
 
 def test_controller_session_opens_nothing_on_a_notebook_origin(sec, alice):
-    session = f"cgu-lab-session={alice.cookies['cgu-lab-session']}"
+    session = login_cookie_header(alice)
     response = httpx.get(
         f"{sec.url}/notebook/alice/sec/api/contents",
         headers=on_origin(sec, "alice", "sec", Cookie=session),
@@ -299,31 +309,44 @@ def test_unknown_scope_names_fail_at_import():
         require_scope("notebooks:everything")
 
 
-def test_clients_cannot_send_an_ingress_identity():
-    proxy = NotebookProxy.__new__(NotebookProxy)
-    proxy._strip = frozenset({b"kubeflow-userid", b"x-forwarded-user"})
-    proxy.ingress_header = "kubeflow-userid"
-
-    class Who:
-        name, display_name, via = "bob", "Bob", "session"
-
-    class Caller:
-        identity = Who()
-
-        class access:
-            level, scope = "read", ()
-
-    class Route:
-        secret = "s"
-
-    scope = {
-        "headers": [(b"host", b"x"), (b"kubeflow-userid", b"admin"), (b"x-forwarded-user", b"a")],
-        "client": ("127.0.0.1", 1),
-    }
-    headers = proxy._upstream_headers(scope, Caller(), Route())
-    sent = [(k.lower(), v) for k, v in headers]
-    assert ("kubeflow-userid", "bob") in sent
-    assert ("kubeflow-userid", "admin") not in sent and ("x-forwarded-user", "a") not in sent
+@pytest.mark.parametrize("configured", ["x-auth-request-email", "kubeflow-userid"])
+def test_clients_cannot_send_an_ingress_identity(tmp_path, configured):
+    """Kubernetes behind an ingress: the notebook server trusts one header
+    (CGU_LAB_KUBE_INGRESS_HEADER). Through the real proxy of a controller with a real
+    KubernetesBackend, the notebook receives that header once, naming the user the proxy
+    authenticated, and none of the identity headers the client wrote."""
+    with LoopbackNotebook() as upstream:
+        kube = KubeSettings.from_env({"CGU_LAB_KUBE_INGRESS_HEADER": configured})
+        backend = ClusterlessKube(kube, upstream.url)
+        app = InProcess(tmp_path / "data", backend=lambda _settings: backend).start()
+        try:
+            app.create_user("kiri")
+            with app.client("kiri") as kiri:
+                body = {"name": "lab", "cpu": "0.5", "memory": "1Gi", "image": "jupyter/minimal"}
+                kiri.ok("POST", "/api/notebooks", 201, json=body)
+                kiri.ok("POST", "/api/notebooks/kiri/lab/start?wait=true", 202)
+                forged = {
+                    configured: "admin@school.edu",
+                    "Kubeflow-Userid": "admin",
+                    "X-Auth-Request-User": "admin",
+                    "X-Auth-Request-Email": "admin@school.edu",
+                    "X-Forwarded-User": "admin",
+                    "X-Forwarded-Email": "admin@school.edu",
+                    "Remote-User": "admin",
+                    "X-Cgu-User": "admin",
+                    "X-Cgu-Access": "owner",
+                    "X-Cgu-Proxy-Secret": "guessed",
+                }
+                answer = kiri.get("/notebook/kiri/lab/api/status", headers=forged)
+                assert answer.status_code == 200, answer.text
+        finally:
+            app.stop()
+    (received,) = upstream.seen
+    assert received[configured] == ["kiri"]
+    assert received["x-cgu-user"] == ["kiri"] and received["x-cgu-access"] == ["owner"]
+    assert received["x-cgu-proxy-secret"] != ["guessed"]
+    values = [value for values in received.values() for value in values]
+    assert not [value for value in values if "admin" in value], received
 
 
 def test_host_names_and_made_up_tokens_do_not_grow_the_proxys_memory(tmp_path, monkeypatch):
@@ -354,7 +377,7 @@ def test_host_names_and_made_up_tokens_do_not_grow_the_proxys_memory(tmp_path, m
         settings=SimpleNamespace(origins=OriginPlan("http://127.0.0.1:8000", domain="localhost")),
         auth=auth,
         origin_auth=OriginAuth(auth, tmp_path / "secrets"),
-        backend=SimpleNamespace(),
+        backend=SimpleNamespace(ingress_header=""),
         notebooks=SimpleNamespace(routes=SimpleNamespace(lookup=lookup)),
     )
     proxy = NotebookProxy(platform)
@@ -411,7 +434,7 @@ def test_without_a_wildcard_domain_notebooks_get_their_own_port():
     try:
         dora = ctl.client("dora")
         dora.ok("POST", "/api/notebooks", 201, json={"name": "nb", "cpu": "0.5", "memory": "1Gi"})
-        session = {"cgu-lab-session": dora.cookies["cgu-lab-session"]}
+        session = login_cookie(dora)
         page = httpx.get(f"{ctl.url}/notebook/dora/nb/lab", cookies=session)
         assert page.headers["location"] == f"http://127.0.0.1:{port}/notebook/dora/nb/lab"
         nb = f"http://127.0.0.1:{port}"

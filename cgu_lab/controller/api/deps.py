@@ -22,7 +22,7 @@ from ...core.errors import Forbidden, Unauthenticated
 from ...core.roles import Principal
 from ...core.scopes import SCOPES
 from ...core.scopes import require as declared
-from ..auth import SESSION_COOKIE, Identity
+from ..auth import Identity
 from ..proxy_replies import origin_matches
 from ..root import Platform
 
@@ -51,8 +51,9 @@ async def identity(request: Request) -> Identity:
     handed = request.scope.get(ORIGIN_IDENTITY)
     if handed is not None:
         return handed
-    found = await platform(request).auth.identify(
-        request.cookies.get(SESSION_COOKIE), request.headers.get("Authorization")
+    site = platform(request)
+    found = await site.auth.identify(
+        request.cookies.get(site.settings.session_cookie), request.headers.get("Authorization")
     )
     if found is None:
         raise Unauthenticated("log in first (or send a valid API token)")
