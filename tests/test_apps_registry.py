@@ -93,3 +93,48 @@ def test_a_built_in_missing_here_is_not_offered(monkeypatch, tmp_path):
 def test_a_broken_list_is_an_error_with_words():
     with pytest.raises(Invalid, match="app list is not valid"):
         registry.parse_declared("[{")
+
+
+# -- the folder of X sockets: root's, sticky, or the desktop does not start --------------
+
+
+def test_a_desktop_refuses_a_folder_of_x_sockets_another_user_owns(tmp_path):
+    import os
+
+    from cgu_lab.notebook.apps.desktop_session import UnsafeX11Dir, check_x11_dir
+
+    folder = tmp_path / ".X11-unix"
+    check_x11_dir(folder)  # missing: Xvnc makes it (a host of one account)
+    folder.mkdir()
+    os.chmod(folder, 0o1777)  # noqa: S103 - the mode X sockets need
+    check_x11_dir(folder)  # ours (or root's) and sticky
+    os.chmod(folder, 0o777)  # noqa: S103 - the unsafe mode under test
+    with pytest.raises(UnsafeX11Dir, match="not 1777"):
+        check_x11_dir(folder)
+    if os.geteuid() != 0:
+        pytest.skip("giving the folder to another user needs root")
+    os.chmod(folder, 0o1777)  # noqa: S103 - the mode X sockets need
+    os.chown(folder, 65534, 65534)  # the first student's desktop made it
+    with pytest.raises(UnsafeX11Dir, match="another account") as refused:
+        check_x11_dir(folder)
+    assert "did not start" in str(refused.value)
+    folder.rmdir()
+    folder.symlink_to(tmp_path)
+    with pytest.raises(UnsafeX11Dir, match="not a folder"):
+        check_x11_dir(folder)
+
+
+def test_the_desktop_session_says_why_it_did_not_start(monkeypatch, capsys, tmp_path):
+    import os
+
+    from cgu_lab.notebook.apps import desktop_session
+
+    if os.geteuid() != 0:
+        pytest.skip("giving the folder to another user needs root")
+    folder = tmp_path / ".X11-unix"
+    folder.mkdir(mode=0o1777)
+    os.chown(folder, 65534, 65534)
+    monkeypatch.setattr(desktop_session, "X11_DIR", str(folder))
+    assert desktop_session.main(["desktop_session", str(tmp_path / "vnc.sock")]) == 1
+    assert "the desktop did not start" in capsys.readouterr().err
+    assert not (tmp_path / "vnc.sock").exists()

@@ -14,7 +14,12 @@ without their fixed display numbers and TCP ports:
   socket: the X socket in /tmp/.X11-unix is reachable by every account on
   the host, the cookie only by this user;
 - every connection is shared (`-AlwaysShared`): a second viewer never
-  disconnects the first.
+  disconnects the first;
+- /tmp/.X11-unix, where every desktop of the host puts its X socket, must be
+  root's (or, on a host of one account, this account's) and sticky: the
+  platform makes it so at its start (backends/local_host.py); a folder of
+  another user could let them replace this desktop's socket, so the session
+  refuses to start, saying why (`check_x11_dir`).
 
 The session ends when Xvnc ends; a SIGTERM (the server stopping) ends Xvnc,
 the window manager and the terminal, and the parent's death does the same
@@ -26,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import pwd
 import secrets
 import shlex
 import shutil
@@ -33,6 +39,8 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+
+from ...core.x11_sockets import X11_DIR, problem
 
 GEOMETRY = "1280x800"
 TERMINAL_GEOMETRY = "100x30+10+10"
@@ -69,7 +77,28 @@ def _read_display(fd: int) -> str:
     return f":{number}"
 
 
+class UnsafeX11Dir(RuntimeError):
+    """The folder of X sockets could let another user replace this desktop's socket."""
+
+
+def check_x11_dir(path: Path | None = None) -> None:
+    """Refuse (UnsafeX11Dir, with the sentence) a folder of X sockets that is not root's
+    or ours, or not sticky. A missing one is Xvnc's to make: the platform makes it at
+    its start on a shared host, so it is missing only where this account is alone."""
+    try:
+        info = os.lstat(path or X11_DIR)
+    except FileNotFoundError:
+        return
+    owner = str(info.st_uid)
+    with contextlib.suppress(KeyError):
+        owner = pwd.getpwuid(info.st_uid).pw_name
+    wrong = problem(info.st_mode, info.st_uid, {0, os.geteuid()}, owner)
+    if wrong is not None:
+        raise UnsafeX11Dir(f"the desktop did not start: {wrong}")
+
+
 def start_session(socket_path: str, title: str) -> tuple[subprocess.Popen, list[subprocess.Popen]]:
+    check_x11_dir()
     folder = Path(socket_path).parent
     authority = folder / "Xauthority"
     cookie = secrets.token_hex(16)
@@ -124,7 +153,11 @@ def main(argv: list[str]) -> int:
         return 2
     _die_with_parent()
     title = argv[2] if len(argv) > 2 else "cgu-lab desktop"
-    xvnc, clients = start_session(argv[1], title)
+    try:
+        xvnc, clients = start_session(argv[1], title)
+    except UnsafeX11Dir as error:
+        print(f"cgu-lab: {error}", file=sys.stderr)
+        return 1
 
     def stop(signum, frame) -> None:
         for process in [*clients, xvnc]:
