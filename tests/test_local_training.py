@@ -115,7 +115,7 @@ def job_processes(ctl: Controller) -> list[psutil.Process]:
 
 def job_cgroups(ctl: Controller) -> list[Path]:
     found = []
-    for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory"):
+    for root in ("/sys/fs/cgroup", *(f"/sys/fs/cgroup/{c}" for c in ("cpu", "memory", "pids"))):
         found += Path(root, "cgu-lab", instance(ctl)).glob("job-*")
     return found
 
