@@ -270,3 +270,99 @@ async def set_user(
         else:
             raise problems[0]
     await _store(session, actor, "user", f"user:{user.name}", limits, user_id=user.id)
+
+
+async def set_course_students(
+    session: AsyncSession, actor: roles.Principal, name: str, limits: Limits
+) -> list[str]:
+    """Give every student of a course the same quota at once; the names, sorted.
+
+    A class is usually given one quota, and one student at a time is forty dialogs.
+    All or nothing: the quota must fit the course's budget (the platform default
+    where it has none), as one student's does (`set_user`), and the actor must be
+    allowed to set the quota of every student; otherwise nothing changes and the
+    refusal names who is in the way. The course's staff (managers, teachers) are
+    left out: their quotas are the admins' to set.
+    """
+    group = await get_group(session, name)
+    if not roles.can_manage_group(actor, group.id):
+        raise Forbidden(f"you do not manage '{group.name}', so you may not set its quotas")
+    limits.validate()
+    students = (
+        await session.scalars(
+            select(User)
+            .join(Membership, Membership.user_id == User.id)
+            .where(
+                Membership.group_id == group.id,
+                Membership.manager.is_(False),
+                User.role == roles.Role.STUDENT.value,
+            )
+            .order_by(User.name)
+        )
+    ).all()
+    if not students:
+        raise Invalid(f"'{group.name}' has no students yet; enrol them first")
+    if not actor.is_admin:
+        budget = await group_limits(session, group.id)
+        rules.within_budget(
+            limits, budget if budget is not None else await default_limits(session), group.name
+        )
+        # `roles.manages_account`, for the whole class in one query: a student who is
+        # also in a group the actor does not manage answers to that group's staff too.
+        others = (
+            await session.scalars(
+                select(User.name)
+                .join(Membership, Membership.user_id == User.id)
+                .where(
+                    User.id.in_([student.id for student in students]),
+                    Membership.group_id.not_in(actor.managed_groups),
+                )
+                .distinct()
+                .order_by(User.name)
+            )
+        ).all()
+        if others:
+            raise Forbidden(
+                f"nothing was changed: {', '.join(others)} "
+                f"{'is' if len(others) == 1 else 'are'} also in courses you do not manage, "
+                "so only an administrator may set their quota; ask one, or set the others' "
+                "one at a time"
+            )
+    for student in students:
+        await _store(session, actor, "user", f"user:{student.name}", limits, user_id=student.id)
+    return [student.name for student in students]
+
+
+# How long a request for more budget may be: a few sentences, not a document.
+MAX_REQUEST_CHARS = 1000
+
+
+async def request_budget(
+    session: AsyncSession, actor: roles.Principal, name: str, message: str
+) -> None:
+    """Ask the administrators for more budget for a course the actor manages.
+
+    Recorded as a `quota.requested` event in the audit log (with the budget and
+    use at the time), which is where administrators read what happened and who
+    asked: no new inbox to build or to watch. The budget itself stays the
+    admins' to change.
+    """
+    group = await get_group(session, name)
+    if not roles.can_manage_group(actor, group.id):
+        raise Forbidden(f"you do not manage '{group.name}', so you may not ask for its budget")
+    text = message.strip()
+    if not text:
+        raise Invalid("say what the course needs, e.g. '40 students, 1 standard GPU each'")
+    if len(text) > MAX_REQUEST_CHARS:
+        raise Invalid(
+            f"a request can be at most {MAX_REQUEST_CHARS} characters; it has {len(text)}"
+        )
+    audit.record(
+        session,
+        actor.name,
+        "quota.requested",
+        f"group:{group.name}",
+        message=text,
+        budget=limits_dict(await group_limits(session, group.id)),
+        usage=usage_dict(await usage(session, group_id=group.id)),
+    )

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from .. import quotas as service
 from .deps import ActorDep, PlatformDep, require_scope
 from .schema_types import LabelPath, UserNamePath
-from .schemas import LimitsIn, QuotaOut
+from .schemas import BudgetRequestIn, ClassQuotaOut, LimitsIn, Message, QuotaOut
 
 router = APIRouter(tags=["quotas"], dependencies=[require_scope("quotas")])
 
@@ -85,3 +85,36 @@ async def delete_group_quota(name: LabelPath, platform: PlatformDep, actor: Acto
         await service.set_group(session, actor, name, None)
     await platform.quota_mirror.mirror(name, group=True)
     return await get_group_quota(name, platform, actor)
+
+
+@router.put(
+    "/groups/{name}/student-quotas",
+    response_model=ClassQuotaOut,
+    summary="Give every student of a course one quota, within its budget (its managers)",
+)
+async def put_class_quota(
+    name: LabelPath, body: LimitsIn, platform: PlatformDep, actor: ActorDep
+) -> ClassQuotaOut:
+    async with platform.db.session() as session:
+        students = await service.set_course_students(session, actor, name, body.to_limits())
+    for student in students:
+        await platform.quota_mirror.mirror(student)
+    count = f"{len(students)} student{'' if len(students) == 1 else 's'}"
+    return ClassQuotaOut(message=f"the quota of {count} of '{name}' was set", students=students)
+
+
+@router.post(
+    "/groups/{name}/quota/requests",
+    response_model=Message,
+    status_code=201,
+    summary="Ask the administrators for more budget for a course (its managers)",
+)
+async def request_budget(
+    name: LabelPath, body: BudgetRequestIn, platform: PlatformDep, actor: ActorDep
+) -> Message:
+    async with platform.db.session() as session:
+        await service.request_budget(session, actor, name, body.message)
+    return Message(
+        message="your request was sent: administrators read it in the audit log and answer "
+        "by changing the budget, which this page then shows"
+    )

@@ -301,6 +301,20 @@ class QuotaOut(BaseModel):
     usage: UsageOut | None = None
 
 
+class ClassQuotaOut(BaseModel):
+    message: str
+    students: list[str] = Field(description="Every student whose quota was set, by name")
+
+
+class BudgetRequestIn(Strict):
+    message: str = Field(
+        min_length=1,
+        max_length=1000,
+        description="What the course needs, for the administrators",
+        examples=["40 students from Monday: 1 standard GPU each"],
+    )
+
+
 __all__ = [
     "AccessOut",
     "Amount",
@@ -309,6 +323,8 @@ __all__ = [
     "AssignmentSubmissions",
     "AuditOut",
     "BroadcastCreate",
+    "BudgetRequestIn",
+    "ClassQuotaOut",
     "CourseBroadcast",
     "CourseDeployment",
     "CourseOut",

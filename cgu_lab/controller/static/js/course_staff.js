@@ -161,7 +161,7 @@ async function loadBudget() {
  * @param {string} resetLabel
  * @param {import('./common.js').Limits | null} current
  * @param {(limits: ReturnType<typeof limitsFromForm>) => Promise<unknown>} save
- * @param {() => Promise<unknown>} reset
+ * @param {(() => Promise<unknown>) | null} reset null: no reset in this dialog
  */
 async function editLimits(title, resetLabel, current, save, reset) {
   const dialog = /** @type {HTMLDialogElement} */ (document.getElementById('quota-dialog'));
@@ -169,7 +169,7 @@ async function editLimits(title, resetLabel, current, save, reset) {
   document.getElementById('quota-title').textContent = title;
   const resetButton = document.getElementById('quota-reset');
   resetButton.textContent = resetLabel;
-  resetButton.hidden = !ctx.isAdmin;
+  resetButton.hidden = !ctx.isAdmin || !reset;
   fillLimitsForm(form, current);
   showError('quota-error', null);
   for (;;) {
@@ -257,6 +257,48 @@ export function init(context) {
       () => api('DELETE', `${ctx.base}/quota`)
     );
     if (changed) loadBudget();
+  });
+  document.getElementById('class-quota').addEventListener('click', async () => {
+    // The dialog starts from the first student's own quota, if one has it: usually
+    // the class quota set last time.
+    const first = document.querySelector('#quotas tr[data-quota]');
+    const current = first
+      ? await api('GET', `/api/users/${encodeURIComponent(first.getAttribute('data-quota'))}/quota`).catch(() => null)
+      : null;
+    /** @type {{ message: string, students: string[] } | null} */
+    let result = null;
+    const changed = await editLimits(
+      `Quota of every student of ${ctx.group}`,
+      'Back to the default',
+      current?.source === 'user' ? current.limits : null,
+      async limits => {
+        result = await api('PUT', `${ctx.base}/student-quotas`, limits);
+      },
+      null
+    );
+    if (changed && result) {
+      showStatus(`The quota of ${result.students.length} students was set: ${result.students.join(', ')}.`);
+      loadQuotas();
+    }
+  });
+  const request = /** @type {HTMLFormElement | null} */ (document.getElementById('budget-request-form'));
+  request?.addEventListener('submit', async event => {
+    event.preventDefault();
+    showError('budget-request-error', null);
+    const button = /** @type {HTMLButtonElement} */ (request.querySelector('button[type="submit"]'));
+    button.disabled = true;
+    try {
+      const sent = await api('POST', `${ctx.base}/quota/requests`, {
+        message: String(new FormData(request).get('message') ?? '')
+      });
+      request.reset();
+      /** @type {HTMLDetailsElement} */ (document.getElementById('budget-request')).open = false;
+      showStatus(`${sent.message[0].toUpperCase()}${sent.message.slice(1)}.`);
+    } catch (error) {
+      showError('budget-request-error', error);
+    } finally {
+      button.disabled = false;
+    }
   });
   const fail = error => showStatus(error.message, 'error');
   loadTas().catch(fail);
