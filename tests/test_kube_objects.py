@@ -107,9 +107,30 @@ def pod_templates(obj: dict) -> list[dict]:
     return []
 
 
+HOST_IDENTITY = ("hostNetwork", "hostPID", "hostIPC", "hostPort")
+
+
+def host_identity(obj, where: str = "") -> list[str]:
+    """Where an object would let a pod share a node's identity: its network (cookies ignore
+    ports: a pod answering on the node's address, which may be the controller's host name,
+    would receive users' log-ins), its processes or its IPC."""
+    found = []
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if key in HOST_IDENTITY and value:
+                found.append(f"{where}.{key}")
+            found += host_identity(value, f"{where}.{key}")
+    elif isinstance(obj, list):
+        for index, item in enumerate(obj):
+            found += host_identity(item, f"{where}[{index}]")
+    return found
+
+
 def validate(obj: dict) -> None:
     """Built-in kinds against Kubernetes' schema; custom ones against our CRDs' schemas,
-    with the pod templates inside them checked as Kubernetes PodTemplates."""
+    with the pod templates inside them checked as Kubernetes PodTemplates. No object
+    shares a node's network, processes or IPC."""
+    assert host_identity(obj) == [], f"{obj['kind']} shares the node's identity"
     if obj["kind"] in CRD_SCHEMAS:
         jsonschema.validate(obj, CRD_SCHEMAS[obj["kind"]])
         # What jsonschema lets through and the API server refuses (Strict, server-side apply).
