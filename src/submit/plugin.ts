@@ -25,7 +25,7 @@ import { absoluteShareUrl } from '../format';
 import { submitIcon } from '../icons';
 import { openSubmitDialog } from './dialog';
 import { showReceiptDialog } from './receipt';
-import { notebookSources, suggestFiles } from './preselect';
+import { preselectFor } from './preselect';
 import { receiptSummary } from './format';
 import { CommandIDs, DOMAIN, ICguLabSession } from '../tokens';
 import { ISubmission } from '../apiTypes';
@@ -97,12 +97,7 @@ async function submitAssignment(
   const path = currentPath(app, notebooks, args);
   const requested = Number(args.assignmentId);
   // What the notebook needs to run elsewhere: the files it reads, its template's.
-  const suggestions = await suggestFiles({
-    notebookPath: path,
-    sources: path
-      ? await notebookSources(app, notebooks, path).catch(() => [])
-      : []
-  });
+  const suggestions = await preselectFor(app, notebooks, path);
   const receipt = await openSubmitDialog({
     assignments,
     assignmentId: Number.isInteger(requested) ? requested : null,

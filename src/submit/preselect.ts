@@ -82,6 +82,27 @@ export async function suggestFiles(options: {
   }
 }
 
+/**
+ * What Submit and Save as template preselect for the notebook at `path`: itself,
+ * the files its code reads and its template's files, those that exist. One rule
+ * for both: whoever runs the copy (a TA, a student starting the template) needs
+ * the same data files next to the notebook.
+ */
+export async function preselectFor(
+  app: JupyterFrontEnd,
+  notebooks: INotebookTracker | null,
+  path: string | null,
+  ask: Pick<Parameters<typeof suggestFiles>[0], 'templateFiles' | 'stat'> = {}
+): Promise<ISuggestion[]> {
+  return suggestFiles({
+    ...ask,
+    notebookPath: path,
+    sources: path
+      ? await notebookSources(app, notebooks, path).catch(() => [])
+      : []
+  });
+}
+
 /** The list under "Preselected": each suggestion, its size and why, and the total still included. */
 export class SuggestionList extends Widget {
   constructor(

@@ -25,6 +25,7 @@ import { absoluteShareUrl, formatBytes } from '../format';
 import { templateIcon } from '../icons';
 import { filesText } from '../files/selection';
 import { openTemplateDialog } from './dialog';
+import { preselectFor } from '../submit/preselect';
 import { CommandIDs, DOMAIN, ICguLabSession } from '../tokens';
 import { ITemplateCreated } from '../apiTypes';
 
@@ -102,7 +103,12 @@ function registerSaveTemplate(
       icon: templateIcon,
       isVisible: places.isVisible,
       execute: args =>
-        saveTemplate(() => currentPath(app, places.notebooks, args), trans)
+        saveTemplate(
+          app,
+          places.notebooks,
+          () => currentPath(app, places.notebooks, args),
+          trans
+        )
     },
     {
       palette: places.palette,
@@ -126,6 +132,8 @@ function registerSaveTemplate(
  * `pathNow` gives once the server has answered.
  */
 async function saveTemplate(
+  app: JupyterFrontEnd,
+  notebooks: INotebookTracker | null,
   pathNow: () => string | null,
   trans: TranslationBundle
 ): Promise<void> {
@@ -153,10 +161,15 @@ async function saveTemplate(
   }
   const path = pathNow();
   const baseName = path ? PathExt.basename(path, PathExt.extname(path)) : '';
+  // The same preselection as Submit: a student starting the template needs the
+  // data files the notebook reads as much as a TA running a submission does.
+  const suggested = await preselectFor(app, notebooks, path);
   await openTemplateDialog({
     options,
     gpuTypes: quota?.gpu_types ?? [],
-    initialPaths: path ? [path] : [],
+    initialPaths: [
+      ...new Set([...(path ? [path] : []), ...suggested.map(s => s.path)])
+    ],
     displayName: baseName,
     trans,
     onCreated: created => notifyTemplateSaved(created, trans)
