@@ -170,8 +170,18 @@ async def make_default(session: AsyncSession, environment: Environment) -> None:
 
 
 async def delete_environment(session: AsyncSession, actor: roles.Principal, name: str) -> None:
+    """Delete an environment no notebook uses; never the default.
+
+    The default is refused first, whatever else holds: new notebooks that name no
+    environment get it, so the platform must always have one.
+    """
     roles.require_admin(actor, "delete environments")
     environment = await get_environment(session, name)
+    if environment.is_default:
+        raise Conflict(
+            f"environment '{name}' is the default environment and cannot be deleted: "
+            "make another environment the default first"
+        )
     users = (
         await session.scalars(
             select(User.name)
@@ -185,8 +195,6 @@ async def delete_environment(session: AsyncSession, actor: roles.Principal, name
             f"environment '{name}' is used by notebooks of {', '.join(sorted(users))}",
             users=sorted(users),
         )
-    if environment.is_default:
-        raise Conflict("choose another default environment before deleting this one")
     if environment.state == recipes.BUILDING:
         raise Conflict(f"environment '{name}' is being built; delete it once the build is over")
     await session.delete(environment)

@@ -77,7 +77,7 @@ test.describe.serial('the storage page', () => {
     await login(page, USER);
     await page.getByRole('link', { name: 'Storage' }).click();
     await expect(page.getByRole('heading', { name: 'My storage' })).toBeVisible();
-    await expect(page.locator('#area-used')).toHaveText('0 KiB of 64 MiB used');
+    await expect(page.locator('#area-used')).toHaveText('0 B of 64.0 MiB used');
     await expect(page.locator('#storage-enforcement')).toContainText('no project quotas');
 
     await page.locator('#upload-folder').setInputFiles(path.join(root, 'dataset'));
@@ -90,14 +90,14 @@ test.describe.serial('the storage page', () => {
       await route.continue();
     });
     await page.locator('#upload-files').setInputFiles(path.join(root, 'weights.bin'));
-    await expect(page.locator('#upload-text')).toContainText(/weights\.bin — [\d.]+ MiB of 20 MiB/);
+    await expect(page.locator('#upload-text')).toContainText(/weights\.bin — [\d.]+ (B|KiB|MiB) of 20\.0 MiB/);
     await expect
       .poll(async () => Number(await page.locator('#upload-progress').getAttribute('value')), { timeout: 30_000 })
       .toBeGreaterThan(0);
     await snapshot(page, testInfo, '140-storage-upload-progress');
-    await expect(page.locator('#upload-text')).toHaveText(/Uploaded 1 file \(20 MiB\)/, { timeout: 60_000 });
+    await expect(page.locator('#upload-text')).toHaveText(/Uploaded 1 file \(20\.0 MiB\)/, { timeout: 60_000 });
     await page.unroute('**/upload?**');
-    await expect(page.locator('#area-used')).toHaveText(/^20(\.\d+)? MiB of 64 MiB used$/);
+    await expect(page.locator('#area-used')).toHaveText(/^20\.\d MiB of 64\.0 MiB used$/);
     const meter = page.locator('#area-meter');
     expect(Number(await meter.getAttribute('value'))).toBeGreaterThan(20 * 2 ** 20);
 

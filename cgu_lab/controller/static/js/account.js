@@ -20,19 +20,29 @@ passwordForm.addEventListener('submit', async event => {
     showError('password-error', new Error('the two new passwords differ'));
     return;
   }
+  // Hashing the password takes the server a moment: say so, and take no second click.
+  const button = /** @type {HTMLButtonElement} */ (passwordForm.querySelector('button[type="submit"]'));
+  const label = button.textContent;
+  button.disabled = true;
+  button.textContent = 'Saving…';
+  showStatus('Changing your password…');
   try {
     await api('PUT', '/api/me/password', { current: data.get('current'), new: data.get('new') });
     passwordForm.reset();
     const params = new URLSearchParams(location.search);
     const next = params.get('next');
+    showStatus('Your password was changed.');
     if (next && next.startsWith('/') && !next.startsWith('//')) {
       window.location.assign(next);
       return;
     }
-    showStatus('Your password was changed.');
     if (document.querySelector('.notice[role="alert"]')) window.location.assign('/notebooks');
   } catch (error) {
+    showStatus('Your password was not changed.', 'error');
     showError('password-error', error);
+  } finally {
+    button.disabled = false;
+    button.textContent = label;
   }
 });
 

@@ -1,7 +1,7 @@
 // @ts-check
 // The audit log (admins): filtered on the server, paged by cursor (the last id of a page
 // asks for the next), details shown as readable lists, and the same filter as CSV.
-import { api, el, formatDate, renderDetails, showError } from './common.js';
+import { api, el, formatDate, localDateTimeValue, renderDetails, showError } from './common.js';
 
 const PAGE = 50;
 const FIELDS = /** @type {const} */ (['actor', 'action', 'target', 'user', 'since', 'until']);
@@ -23,9 +23,7 @@ let pageIndex = 0;
 /** @param {string} iso */
 function localInput(iso) {
   const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return '';
-  const pad = (/** @type {number} */ n) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+  return Number.isNaN(date.getTime()) ? '' : localDateTimeValue(date);
 }
 
 /** The filter as query parameters; times from the local clock, sent as UTC. */

@@ -144,19 +144,51 @@ export function showError(id, error) {
   box.hidden = false;
 }
 
-/** @param {number | null | undefined} bytes */
+const BYTE_UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+/**
+ * A byte count as people read it, the one way every portal page writes sizes (and the
+ * lab extension's formatBytes writes them): under 1 KiB in bytes ("18 B"), then binary
+ * units with one decimal ("1.5 KiB", "800.0 MiB", "2.0 GiB"). A fixed decimal keeps a
+ * column of sizes aligned and never shows "0.0176 KiB".
+ * @param {number} bytes
+ */
+export function formatBytes(bytes) {
+  if (Math.abs(bytes) < 1024) return `${bytes} B`;
+  let value = bytes / 1024;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < BYTE_UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${BYTE_UNITS[unit]}`;
+}
+
+/**
+ * A memory or disk limit or amount: formatBytes, and "no limit" for none.
+ * @param {number | null | undefined} bytes
+ */
 export function formatMemory(bytes) {
   if (bytes === null || bytes === undefined) return 'no limit';
-  /** @type {[string, number][]} */
-  const units = [
-    ['TiB', 2 ** 40],
-    ['GiB', 2 ** 30],
-    ['MiB', 2 ** 20]
-  ];
-  for (const [unit, size] of units) {
-    if (bytes >= size) return `${+(bytes / size).toPrecision(3)} ${unit}`;
+  return formatBytes(bytes);
+}
+
+/**
+ * A byte amount as a limits form takes it back unchanged: the largest unit that divides
+ * it exactly ("8Gi", "1536Mi"), else bytes. Display rounds (formatBytes); a form that
+ * rounded would change the limit each time it is saved again.
+ * @param {number} bytes
+ */
+function exactMemory(bytes) {
+  for (const [suffix, size] of /** @type {[string, number][]} */ ([
+    ['Ti', 2 ** 40],
+    ['Gi', 2 ** 30],
+    ['Mi', 2 ** 20],
+    ['Ki', 2 ** 10]
+  ])) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${suffix}`;
   }
-  return `${bytes} B`;
+  return String(bytes);
 }
 
 /** @param {number | null | undefined} milli thousandths of a CPU */
@@ -205,10 +237,30 @@ export function gpusText(gpus) {
     .join(', ');
 }
 
-/** @param {string | null | undefined} value an ISO moment */
+const pad2 = (/** @type {number} */ n) => String(n).padStart(2, '0');
+
+/**
+ * A moment as every portal page writes it: the browser's local time, "2026-12-06 14:05".
+ * One fixed shape (not toLocaleString's, which varies by browser and locale and carries
+ * seconds) so that a date reads the same on the course, Users and every other page.
+ * @param {string | number | Date | null | undefined} value an ISO moment, milliseconds or a Date
+ */
 export function formatDate(value) {
-  if (!value) return '—';
-  return new Date(value).toLocaleString();
+  if (value === null || value === undefined || value === '') return '—';
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return '—';
+  return localDateTimeValue(date).replace('T', ' ');
+}
+
+/**
+ * A moment as a datetime-local input takes it, in the browser's time zone: "2026-12-06T14:05".
+ * @param {Date} date
+ */
+export function localDateTimeValue(date) {
+  return (
+    `${date.getFullYear()}-${pad2(date.getMonth() + 1)}-${pad2(date.getDate())}` +
+    `T${pad2(date.getHours())}:${pad2(date.getMinutes())}`
+  );
 }
 
 /**
@@ -307,13 +359,14 @@ export function renderDetails(details) {
 }
 
 /**
- * A <time> element: relative text, the exact moment as its title and datetime.
+ * A <time> element for "when did this last happen": the moment as formatDate writes it
+ * (the same as every other date on the pages), how long ago as its title.
  * @param {string | null | undefined} value an ISO moment
  * @param {string} [never]
  */
 export function timeAgo(value, never = 'never') {
   if (!value) return el('span', { class: 'hint' }, never);
-  return el('time', { datetime: value, title: formatDate(value) }, formatAgo(value, never));
+  return el('time', { datetime: value, title: formatAgo(value, never) }, formatDate(value));
 }
 
 /**
@@ -338,10 +391,10 @@ export function limitsFromForm(form) {
  */
 export function fillLimitsForm(form, limits) {
   form.elements.cpu.value = limits?.cpu_milli != null ? String(limits.cpu_milli / 1000) : '';
-  form.elements.memory.value = limits?.memory != null ? formatMemory(limits.memory).replace(' ', '') : '';
+  form.elements.memory.value = limits?.memory != null ? exactMemory(limits.memory) : '';
   form.elements.gpus.value = gpusText(limits?.gpus);
   form.elements.notebooks.value = String(limits?.notebooks ?? '');
-  form.elements.disk.value = limits?.disk != null ? formatMemory(limits.disk).replace(' ', '') : '';
+  form.elements.disk.value = limits?.disk != null ? exactMemory(limits.disk) : '';
 }
 
 /** @param {Limits | null | undefined} limits */

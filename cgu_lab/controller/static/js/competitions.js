@@ -1,7 +1,7 @@
 // @ts-check
 // The competitions of my courses; course staff create new ones here (files next, on
 // the competition's own page).
-import { api, el, replaceRows, showError, formatDate } from './common.js';
+import { api, el, replaceRows, showError, formatDate, localDateTimeValue } from './common.js';
 
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['CompetitionOut']} Competition */
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['GroupOut']} Group */
@@ -38,8 +38,33 @@ function isoOf(local) {
   return new Date(local).toISOString();
 }
 
+/** How long a new competition runs unless its author says otherwise. */
+const DEFAULT_DAYS = 14;
+
+/**
+ * The form's start and end at first: now, rounded down to five minutes (open at once),
+ * and two weeks later, in the browser's local time as datetime-local inputs show it.
+ * @param {HTMLFormElement} form
+ * @param {Date} now
+ */
+function fillDefaultTimes(form, now) {
+  const start = new Date(now);
+  start.setSeconds(0, 0);
+  start.setMinutes(start.getMinutes() - (start.getMinutes() % 5));
+  const end = new Date(start);
+  end.setDate(end.getDate() + DEFAULT_DAYS); // calendar days: the same clock time across a DST change
+  for (const [name, moment] of /** @type {[string, Date][]} */ ([
+    ['starts_at', start],
+    ['ends_at', end]
+  ])) {
+    const input = /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
+    if (!input.value) input.value = localDateTimeValue(moment);
+  }
+}
+
 const form = /** @type {HTMLFormElement | null} */ (document.getElementById('new-competition-form'));
 if (form) {
+  fillDefaultTimes(form, new Date());
   /** @type {Group[]} */
   const groups = await api('GET', '/api/groups');
   const select = /** @type {HTMLSelectElement} */ (form.elements.namedItem('group'));

@@ -3,7 +3,7 @@
 // no notebook running. Uploads go in chunks (8 MiB each, PUT .../upload?path&upload&offset&total),
 // so a large file shows its progress and a refusal (over the allowance, read-only)
 // comes with the API's sentence before much is sent; folders download as one zip.
-import { api, el, replaceRows, showError, showStatus, formatMemory } from './common.js';
+import { api, el, replaceRows, showError, showStatus, formatBytes, formatDate } from './common.js';
 
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['AreaOut']} Area */
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['FolderOut']} Folder */
@@ -30,11 +30,6 @@ function base(area) {
 function uploadId() {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
   return Array.from(bytes, byte => byte.toString(16).padStart(2, '0')).join('');
-}
-
-/** @param {number} bytes */
-function size(bytes) {
-  return bytes < 2 ** 20 ? `${+(bytes / 1024).toPrecision(3)} KiB` : formatMemory(bytes);
 }
 
 async function loadAreas() {
@@ -112,7 +107,9 @@ function showUse(folder) {
   const allowance = folder.area.allowance;
   const meter = /** @type {HTMLMeterElement} */ (document.getElementById('area-meter'));
   const text =
-    allowance === null ? `${size(folder.used)} used (no allowance)` : `${size(folder.used)} of ${size(allowance)} used`;
+    allowance === null
+      ? `${formatBytes(folder.used)} used (no allowance)`
+      : `${formatBytes(folder.used)} of ${formatBytes(allowance)} used`;
   document.getElementById('area-used').textContent = text;
   meter.hidden = allowance === null;
   if (allowance) {
@@ -159,8 +156,8 @@ function showEntries(folder) {
       'tr',
       {},
       el('th', { scope: 'row' }, name),
-      el('td', {}, entry.size === null ? '—' : size(entry.size)),
-      el('td', {}, new Date(entry.modified * 1000).toLocaleString()),
+      el('td', {}, entry.size === null ? '—' : formatBytes(entry.size)),
+      el('td', {}, formatDate(new Date(entry.modified * 1000).toISOString())),
       el(
         'td',
         { class: 'actions' },
@@ -244,7 +241,7 @@ async function upload(files) {
         const chunk = file.slice(offset, offset + CHUNK);
         const show = (/** @type {number} */ sent) => {
           bar.value = done + offset + sent;
-          text.textContent = `File ${index + 1} of ${files.length}: ${relative} — ${size(done + offset + sent)} of ${size(total)}`;
+          text.textContent = `File ${index + 1} of ${files.length}: ${relative} — ${formatBytes(done + offset + sent)} of ${formatBytes(total)}`;
         };
         show(0);
         const answer = await sendChunk(`${url}&offset=${offset}`, chunk, show);
@@ -254,7 +251,7 @@ async function upload(files) {
       done += file.size;
     }
     bar.value = bar.max;
-    text.textContent = `Uploaded ${files.length} file${files.length === 1 ? '' : 's'} (${size(total)}).`;
+    text.textContent = `Uploaded ${files.length} file${files.length === 1 ? '' : 's'} (${formatBytes(total)}).`;
     showStatus(text.textContent);
   } catch (error) {
     showError('storage-error', error);

@@ -1,7 +1,5 @@
 // @ts-check
-import { api, el, replaceRows, showError, showStatus, fact, formatMemory, formatDate } from './common.js';
-
-const sizeText = bytes => (bytes < 2 ** 20 ? `${Math.round(bytes / 1024)} KiB` : formatMemory(bytes));
+import { api, el, replaceRows, showError, showStatus, fact, formatBytes, formatDate } from './common.js';
 
 /** @typedef {import('./common.js').ProgressEvent} ProgressEvent */
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['RecipeInfo']} RecipeInfo */
@@ -16,9 +14,12 @@ const STATE_TEXT = { building: 'building…', ready: 'ready', failed: 'failed' }
 /** @type {RecipeInfo[]} */
 let recipes = [];
 let following = null;
+/** The backend's name from /api/version ("local", "kubernetes"); local until it answers. */
+let backendName = 'local';
 
 async function loadBackend() {
   const version = await api('GET', '/api/version');
+  backendName = String(version.backend.name ?? 'local');
   const dl = document.getElementById('backend');
   dl.replaceChildren();
   fact(dl, 'Version', version.version);
@@ -60,7 +61,7 @@ function stateCell(env) {
   if (env.message) cell.append(el('div', { class: 'hint' }, env.message));
   if (env.built_at) {
     cell.append(
-      el('div', { class: 'hint' }, `built ${formatDate(env.built_at)}${env.size ? `, ${sizeText(env.size)}` : ''}`)
+      el('div', { class: 'hint' }, `built ${formatDate(env.built_at)}${env.size ? `, ${formatBytes(env.size)}` : ''}`)
     );
   }
   if (env.log_tail && env.state !== 'building') {
@@ -91,6 +92,36 @@ function actionsCell(env) {
   );
 }
 
+/**
+ * What notebooks of `env` run on this platform's backend: the local Python prefix on
+ * the local backend, the container image on Kubernetes. The other backend's half is
+ * only a hint, never shown as if it were what runs.
+ */
+function runsCell(env) {
+  const local = backendName !== 'kubernetes';
+  const here = local ? env.local_prefix : env.image;
+  const there = local ? env.image : env.local_prefix;
+  return el(
+    'td',
+    {},
+    here
+      ? el('code', {}, here)
+      : el(
+          'span',
+          { class: 'hint' },
+          local ? 'no Python on this machine: cannot run here' : 'no image: cannot run here'
+        ),
+    there
+      ? el(
+          'div',
+          { class: 'hint' },
+          local ? 'image on Kubernetes: ' : 'prefix on the local backend: ',
+          el('code', {}, there)
+        )
+      : null
+  );
+}
+
 async function loadEnvironments() {
   const environments = await api('GET', '/api/environments');
   replaceRows(
@@ -102,12 +133,7 @@ async function loadEnvironments() {
         el('th', { scope: 'row' }, env.name, el('div', { class: 'hint' }, env.display_name)),
         stateCell(env),
         packagesCell(env),
-        el(
-          'td',
-          {},
-          env.local_prefix ? el('code', {}, env.local_prefix) : null,
-          env.image ? el('div', {}, 'image ', el('code', {}, env.image)) : null
-        ),
+        runsCell(env),
         el('td', {}, env.is_default ? 'yes' : ''),
         actionsCell(env)
       )
@@ -249,6 +275,7 @@ form.addEventListener('submit', async event => {
   }
 });
 
-loadBackend();
+// The environments' "Where" column depends on the backend: list them once it is known.
+const backendKnown = loadBackend().catch(error => showError('env-error', error));
 loadRecipes();
-loadEnvironments();
+backendKnown.then(loadEnvironments);
