@@ -27,24 +27,27 @@ deps-test:
 	@scripts/deps.sh --test
 
 $(BIN)/python:
-	$(STEP)"[1/4] a Python environment in $(VENV)"
+	$(STEP)"[1/5] a Python environment in $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# What running needs, each step showing its progress (a first install takes minutes).
+# What running needs, each step showing its progress (a first install takes about 5 minutes:
+# the VS Code build, step 5, is 2 to 3 of them). Steps 1 to 5 are numbered as they run.
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt package.json yarn.lock
 	@# A development link left by `labextension develop` would make pip write into the source tree.
 	@rm -rf $(VENV)/share/jupyter/labextensions/cgu-lab cgu_lab/labextension/install.json
-	$(STEP)"[2/4] Python packages"
+	$(STEP)"[2/5] Python packages"
 	@$(BIN)/python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print(*p['dependencies'], *p['optional-dependencies']['controller'], sep='\n')" > $(VENV)/requirements-run.txt
 	@$(BIN)/pip install --progress-bar off -c constraints.txt -r $(VENV)/requirements-run.txt 2>&1 | \
 	  grep --line-buffered -v '^Requirement already satisfied'; test $${PIPESTATUS[0]} -eq 0
-	$(STEP)"[3/4] the lab extension: JavaScript packages and build"
-	@# Yarn's step lines show progress; its per-package lines only on failure.
-	@$(BIN)/jlpm install 2>&1 | tee $(VENV)/jlpm-install.log | grep --line-buffered -E 'YN0000: (┌|└) '; \
+	$(STEP)"[3/5] the lab extension: JavaScript packages and build"
+	@# Yarn's step lines show progress, with a line every 15 s through its quiet fetch;
+	@# its per-package lines only on failure.
+	@scripts/heartbeat.sh "JavaScript packages" $(BIN)/jlpm install 2>&1 | tee $(VENV)/jlpm-install.log | \
+	  grep --line-buffered -E 'YN0000: (┌|└) |^    … '; \
 	  [ $${PIPESTATUS[0]} -eq 0 ] || { tail -40 $(VENV)/jlpm-install.log; exit 1; }
 	@$(BIN)/jlpm build
-	$(STEP)"[4/4] cgu-lab itself, linked into JupyterLab"
+	$(STEP)"[4/5] cgu-lab itself, linked into JupyterLab"
 	@$(BIN)/pip install -q -c constraints.txt -e ".[controller]"
 	$(BIN)/jupyter-builder develop --overwrite . >/dev/null
 	@# JupyterLab writes this file on a server's first start; created by a notebook server
@@ -68,7 +71,7 @@ $(TEST_STAMP): $(STAMP)
 # VS Code for the notebooks' Apps launcher: built once per version into ~/.cache/cgu-lab.
 CODE_SERVER_STAMP := $(VENV)/lib/cgu-lab/code-server/.version
 $(CODE_SERVER_STAMP): scripts/code-server.sh | $(BIN)/python
-	$(STEP)"VS Code for the notebooks (code-server from npm; cached per version)"
+	$(STEP)"[5/5] VS Code for the notebooks (code-server from npm, built once per version: 2 to 3 minutes)"
 	@scripts/code-server.sh $(VENV)
 
 install: deps $(STAMP) $(CODE_SERVER_STAMP)

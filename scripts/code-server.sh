@@ -14,13 +14,15 @@ venv="$(cd "${1:?usage: scripts/code-server.sh VENV}" && pwd)"
 version="${CGU_CODE_SERVER_VERSION:-4.100.3}"  # the last release for Node.js 20
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/cgu-lab/code-server/$version"
 target="$venv/lib/cgu-lab/code-server"
+heartbeat="$(cd "$(dirname "$0")" && pwd)/heartbeat.sh"  # a line every 15 s through the quiet parts
 
 if [ ! -f "$cache/.complete" ]; then
   command -v rg >/dev/null || { echo "code-server needs ripgrep (scripts/deps.sh)" >&2; exit 1; }
   echo "==> code-server $version: downloading from npm (once per version, into $cache)"
   rm -rf "$cache" && mkdir -p "$cache/tmp"
   start=$(date +%s)
-  npm install --no-audit --no-fund --ignore-scripts --prefix "$cache" "code-server@$version"
+  "$heartbeat" "downloading code-server" \
+    npm install --no-audit --no-fund --ignore-scripts --prefix "$cache" "code-server@$version"
   package="$cache/node_modules/code-server"
   rg_version=$(node -p "require('$package/lib/vscode/npm-shrinkwrap.json').packages['node_modules/@vscode/ripgrep'].version")
   # @vscode/ripgrep looks in <tmpdir>/vscode-ripgrep-cache-<version>/ first; our tmpdir is the cache's.
@@ -32,8 +34,9 @@ if [ ! -f "$cache/.complete" ]; then
   done
   echo "==> code-server $version: building its native modules (about two minutes)"
   (cd "$package" && TMPDIR="$cache/tmp" npm_config_yes=true npm_config_unsafe_perm=true \
-    npm_config_user_agent="npm/$(npm --version) node/$(node --version) linux x64" sh postinstall.sh) 2>&1 |
-    grep --line-buffered -E '^(Installing|added|changed|removed|npm error)' || true
+    npm_config_user_agent="npm/$(npm --version) node/$(node --version) linux x64" \
+    "$heartbeat" "building code-server" sh postinstall.sh) 2>&1 |
+    grep --line-buffered -E '^(Installing|added|changed|removed|npm error|    … )' || true
   test -d "$package/lib/vscode/node_modules/@vscode/ripgrep/bin" || { echo "code-server: install failed" >&2; exit 1; }
   # The top level's own native module (skipped by --ignore-scripts above).
   (cd "$cache" && npm_config_yes=true npm rebuild argon2 --prefix "$cache" >/dev/null)

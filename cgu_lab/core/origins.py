@@ -120,9 +120,12 @@ class OriginPlan:
     def describe(self) -> dict:
         """For the System page: where notebooks live and how isolated they are."""
         if self.subdomains:
+            # The port as notebook_host adds it: a pattern without it is not an address
+            # a person can open (http://<owner>--<name>.localhost answers nothing on 8000).
+            host = self.notebook_host("owner", "name").replace("owner--name", "<owner>--<name>", 1)
             return {
                 "mode": "subdomains",
-                "pattern": f"{self.scheme}://<owner>--<name>.{self.domain}",
+                "pattern": f"{self.scheme}://{host}",
                 "isolation": "each notebook on its own origin, apart from the controller "
                 "and from every other notebook",
             }
