@@ -62,6 +62,7 @@ import psutil
 
 from .. import gpu_probe
 from ..core.gpus import Device
+from . import local_host
 from . import local_vfio as vfio
 from .base import (
     Backend,
@@ -110,7 +111,7 @@ class LocalBackend(Backend):
         self.files = Homes(self.homes, self.coursework, self.accounts)
         # Personal and course storage, outliving notebooks (local_storage says how).
         self.storage = Storage(self.root / "storage", self.coursework, self.accounts)
-        self.limiter = Limiter(enabled=settings.use_cgroups)
+        self.limiter = Limiter(enabled=settings.use_cgroups, pids=settings.notebook_pids)
         self.instance = ""
         self.processes = Processes("", self.limiter)
         self._children: dict[int, asyncio.subprocess.Process] = {}
@@ -146,6 +147,7 @@ class LocalBackend(Backend):
         except ValueError as error:
             raise BackendError(str(error)) from None
         self.limiter.bind(self.instance)
+        await asyncio.to_thread(local_host.prepare_x11_dir)  # before any desktop starts
         await asyncio.to_thread(self.storage.open)
         self.processes = Processes(self.instance, self.limiter)
         if self.accounts.mode == "per-user":
@@ -205,6 +207,7 @@ class LocalBackend(Backend):
             "run_as": self.accounts.mode,
             "cpu_limit": enforcement.cpu,
             "memory_limit": enforcement.memory,
+            "process_limit": enforcement.processes,
             **self.vms.describe(),  # vm_notebooks and how they run
             "notebook_network": self.network_sentence(),
             "training_jobs": True,
