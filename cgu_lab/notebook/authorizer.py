@@ -30,7 +30,7 @@ from __future__ import annotations
 from jupyter_server.auth.authorizer import Authorizer
 from tornado.websocket import WebSocketHandler
 
-from .identity import PlatformUser
+from .caller import PlatformUser
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 

@@ -65,7 +65,7 @@ from traitlets import Float, Instance, default
 
 from ..core.errors import DomainError
 from .access import send_refusal
-from .identity import CURRENT_HANDLER, CURRENT_USER
+from .caller import CURRENT_HANDLER, CURRENT_USER
 from .transfer.allowance import HomeUsage, check, from_environment, home_use
 
 

@@ -35,19 +35,19 @@ Of the places such a guard could live, this one is the robust choice:
 
 from __future__ import annotations
 
-import contextvars
 import hmac
 import json
 import os
-from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from cachetools import TTLCache
-from jupyter_server.auth.identity import IdentityProvider, User
+from jupyter_server.auth.identity import IdentityProvider
 from tornado import web
 from traitlets import Float, Unicode, default
 
 from . import controller_client, workspaces
+from .authorizer import request_refusal
+from .caller import CURRENT_HANDLER, CURRENT_USER, PlatformUser
 
 USER_HEADER = "X-Cgu-User"
 DISPLAY_HEADER = "X-Cgu-Display-Name"
@@ -60,28 +60,6 @@ ACCESS_LEVELS = ("owner", "edit", "read")
 GRANT_ENTRIES = 10_000
 UNAUTHENTICATED = (
     "this notebook answers only through the cgu-lab platform: open it from your control panel"
-)
-
-
-@dataclass
-class PlatformUser(User):
-    """A jupyter_server user with the access the platform grants them here."""
-
-    access: str = "read"
-    # Files a single-file share is limited to; empty for the whole notebook.
-    scope: tuple[str, ...] = field(default_factory=tuple)
-
-
-# The caller of the request being handled, for code that is not given the
-# handler (the contents manager marks files read-only for read-only callers).
-CURRENT_USER: contextvars.ContextVar[PlatformUser | None] = contextvars.ContextVar(
-    "cgu_lab_current_user", default=None
-)
-# The handler of that request, for the contents manager's refusals: jupyter_server's
-# contents handlers answer an error as `{message, reason}`, and a refusal the student
-# must act on (the disk allowance) is `{message, code, ...figures}` like every other.
-CURRENT_HANDLER: contextvars.ContextVar[web.RequestHandler | None] = contextvars.ContextVar(
-    "cgu_lab_current_handler", default=None
 )
 
 
@@ -164,7 +142,6 @@ class ProxyIdentityProvider(IdentityProvider):
             # Nothing here is for anonymous callers, not even the handlers jupyter_server
             # leaves open (`@allow_unauthenticated`: static files, version, logout page).
             self._refuse(handler, None, ("unauthenticated", UNAUTHENTICATED))
-        from .authorizer import request_refusal  # the authorizer imports this module
 
         refusal = request_refusal(handler, user)
         if refusal is not None:

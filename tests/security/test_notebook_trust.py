@@ -102,7 +102,7 @@ async def test_the_contents_manager_refuses_trust_to_anyone_but_the_owner(
     """Behind the request guard, the contents manager holds on its own."""
     from tornado.web import HTTPError
 
-    from cgu_lab.notebook.identity import CURRENT_USER, PlatformUser
+    from cgu_lab.notebook.caller import CURRENT_USER, PlatformUser
 
     token = CURRENT_USER.set(PlatformUser(username="ed", name="ed", access="edit"))
     try:

@@ -27,16 +27,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import time
-from typing import TYPE_CHECKING, Protocol
+from pathlib import Path
+from typing import Protocol
 
 from .lines import LineSettings, PtyLine
 from .pty_port import CHUNK, PtyPort
 from .rfc2217 import Rfc2217Endpoint
-
-if TYPE_CHECKING:
-    from .registry import SerialPorts
 
 # Close codes the page knows (4000-4999 are the application's).
 TAKEN_OVER = 4001  # the same port was re-attached from another page
@@ -54,11 +53,26 @@ class Peer(Protocol):
     def drop(self, code: int, reason: str) -> None: ...
 
 
+class Registry(Protocol):
+    """What a port needs of the notebook's list of ports (registry.SerialPorts is it):
+    given to each port, so the port never imports the registry that makes it."""
+
+    log: logging.Logger
+    window_bytes: int
+    grace_seconds: float
+    directory: Path
+    pid: int
+
+    def describe(self, port: BridgedPort) -> None: ...
+
+    def forget(self, port: BridgedPort) -> None: ...
+
+
 class BridgedPort:
     """A port of this notebook (`ttyWEB0`...), whether or not a browser is attached now."""
 
     def __init__(
-        self, registry: SerialPorts, name: str, settings: LineSettings, info: dict, user: str
+        self, registry: Registry, name: str, settings: LineSettings, info: dict, user: str
     ) -> None:
         self.registry = registry
         self.name = name

@@ -28,16 +28,41 @@ import os
 import socket
 import struct
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from serial.rfc2217 import IAC, IAC_DOUBLED, M_NORMAL, PortManager
 
-if TYPE_CHECKING:
-    from .bridge import BridgedPort
+from .lines import LineSettings
 
 HOST = "127.0.0.1"
 PYSERIAL_PARITY = {"none": "N", "even": "E", "odd": "O"}
 WEB_PARITY = {letter: name for name, letter in PYSERIAL_PARITY.items()}
+
+
+class BridgedLine(Protocol):
+    """What the endpoint needs of the port it serves (bridge.BridgedPort is one): the
+    port makes its endpoint, so the endpoint knows it by this shape, not by import."""
+
+    name: str
+    settings: LineSettings
+    signals: dict[str, bool]
+    modem: dict[str, bool]
+
+    def from_kernel(self, data: bytes) -> None: ...
+
+    def kernel_settings(self, **changes) -> None: ...
+
+    def kernel_signals(
+        self, dtr: bool | None = None, rts: bool | None = None, brk: bool | None = None
+    ) -> None: ...
+
+    def purge_to_kernel(self) -> None: ...
+
+    def purge_to_browser(self) -> None: ...
+
+    def rfc2217_changed(self) -> None: ...
+
+    def rfc2217_drained(self) -> None: ...
 
 
 class LineControl:
@@ -47,7 +72,7 @@ class LineControl:
     answers by restoring and reporting the previous value.
     """
 
-    def __init__(self, port: BridgedPort) -> None:
+    def __init__(self, port: BridgedLine) -> None:
         self._port = port
         self.xonxoff = False  # reported, not applied: Web Serial has no software flow control
 
@@ -146,7 +171,7 @@ class LineControl:
 class Rfc2217Endpoint:
     """A loopback listener for one bridged port; at most one client at a time."""
 
-    def __init__(self, port: BridgedPort, log: logging.Logger) -> None:
+    def __init__(self, port: BridgedLine, log: logging.Logger) -> None:
         self._port = port
         self.log = log
         self.client: Rfc2217Client | None = None
