@@ -129,15 +129,14 @@ class Apps:
             data = Path(home) / ".local" / "share" / "cgu-lab" / "code-server"
             return {
                 **common,
+                # Its folders made ready first, then code-server itself (vscode_session.py).
                 "command": [
+                    sys.executable,
+                    *("-m", "cgu_lab.notebook.apps.vscode_session"),
                     str(code_server()),
-                    *("--auth", "none", "--socket", "{unix_socket}", "--socket-mode", "600"),
-                    *("--disable-telemetry", "--disable-update-check"),
-                    *("--disable-workspace-trust", "--disable-getting-started-override"),
-                    *("--user-data-dir", str(data / "data")),
-                    *("--extensions-dir", str(data / "extensions")),
-                    "--ignore-last-opened",
+                    str(data),
                     home,
+                    "{unix_socket}",
                 ],
                 "unix_socket": str(self.folder / VSCODE_SOCKET),
                 "new_browser_tab": True,
