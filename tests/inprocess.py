@@ -20,8 +20,10 @@ pass now instead of in `monitor_interval` seconds.
 from __future__ import annotations
 
 import contextlib
+import http.server
 import logging
 import socket
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,8 @@ import anyio.from_thread
 import httpx
 
 from cgu_lab.backends.base import NotebookSpec, Observation, ProgressCallback
+from cgu_lab.backends.kube_settings import KubeSettings
+from cgu_lab.backends.kubernetes import KubernetesBackend
 from cgu_lab.backends.local import LocalBackend
 from cgu_lab.controller import accounts
 from cgu_lab.controller.app import create_app
@@ -69,6 +73,85 @@ class FakeLocalBackend(LocalBackend):
 
     async def sweep(self, keep: set[int]) -> list[int]:
         return []
+
+
+class ClusterlessKube(KubernetesBackend):
+    """The kubernetes backend, built from its real settings, with the cluster left out: a
+    start creates nothing and points the notebook's route at `upstream` (a
+    `LoopbackNotebook` standing in for the notebook's pod). What the controller and its
+    proxy read of the backend (`endpoint`, `ingress_header`, `describe`) is the real
+    backend's."""
+
+    def __init__(self, kube: KubeSettings, upstream: str) -> None:
+        super().__init__(kube)
+        self.upstream = upstream
+
+    async def open(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
+
+    async def start(self, spec: NotebookSpec, progress: ProgressCallback) -> dict[str, Any]:
+        return {"url": self.upstream, "namespace": f"cgu-u-{spec.owner}", "name": spec.name}
+
+    async def stop(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:
+        pass
+
+    async def observe(self, spec: NotebookSpec, state: Mapping[str, Any]) -> Observation:
+        return Observation(alive=True, ready=True)
+
+    async def sweep(self, keep: set[int]) -> list[int]:
+        return []
+
+    async def sync_quota(self, owner, quota, group=False) -> None:
+        pass
+
+    async def inventory(self) -> list:
+        return []
+
+    async def last_activity(self, spec, state):
+        return None
+
+    async def record_activity(self, spec, state, when) -> None:
+        pass
+
+
+class LoopbackNotebook:
+    """A notebook server's stand-in on loopback: answers every GET with 200 `{"ok": true}`
+    and keeps the headers of each request (`seen`, names lower-case), for what the proxy
+    forwards. A context manager: serving inside the block."""
+
+    def __init__(self) -> None:
+        seen: list[dict[str, list[str]]] = []
+        self.seen = seen
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                received: dict[str, list[str]] = {}
+                for key, value in self.headers.items():
+                    received.setdefault(key.lower(), []).append(value)
+                seen.append(received)
+                body = b'{"ok": true}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> LoopbackNotebook:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 class PortalTransport(httpx.BaseTransport):

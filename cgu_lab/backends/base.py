@@ -184,6 +184,15 @@ class Backend(abc.ABC):
         """Facts for the admin page: how limits are enforced, what is supported."""
         return {"name": self.name}
 
+    @property
+    def ingress_header(self) -> str:
+        """The request header, lower-case, in which notebook servers trust an ingress to
+        name the user (Kubeflow's `kubeflow-userid`); "" where they trust only the proxy's
+        secret. The controller's proxy removes every copy a client sends and sets it from
+        the identity it authenticated itself, so it must know the name the servers read:
+        a typed property here, because each backend keeps its settings its own way."""
+        return ""
+
     # -- files in homes (templates, submissions, lab files for a class) -------
 
     async def pack(

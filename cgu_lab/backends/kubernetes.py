@@ -177,6 +177,12 @@ class KubernetesBackend(Backend):
             "training_jobs": "Kubeflow PyTorchJob (needs the training operator)",
         }
 
+    @property
+    def ingress_header(self) -> str:
+        """CGU_LAB_KUBE_INGRESS_HEADER: the header notebook pods trust (kube_objects passes
+        it to their identity provider), so the proxy sets exactly that one."""
+        return self.kube.ingress_header.strip().lower()
+
     async def inventory(self) -> list[Device]:
         nodes, _ = await self._api.list("Node")
         return gpu_devices(nodes)
