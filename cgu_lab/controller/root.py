@@ -7,7 +7,6 @@ all reach the database, the backend and the services through it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from sqlalchemy import func, select
@@ -48,7 +47,7 @@ class Platform:
         """`backend`: an instance to use instead of the one `settings.backend` names
         (tests pass a backend whose notebook servers are not real processes)."""
         self.settings = settings
-        self.db = Database(settings.db_url)
+        self.db = Database(settings.db_url, settings.db_busy_timeout)
         self.backend = backend or create_backend(settings.backend, settings)
         self.broker = ProgressBroker()
         self.environments = EnvironmentBuilds(self.db, self.broker, settings, self.backend.name)
@@ -134,8 +133,12 @@ class Platform:
         for loop in self._loops:
             loop.cancel()
         for loop in self._loops:
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await loop
+            except asyncio.CancelledError:
+                pass
+            except Exception:  # a loop that died earlier (a locked database) must not stop
+                log.exception("a background loop had failed")  # the rest of the shutdown
         await self.environments.shutdown()
         await self.notebooks.lifecycle.shutdown()
         await self.reader.close()

@@ -17,14 +17,14 @@ from urllib.parse import quote
 
 from cachetools import TTLCache
 from sqlalchemy import func, or_, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..core import sharing
 from ..core.errors import Conflict, Forbidden, Invalid, NotFound
 from ..core.paths import relative_path
 from ..core.roles import Principal
-from ..store.db import Database
+from ..store.db import LAST_KNOWN_SECONDS, Database, unavailable
 from ..store.models import Group, Membership, Notebook, Share, User
 from . import audit
 from .accounts import contains_pattern, get_group, get_user
@@ -49,9 +49,10 @@ class ShareService:
         self.db = db
         self.notebooks = notebooks
         # (user, notebook) -> (access, until when it holds): a share ending sooner than
-        # CACHE_SECONDS from now is cached only until it ends.
+        # CACHE_SECONDS from now is cached only until it ends. Entries are kept for
+        # LAST_KNOWN_SECONDS: past their time they answer only while the database cannot.
         self._cache: TTLCache[tuple[int, int], tuple[sharing.Access | None, float]] = TTLCache(
-            CACHE_ENTRIES, CACHE_SECONDS
+            CACHE_ENTRIES, LAST_KNOWN_SECONDS
         )
         self._listeners: list[Callable[[int], None]] = []
 
@@ -73,17 +74,28 @@ class ShareService:
         if hit is not None and hit[1] > time.monotonic():
             return hit[0]
         now = _now()
-        async with self.db.session() as session:
-            rows = await session.scalars(
-                select(Share).where(
-                    Share.notebook_id == notebook_id,
-                    or_(
-                        Share.user_id == principal.id, Share.group_id.in_(principal.groups or {-1})
-                    ),
-                    or_(Share.expires_at.is_(None), Share.expires_at > now),
+        try:
+            async with self.db.session() as session:
+                rows = await session.scalars(
+                    select(Share).where(
+                        Share.notebook_id == notebook_id,
+                        or_(
+                            Share.user_id == principal.id,
+                            Share.group_id.in_(principal.groups or {-1}),
+                        ),
+                        or_(Share.expires_at.is_(None), Share.expires_at > now),
+                    )
                 )
-            )
-            grants = [sharing.Grant(s.access, s.path, s.expires_at) for s in rows.all()]
+                grants = [sharing.Grant(s.access, s.path, s.expires_at) for s in rows.all()]
+        except SQLAlchemyError as error:
+            # The database is locked or out of reach: the last answer, so a shared notebook
+            # stays usable; never a share that has ended since (a revoke drops the entry).
+            last = hit[0] if hit is not None else None
+            if unavailable(error) is None or hit is None:
+                raise
+            if last is not None and last.valid_until is not None and last.valid_until <= now:
+                raise
+            return last
         access = sharing.resolve(grants, now)
         ttl = CACHE_SECONDS
         if access is not None and access.valid_until is not None:

@@ -78,3 +78,23 @@ class TooManyRequests(DomainError):
         super().__init__(message, retry_after=seconds, **details)
         self.retry_after = seconds
         self.headers = {"Retry-After": str(seconds)}
+
+
+class DatabaseBusy(Unavailable):
+    """The database is held by someone else (a lock, a long migration) or out of reach:
+    the request may simply be sent again, after `retry_after` seconds (in the body and a
+    Retry-After header), so it is a 503 with a sentence, not a 500."""
+
+    code = "database_busy"
+    RETRY_AFTER = 5
+
+    def __init__(self, kind: str = "busy") -> None:
+        message = (
+            "the platform's database is busy (another task holds it); "
+            f"try again in {self.RETRY_AFTER} seconds"
+            if kind == "busy"
+            else "the platform cannot reach its database right now; "
+            f"try again in {self.RETRY_AFTER} seconds"
+        )
+        super().__init__(message, database=kind, retry_after=self.RETRY_AFTER)
+        self.headers = {"Retry-After": str(self.RETRY_AFTER)}

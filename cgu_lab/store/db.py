@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import event
+from sqlalchemy import event, exc, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -64,7 +65,53 @@ def alembic_config(url: URL) -> Config:
     return config
 
 
-def _configure_sqlite(engine: AsyncEngine) -> None:
+# How long a statement waits for a lock (SQLite's busy timeout, PostgreSQL's lock_timeout)
+# or for a connection before the request gives up with "the database is busy".
+BUSY_TIMEOUT = 30.0
+# How long answers read from the database (who a session is, what a share allows) may be
+# used after they went stale, and only while the database cannot answer: running notebooks
+# stay usable through a lock or an outage, never with more access than was last known.
+LAST_KNOWN_SECONDS = 600.0
+# SQLite's messages for a lock it gave up waiting on.
+_SQLITE_BUSY = ("database is locked", "database table is locked", "database is busy")
+# PostgreSQL's SQLSTATEs: lock_not_available, query_canceled (a statement or lock
+# timeout), deadlock_detected, too_many_connections, admin/crash shutdown, cannot connect
+# now; and class 08, connection exceptions.
+_PG_BUSY = frozenset({"55P03", "57014", "40P01", "53300"})
+_PG_DOWN = frozenset({"57P01", "57P02", "57P03"})
+
+
+def unavailable(error: BaseException) -> str | None:
+    """ "busy" (a lock or the connection pool waited too long), "unreachable" (no
+    connection), or None when `error` is not the database being out of reach (a bug or a
+    constraint, which must stay a 500 or its own answer). Looks through SQLAlchemy's
+    wrapper at the driver's error, for SQLite and PostgreSQL alike."""
+    if isinstance(error, exc.TimeoutError):  # the pool: every connection in use too long
+        return "busy"
+    if isinstance(error, exc.DBAPIError) and error.connection_invalidated:
+        return "unreachable"
+    seen = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        state = getattr(current, "sqlstate", None)
+        if isinstance(state, str):
+            if state in _PG_BUSY:
+                return "busy"
+            if state in _PG_DOWN or state.startswith("08"):
+                return "unreachable"
+        name = type(current).__name__
+        said = str(current).lower()
+        if name == "OperationalError" and any(words in said for words in _SQLITE_BUSY):
+            return "busy"
+        psycopg = type(current).__module__.startswith("psycopg")
+        if name == "OperationalError" and psycopg and state is None:
+            return "unreachable"  # no server answered: refused, timed out, DNS
+        current = getattr(current, "orig", None) or current.__cause__
+    return None
+
+
+def _configure_sqlite(engine: AsyncEngine, busy_timeout: float) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection, _record):
         # Let SQLAlchemy, not the driver, decide when transactions begin.
@@ -72,7 +119,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
 
@@ -82,16 +129,27 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
 
 class Database:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, busy_timeout: float = BUSY_TIMEOUT) -> None:
+        """`busy_timeout`: seconds a statement waits for a lock, or a request for a
+        connection, before it fails as busy (see `unavailable`), so that a database held
+        by someone else answers "busy, try again" instead of hanging every request."""
         self.url = normalise_url(url)
         self.is_sqlite = self.url.get_backend_name() == "sqlite"
+        self.busy_timeout = busy_timeout
         kwargs: dict = {"pool_pre_ping": not self.is_sqlite}
         if self.is_sqlite:
-            kwargs["connect_args"] = {"timeout": 30}
+            kwargs["connect_args"] = {"timeout": busy_timeout}
+        else:
+            kwargs["pool_timeout"] = busy_timeout
+            kwargs["connect_args"] = {
+                "connect_timeout": max(1, round(busy_timeout)),
+                "options": f"-c lock_timeout={int(busy_timeout * 1000)}",
+            }
         self.engine = create_async_engine(self.url, **kwargs)
         if self.is_sqlite:
-            _configure_sqlite(self.engine)
+            _configure_sqlite(self.engine, busy_timeout)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._probe: asyncio.Task[str] | None = None
 
     @property
     def display_url(self) -> str:
@@ -126,5 +184,38 @@ class Database:
             finally:
                 _current.reset(token)
 
+    async def ping(self) -> str:
+        """ "ok", "busy" or "unreachable": whether a trivial transaction goes through as
+        every request's does (on SQLite it takes the write lock), for the health check."""
+        try:
+            async with self.session() as session:
+                await session.execute(text("SELECT 1"))
+        except Exception as error:
+            kind = unavailable(error)
+            if kind is None:
+                raise
+            return kind
+        return "ok"
+
+    async def health(self, wait: float = 2.0) -> str:
+        """`ping()`'s answer within `wait` seconds, "busy" when it takes longer. A slow probe
+        goes on by itself and later checks wait for that one, so the checks of a load
+        balancer never pile up on a locked database; "error" for anything else (logged)."""
+        if self._probe is None or self._probe.done():
+            self._probe = asyncio.ensure_future(self.ping())
+        probe = self._probe
+        done, _ = await asyncio.wait({probe}, timeout=wait)
+        if not done:
+            return "busy"
+        try:
+            return probe.result()
+        except Exception:
+            logging.getLogger("cgu_lab.store").exception("the database's health check failed")
+            return "error"
+
     async def close(self) -> None:
+        if self._probe is not None and not self._probe.done():
+            self._probe.cancel()
+            with contextlib.suppress(BaseException):
+                await self._probe
         await self.engine.dispose()
