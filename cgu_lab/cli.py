@@ -80,7 +80,9 @@ def _serve(args, announce: bool) -> int:
         log_level="warning",
         ws_max_size=1 << 30,
         proxy_headers=False,
-        timeout_graceful_shutdown=5,
+        # Downloads and uploads in flight get this long to finish (CGU_LAB_SHUTDOWN_GRACE);
+        # one cut after it ends without its last chunk, so the client sees it failed.
+        timeout_graceful_shutdown=settings.shutdown_grace,
     )
     plan = settings.origins
     ports = [settings.port] + ([plan.port] if not plan.subdomains and plan.port else [])
@@ -120,6 +122,17 @@ class _Announcing:
                 await super().startup(sockets=sockets)
                 if self.started and banner:
                     print("\n".join(banner), flush=True)
+
+            async def shutdown(self, sockets=None) -> None:
+                """Say how many requests (downloads, uploads) the stop waits for, and how
+                long at most, so an operator knows why it takes a while."""
+                if self.server_state.tasks:
+                    logging.getLogger("cgu_lab").info(
+                        "shutting down: draining %d transfers for up to %g s",
+                        len(self.server_state.tasks),
+                        self.config.timeout_graceful_shutdown,
+                    )
+                await super().shutdown(sockets=sockets)
 
         self.server = Server(config)
 

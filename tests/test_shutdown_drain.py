@@ -1,0 +1,85 @@
+"""A controller stopped (SIGTERM) while a download is in flight.
+
+Within the grace (CGU_LAB_SHUTDOWN_GRACE) the download finishes whole, and the log says
+what the stop waits for; a download still running when the grace ends fails visibly at
+the client (the chunked body ends without its last chunk), never as a complete-looking
+file. The controller is a real process (tests/harness.py); the download is a storage
+zip of a file larger than the sockets' buffers, read slowly, so it is still in flight
+when the signal comes.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import secrets
+import shutil
+import signal
+import time
+import zipfile
+
+import httpx
+import pytest
+
+from .harness import Controller, reachable_dir
+
+pytestmark = pytest.mark.integration
+
+SIZE = 48 * 2**20  # random bytes: the zip is as large, far beyond the loopback buffers
+CHUNK = 8 * 2**20
+
+
+def controller_with_a_big_file(grace: str) -> tuple[Controller, httpx.Client]:
+    base = reachable_dir()
+    ctl = Controller(base / "data", env={"CGU_LAB_SHUTDOWN_GRACE": grace})
+    ctl.create_user("sam")
+    ctl.start()
+    sam = ctl.client("sam")
+    data, upload = os.urandom(SIZE), secrets.token_hex(8)
+    for offset in range(0, SIZE, CHUNK):
+        params = {"path": "big.bin", "upload": upload, "offset": offset, "total": SIZE}
+        part = data[offset : offset + CHUNK]
+        sam.ok("PUT", "/api/storage/users/sam/upload", params=params, content=part)
+    return ctl, sam
+
+
+def stop_while_downloading(ctl: Controller, sam: httpx.Client, pause: float) -> bytes:
+    """Start the zip, read its first block, send SIGTERM, wait `pause` s, read the rest."""
+    url = "/api/storage/users/sam/zip"
+    with sam.stream("GET", url, params={"path": "big.bin"}, timeout=60) as response:
+        assert response.status_code == 200
+        blocks = response.iter_raw(1 << 16)
+        received = [next(blocks)]
+        ctl.process.send_signal(signal.SIGTERM)
+        time.sleep(pause)  # the client reads nothing: the zip waits for room in the socket
+        received += list(blocks)
+    return b"".join(received)
+
+
+def test_a_download_in_flight_finishes_within_the_grace():
+    ctl, sam = controller_with_a_big_file("30")
+    try:
+        started = time.monotonic()
+        body = stop_while_downloading(ctl, sam, pause=7)  # past the 5 s it once had
+        with zipfile.ZipFile(io.BytesIO(body)) as archive:
+            assert archive.testzip() is None and archive.getinfo("big.bin").file_size == SIZE
+        ctl.process.wait(30)  # its status is the signal's, as uvicorn raises it again
+        assert time.monotonic() - started < 30
+        assert "draining 1 transfers for up to 30 s" in ctl.log.read_text()
+    finally:
+        sam.close()
+        ctl.stop()
+        shutil.rmtree(ctl.data_dir.parent, ignore_errors=True)
+
+
+def test_a_download_cut_at_the_end_of_the_grace_fails_at_the_client():
+    ctl, sam = controller_with_a_big_file("1")
+    try:
+        with pytest.raises(httpx.RemoteProtocolError):  # "peer closed connection without
+            stop_while_downloading(ctl, sam, pause=4)  # sending complete message body"
+        ctl.process.wait(30)
+        assert "draining 1 transfers for up to 1 s" in ctl.log.read_text()
+    finally:
+        sam.close()
+        ctl.stop()
+        shutil.rmtree(ctl.data_dir.parent, ignore_errors=True)
