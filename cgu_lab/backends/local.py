@@ -35,7 +35,8 @@ data directory; nothing is made under /tmp or /run.
 
 The parts live beside it: accounts in local_accounts, homes and copies of their
 files in local_homes (the file tool itself in local_files), limits and process
-bookkeeping in local_limits, the launcher in local_launch, environments in
+bookkeeping in local_limits, launching, watching and ending servers in local_servers
+(which VM notebooks share), the launcher itself in local_launch, environments in
 local_environments, training jobs (torchrun) in local_training,
 VM notebooks (QEMU) in local_vm.
 """
@@ -44,20 +45,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import shutil
-import signal
 import socket
 import stat
-import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import psutil
 
 from .. import gpu_probe
@@ -76,23 +73,13 @@ from .base import (
 from .local_accounts import Account, Accounts
 from .local_command import notebook_argv, notebook_env
 from .local_homes import Homes
-from .local_limits import Limiter, Processes, instance_id
+from .local_limits import Limiter, instance_id
+from .local_servers import Servers, free_port, log_tail
 from .local_storage import Storage
 from .local_training import LocalTraining
 from .local_vm import LocalVms
-from .upstream import UNIX, Upstreams, unix_path
 
 log = logging.getLogger("cgu_lab.local")
-
-USER_HEADER = "X-Cgu-User"
-SECRET_HEADER = "X-Cgu-Proxy-Secret"  # noqa: S105 - a header name
-
-
-def free_port() -> int:
-    """A port free right now; a race for it is lost by a failed bind (see the module's notes)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class LocalBackend(Backend):
@@ -113,14 +100,10 @@ class LocalBackend(Backend):
         self.storage = Storage(self.root / "storage", self.coursework, self.accounts)
         self.limiter = Limiter(enabled=settings.use_cgroups, pids=settings.notebook_pids)
         self.instance = ""
-        self.processes = Processes("", self.limiter)
-        self._children: dict[int, asyncio.subprocess.Process] = {}
-        self._cpus: dict[int, list[int]] = {}
+        self.servers = Servers(settings, self.logs, self.limiter)
         self.run = self.root / "run"
         self.slirp4netns = shutil.which("slirp4netns") or ""
-        # Liveness checks ask each server's status over its port or socket, briefly.
-        self._http = Upstreams(lambda: {"timeout": aiohttp.ClientTimeout(total=2)}, keepalive=15)
-        self.vms = LocalVms(self)
+        self.vms = LocalVms(settings, self.root, self.servers, self.accounts, self.files)
         self.training = LocalTraining(
             self.root / "training",
             self.accounts,
@@ -147,9 +130,9 @@ class LocalBackend(Backend):
         except ValueError as error:
             raise BackendError(str(error)) from None
         self.limiter.bind(self.instance)
+        self.servers.bind(self.instance)
         await asyncio.to_thread(local_host.prepare_x11_dir)  # before any desktop starts
         await asyncio.to_thread(self.storage.open)
-        self.processes = Processes(self.instance, self.limiter)
         if self.accounts.mode == "per-user":
             self._check_reachable(self.homes)
         if self.private_network and not self.slirp4netns:
@@ -171,7 +154,7 @@ class LocalBackend(Backend):
                 )
 
     async def close(self) -> None:
-        await self._http.close()
+        await self.servers.close()
 
     @property
     def private_network(self) -> bool:
@@ -232,12 +215,10 @@ class LocalBackend(Backend):
     # -- paths -----------------------------------------------------------
 
     def log_path(self, owner: str, name: str) -> Path:
-        return self.logs / owner / f"{name}.log"
+        return self.servers.log_path(owner, name)
 
     def endpoint(self, state: Mapping[str, Any]) -> str:
-        if state.get("socket"):
-            return UNIX + str(state["socket"])
-        return f"http://127.0.0.1:{state['port']}"
+        return self.servers.endpoint(state)
 
     def socket_dir(self, notebook_id: int) -> Path:
         return self.run / f"nb-{notebook_id}"
@@ -268,7 +249,7 @@ class LocalBackend(Backend):
                 f"environment '{spec.environment.name}' has no JupyterLab ({jupyter} is missing); "
                 "ask an administrator to install it there"
             )
-        busy = [cpu for cpus in self._cpus.values() for cpu in cpus]
+        busy = self.servers.busy_cpus()
         log_path = self.log_path(spec.owner, spec.name)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         last_error = ""
@@ -299,22 +280,22 @@ class LocalBackend(Backend):
                 if self.slirp4netns:
                     plan["outbound"] = self.slirp4netns
             await progress(25, "Starting JupyterLab" + (f" (try {attempt + 1})" if attempt else ""))
-            process = await self._launch(plan, log_path, spec.id)
-            state = self._launched(spec.id, process, port, account, limits)
+            process = await self.servers.launch(plan, log_path, spec.id)
+            state = self.servers.launched(spec.id, process, port, account, limits)
             if sock is not None:
                 state["socket"] = str(sock)
             try:
-                await self._wait_ready(spec, state, process, progress)
+                await self.servers.wait_ready(spec, state, process, progress)
             except BackendError as error:
                 last_error = str(error)
                 await self.stop(spec, state)
-                if "address already in use" not in self._log_tail(log_path).lower():
+                if "address already in use" not in log_tail(log_path).lower():
                     break
                 continue
             except asyncio.CancelledError:
                 await self.stop(spec, state)
                 raise
-            self._cpus[spec.id] = state["cpus"]
+            self.servers.cpus[spec.id] = state["cpus"]
             return state
         raise BackendError(last_error)
 
@@ -364,167 +345,27 @@ class LocalBackend(Backend):
     ) -> dict:
         return await self.files.unpack(owner, area, source, destination, label, on_progress)
 
-    async def _launch(
-        self, plan: dict, log_path: Path, notebook_id: int
-    ) -> asyncio.subprocess.Process:
-        # The launcher carries the marker from its first instruction, so a stop
-        # that comes before it has exec'd JupyterLab still recognises it.
-        env = {**os.environ, "CGU_LAB_INSTANCE": self.instance, "CGU_NOTEBOOK_ID": str(notebook_id)}
-        log = await asyncio.to_thread(open, log_path, "ab")
-        with log:
-            log.write(f"\n--- starting at {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n".encode())
-            log.flush()
-            process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "cgu_lab.backends.local_launch",
-                stdin=asyncio.subprocess.PIPE,
-                stdout=log,
-                stderr=log,
-                env=env,
-                start_new_session=True,
-            )
-        assert process.stdin is not None
-        process.stdin.write(json.dumps(plan).encode())
-        process.stdin.close()
-        return process
-
-    def _launched(
-        self,
-        notebook_id: int,
-        process: asyncio.subprocess.Process,
-        port: int,
-        account: Account,
-        limits: dict[str, Any],
-    ) -> dict[str, Any]:
-        """The state of a server the launcher started (JupyterLab, or a VM's console):
-        what the liveness watch, stop and the limiter read of it. Its child is followed
-        from now on."""
-        self._children[notebook_id] = process
-        return {
-            "pid": process.pid,
-            "create_time": psutil.Process(process.pid).create_time(),
-            "port": port,
-            "uid": account.uid,
-            "account": account.name,
-            "cgroups": limits.get("cgroups", []),
-            "cpus": limits.get("cpus", []),
-            "enforcement": self.describe()["cpu_limit"],
-        }
-
-    async def _wait_ready(
-        self,
-        spec: NotebookSpec,
-        state: dict,
-        process: asyncio.subprocess.Process,
-        progress: ProgressCallback,
-        server: str = "JupyterLab",
-        waiting: Callable[[int], str] = lambda waited: f"Waiting for JupyterLab ({waited} s)",
-        answered: str = "JupyterLab is answering",
-        ready: Callable[[], bool] = lambda: True,
-    ) -> None:
-        """Until the server answers the proxy's way (and `ready` holds), with a progress
-        line each second; its exit or the start timeout fails with its log's last lines.
-        VM notebooks wait here too, for their console server."""
-        deadline = time.monotonic() + self.settings.start_timeout
-        started = time.monotonic()
-        reported = 0
-        while time.monotonic() < deadline:
-            if process.returncode is not None:
-                tail = self._log_tail(self.log_path(spec.owner, spec.name))
-                raise BackendError(f"{server} exited with code {process.returncode}: {tail}")
-            if ready() and await self._answers(spec, state):
-                await progress(95, answered)
-                return
-            waited = int(time.monotonic() - started)
-            if waited > reported:
-                reported = waited
-                await progress(min(90, 30 + waited * 10), waiting(waited))
-            await asyncio.sleep(0.05)
-        raise BackendError(
-            f"{server} did not answer within {self.settings.start_timeout:.0f} s; "
-            f"last lines of its log: {self._log_tail(self.log_path(spec.owner, spec.name))}"
-        )
-
-    async def _answers(self, spec: NotebookSpec, state: Mapping[str, Any]) -> bool:
-        client, base = self._http.client(self.endpoint(state))
-        url = f"{base}{spec.base_path}api/status"
-        headers = {USER_HEADER: spec.owner, SECRET_HEADER: spec.proxy_secret}
-        try:
-            async with client.get(url, headers=headers) as response:
-                return response.status == 200
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
-            return False
-
-    @staticmethod
-    def _log_tail(path: Path, lines: int = 5) -> str:
-        try:
-            text = path.read_text(errors="replace").strip().splitlines()
-        except OSError:
-            return "(no log)"
-        return " | ".join(text[-lines:])
-
     # -- stop, observe, sweep ---------------------------------------------
 
     async def stop(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:
         if state.get("kind") == "vm":
             await self.vms.shutdown(spec, state)  # the guest powers off, or is ended below
-        tree = await asyncio.to_thread(self.processes.tree, state, spec.id)
-        root = self.processes.server(state, spec.id)
-        child = self._children.pop(spec.id, None)
-        if root is not None:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                root.send_signal(signal.SIGTERM)  # JupyterLab shuts its kernels down
-            await self._wait_server(root, child, self.settings.stop_timeout)
-        # Kernels run in sessions of their own; make sure nothing outlives the server.
-        again = await asyncio.to_thread(self.processes.tree, state, spec.id)
-        others = {p.pid: p for p in tree + again if root is None or p.pid != root.pid}
-        leftovers = [p for p in others.values() if p.is_running()]
-        for process in leftovers:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                process.kill()
-        await asyncio.to_thread(psutil.wait_procs, leftovers, 5)
-        if root is not None and root.is_running() and root.status() != psutil.STATUS_ZOMBIE:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                root.kill()
-            await self._wait_server(root, child, 5)
-        self._cpus.pop(spec.id, None)
-        await asyncio.to_thread(self.limiter.remove, spec.id)
+        await self.servers.end(spec.id, state)
         if state.get("socket"):
             await asyncio.to_thread(shutil.rmtree, self.socket_dir(spec.id), True)
         if str(state.get("kind", "")).startswith("vm"):
             groups = list(state.get("vfio_groups") or [])
             await asyncio.to_thread(self.vms.forget_runtime, spec.id, groups)
 
-    @staticmethod
-    async def _wait_server(
-        root: psutil.Process, child: asyncio.subprocess.Process | None, timeout: float
-    ) -> None:
-        """Wait for the server to exit. Our own child is reaped by the event loop, so
-        it is waited for through asyncio; calling waitpid on it would race the loop."""
-        if child is not None:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(child.wait(), timeout)
-            return
-        await asyncio.to_thread(psutil.wait_procs, [root], timeout)
-
     async def observe(self, spec: NotebookSpec, state: Mapping[str, Any]) -> Observation:
-        server = self.processes.server(state, spec.id)
-        if server is None:
-            return Observation(alive=False, detail="its server process is gone")
-        if not self.processes.listens(server, state.get("port"), unix_path(self.endpoint(state))):
-            return Observation(alive=True, ready=False, detail="its server left its port")
-        if not await self._answers(spec, state):
-            return Observation(alive=True, ready=False, detail="its server does not answer")
-        self._cpus[spec.id] = list(state.get("cpus", []))
-        return Observation(alive=True, ready=True)
+        return await self.servers.observe(spec, state)
 
     async def sweep(self, keep: set[int]) -> list[int]:
         return await asyncio.to_thread(self._sweep, keep)
 
     def _sweep(self, keep: set[int]) -> list[int]:
         """Kill this installation's processes of notebooks it no longer runs; drop their cgroups."""
-        victims, stopped = self.processes.strays(keep)
+        victims, stopped = self.servers.processes.strays(keep)
         for process in victims:
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()

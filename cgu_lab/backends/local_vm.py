@@ -46,17 +46,14 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import psutil
+from typing import Any
 
 from . import local_qemu as qemu
 from . import local_vfio as vfio
 from .base import BackendError, NotebookSpec, ProgressCallback
-
-if TYPE_CHECKING:
-    from .local import LocalBackend
-    from .local_accounts import Account
+from .local_accounts import Account, Accounts
+from .local_homes import Homes
+from .local_servers import Servers, free_port, log_tail
 
 CONSOLE_MODULE = "cgu_lab.backends.local_vm_console"
 
@@ -136,16 +133,16 @@ def check_readable(image: qemu.VmImage) -> None:
 
 
 class LocalVms:
-    """The VM half of the LocalBackend; it reuses the backend's accounts, limits and launcher."""
+    """The VM half of the local backend: it shares the backend's servers (launcher, limits,
+    liveness), accounts and homes, which it is given, and never the backend itself."""
 
-    def __init__(self, backend: LocalBackend) -> None:
-        self.backend = backend
-        self.disks = backend.root / "vms"
-        self.runtime = backend.root / "run"
-
-    @property
-    def settings(self):
-        return self.backend.settings
+    def __init__(self, settings, root: Path, servers: Servers, accounts: Accounts, files: Homes):
+        self.settings = settings
+        self.servers = servers
+        self.accounts = accounts
+        self.files = files
+        self.disks = root / "vms"
+        self.runtime = root / "run"
 
     def available(self) -> bool:
         return qemu.qemu_binary() is not None and shutil.which("qemu-img") is not None
@@ -178,12 +175,11 @@ class LocalVms:
     # -- start ------------------------------------------------------------------
 
     async def start(self, spec: NotebookSpec, progress: ProgressCallback) -> dict[str, Any]:
-        backend = self.backend
         image = self._image(spec)
         await progress(10, "Preparing the VM's disk and your home folder")
         boot = await self._provision(spec, image)
         boot.log_path.parent.mkdir(parents=True, exist_ok=True)
-        busy = [cpu for cpus in backend._cpus.values() for cpu in cpus]
+        busy = self.servers.busy_cpus()
         last_error = ""
         for attempt in range(3):
             state, process = await self._start_console(boot, attempt, busy, progress)
@@ -191,16 +187,22 @@ class LocalVms:
                 await self._wait_booted(boot, state, process, progress)
             except BackendError as error:
                 last_error = str(error)
-                await backend.stop(spec, {**state, "kind": "vm-failed"})
-                if "address already in use" not in backend._log_tail(boot.log_path).lower():
+                await self._abandon(spec, state)
+                if "address already in use" not in log_tail(boot.log_path).lower():
                     break
                 continue
             except asyncio.CancelledError:
-                await backend.stop(spec, {**state, "kind": "vm-failed"})
+                await self._abandon(spec, state)
                 raise
-            backend._cpus[spec.id] = state["cpus"]
+            self.servers.cpus[spec.id] = state["cpus"]
             return state
         raise BackendError(last_error)
+
+    async def _abandon(self, spec: NotebookSpec, state: dict[str, Any]) -> None:
+        """A try that failed: its console server and QEMU end, its passed GPUs go back."""
+        await self.servers.end(spec.id, state)
+        groups = list(state.get("vfio_groups") or [])
+        await asyncio.to_thread(self.forget_runtime, spec.id, groups)
 
     def _image(self, spec: NotebookSpec) -> qemu.VmImage:
         """The notebook's VM image, refusing what cannot start before anything is made."""
@@ -218,8 +220,7 @@ class LocalVms:
 
     async def _provision(self, spec: NotebookSpec, image: qemu.VmImage) -> Boot:
         """The home, disk and runtime folder every try at starting the VM reuses."""
-        backend = self.backend
-        account = await backend.accounts.account(spec.owner)
+        account = await self.accounts.account(spec.owner)
         gpus = await asyncio.to_thread(self._gpus, spec)
         accel = self.accelerator(account.uid, account.gid)
         if gpus and accel != "kvm":
@@ -227,8 +228,8 @@ class LocalVms:
                 "a GPU is passed to a VM only under KVM, which VMs cannot use on this "
                 "machine; choose no GPU for this VM notebook"
             )
-        home = backend.files.home(spec.owner, spec.name)
-        await asyncio.to_thread(backend.files.prepare_home, home, account.uid, account.gid)
+        home = self.files.home(spec.owner, spec.name)
+        await asyncio.to_thread(self.files.prepare_home, home, account.uid, account.gid)
         folder = self.disk_folder(spec.owner, spec.name)
         run = self.runtime / str(spec.id)
         disk, uefi_vars = await asyncio.to_thread(
@@ -244,7 +245,7 @@ class LocalVms:
             disk=disk,
             uefi_vars=uefi_vars,
             accel=accel,
-            log_path=backend.log_path(spec.owner, spec.name),
+            log_path=self.servers.log_path(spec.owner, spec.name),
             gpus=tuple(gpus),
         )
 
@@ -262,11 +263,11 @@ class LocalVms:
         self, boot: Boot, attempt: int, busy: list[int], progress: ProgressCallback
     ) -> tuple[dict[str, Any], asyncio.subprocess.Process]:
         """One try: the console server started under fresh limits on a fresh port."""
-        backend, spec, account = self.backend, boot.spec, boot.account
+        spec, account = boot.spec, boot.account
         limits = await asyncio.to_thread(
-            backend.limiter.prepare, spec.id, spec.cpu_milli, spec.memory, busy
+            self.servers.limiter.prepare, spec.id, spec.cpu_milli, spec.memory, busy
         )
-        port = backend_free_port()
+        port = free_port()
         argv = self._qemu(boot)
         info = self._info(boot)
         plan = {
@@ -283,13 +284,13 @@ class LocalVms:
         await progress(25, f"Starting the VM with {boot.how}{suffix}")
         try:  # the GPUs' groups are the VM account's until its stop (or this failing)
             await asyncio.to_thread(vfio.give, list(boot.gpus), account.uid, account.gid)
-            process = await backend._launch(plan, boot.log_path, spec.id)
+            process = await self.servers.launch(plan, boot.log_path, spec.id)
         except BaseException:
             await asyncio.to_thread(vfio.take_back, boot.vfio_groups)
             raise
         state = {
             "kind": "vm",
-            **backend._launched(spec.id, process, port, account, limits),
+            **self.servers.launched(spec.id, process, port, account, limits),
             "accel": boot.accel,
             "run": str(boot.run),
             "vfio_groups": boot.vfio_groups,
@@ -307,7 +308,7 @@ class LocalVms:
             spec.cpu_milli,
             spec.memory,
             boot.accel,
-            f"cgu-{self.backend.instance[:8]}-{spec.id}",
+            f"cgu-{self.servers.instance[:8]}-{spec.id}",
             boot.uefi_vars,
             tuple(arg for gpu in boot.gpus for arg in gpu.qemu_args()),
         )
@@ -335,7 +336,7 @@ class LocalVms:
         """Until the console server answers and QEMU has made its VNC socket."""
         title, how = boot.title, boot.how
         vnc = Path(state["run"]) / "vnc.sock"
-        await self.backend._wait_ready(
+        await self.servers.wait_ready(
             boot.spec,
             state,
             process,
@@ -393,7 +394,7 @@ class LocalVms:
             "LOGNAME": account,
             "LANG": os.environ.get("LANG", "C.UTF-8"),
             "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-            "CGU_LAB_INSTANCE": self.backend.instance,
+            "CGU_LAB_INSTANCE": self.servers.instance,
             "CGU_NOTEBOOK_ID": str(spec.id),
             "CGU_PROXY_SECRET": spec.proxy_secret,
             "CGU_VM_BASE": spec.base_path,
@@ -408,7 +409,7 @@ class LocalVms:
 
     async def shutdown(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:
         """Ask the guest to power off (ACPI) and wait for it; the caller's stop does the rest."""
-        server = self.backend.processes.server(state, spec.id)
+        server = self.servers.processes.server(state, spec.id)
         if server is None or not state.get("run"):
             return
         socket = Path(str(state["run"])) / "qmp.sock"
@@ -418,12 +419,7 @@ class LocalVms:
         except (qemu.QmpError, OSError, ValueError):
             return  # no QMP: the ordinary stop ends QEMU
         timeout = float(getattr(self.settings, "vm_shutdown_timeout", 30))
-        child = self.backend._children.get(spec.id)
-        if child is not None:  # our own child is reaped by the event loop: wait through it
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(child.wait(), timeout)
-            return
-        await asyncio.to_thread(psutil.wait_procs, [server], timeout)
+        await self.servers.wait_exit(spec.id, server, timeout)
 
     async def remove_storage(self, owner: str, name: str, trash: Path, stamp: str) -> None:
         folder = self.disk_folder(owner, name)
@@ -436,12 +432,6 @@ class LocalVms:
         with contextlib.suppress(OSError):
             shutil.rmtree(self.runtime / str(int(notebook_id)))
         vfio.take_back(list(vfio_groups))
-
-
-def backend_free_port() -> int:
-    from .local import free_port  # local imports this module
-
-    return free_port()
 
 
 def _overlay(image: qemu.VmImage, folder: Path) -> Path:

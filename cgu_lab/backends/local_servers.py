@@ -1,0 +1,239 @@
+"""The servers the local backend launches: JupyterLab, or a VM notebook's console server.
+
+Both are started the same way (local_launch, as the notebook's account, inside its limits),
+waited for the same way (until they answer the proxy's way), watched and ended the same way
+(their whole process tree, by the installation's markers). This object does that and
+nothing else; the LocalBackend (JupyterLab's command line, homes, private networks) and
+LocalVms (QEMU, disks) each hold it and give it what differs, so neither needs the other.
+
+Processes run in their own session and survive a controller restart; a restarted
+controller finds them again through `processes` (local_limits.Processes), which knows this
+installation's markers. Our own children are followed in `children`, so a stop waits for
+them through the event loop that reaps them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import psutil
+
+from .base import BackendError, NotebookSpec, Observation, ProgressCallback
+from .local_accounts import Account
+from .local_limits import Limiter, Processes
+from .upstream import UNIX, Upstreams, unix_path
+
+USER_HEADER = "X-Cgu-User"
+SECRET_HEADER = "X-Cgu-Proxy-Secret"  # noqa: S105 - a header name
+
+
+def free_port() -> int:
+    """A port free right now; a race for it is lost by a failed bind (local.py's notes)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def log_tail(path: Path, lines: int = 5) -> str:
+    """The last lines of a server's log, on one line, for a message."""
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    return " | ".join(text[-lines:])
+
+
+class Servers:
+    """Launch, wait for, observe and end this installation's notebook servers."""
+
+    def __init__(self, settings, logs: Path, limiter: Limiter) -> None:
+        self.settings = settings  # start_timeout, stop_timeout
+        self.logs = logs
+        self.limiter = limiter
+        self.instance = ""
+        self.processes = Processes("", limiter)
+        self.children: dict[int, asyncio.subprocess.Process] = {}
+        self.cpus: dict[int, list[int]] = {}
+        # Liveness checks ask each server's status over its port or socket, briefly.
+        self.http = Upstreams(lambda: {"timeout": aiohttp.ClientTimeout(total=2)}, keepalive=15)
+
+    def bind(self, instance: str) -> None:
+        """This installation's identity, known once the backend opens."""
+        self.instance = instance
+        self.processes = Processes(instance, self.limiter)
+
+    async def close(self) -> None:
+        await self.http.close()
+
+    def log_path(self, owner: str, name: str) -> Path:
+        return self.logs / owner / f"{name}.log"
+
+    def busy_cpus(self) -> list[int]:
+        """The cores running servers are pinned to, one entry per server on a core."""
+        return [cpu for cpus in self.cpus.values() for cpu in cpus]
+
+    @staticmethod
+    def endpoint(state: Mapping[str, Any]) -> str:
+        """Where the proxy reaches a server: its Unix socket, or its loopback port."""
+        if state.get("socket"):
+            return UNIX + str(state["socket"])
+        return f"http://127.0.0.1:{state['port']}"
+
+    # -- start -------------------------------------------------------------------
+
+    async def launch(
+        self, plan: dict, log_path: Path, notebook_id: int
+    ) -> asyncio.subprocess.Process:
+        # The launcher carries the marker from its first instruction, so a stop
+        # that comes before it has exec'd the server still recognises it.
+        env = {**os.environ, "CGU_LAB_INSTANCE": self.instance, "CGU_NOTEBOOK_ID": str(notebook_id)}
+        log = await asyncio.to_thread(open, log_path, "ab")
+        with log:
+            log.write(f"\n--- starting at {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n".encode())
+            log.flush()
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "cgu_lab.backends.local_launch",
+                stdin=asyncio.subprocess.PIPE,
+                stdout=log,
+                stderr=log,
+                env=env,
+                start_new_session=True,
+            )
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(plan).encode())
+        process.stdin.close()
+        return process
+
+    def launched(
+        self,
+        notebook_id: int,
+        process: asyncio.subprocess.Process,
+        port: int | None,
+        account: Account,
+        limits: dict[str, Any],
+    ) -> dict[str, Any]:
+        """The state of a server the launcher started (JupyterLab, or a VM's console):
+        what the liveness watch, stop and the limiter read of it. Its child is followed
+        from now on."""
+        self.children[notebook_id] = process
+        return {
+            "pid": process.pid,
+            "create_time": psutil.Process(process.pid).create_time(),
+            "port": port,
+            "uid": account.uid,
+            "account": account.name,
+            "cgroups": limits.get("cgroups", []),
+            "cpus": limits.get("cpus", []),
+            "enforcement": self.limiter.describe().cpu,
+        }
+
+    async def wait_ready(
+        self,
+        spec: NotebookSpec,
+        state: dict,
+        process: asyncio.subprocess.Process,
+        progress: ProgressCallback,
+        server: str = "JupyterLab",
+        waiting: Callable[[int], str] = lambda waited: f"Waiting for JupyterLab ({waited} s)",
+        answered: str = "JupyterLab is answering",
+        ready: Callable[[], bool] = lambda: True,
+    ) -> None:
+        """Until the server answers the proxy's way (and `ready` holds), with a progress
+        line each second; its exit or the start timeout fails with its log's last lines.
+        VM notebooks wait here too, for their console server."""
+        log_path = self.log_path(spec.owner, spec.name)
+        deadline = time.monotonic() + self.settings.start_timeout
+        started = time.monotonic()
+        reported = 0
+        while time.monotonic() < deadline:
+            if process.returncode is not None:
+                tail = log_tail(log_path)
+                raise BackendError(f"{server} exited with code {process.returncode}: {tail}")
+            if ready() and await self.answers(spec, state):
+                await progress(95, answered)
+                return
+            waited = int(time.monotonic() - started)
+            if waited > reported:
+                reported = waited
+                await progress(min(90, 30 + waited * 10), waiting(waited))
+            await asyncio.sleep(0.05)
+        raise BackendError(
+            f"{server} did not answer within {self.settings.start_timeout:.0f} s; "
+            f"last lines of its log: {log_tail(log_path)}"
+        )
+
+    async def answers(self, spec: NotebookSpec, state: Mapping[str, Any]) -> bool:
+        client, base = self.http.client(self.endpoint(state))
+        url = f"{base}{spec.base_path}api/status"
+        headers = {USER_HEADER: spec.owner, SECRET_HEADER: spec.proxy_secret}
+        try:
+            async with client.get(url, headers=headers) as response:
+                return response.status == 200
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+            return False
+
+    # -- observe and end -----------------------------------------------------------
+
+    async def observe(self, spec: NotebookSpec, state: Mapping[str, Any]) -> Observation:
+        server = self.processes.server(state, spec.id)
+        if server is None:
+            return Observation(alive=False, detail="its server process is gone")
+        if not self.processes.listens(server, state.get("port"), unix_path(self.endpoint(state))):
+            return Observation(alive=True, ready=False, detail="its server left its port")
+        if not await self.answers(spec, state):
+            return Observation(alive=True, ready=False, detail="its server does not answer")
+        self.cpus[spec.id] = list(state.get("cpus", []))
+        return Observation(alive=True, ready=True)
+
+    async def end(self, notebook_id: int, state: Mapping[str, Any]) -> None:
+        """Stop a server and everything it started; give back its cores and cgroups."""
+        tree = await asyncio.to_thread(self.processes.tree, state, notebook_id)
+        root = self.processes.server(state, notebook_id)
+        child = self.children.pop(notebook_id, None)
+        if root is not None:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                root.send_signal(signal.SIGTERM)  # JupyterLab shuts its kernels down
+            await self._wait_server(root, child, self.settings.stop_timeout)
+        # Kernels run in sessions of their own; make sure nothing outlives the server.
+        again = await asyncio.to_thread(self.processes.tree, state, notebook_id)
+        others = {p.pid: p for p in tree + again if root is None or p.pid != root.pid}
+        leftovers = [p for p in others.values() if p.is_running()]
+        for process in leftovers:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        await asyncio.to_thread(psutil.wait_procs, leftovers, 5)
+        if root is not None and root.is_running() and root.status() != psutil.STATUS_ZOMBIE:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                root.kill()
+            await self._wait_server(root, child, 5)
+        self.cpus.pop(notebook_id, None)
+        await asyncio.to_thread(self.limiter.remove, notebook_id)
+
+    async def wait_exit(self, notebook_id: int, server: psutil.Process, timeout: float) -> None:
+        """Wait up to `timeout` for a server to end by itself (a VM powering off)."""
+        await self._wait_server(server, self.children.get(notebook_id), timeout)
+
+    @staticmethod
+    async def _wait_server(
+        root: psutil.Process, child: asyncio.subprocess.Process | None, timeout: float
+    ) -> None:
+        """Wait for the server to exit. Our own child is reaped by the event loop, so
+        it is waited for through asyncio; calling waitpid on it would race the loop."""
+        if child is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(child.wait(), timeout)
+            return
+        await asyncio.to_thread(psutil.wait_procs, [root], timeout)
