@@ -13,7 +13,8 @@ import copy
 
 from . import kube_names as names
 from . import kube_objects as objects
-from .kube_objects import Obj
+from . import kube_parts as parts
+from .kube_parts import Obj
 
 
 def statefulset(notebook_obj: Obj) -> Obj:
@@ -31,11 +32,11 @@ def statefulset(notebook_obj: Obj) -> Obj:
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
-        "metadata": objects.object_meta(
+        "metadata": parts.object_meta(
             name,
             meta["namespace"],
             meta.get("labels", {}),
-            ownerReferences=[objects.owner_reference(notebook_obj)],
+            ownerReferences=[parts.owner_reference(notebook_obj)],
         ),
         "spec": {
             "replicas": 0 if objects.is_stopped(notebook_obj) else 1,
@@ -54,11 +55,11 @@ def service(owner: Obj) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": objects.object_meta(
+        "metadata": parts.object_meta(
             name,
             meta["namespace"],
             meta.get("labels", {}),
-            ownerReferences=[objects.owner_reference(owner)],
+            ownerReferences=[parts.owner_reference(owner)],
         ),
         "spec": {
             "type": "ClusterIP",

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from . import kube_names as names
-from . import kube_objects as objects
+from . import kube_parts as parts
 from . import kube_pod_tool as tool
 from .base import BackendError
 from .kube_api import KubeApi, KubeError
@@ -51,8 +51,8 @@ def tool_result(code: int, lines: list[dict], key: str) -> dict:
 def courses_claim(namespace: str, owner: str, settings: KubeSettings) -> Obj:
     """The user's course folders, kept like a home: only deleting the user removes them.
     A cluster of several nodes needs ReadWriteMany here (two notebooks mount it)."""
-    labels = {**objects.platform_labels(settings, "courses"), names.USER: names.slug(owner, 63)}
-    return objects.volume_claim(
+    labels = {**parts.platform_labels(settings, "courses"), names.USER: names.slug(owner, 63)}
+    return parts.volume_claim(
         COURSES_CLAIM,
         namespace,
         labels,
@@ -68,13 +68,13 @@ def seed_claim(ref: names.ObjectRef, owner: str, notebook: str, settings: KubeSe
     start finds it and keeps it as it is; it lacks only the notebook-id label, which
     nothing selects homes by (`remove_storage` deletes them by name)."""
     labels = {
-        **objects.platform_labels(settings, "home"),
+        **parts.platform_labels(settings, "home"),
         names.USER: names.slug(owner, 63),
         "app": ref.name,
         names.NOTEBOOK_NAME: ref.name,
     }
     annotations = {names.OWNER: owner, names.NOTEBOOK: notebook}
-    return objects.volume_claim(
+    return parts.volume_claim(
         ref.home, ref.namespace, labels, annotations, settings.home_size, settings
     )
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 from ..core.quota import Limits
 from . import kube_names as names
 from . import kube_objects as objects
+from . import kube_parts as parts
 from .base import QuotaSpec
-from .kube_objects import Obj
+from .kube_parts import Obj
 from .kube_settings import KubeSettings
 
 NETWORK_POLICY = "cgu-lab-notebooks"
@@ -28,7 +29,7 @@ NAMESPACE_ROLE = "cgu-lab-namespace-manager"  # the ClusterRole in deploy/kubern
 
 def namespace(name: str, subject: str, settings: KubeSettings, group: bool = False) -> Obj:
     """A profile namespace; `owner` is the annotation Kubeflow's profiles carry."""
-    labels = objects.platform_labels(settings)
+    labels = parts.platform_labels(settings)
     labels[names.GROUP if group else names.USER] = names.slug(subject, 63)
     labels[names.PROFILE_PART_OF[0]] = names.PROFILE_PART_OF[1]
     # Notebook images run as a fixed non-root user; KubeVirt's launcher pods need
@@ -38,7 +39,7 @@ def namespace(name: str, subject: str, settings: KubeSettings, group: bool = Fal
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": objects.object_meta(name, None, labels, annotations={"owner": subject}),
+        "metadata": parts.object_meta(name, None, labels, annotations={"owner": subject}),
     }
 
 
@@ -47,8 +48,8 @@ def controller_role_binding(namespace_name: str, settings: KubeSettings) -> Obj:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "RoleBinding",
-        "metadata": objects.object_meta(
-            CONTROLLER_BINDING, namespace_name, objects.platform_labels(settings)
+        "metadata": parts.object_meta(
+            CONTROLLER_BINDING, namespace_name, parts.platform_labels(settings)
         ),
         "roleRef": {
             "apiGroup": "rbac.authorization.k8s.io",
@@ -71,8 +72,8 @@ def notebook_service_account(namespace_name: str, settings: KubeSettings) -> Obj
     return {
         "apiVersion": "v1",
         "kind": "ServiceAccount",
-        "metadata": objects.object_meta(
-            objects.NOTEBOOK_SERVICE_ACCOUNT, namespace_name, objects.platform_labels(settings)
+        "metadata": parts.object_meta(
+            objects.NOTEBOOK_SERVICE_ACCOUNT, namespace_name, parts.platform_labels(settings)
         ),
         "automountServiceAccountToken": False,
     }
@@ -103,8 +104,8 @@ def network_policy(namespace_name: str, settings: KubeSettings) -> Obj:
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
-        "metadata": objects.object_meta(
-            NETWORK_POLICY, namespace_name, objects.platform_labels(settings)
+        "metadata": parts.object_meta(
+            NETWORK_POLICY, namespace_name, parts.platform_labels(settings)
         ),
         "spec": {
             "podSelector": {
@@ -128,9 +129,9 @@ def quota_hard(quota: QuotaSpec) -> dict[str, str]:
     limits: Limits = quota.limits
     hard: dict[str, str] = {}
     if limits.cpu_milli is not None:
-        hard["requests.cpu"] = objects.cpu_quantity(limits.cpu_milli)
+        hard["requests.cpu"] = parts.cpu_quantity(limits.cpu_milli)
     if limits.memory is not None:
-        hard["requests.memory"] = objects.memory_quantity(limits.memory)
+        hard["requests.memory"] = parts.memory_quantity(limits.memory)
     if limits.gpus is not None:
         per_resource: dict[str, int] = {}
         for gpu_type, resource in quota.gpu_resources.items():
@@ -148,8 +149,8 @@ def resource_quota(namespace_name: str, quota: QuotaSpec, settings: KubeSettings
     return {
         "apiVersion": "v1",
         "kind": "ResourceQuota",
-        "metadata": objects.object_meta(
-            names.QUOTA_NAME, namespace_name, objects.platform_labels(settings)
+        "metadata": parts.object_meta(
+            names.QUOTA_NAME, namespace_name, parts.platform_labels(settings)
         ),
         # Only long-running pods count (notebooks, their servers, training workers): the
         # pods that copy files (kube_files) carry a deadline, and a student whose notebooks

@@ -5,7 +5,9 @@ the object as the dict the API server receives (camelCase, no client models),
 so each one is unit-tested and schema-validated without a cluster and the
 backend only decides which to send when. The namespace a notebook lives in is
 built by kube_namespaces, its Service (and StatefulSet) by kube_companions, a
-training job by kube_training; the small parts they share are here.
+training job by kube_training, its storage mounts by kube_storage; the small
+parts they all share (metadata, labels, claims, security) by kube_parts, one
+floor below every one of them.
 
 What a notebook is made of, in its owner's namespace ("profile"):
 - a Kubeflow `Notebook` (kubeflow.org/v1) whose pod template runs JupyterLab
@@ -29,6 +31,7 @@ from typing import Any
 import yaml
 
 from . import kube_names as names
+from . import kube_parts as parts
 from . import kube_storage
 from .base import AUTHORIZER, CONTENTS_MANAGER, IDENTITY_PROVIDER, NotebookSpec
 from .kube_settings import KubeSettings
@@ -45,63 +48,12 @@ Obj = dict[str, Any]
 # -- quantities and small parts ---------------------------------------------------
 
 
-def cpu_quantity(milli: int) -> str:
-    return str(milli // 1000) if milli % 1000 == 0 else f"{milli}m"
-
-
-def memory_quantity(size: int) -> str:
-    for unit, factor in (("Gi", 2**30), ("Mi", 2**20)):
-        if size % factor == 0:
-            return f"{size // factor}{unit}"
-    return str(size)
-
-
-def object_meta(name: str, namespace: str | None, labels: Mapping[str, str], **extra: Any) -> Obj:
-    meta: Obj = {"name": name, "labels": dict(labels)}
-    if namespace is not None:
-        meta["namespace"] = namespace
-    meta.update({key: value for key, value in extra.items() if value})
-    return meta
-
-
-def platform_labels(settings: KubeSettings, component: str | None = None) -> dict[str, str]:
-    """The labels that make an object this installation's (what watches select on)."""
-    labels = {names.MANAGED_BY: names.PLATFORM, names.INSTALLATION: settings.installation}
-    if component:
-        labels[names.COMPONENT] = component
-    return labels
-
-
 def is_ours(obj: Obj, settings: KubeSettings) -> bool:
     labels = obj.get("metadata", {}).get("labels") or {}
     return (
         labels.get(names.MANAGED_BY) == names.PLATFORM
         and labels.get(names.INSTALLATION) == settings.installation
     )
-
-
-def owner_reference(owner: Obj) -> Obj:
-    """Makes the object garbage-collected with `owner` (which must have been created)."""
-    return {
-        "apiVersion": owner["apiVersion"],
-        "kind": owner["kind"],
-        "name": owner["metadata"]["name"],
-        "uid": owner["metadata"]["uid"],
-        "controller": True,
-    }
-
-
-def container_resources(cpu_milli: int, memory: int, gpus: int, gpu_resource: str) -> Obj:
-    """Requests equal to limits: what the quota counts is what the pod holds."""
-    amounts = {"cpu": cpu_quantity(cpu_milli), "memory": memory_quantity(memory)}
-    if gpus:
-        amounts[gpu_resource] = str(gpus)
-    return {"requests": dict(amounts), "limits": dict(amounts)}
-
-
-def gpu_tolerations() -> list[Obj]:
-    """GPU nodes are commonly tainted nvidia.com/gpu:NoSchedule to keep CPU pods off."""
-    return [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 
 
 def _quoted_env(env: Mapping[str, str]) -> str:
@@ -119,7 +71,7 @@ def _quoted_env(env: Mapping[str, str]) -> str:
 def notebook_labels(
     ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSettings, component: str
 ) -> dict[str, str]:
-    labels = platform_labels(settings, component)
+    labels = parts.platform_labels(settings, component)
     labels.update(
         {
             names.NOTEBOOK_ID: str(spec.id),
@@ -202,23 +154,6 @@ def secret_env(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSettings)
     ]
 
 
-def pod_security(settings: KubeSettings) -> Obj:
-    """A pod that runs as the notebook's user, never root, under the runtime's seccomp
-    profile; its volumes' files belong to the notebook's group."""
-    return {
-        "runAsNonRoot": True,
-        "runAsUser": settings.notebook_uid,
-        "runAsGroup": settings.notebook_gid,
-        "fsGroup": settings.notebook_gid,
-        "seccompProfile": {"type": "RuntimeDefault"},
-    }
-
-
-def container_security() -> Obj:
-    """A container that gains no privilege and holds no capability."""
-    return {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
-
-
 def notebook_pod_spec(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSettings) -> Obj:
     env = [{"name": key, "value": value} for key, value in notebook_env(spec, settings).items()]
     container = {
@@ -231,7 +166,9 @@ def notebook_pod_spec(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSe
         "workingDir": HOME,
         "env": env + secret_env(ref, spec, settings),
         "ports": [{"name": "notebook-port", "containerPort": NOTEBOOK_PORT, "protocol": "TCP"}],
-        "resources": container_resources(spec.cpu_milli, spec.memory, spec.gpus, spec.gpu_resource),
+        "resources": parts.container_resources(
+            spec.cpu_milli, spec.memory, spec.gpus, spec.gpu_resource
+        ),
         # /api/status needs the proxy secret, which a probe cannot carry; a listening
         # port is what "JupyterLab is up" means to the controller's proxy anyway.
         "readinessProbe": {
@@ -244,13 +181,13 @@ def notebook_pod_spec(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSe
             {"name": "courses", "mountPath": f"{HOME}/courses"},
             {"name": "dshm", "mountPath": SHM},
         ],
-        "securityContext": container_security(),
+        "securityContext": parts.container_security(),
     }
     pod: Obj = {
         "serviceAccountName": NOTEBOOK_SERVICE_ACCOUNT,
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
-        "securityContext": pod_security(settings),
+        "securityContext": parts.pod_security(settings),
         "containers": [container],
         "volumes": [
             {"name": "home", "persistentVolumeClaim": {"claimName": ref.home}},
@@ -264,7 +201,7 @@ def notebook_pod_spec(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSe
     if spec.node_selector:
         pod["nodeSelector"] = dict(spec.node_selector)
     if spec.gpus:
-        pod["tolerations"] = gpu_tolerations()
+        pod["tolerations"] = parts.gpu_tolerations()
     return pod
 
 
@@ -290,7 +227,7 @@ def notebook(
     return {
         "apiVersion": "kubeflow.org/v1",
         "kind": "Notebook",
-        "metadata": object_meta(ref.name, ref.namespace, labels, annotations=annotations),
+        "metadata": parts.object_meta(ref.name, ref.namespace, labels, annotations=annotations),
         "spec": {"template": {"spec": notebook_pod_spec(ref, spec, settings)}},
     }
 
@@ -334,11 +271,11 @@ def notebook_secret(
     }
     if spec.kind == "vm":
         values["userdata"] = vm_user_data(spec, settings)
-    metadata = object_meta(
+    metadata = parts.object_meta(
         ref.secret,
         ref.namespace,
         notebook_labels(ref, spec, settings, "secrets"),
-        ownerReferences=[owner_reference(owner)],
+        ownerReferences=[parts.owner_reference(owner)],
     )
     return {
         "apiVersion": "v1",
@@ -350,31 +287,10 @@ def notebook_secret(
     }
 
 
-def volume_claim(
-    name: str,
-    namespace: str,
-    labels: Mapping[str, str],
-    annotations: Mapping[str, str],
-    size: str,
-    settings: KubeSettings,
-    access_mode: str = "ReadWriteOnce",
-) -> Obj:
-    """A volume of the platform's storage class (homes, course folders)."""
-    claim: Obj = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": object_meta(name, namespace, labels, annotations=dict(annotations)),
-        "spec": {"accessModes": [access_mode], "resources": {"requests": {"storage": size}}},
-    }
-    if settings.storage_class:
-        claim["spec"]["storageClassName"] = settings.storage_class
-    return claim
-
-
 def home_claim(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSettings) -> Obj:
     """The home volume. Not owned by the Notebook: deleting a Notebook by hand must
     not take the student's files with it; only `remove_storage` deletes it."""
-    return volume_claim(
+    return parts.volume_claim(
         ref.home,
         ref.namespace,
         notebook_labels(ref, spec, settings, "home"),
@@ -444,8 +360,8 @@ def virtual_machine(
     is a containerDisk, the home a second disk on the same PVC a pod would use,
     GPUs passed through by resource name; ready when JupyterLab listens."""
     labels = notebook_labels(ref, spec, settings, "vm")
-    cpu = cpu_quantity(spec.cpu_milli)
-    memory = memory_quantity(spec.memory)
+    cpu = parts.cpu_quantity(spec.cpu_milli)
+    memory = parts.memory_quantity(spec.memory)
     devices: Obj = {
         "disks": [
             {"name": "rootdisk", "disk": {"bus": "virtio"}},
@@ -488,7 +404,7 @@ def virtual_machine(
     return {
         "apiVersion": "kubevirt.io/v1",
         "kind": "VirtualMachine",
-        "metadata": object_meta(
+        "metadata": parts.object_meta(
             ref.name, ref.namespace, labels, annotations=_notebook_annotations(spec, "vm")
         ),
         "spec": {

@@ -44,7 +44,7 @@ from typing import IO, TYPE_CHECKING, Any
 import aiohttp
 
 from . import kube_names as names
-from . import kube_objects as objects
+from . import kube_parts as parts
 from .base import BackendError
 from .kube_api import KubeError
 from .kube_settings import KubeSettings
@@ -80,7 +80,7 @@ def tool_pod(
     """The pod a tool runs in (see the module's notes); `volume` is mounted at MOUNT."""
     name = f"cgu-files-{secrets.token_hex(4)}"
     labels = {
-        **objects.platform_labels(settings, COMPONENT),
+        **parts.platform_labels(settings, COMPONENT),
         names.USER: names.slug(owner, 63),
     }
     resources = {"cpu": "500m", "memory": "256Mi", "ephemeral-storage": "64Mi"}
@@ -102,7 +102,7 @@ def tool_pod(
             "enableServiceLinks": False,
             "activeDeadlineSeconds": JOB_TIMEOUT,
             "terminationGracePeriodSeconds": 1,
-            "securityContext": objects.pod_security(settings),
+            "securityContext": parts.pod_security(settings),
             "containers": [
                 {
                     "name": "files",
@@ -113,7 +113,7 @@ def tool_pod(
                     "env": [{"name": "HOME", "value": MOUNT}],
                     "resources": {"requests": resources, "limits": resources},
                     "volumeMounts": [mount],
-                    "securityContext": objects.container_security(),
+                    "securityContext": parts.container_security(),
                 }
             ],
             "volumes": [volume],

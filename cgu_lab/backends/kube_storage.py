@@ -27,7 +27,7 @@ import hashlib
 import posixpath
 
 from . import kube_names as names
-from . import kube_objects as objects
+from . import kube_parts as parts
 from .base import NotebookSpec
 from .kube_settings import KubeSettings
 
@@ -38,8 +38,8 @@ STORAGE_VOLUME = "storage"
 
 def storage_claim(namespace: str, owner: str, settings: KubeSettings) -> Obj:
     """The user's personal storage: only deleting the user removes it."""
-    labels = {**objects.platform_labels(settings, "storage"), names.USER: names.slug(owner, 63)}
-    return objects.volume_claim(
+    labels = {**parts.platform_labels(settings, "storage"), names.USER: names.slug(owner, 63)}
+    return parts.volume_claim(
         STORAGE_CLAIM,
         namespace,
         labels,

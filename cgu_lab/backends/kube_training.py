@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from . import kube_names as names
 from . import kube_objects as objects
+from . import kube_parts as parts
 from .base import TrainingSpec
-from .kube_objects import Obj
+from .kube_parts import Obj
 from .kube_settings import KubeSettings
 
 
 def pytorch_job(ref: names.ObjectRef, job: TrainingSpec, settings: KubeSettings) -> Obj:
     """One Master and `workers` Workers, each a container named `pytorch` (the
     training operator looks for that name) with the job's resources."""
-    labels = objects.platform_labels(settings, "training")
+    labels = parts.platform_labels(settings, "training")
     labels[names.USER] = names.slug(job.owner, 63)
 
     def replica(count: int) -> Obj:
@@ -29,7 +30,7 @@ def pytorch_job(ref: names.ObjectRef, job: TrainingSpec, settings: KubeSettings)
             "imagePullPolicy": settings.image_pull_policy,
             "command": list(job.command),
             "env": [{"name": key, "value": value} for key, value in job.env.items()],
-            "resources": objects.container_resources(
+            "resources": parts.container_resources(
                 job.cpu_milli, job.memory, job.gpus, job.gpu_resource
             ),
             "volumeMounts": [{"name": "dshm", "mountPath": objects.SHM}],
@@ -44,7 +45,7 @@ def pytorch_job(ref: names.ObjectRef, job: TrainingSpec, settings: KubeSettings)
         if job.node_selector:
             pod["nodeSelector"] = dict(job.node_selector)
         if job.gpus:
-            pod["tolerations"] = objects.gpu_tolerations()
+            pod["tolerations"] = parts.gpu_tolerations()
         return {
             "replicas": count,
             "restartPolicy": "OnFailure",
@@ -57,7 +58,7 @@ def pytorch_job(ref: names.ObjectRef, job: TrainingSpec, settings: KubeSettings)
     return {
         "apiVersion": "kubeflow.org/v1",
         "kind": "PyTorchJob",
-        "metadata": objects.object_meta(
+        "metadata": parts.object_meta(
             ref.name,
             ref.namespace,
             labels,

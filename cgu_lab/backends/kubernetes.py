@@ -43,6 +43,7 @@ from . import kube_files as files
 from . import kube_names as names
 from . import kube_namespaces as namespaces
 from . import kube_objects as objects
+from . import kube_parts as parts
 from . import kube_pod_tool as tool
 from . import kube_status as status
 from . import kube_storage as storage
@@ -126,7 +127,7 @@ class KubernetesBackend(Backend):
 
     def _sources(self) -> list[Source]:
         api = self._api
-        selector = names.selector(objects.platform_labels(self.kube))
+        selector = names.selector(parts.platform_labels(self.kube))
 
         def labelled(kind: str) -> Source:
             return Source(
