@@ -218,7 +218,7 @@ async def _ship_environments(platform: Platform) -> None:
     """
     from sqlalchemy import select
 
-    from .controller import catalog
+    from .controller.environments import catalog
     from .core import environments as recipes
     from .store.models import Environment
 
@@ -295,7 +295,8 @@ async def _first_admin(app) -> str | None:
 
 
 async def _admin(args) -> int:
-    from .controller import accounts, roster_import
+    from .controller.accounts import directory as accounts
+    from .controller.accounts import roster_import
     from .controller.root import Platform
     from .core.errors import DomainError
     from .core.roles import Principal, Role

@@ -13,7 +13,12 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Liveness (no login needed) */
+    /**
+     * Liveness and the database (no login needed); 503 while the database is busy
+     * @description A load balancer takes a controller whose database does not answer out of rotation:
+     *     503 with Retry-After when a trivial transaction fails or waits (a lock held elsewhere),
+     *     within a few seconds however long the database's own busy timeout is.
+     */
     get: operations['health_api_health_get'];
     put?: never;
     post?: never;
@@ -249,6 +254,26 @@ export interface paths {
     post?: never;
     /** Remove a member */
     delete: operations['remove_member_api_groups__name__members__user__delete'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/groups/{name}/tas': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Add a TA to a course in one step, creating the account (its teacher, admins)
+     * @description A new name becomes a TA account with a one-time password (shown once) that manages the course at once. A student the caller fully manages becomes a TA; a staff account is added as `PUT .../members/{user}` with manager does (an invitation for teachers); another course's student is refused (403).
+     */
+    post: operations['add_ta_api_groups__name__tas_post'];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -1724,7 +1749,7 @@ export interface components {
       minutes?: number | null;
       /**
        * Reason
-       * @description Why, for the audit log
+       * @description Why, for the audit log; required (an empty one is refused with a 400)
        * @default
        */
       reason?: string;
@@ -1748,6 +1773,11 @@ export interface components {
        * @description The notebook's state now (a stopped one offers to start)
        */
       state: string;
+      /**
+       * Open Url
+       * @description Where to go now: the notebook when it runs, else its start page, which starts a stopped notebook at once and shows the start's progress
+       */
+      open_url: string;
     };
     /**
      * AppDeclaration
@@ -2964,6 +2994,16 @@ export interface components {
       /** Manager */
       manager: boolean;
     };
+    /** HealthOut */
+    HealthOut: {
+      /** Message */
+      message: string;
+      /**
+       * Database
+       * @description "ok", "busy" (locked or slow) or "unreachable"
+       */
+      database: string;
+    };
     /** ImagesOut */
     ImagesOut: {
       /**
@@ -3587,6 +3627,47 @@ export interface components {
           }[]
         | null;
     };
+    /** TaAdded */
+    TaAdded: {
+      /** Message */
+      message: string;
+      member: components['schemas']['MemberOut'];
+      /**
+       * Created
+       * @description A new TA account was made
+       */
+      created: boolean;
+      /**
+       * Invited
+       * @description An existing staff account was invited (joins on accepting)
+       */
+      invited: boolean;
+      /**
+       * One Time Password
+       * @description The new account's password, shown this once; it must be changed at login
+       */
+      one_time_password: string | null;
+    };
+    /** TaCreate */
+    TaCreate: {
+      /**
+       * Name
+       * @description The TA's user name: a new account, or an existing one
+       */
+      name: string;
+      /**
+       * Display Name
+       * @description For a new account
+       * @default
+       */
+      display_name?: string;
+      /**
+       * Email
+       * @description For a new account
+       * @default
+       */
+      email?: string;
+    };
     /** TemplateOut */
     TemplateOut: {
       /** Name */
@@ -4046,7 +4127,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Message'];
+          'application/json': components['schemas']['HealthOut'];
         };
       };
       /** @description Bad input: the message names the field and the rule */
@@ -5956,6 +6037,104 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Message'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  add_ta_api_groups__name__tas_post: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['TaCreate'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TaAdded'];
         };
       };
       /** @description Bad input: the message names the field and the rule */

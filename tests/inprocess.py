@@ -35,7 +35,7 @@ from cgu_lab.backends.base import NotebookSpec, Observation, ProgressCallback
 from cgu_lab.backends.kube_settings import KubeSettings
 from cgu_lab.backends.kubernetes import KubernetesBackend
 from cgu_lab.backends.local import LocalBackend
-from cgu_lab.controller import accounts
+from cgu_lab.controller.accounts import directory as accounts
 from cgu_lab.controller.app import create_app
 from cgu_lab.controller.settings import Settings
 from cgu_lab.core.roles import Principal, Role

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from cgu_lab.controller import environment_apps
+from cgu_lab.controller.environments import apps as environment_apps
 from cgu_lab.store.models import Environment
 
 RSTUDIO = {"name": "rstudio", "title": "RStudio", "command": ["rserver", "--www-port={port}"]}

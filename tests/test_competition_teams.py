@@ -1,4 +1,4 @@
-"""Teams students form themselves (controller/competition_teams.py): creating, joining with
+"""Teams students form themselves (controller/competitions/teams.py): creating, joining with
 the code, leaving; every refusal with its status and nothing changed; two joins racing
 for the last seat; the team's limits for a student who joined; the code kept from
 anyone outside the team.

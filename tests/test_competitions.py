@@ -16,7 +16,7 @@ import pytest
 
 from cgu_lab.backends.scorer_sandbox import scorer_name
 from cgu_lab.controller import audit
-from cgu_lab.controller import competition_files as files
+from cgu_lab.controller.competitions import files
 from cgu_lab.core.competition import in_public
 
 pytestmark = pytest.mark.integration

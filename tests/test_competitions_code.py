@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from cgu_lab.backends.scorer_sandbox import scorer_name
-from cgu_lab.controller import competition_files as files
+from cgu_lab.controller.competitions import files
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from cgu_lab.backends.kube_settings import KubeSettings
-from cgu_lab.controller import auth
+from cgu_lab.controller.accounts import auth
 
 from .inprocess import ClusterlessKube, InProcess, LoopbackNotebook
 

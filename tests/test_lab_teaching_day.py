@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 import httpx
 import pytest
 
-from cgu_lab.controller.proxy_replies import page_html
+from cgu_lab.controller.proxy.replies import page_html
 from cgu_lab.core.culling import Activity, CullPolicy, decide, minutes_text, time_left_text
 from cgu_lab.notebook.gpus import allocation, parse_device, summary, visible_devices
 

@@ -4,7 +4,7 @@ import pytest
 
 from cgu_lab.backends.local_accounts import MAX_UNIX_NAME, unix_name
 from cgu_lab.backends.local_limits import pick_cpus
-from cgu_lab.controller.proxy_replies import origin_matches, parse_path, without_platform_cookies
+from cgu_lab.controller.proxy.replies import origin_matches, parse_path, without_platform_cookies
 from cgu_lab.core.errors import Invalid
 
 

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select
 
 from cgu_lab.backends.base import QuotaSpec
-from cgu_lab.controller.quota_mirror import QuotaMirror
+from cgu_lab.controller.quotas.mirror import QuotaMirror
 from cgu_lab.core.errors import NotSupported
 from cgu_lab.core.quota import Limits
 from cgu_lab.store.db import Database

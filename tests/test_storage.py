@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from cgu_lab.controller import storage as service
+from cgu_lab.controller.storage import service
 from cgu_lab.store.models import User
 
 COURSE = "stor-course"

@@ -114,8 +114,8 @@ def test_course_storage_without_an_nfs_share_is_refused_by_name():
     import asyncio
 
     from cgu_lab.backends import create_backend
-    from cgu_lab.controller import storage as service
     from cgu_lab.controller.settings import Settings
+    from cgu_lab.controller.storage import service
     from cgu_lab.core.errors import NotSupported
 
     backend = create_backend("kubernetes", Settings())

@@ -10,7 +10,7 @@ from sqlalchemy import inspect, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
 
-from cgu_lab.controller import quotas
+from cgu_lab.controller.quotas import service as quotas
 from cgu_lab.core.errors import QuotaExceeded
 from cgu_lab.store.db import Database
 from cgu_lab.store.models import Notebook, Quota, User

@@ -11,7 +11,7 @@ backend's) in a tool pod (kube_pod_tool) with the storage's volume mounted:
   the kernel refuses a member's writes whatever the tool does. Without an NFS
   share there is no course storage, and the page says so.
 
-Who may open which storage is the controller's rule (controller/storage.py);
+Who may open which storage is the controller's rule (controller/storage/service.py);
 the pod only ever sees the one volume. The allowance is checked by the tool
 on every upload chunk, and the claim's size is a wall the volume enforces
 (`enforcement`). A request waits for its pod (a second or two on a node that

@@ -25,11 +25,14 @@ from .. import __version__
 from ..backends.base import Backend, BackendError
 from ..core.errors import DatabaseBusy, DomainError
 from ..store.db import unavailable
-from . import api, competition_pages, pages, teaching_pages
-from .proxy import AUTO_START, PREFIX, NotebookProxy
-from .proxy_replies import guarded, page_html, send_problem
+from . import pages, routes
+from .api.schemas import ErrorBody
+from .competitions import pages as competition_pages
+from .proxy.forward import AUTO_START, PREFIX, NotebookProxy
+from .proxy.replies import guarded, page_html, send_problem
 from .root import Platform
 from .settings import Settings
+from .teaching import pages as teaching_pages
 
 log = logging.getLogger("cgu_lab.controller")
 
@@ -48,7 +51,7 @@ PAGE_HEADERS = [
 # The largest API request body (a class list of 20,000 rows fits); larger ones get 413.
 MAX_BODY = 16 * 2**20
 ERROR_RESPONSES = {
-    status: {"model": api.schemas.ErrorBody, "description": text}
+    status: {"model": ErrorBody, "description": text}
     for status, text in (
         (400, "Bad input: the message names the field and the rule"),
         (401, "Not logged in"),
@@ -191,7 +194,7 @@ def _lifespan(
 
 
 def _add_routes(app: FastAPI) -> None:
-    app.include_router(api.router(), responses=ERROR_RESPONSES)
+    app.include_router(routes.router(), responses=ERROR_RESPONSES)
     app.include_router(pages.router)
     app.include_router(teaching_pages.router)
     app.include_router(competition_pages.router)

@@ -19,10 +19,10 @@ from .. import __version__
 from ..core.errors import DomainError, Forbidden, NotFound
 from ..core.redirects import safe_next
 from ..core.roles import may_manage_notebook
-from .accounts import get_group, get_user, require_manages_user
-from .auth import Identity
-from .origin_auth import LOGIN_PATH
-from .proxy_replies import origin_matches
+from .accounts.auth import Identity
+from .accounts.directory import get_group, get_user, require_manages_user
+from .proxy.origin_auth import LOGIN_PATH
+from .proxy.replies import origin_matches
 
 templates = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
 router = APIRouter(include_in_schema=False)

@@ -16,26 +16,29 @@ from ..backends.base import Backend
 from ..core.roles import Role
 from ..store.db import Database
 from ..store.models import CullPolicyRow, Quota, User
-from . import audit, catalog, liveness, quotas
-from .assignments import AssignmentService
-from .auth import Authenticator
-from .competition_entries import EntryService
-from .competition_gpus import RunGpus
-from .competitions import CompetitionService
-from .course_templates import TemplateService
-from .coursework import CourseworkService
-from .culler import DEFAULT_POLICY, Culler
-from .environment_builds import EnvironmentBuilds
-from .monitoring import Monitor
-from .notebooks import NotebookService
-from .origin_auth import OriginAuth
+from . import audit
+from .accounts.auth import Authenticator
+from .accounts.security import hash_password, new_password
+from .competitions.entries import EntryService
+from .competitions.gpus import RunGpus
+from .competitions.service import CompetitionService
+from .environments import catalog
+from .environments.builds import EnvironmentBuilds
+from .monitoring.service import Monitor
+from .notebooks import liveness
+from .notebooks.culler import DEFAULT_POLICY, Culler
+from .notebooks.reader import NotebookReader
+from .notebooks.service import NotebookService
 from .progress import ProgressBroker
-from .quota_mirror import QuotaMirror
-from .reader import NotebookReader
-from .security import hash_password, new_password
+from .proxy.origin_auth import OriginAuth
+from .quotas import service as quotas
+from .quotas.mirror import QuotaMirror
 from .settings import Settings
-from .shares import ShareService
-from .training import TrainingService
+from .sharing.service import ShareService
+from .teaching.assignments import AssignmentService
+from .teaching.coursework import CourseworkService
+from .teaching.templates import TemplateService
+from .training.service import TrainingService
 
 log = logging.getLogger("cgu_lab.platform")
 

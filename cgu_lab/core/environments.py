@@ -2,7 +2,7 @@
 
 An administrator declares an environment from a recipe ("Data science",
 "PyTorch", "TensorFlow") or a list of packages of their own; the controller
-then builds it with pip (controller/environment_builds.py). These are the
+then builds it with pip (controller/environments/builds.py). These are the
 rules that need no I/O: which recipes exist, the packages each one means, and
 which package requests are accepted.
 

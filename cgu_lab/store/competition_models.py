@@ -2,7 +2,7 @@
 because they are one feature's and models.py is near the house's size limit.
 
 The hidden solution and a teacher's scoring script are never stored here:
-they are files in the controller's data directory (controller/competition_files.py);
+they are files in the controller's data directory (controller/competitions/files.py);
 the table only says whether they are there. `split_salt` decides which solution
 rows are public (core/competition.py) and never leaves the controller.
 """
@@ -73,7 +73,7 @@ def new_join_code() -> str:
 
 class CompetitionTeam(Base):
     """A team of a competition with teams: the teacher puts students in it, or students
-    form it themselves (controller/competition_teams.py) and invite with its join code."""
+    form it themselves (controller/competitions/teams.py) and invite with its join code."""
 
     __tablename__ = "competition_teams"
     __table_args__ = (

@@ -129,7 +129,7 @@ class Environment(Base):
     local_prefix: Mapped[str] = mapped_column(String(1000), default="")
     is_default: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    # Built by the platform (controller/environment_builds.py): "building", "ready"
+    # Built by the platform (controller/environments/builds.py): "building", "ready"
     # or "failed"; notebooks may use only a ready one. Declared environments
     # (an image, a prefix made by hand) are ready from the start.
     state: Mapped[str] = mapped_column(String(16), default="ready", server_default="ready")

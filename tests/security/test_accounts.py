@@ -32,7 +32,7 @@ from cgu_lab.backends.local_accounts import (
     installation_tag,
     unix_name,
 )
-from cgu_lab.controller.security import LoginThrottle
+from cgu_lab.controller.accounts.security import LoginThrottle
 from cgu_lab.core.errors import Conflict, Forbidden
 from cgu_lab.core.roles import Principal, Role, manages_account, require_manages_account
 from cgu_lab.store.db import Database

@@ -19,8 +19,8 @@ from websockets.exceptions import ConnectionClosed
 
 from cgu_lab.backends.kube_settings import KubeSettings
 from cgu_lab.controller.api.deps import require_scope
-from cgu_lab.controller.proxy import NotebookProxy
-from cgu_lab.controller.proxy_replies import ISOLATION
+from cgu_lab.controller.proxy.forward import NotebookProxy
+from cgu_lab.controller.proxy.replies import ISOLATION
 
 from ..harness import (
     PASSWORD,
@@ -356,9 +356,9 @@ def test_host_names_and_made_up_tokens_do_not_grow_the_proxys_memory(tmp_path, m
     cached within a bound."""
     from types import SimpleNamespace
 
-    from cgu_lab.controller import auth as auth_module
-    from cgu_lab.controller.notebook_routes import Route
-    from cgu_lab.controller.origin_auth import OriginAuth
+    from cgu_lab.controller.accounts import auth as auth_module
+    from cgu_lab.controller.notebooks.routes import Route
+    from cgu_lab.controller.proxy.origin_auth import OriginAuth
     from cgu_lab.core.lifecycle import State
     from cgu_lab.core.origins import OriginPlan
     from cgu_lab.store.db import Database

@@ -22,8 +22,8 @@ from ...core.errors import Forbidden, Unauthenticated
 from ...core.roles import Principal
 from ...core.scopes import SCOPES
 from ...core.scopes import require as declared
-from ..auth import Identity
-from ..proxy_replies import origin_matches
+from ..accounts.auth import Identity
+from ..proxy.replies import origin_matches
 from ..root import Platform
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Hashable
 
 from sse_starlette import EventSourceResponse, JSONServerSentEvent, ServerSentEvent
 
-from ..notebook_watch import Followed
+from ..notebooks.watch import Followed
 from ..progress import ProgressBroker, ProgressEvent
 
 # The route decorator's description of the answer, for the OpenAPI document.

@@ -24,8 +24,16 @@ from pydantic import Field
 from sqlalchemy import select
 
 from ...store.models import AuditEvent, Template, TemplateVersion
+from ..accounts import router as accounts
 from ..archives import template_archive
-from . import accounts, catalog, culling, gpus, notebooks, quotas, shares, system, teaching
+from ..environments import router as catalog
+from ..gpus import router as gpus
+from ..notebooks import culling_router as culling
+from ..notebooks import router as notebooks
+from ..quotas import router as quotas
+from ..sharing import router as shares
+from ..teaching import router as teaching
+from . import system
 from .deps import ActorDep, IdentityDep, PlatformDep, require_scope
 from .schemas import (
     Amount,

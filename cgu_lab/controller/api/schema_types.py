@@ -45,7 +45,7 @@ from ...core.resources import (
     parse_cpu,
     parse_memory,
 )
-from ..security import MIN_PASSWORD, check_password_strength
+from ..accounts.security import MIN_PASSWORD, check_password_strength
 
 # Row ids: SQLite's INTEGER and PostgreSQL's bigint hold at most 2^63 - 1.
 MAX_ID = 2**63 - 1

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from ...core.errors import Invalid
 from ...core.quota import DISK_EXAMPLES, Limits, parse_disk
 from ...core.resources import MAX_AMOUNT_TEXT, MAX_MEMORY, MEMORY_PATTERN, parse_cpu, parse_memory
-from .schema_notebooks import (
+from ..notebooks.schemas import (
     AccessOut,
     CullingStatus,
     CullPolicyIn,
@@ -45,7 +45,7 @@ from .schema_notebooks import (
     ShareOut,
     StateName,
 )
-from .schema_teaching import (
+from ..teaching.schemas import (
     AssignmentCreate,
     AssignmentOut,
     AssignmentSubmissions,

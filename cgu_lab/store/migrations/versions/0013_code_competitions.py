@@ -5,7 +5,7 @@ Revises: 0012
 Create Date: 2026-12-04 04:40:00.000000
 
 A code competition's hidden inputs are a file in the data directory, like its
-solution (controller/competition_files.py); the row only says its kind.
+solution (controller/competitions/files.py); the row only says its kind.
 Existing competitions are "predictions" ones.
 """
 

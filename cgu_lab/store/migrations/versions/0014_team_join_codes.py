@@ -4,7 +4,7 @@ Revision ID: 0014
 Revises: 0013
 Create Date: 2026-12-10 10:00:00.000000
 
-A team's members invite others with its join code (controller/competition_teams.py).
+A team's members invite others with its join code (controller/competitions/teams.py).
 The column is added nullable, every existing team gets a random code, then it
 becomes required and unique.
 """

@@ -7,7 +7,7 @@ Create Date: 2026-12-12 10:00:00.000000
 `competitions.gpu_type` names the GPU type a code competition's runs take one
 device of (none: no GPU). An entry records the type its run used (`gpu_type`)
 and, while the run holds it, the device (`devices`), which the GPU pool counts
-as taken like a notebook's (controller/competition_gpus.py).
+as taken like a notebook's (controller/competitions/gpus.py).
 """
 
 import sqlalchemy as sa

@@ -1,0 +1,54 @@
+"""Reading running notebooks from the controller: their kernels, terminals and resources.
+
+The culler and the monitor ask each notebook's own server, as its owner and
+with its proxy secret, and add `no_track_activity` so that looking at a
+notebook never counts as using it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+
+from .routes import Route, base_path
+
+CONCURRENCY = 16
+TIMEOUT = aiohttp.ClientTimeout(total=5)
+
+
+class NotebookReader:
+    def __init__(self) -> None:
+        self._client: aiohttp.ClientSession | None = None
+        self._slots = asyncio.Semaphore(CONCURRENCY)
+
+    async def open(self) -> None:
+        self._client = aiohttp.ClientSession(timeout=TIMEOUT)
+
+    async def close(self) -> None:
+        if self._client:
+            await self._client.close()
+
+    async def get(self, route: Route, path: str) -> Any | None:
+        """The JSON at `path` below the notebook's base URL, or None when it cannot be read."""
+        if self._client is None or route.target is None:
+            return None
+        separator = "&" if "?" in path else "?"
+        base = f"{route.target}{base_path(route.owner, route.name)}"
+        url = f"{base}{path}{separator}no_track_activity=1"
+        headers = {
+            "X-Cgu-User": route.owner,
+            "X-Cgu-Access": "owner",
+            "X-Cgu-Via": "token",
+            "X-Cgu-Proxy-Secret": route.secret,
+        }
+        async with self._slots:
+            try:
+                async with self._client.get(url, headers=headers) as response:
+                    if response.status != 200:
+                        return None
+                    return json.loads(await response.read())
+            except (aiohttp.ClientError, asyncio.TimeoutError, ValueError):
+                return None

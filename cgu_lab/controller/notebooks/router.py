@@ -1,0 +1,244 @@
+"""Notebooks: list, create, start, stop, resize, delete, and follow progress."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query
+from sqlalchemy import select
+from sse_starlette import EventSourceResponse
+
+from ...core.errors import Forbidden
+from ...store.models import Group, Notebook, User
+from ..api.deps import ActorDep, PlatformDep, require_scope
+from ..api.events import SSE_RESPONSES, notebook_changes, progress_stream
+from ..api.schema_types import LabelPath, SearchQuery, StateName, UserNamePath, UserNameQuery
+from ..api.schemas import Message, NotebookCreate, NotebookOut, NotebookPatch
+from .lifecycle import Changes
+from .routes import base_path
+from .service import NotebookRequest
+
+router = APIRouter(tags=["notebooks"], dependencies=[require_scope("notebooks")])
+
+RESOURCE_FIELDS = ("cpu", "memory", "gpu_type", "gpus")
+
+
+async def group_names(session, notebooks: list[Notebook]) -> dict[int, str]:
+    """The names of the groups these notebooks are charged to, in one query."""
+    ids = {nb.group_id for nb in notebooks if nb.group_id}
+    if not ids:
+        return {}
+    rows = await session.execute(select(Group.id, Group.name).where(Group.id.in_(ids)))
+    return dict(rows.tuples().all())
+
+
+async def notebook_out(
+    session, nb: Notebook, owner: str, groups: dict[int, str] | None = None
+) -> NotebookOut:
+    """One notebook as the API shows it; `groups` from `group_names` saves a query per row."""
+    if groups is None:
+        groups = await group_names(session, [nb])
+    group = groups.get(nb.group_id) if nb.group_id else None
+    return NotebookOut(
+        owner=owner,
+        name=nb.name,
+        display_name=nb.display_name,
+        environment=nb.environment,
+        kind=nb.kind,
+        image=nb.image,
+        cpu_milli=nb.cpu_milli,
+        memory=nb.memory,
+        gpu_type=nb.gpu_type,
+        gpus=nb.gpus,
+        group=group,
+        persistent=nb.persistent,
+        state=nb.state,
+        message=nb.message,
+        url=base_path(owner, nb.name) + "lab",
+        devices=nb.devices,
+        created_at=nb.created_at,
+        started_at=nb.started_at,
+        stopped_at=nb.stopped_at,
+        last_activity=nb.last_activity,
+    )
+
+
+async def _current(platform, actor, owner: str, name: str) -> NotebookOut:
+    async with platform.db.session() as session:
+        nb, _ = await platform.notebooks.visible(session, actor, owner, name)
+        return await notebook_out(session, nb, owner)
+
+
+@router.get(
+    "/notebooks", response_model=list[NotebookOut], summary="My notebooks (admins: everyone's)"
+)
+async def list_notebooks(
+    platform: PlatformDep,
+    actor: ActorDep,
+    owner: UserNameQuery = None,
+    state: StateName | None = None,
+    q: SearchQuery = "",
+) -> list[NotebookOut]:
+    async with platform.db.session() as session:
+        rows = await platform.notebooks.list_notebooks(session, actor, owner, state, q)
+        groups = await group_names(session, [nb for nb, _ in rows])
+        return [await notebook_out(session, nb, o, groups) for nb, o in rows]
+
+
+@router.get(
+    "/notebooks/events",
+    summary="State changes of my notebooks (admins: everyone's), as Server-Sent Events",
+    response_class=EventSourceResponse,
+    responses=SSE_RESPONSES,
+)
+async def notebooks_events(
+    platform: PlatformDep, actor: ActorDep, owner: UserNameQuery = None
+) -> EventSourceResponse:
+    """The notebooks GET /notebooks would list with the same `owner`, whatever their state."""
+    if owner and owner != actor.name and not actor.is_admin:
+        raise Forbidden("you may follow only your own notebooks")
+
+    async def followed(nb_id: int) -> tuple[str, str] | None:
+        async with platform.db.session() as session:
+            row = (
+                await session.execute(
+                    select(Notebook.owner_id, User.name, Notebook.name)
+                    .join(User, User.id == Notebook.owner_id)
+                    .where(Notebook.id == nb_id)
+                )
+            ).first()
+        if row is None:
+            return None
+        owner_id, owner_name, name = row
+        mine = owner_name == owner if owner else actor.is_admin or owner_id == actor.id
+        return (owner_name, name) if mine else None
+
+    return notebook_changes(platform.broker, followed)
+
+
+@router.post("/notebooks", response_model=NotebookOut, status_code=201, summary="Create a notebook")
+async def create_notebook(
+    body: NotebookCreate, platform: PlatformDep, actor: ActorDep
+) -> NotebookOut:
+    request = NotebookRequest(
+        name=body.name,
+        owner=body.owner,
+        display_name=body.display_name,
+        environment=body.environment,
+        cpu=body.cpu,
+        memory=body.memory,
+        gpu_type=body.gpu_type,
+        gpus=body.gpus,
+        group=body.group,
+        persistent=body.persistent,
+        template=body.template,
+        template_version=body.template_version,
+        kind=body.kind,
+        image=body.image,
+        starting=body.start,
+    )
+    if body.start:
+        nb, owner = await platform.notebooks.create_started(actor, request)
+    else:
+        nb, owner = await platform.notebooks.create(actor, request)
+    return await _current(platform, actor, owner, nb.name)
+
+
+@router.get("/notebooks/{owner}/{name}", response_model=NotebookOut, summary="One notebook")
+async def get_notebook(
+    owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> NotebookOut:
+    return await _current(platform, actor, owner, name)
+
+
+@router.patch(
+    "/notebooks/{owner}/{name}",
+    response_model=NotebookOut,
+    summary="Rename, mark persistent, or resize (a running notebook restarts)",
+)
+async def update_notebook(
+    owner: UserNamePath,
+    name: LabelPath,
+    body: NotebookPatch,
+    platform: PlatformDep,
+    actor: ActorDep,
+    wait: bool = Query(False, description="Answer once a restart has finished"),
+) -> NotebookOut:
+    if body.display_name is not None or body.persistent is not None:
+        await platform.notebooks.update(actor, owner, name, body.display_name, body.persistent)
+    if any(getattr(body, field) is not None for field in RESOURCE_FIELDS):
+        nb = await platform.notebooks.lifecycle.resize(
+            actor, owner, name, Changes(body.cpu, body.memory, body.gpu_type, body.gpus)
+        )
+        if wait:
+            await platform.notebooks.lifecycle.wait(nb.id)
+    return await _current(platform, actor, owner, name)
+
+
+@router.delete(
+    "/notebooks/{owner}/{name}",
+    response_model=Message,
+    summary="Delete a stopped notebook; its files move to the trash",
+)
+async def delete_notebook(
+    owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> Message:
+    await platform.notebooks.delete(actor, owner, name)
+    return Message(message=f"notebook '{name}' was deleted")
+
+
+@router.post(
+    "/notebooks/{owner}/{name}/start",
+    response_model=NotebookOut,
+    status_code=202,
+    summary="Start; follow /events for progress",
+)
+async def start_notebook(
+    owner: UserNamePath,
+    name: LabelPath,
+    platform: PlatformDep,
+    actor: ActorDep,
+    wait: bool = Query(False, description="Answer once it is running (or failed)"),
+) -> NotebookOut:
+    nb = await platform.notebooks.lifecycle.start(actor, owner, name)
+    if wait:
+        await platform.notebooks.lifecycle.wait(nb.id)
+    return await _current(platform, actor, owner, name)
+
+
+@router.post(
+    "/notebooks/{owner}/{name}/stop",
+    response_model=NotebookOut,
+    status_code=202,
+    summary="Stop; kernels and terminals end with it",
+)
+async def stop_notebook(
+    owner: UserNamePath,
+    name: LabelPath,
+    platform: PlatformDep,
+    actor: ActorDep,
+    wait: bool = Query(False, description="Answer once it has stopped"),
+) -> NotebookOut:
+    nb = await platform.notebooks.lifecycle.stop(actor, owner, name)
+    if wait:
+        await platform.notebooks.lifecycle.wait(nb.id)
+    return await _current(platform, actor, owner, name)
+
+
+@router.get(
+    "/notebooks/{owner}/{name}/events",
+    summary="Progress of the current start, stop or resize (Server-Sent Events)",
+    response_class=EventSourceResponse,
+    responses=SSE_RESPONSES,
+)
+async def notebook_events(
+    owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> EventSourceResponse:
+    async with platform.db.session() as session:
+        nb, _ = await platform.notebooks.visible(session, actor, owner, name)
+        current = await notebook_out(session, nb, owner)
+    status = {
+        "message": current.message or current.state,
+        "state": current.state,
+        "ok": True,
+        "url": current.url if current.state == "running" else None,
+    }
+    return progress_stream(platform.broker, nb.id, status)

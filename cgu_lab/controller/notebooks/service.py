@@ -1,0 +1,429 @@
+"""Notebooks: what they are (queries) and creating, changing and deleting them.
+
+The database holds what each notebook should be; the backend makes it so.
+This service owns the records. The work around them lives beside it, split the
+way JupyterHub splits user, spawner and proxy:
+
+- `notebook_routes`: the proxy's route table, and `reconcile` at controller start;
+- `notebook_admission`: GPU admission, reclaim and the queue;
+- `notebook_lifecycle`: start, stop, resize, restart and their progress
+  (with `notebook_transitions` writing what each decision changes in its
+  transaction, and `notebook_seed` copying a template's files in at the first start).
+
+The service builds the three and holds them as `routes`, `admission` and
+`lifecycle`; callers use them directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ...backends.base import Backend, EnvironmentSpec, NotebookSpec, QuotaSpec
+from ...core import roles
+from ...core.errors import Conflict, DomainError, Forbidden, Invalid, NotFound
+from ...core.lifecycle import State
+from ...core.names import check_label
+from ...core.resources import Resources, parse_cpu, parse_memory
+from ...store.db import Database
+from ...store.models import Group, Membership, Notebook, User
+from .. import audit
+from ..accounts.directory import get_user
+from ..environments import apps as environment_apps
+from ..environments import catalog
+from ..gpus.pool import GpuPool
+from ..progress import ProgressBroker
+from ..quotas import service as quotas
+from ..storage import service as storage
+from .admission import NotebookAdmission
+from .lifecycle import NotebookLifecycle
+from .routes import RouteTable, base_path
+
+MAX_GPUS_PER_NOTEBOOK = 8
+
+
+@dataclass(frozen=True)
+class NotebookRequest:
+    """A notebook to create. None (cpu, memory, environment) means the default.
+
+    `template` (at `template_version`, else its latest) supplies resources and
+    files for what is left unset. `seed` names files to copy into the home before
+    the first start (a template version or a submission). `starting` is "create
+    and start": the start's own refusals are checked in the creating transaction.
+    """
+
+    name: str
+    owner: str | None = None
+    display_name: str = ""
+    environment: str | None = None
+    cpu: str | float | None = None
+    memory: str | int | None = None
+    gpu_type: str | None = None
+    gpus: int = 0
+    group: str | None = None
+    persistent: bool = False
+    template: str | None = None
+    template_version: int | None = None
+    seed: dict | None = None
+    kind: str = "jupyter"
+    image: str = ""
+    starting: bool = False
+    # The submission this is a TA's copy of: one copy per owner and submission.
+    submission: int | None = None
+
+
+class NotebookService:
+    def __init__(
+        self, db: Database, backend: Backend, broker: ProgressBroker, auth, settings, templates
+    ) -> None:
+        self.db = db
+        self.backend = backend
+        self.settings = settings
+        self.templates = templates
+        self.gpus = GpuPool(backend)
+        self.routes = RouteTable(db, backend)
+        self.admission = NotebookAdmission(
+            self,
+            broker,
+            lambda owner, name: self.lifecycle.start(None, owner, name, from_queue=True),
+        )
+        self.lifecycle = NotebookLifecycle(self, broker, auth, self.admission)
+
+    # -- reading -------------------------------------------------------------
+
+    async def load(
+        self, session: AsyncSession, owner: str, name: str, lock: bool = False
+    ) -> tuple[Notebook, User]:
+        user = await get_user(session, owner)
+        statement = select(Notebook).where(Notebook.owner_id == user.id, Notebook.name == name)
+        if lock:
+            statement = statement.with_for_update()
+        nb = await session.scalar(statement)
+        if nb is None:
+            raise NotFound(f"{owner} has no notebook '{name}'")
+        return nb, user
+
+    async def visible(
+        self, session: AsyncSession, actor: roles.Principal, owner: str, name: str
+    ) -> tuple[Notebook, User]:
+        nb, user = await self.load(session, owner, name)
+        if not roles.may_manage_notebook(actor, nb.owner_id):
+            # Someone else's notebook does not exist, as far as this caller can tell.
+            raise NotFound(f"{owner} has no notebook '{name}'")
+        return nb, user
+
+    async def list_notebooks(
+        self,
+        session: AsyncSession,
+        actor: roles.Principal,
+        owner: str | None = None,
+        state: str | None = None,
+        query: str = "",
+        limit: int = 500,
+    ) -> list[tuple[Notebook, str]]:
+        statement = select(Notebook, User.name).join(User, User.id == Notebook.owner_id)
+        if owner:
+            if owner != actor.name and not actor.is_admin:
+                raise Forbidden("you may list only your own notebooks")
+            statement = statement.where(User.name == owner)
+        elif not actor.is_admin:
+            statement = statement.where(Notebook.owner_id == actor.id)
+        if state:
+            statement = statement.where(Notebook.state == State(state).value)
+        if query:
+            like = f"%{query.lower()}%"
+            statement = statement.where(
+                func.lower(Notebook.name).like(like) | func.lower(Notebook.display_name).like(like)
+            )
+        statement = statement.order_by(User.name, Notebook.name).limit(limit)
+        return [(nb, owner_name) for nb, owner_name in (await session.execute(statement)).all()]
+
+    async def names(self, session: AsyncSession, ids: list[int]) -> dict[int, str]:
+        """'owner/name' of notebooks by id."""
+        if not ids:
+            return {}
+        rows = await session.execute(
+            select(Notebook.id, User.name, Notebook.name)
+            .join(User, User.id == Notebook.owner_id)
+            .where(Notebook.id.in_(ids))
+        )
+        return {nb_id: f"{owner}/{name}" for nb_id, owner, name in rows.all()}
+
+    async def free_name(self, session: AsyncSession, owner_id: int, base: str) -> str:
+        """`base`, or `base-2`, `base-3`... whichever the owner does not use yet."""
+        taken = set(
+            (
+                await session.scalars(select(Notebook.name).where(Notebook.owner_id == owner_id))
+            ).all()
+        )
+        name, number = base[:60], 2
+        while name in taken:
+            name = f"{base[:56]}-{number}"
+            number += 1
+        return name
+
+    async def spec(
+        self, session: AsyncSession, nb: Notebook, owner: str, api_token: str = ""
+    ) -> NotebookSpec:
+        """What the backend needs to run (or find, or stop) the notebook."""
+        env = await catalog.get_environment(session, nb.environment)
+        device_env: dict[str, str] = {}
+        if nb.gpu_type and nb.devices:
+            gpu_type = await catalog.get_gpu_type(session, nb.gpu_type)
+            if gpu_type.fraction < 1.0:
+                device_env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(
+                    max(1, round(gpu_type.fraction * 100))
+                )
+                limits = []
+                for index, device_id in enumerate(nb.devices):
+                    device = self.gpus.device(device_id)
+                    if device is not None and device.memory:
+                        limits.append(f"{index}={int(device.memory * gpu_type.fraction) // 2**20}M")
+                if limits:
+                    device_env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = ",".join(limits)
+        gpu_resource, node_selector = "nvidia.com/gpu", {}
+        if nb.gpu_type:
+            gpu_type = await catalog.get_gpu_type(session, nb.gpu_type)
+            gpu_resource, node_selector = gpu_type.resource_name, dict(gpu_type.node_selector or {})
+        limits, _ = await quotas.user_limits(session, nb.owner_id)
+        return NotebookSpec(
+            id=nb.id,
+            owner=owner,
+            name=nb.name,
+            base_path=base_path(owner, nb.name),
+            environment=EnvironmentSpec(
+                env.name,
+                nb.image or env.image,
+                env.local_prefix,
+                environment_apps.notebook_setting(env),
+            ),
+            cpu_milli=nb.cpu_milli,
+            memory=nb.memory,
+            gpu_type=nb.gpu_type,
+            gpus=nb.gpus,
+            proxy_secret=nb.proxy_secret,
+            controller_url=self.settings.internal_url,
+            public_url=self.settings.base_url,
+            devices=tuple(nb.devices or ()),
+            device_env=device_env,
+            api_token=api_token,
+            kind=nb.kind,
+            gpu_resource=gpu_resource,
+            node_selector=node_selector,
+            quota=QuotaSpec(limits, await catalog.gpu_resources(session)),
+            courses=await storage.course_mounts(session, nb.owner_id),
+        )
+
+    # -- creating, changing, deleting ------------------------------------------
+
+    async def validated_resources(
+        self, session: AsyncSession, cpu, memory, gpu_type: str | None, gpus: int
+    ) -> tuple[int, int, str | None, int]:
+        cpu_milli = parse_cpu(cpu)
+        memory_bytes = parse_memory(memory)
+        if memory_bytes < 256 * 2**20:
+            raise Invalid("a notebook needs at least 256 MiB of memory for JupyterLab itself")
+        if not isinstance(gpus, int) or gpus < 0 or gpus > MAX_GPUS_PER_NOTEBOOK:
+            raise Invalid(f"GPUs must be a whole number from 0 to {MAX_GPUS_PER_NOTEBOOK}")
+        if gpus and not gpu_type:
+            raise Invalid("choose a GPU type for the GPUs you ask for")
+        if gpu_type:
+            await catalog.get_gpu_type(session, gpu_type)
+        return cpu_milli, memory_bytes, (gpu_type if gpus else None), gpus
+
+    async def create(
+        self, actor: roles.Principal, request: NotebookRequest
+    ) -> tuple[Notebook, str]:
+        """Create a stopped notebook; from a template, its resources and files come with it.
+
+        A seed is copied as the start's first step, so its progress shows on the
+        start page. With `request.starting`, the start's own refusals (quota in
+        use now, a deactivated owner) are checked in this transaction, so a
+        refused request leaves nothing behind.
+        """
+        async with self.db.session() as session:
+            owner_user = await get_user(session, request.owner or actor.name)
+            if owner_user.id != actor.id:
+                roles.require_admin(actor, "create notebooks for other users")
+            if request.persistent:
+                roles.require_admin(actor, "mark notebooks persistent")
+            if request.template:
+                request = await self._from_template(session, actor, owner_user, request)
+            nb = await self._new_notebook(session, owner_user, request)
+            session.add(nb)
+            await session.flush()
+            if request.starting:
+                if not owner_user.active:
+                    raise Forbidden(f"the account '{owner_user.name}' is deactivated")
+                await quotas.enforce_start(session, nb, owner_user)
+            audit.record(
+                session,
+                actor.name,
+                "notebook.created",
+                f"notebook:{owner_user.name}/{nb.name}",
+                environment=nb.environment,
+                cpu_milli=nb.cpu_milli,
+                memory=nb.memory,
+                gpu_type=nb.gpu_type,
+                gpus=nb.gpus,
+                group=request.group,
+                persistent=request.persistent,
+                seed=request.seed,
+            )
+        return nb, owner_user.name
+
+    async def create_started(
+        self, actor: roles.Principal, request: NotebookRequest
+    ) -> tuple[Notebook, str]:
+        """Create a notebook and start it, or leave nothing behind.
+
+        Every "create then start" path (New notebook with Start, a template's Start,
+        a TA opening a submission) comes here, so a refusal never leaves a notebook
+        nobody asked for: the start's own checks (quota in use now, a deactivated
+        owner) run in the creating transaction, and a refusal between the two steps
+        (another start took the quota, no GPU of the type) deletes what was created
+        before anything was started or copied into a home.
+        """
+        nb, owner = await self.create(actor, replace(request, starting=True))
+        try:
+            await self.lifecycle.start(actor, owner, nb.name)
+        except DomainError:
+            await self.delete(actor, owner, nb.name)
+            raise
+        return nb, owner
+
+    async def _from_template(
+        self, session: AsyncSession, actor: roles.Principal, owner: User, request: NotebookRequest
+    ) -> NotebookRequest:
+        """The request with what it leaves unset taken from the template's version."""
+        chosen, version = await self.templates.version(
+            session, actor, request.template, request.template_version
+        )
+        gpu_type, gpus = request.gpu_type, request.gpus
+        if gpu_type is None and not gpus:
+            gpu_type, gpus = version.gpu_type, version.gpus
+        return replace(
+            request,
+            environment=request.environment or version.environment,
+            cpu=request.cpu if request.cpu is not None else f"{version.cpu_milli}m",
+            memory=request.memory if request.memory is not None else version.memory,
+            gpu_type=gpu_type,
+            gpus=gpus,
+            seed={"kind": "template", "id": version.id} if version.files else None,
+            name=request.name or await self.free_name(session, owner.id, chosen.name),
+        )
+
+    async def _new_notebook(
+        self, session: AsyncSession, owner: User, request: NotebookRequest
+    ) -> Notebook:
+        """Check the request (name, kind, environment, resources, group, quota) and build it."""
+        name = check_label((request.name or "").strip().lower(), "notebook")
+        self._check_kind(request.kind, request.image)
+        env = await catalog.get_environment(session, request.environment)
+        catalog.require_runnable(env, self.backend.name, request.image.strip())
+        cpu_milli, memory_bytes, gpu_type, gpus = await self.validated_resources(
+            session,
+            request.cpu if request.cpu is not None else self.settings.default_cpu,
+            request.memory if request.memory is not None else self.settings.default_memory,
+            request.gpu_type,
+            request.gpus,
+        )
+        group_id = await self._group_id(session, request.group, owner)
+        if await session.scalar(
+            select(Notebook.id).where(Notebook.owner_id == owner.id, Notebook.name == name)
+        ):
+            raise Conflict(f"{owner.name} already has a notebook named '{name}'")
+        if request.submission is not None:
+            copy = await session.scalar(
+                select(Notebook.name).where(
+                    Notebook.owner_id == owner.id, Notebook.submission_id == request.submission
+                )
+            )
+            if copy is not None:
+                raise Conflict(f"{owner.name} already has a copy of this submission: '{copy}'")
+        await quotas.enforce_fits(
+            session,
+            owner.id,
+            group_id,
+            Resources.for_notebook(cpu_milli, memory_bytes, gpu_type, gpus),
+        )
+        return Notebook(
+            owner_id=owner.id,
+            name=name,
+            display_name=request.display_name.strip() or name,
+            environment=env.name,
+            cpu_milli=cpu_milli,
+            memory=memory_bytes,
+            gpu_type=gpu_type,
+            gpus=gpus,
+            group_id=group_id,
+            persistent=request.persistent,
+            state=State.STOPPED.value,
+            seed=request.seed,
+            kind=request.kind,
+            image=request.image.strip(),
+            submission_id=request.submission,
+        )
+
+    async def _group_id(self, session: AsyncSession, group: str | None, owner: User) -> int | None:
+        """The group a notebook counts against; the owner must be one of its members."""
+        if not group:
+            return None
+        target = await session.scalar(select(Group).where(Group.name == group))
+        if target is None:
+            raise NotFound(f"there is no group '{group}'")
+        member = await session.get(Membership, (target.id, owner.id))
+        if member is None:
+            raise Forbidden(f"{owner.name} is not a member of group '{group}'")
+        return target.id
+
+    def _check_kind(self, kind: str, image: str) -> None:
+        """VM notebooks and custom images exist only where the backend offers them."""
+        offers = self.backend.describe()
+        if kind not in ("jupyter", "vm"):
+            raise Invalid(
+                f"a notebook is 'jupyter' (JupyterLab) or 'vm' (a virtual machine), not '{kind}'"
+            )
+        if kind == "vm" and not offers.get("vm_notebooks"):
+            raise self.backend.unsupported("VM notebooks")
+        if image.strip() and not offers.get("custom_images"):
+            raise self.backend.unsupported("Custom images")
+        if len(image) > 500 or any(c.isspace() for c in image.strip()):
+            raise Invalid("an image looks like registry.example.edu/course/notebook:2027")
+
+    async def update(
+        self,
+        actor: roles.Principal,
+        owner: str,
+        name: str,
+        display_name: str | None = None,
+        persistent: bool | None = None,
+    ) -> Notebook:
+        async with self.db.session() as session:
+            nb, _ = await self.visible(session, actor, owner, name)
+            changes: dict[str, Any] = {}
+            if persistent is not None and persistent != nb.persistent:
+                roles.require_admin(actor, "mark notebooks persistent")
+                changes["persistent"] = persistent
+                nb.persistent = persistent
+            if display_name is not None:
+                changes["display_name"] = display_name.strip() or nb.name
+                nb.display_name = display_name.strip() or nb.name
+            if changes:
+                audit.record(
+                    session, actor.name, "notebook.updated", f"notebook:{owner}/{name}", **changes
+                )
+        return nb
+
+    async def delete(self, actor: roles.Principal, owner: str, name: str) -> None:
+        async with self.db.session() as session:
+            nb, _ = await self.visible(session, actor, owner, name)
+            if State(nb.state) is not State.STOPPED:
+                raise Conflict(f"notebook '{name}' is {nb.state}; stop it before deleting it")
+            await session.delete(nb)
+            audit.record(session, actor.name, "notebook.deleted", f"notebook:{owner}/{name}")
+        self.routes.forget(owner, name)
+        await self.backend.remove_storage(owner, name)

@@ -1,0 +1,459 @@
+"""The reverse proxy in front of every notebook, each on its own browser origin.
+
+A notebook's pages run code that its owner, or anyone who planted an output,
+wrote; so they are never served from the controller's origin. On the
+controller's origin `/notebook/<owner>/<name>/...` only redirects browsers to
+the notebook's own origin (scripts with an API token are still served there:
+a browser never sends a bearer token by itself). On a notebook's origin the
+caller is known by that origin's own cookie (see origin_auth.py), or a bearer
+token; every request is authorised (the owner, or a share), stripped of the
+platform's credentials and of identity headers the client tried to send, and
+forwarded with the identity the proxy vouches for plus the notebook's secret.
+
+Read-only and single-file access is read-only here already: every request but
+GET/HEAD/OPTIONS is refused before the notebook sees it. State-changing
+requests and websockets must come from the notebook's own origin.
+
+JupyterLab's calls to the controller (`cgu-lab/shares`, `resize`, ...) are
+answered here, by the controller's API under the browser user's identity and
+scoped to this notebook and their access, never with a credential a kernel
+can read. The isolation headers go on every answer (proxy_replies.py).
+
+Here: one HTTP request's path through the proxy (origin check, caller, access,
+forwarding and the refusals a person sees). The replies live in proxy_replies.py,
+the log-in hand-off in proxy_login.py, websockets in proxy_tunnel.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlencode
+
+import aiohttp
+from yarl import URL
+
+from ...backends.upstream import Upstreams
+from ...core.identity_headers import names_a_user
+from ...core.lifecycle import State
+from ...core.origins import notebook_slug
+from ...core.redirects import safe_next
+from ...core.sharing import OWNER, Access
+from ..accounts.auth import Identity
+from ..api.deps import ORIGIN_IDENTITY
+from ..notebooks.routes import Route
+from .login import LoginHandOff
+from .origin_auth import COOKIE_SECONDS, LOGIN_PATH, OriginAuth, cookie_name
+from .replies import (
+    PREFIX,
+    cookies,
+    exact_origin,
+    guarded,
+    header,
+    original,
+    own_origin,
+    parse_path,
+    redirect,
+    request_body,
+    send_json,
+    send_problem,
+    set_cookie,
+    stop_reason,
+    wants_page,
+    without_platform_cookies,
+)
+from .tunnel import Tunnel, WebsocketTunnels
+
+log = logging.getLogger("cgu_lab.proxy")
+
+AUTO_START = "/notebook/auto-start/"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+HOP_BY_HOP = frozenset(
+    {
+        b"connection",
+        b"keep-alive",
+        b"proxy-authenticate",
+        b"proxy-authorization",
+        b"te",
+        b"trailer",
+        b"transfer-encoding",
+        b"upgrade",
+        b"host",
+        b"authorization",
+        b"cookie",
+        b"content-length",
+    }
+)
+RESPONSE_DROP = frozenset(
+    {b"connection", b"keep-alive", b"transfer-encoding", b"trailer", b"upgrade"}
+)
+SMALL_BODY = 256 * 1024
+# JupyterLab's routes that the controller answers (formerly forwarded by the notebook server).
+LAB_ROUTE = re.compile(
+    r"^/cgu-lab/(shares(/\d+)?|resize|quota|directory|shared-with-me|culling|keep-running"
+    r"|templates(/options|/files)?|assignments|submit|courses(/seen)?"
+    r"|competitions(/\d+/entries(/mine)?)?)$"
+)
+
+
+@dataclass
+class Caller:
+    """Who is asking on a notebook's origin, and how to re-check them later."""
+
+    identity: Identity
+    access: Access
+    cookie: object | None = None  # the OriginCookie, when the browser logged in here
+    renew: list = field(default_factory=list)  # Set-Cookie headers to send back
+
+
+class NotebookProxy(LoginHandOff, WebsocketTunnels):
+    def __init__(self, platform) -> None:
+        self.platform = platform
+        self.plan = platform.settings.origins
+        self.origin_auth: OriginAuth = platform.origin_auth
+        # Clients to the notebook servers, by address (a port, or a local server's socket).
+        self.upstreams = Upstreams(
+            lambda: {
+                "auto_decompress": False,
+                "cookie_jar": aiohttp.DummyCookieJar(),
+                "timeout": aiohttp.ClientTimeout(total=None, sock_connect=10),
+                "skip_auto_headers": ("User-Agent", "Accept-Encoding", "Content-Type"),
+            }
+        )
+        self.lab_app = None  # the controller's API app, set by the Controller
+        self._tunnels: dict[int, set[Tunnel]] = {}
+        self._background: set[asyncio.Task] = set()
+        # The header the backend's notebook servers trust from an ingress ("" for none):
+        # a client's copy is dropped like every identity header, and the proxy sets it.
+        self.ingress_header = platform.backend.ingress_header
+        self._ingress_key = self.ingress_header.encode("latin-1", "replace")
+
+    async def open(self) -> None:
+        self.platform.shares.on_change(self._shares_changed)
+        self._spawn(self._watch())
+
+    def _spawn(self, work) -> None:
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _shares_changed(self, notebook_id: int) -> None:
+        self._spawn(self.revalidate(notebook_id))
+
+    async def close(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        await self.upstreams.close()
+
+    def on_notebook_origin(self, scope) -> bool:
+        if self.plan.subdomains:
+            return self.plan.slug_of_host(header(scope, b"host")) is not None
+        server = scope.get("server")
+        return bool(server) and server[1] == self.plan.port
+
+    # -- who may do what ------------------------------------------------------------
+
+    async def _access(self, identity: Identity, route: Route) -> Access | None:
+        """The caller's access: the owner's, a share's, or none (a notebook's token: none)."""
+        if identity.via not in ("session", "token"):
+            return None
+        if identity.user_id == route.owner_id:
+            return OWNER
+        principal = await self.platform.auth.principal(identity)
+        return await self.platform.shares.access(principal, route.notebook_id)
+
+    async def _bearer(self, scope) -> Identity | None:
+        authorization = header(scope, b"authorization")
+        if not authorization.lower().startswith(("bearer ", "token ")):
+            return None
+        identity = await self.platform.auth.identify(None, authorization)
+        return identity if identity is not None and identity.via == "token" else None
+
+    async def _caller(self, scope, route: Route) -> tuple[Identity | None, Caller | None]:
+        """Who asks on a notebook's origin (its cookie, or a script's API token), and with
+        what access: (None, None) for nobody, (identity, None) for no access."""
+        if header(scope, b"authorization"):
+            identity = await self._bearer(scope)
+            cookie = None
+        else:
+            value = cookies(scope).get(cookie_name(route.notebook_id))
+            cookie = self.origin_auth.read_cookie(value, route.notebook_id) if value else None
+            identity = await self.origin_auth.identify(cookie) if cookie else None
+        if identity is None:
+            return None, None
+        access = await self._access(identity, route)
+        if access is None:
+            return identity, None
+        caller = Caller(identity, access, cookie)
+        if cookie is not None and cookie.needs_renewal:
+            value = self.origin_auth.cookie_value(
+                identity.user_id, route.notebook_id, identity.session_digest
+            )
+            caller.renew.append(self._cookie(cookie_name(route.notebook_id), value, route))
+        return identity, caller
+
+    def _cookie(self, name: str, value: str, route: Route, max_age: int = COOKIE_SECONDS):
+        path = f"{PREFIX}{quote(route.owner)}/{quote(route.name)}/"
+        return set_cookie(name, value, path, max_age, self.plan.scheme == "https")
+
+    # -- HTTP -------------------------------------------------------------------------
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "websocket":
+            await self.websocket(scope, receive, send)
+        elif self.on_notebook_origin(scope):
+            await self.notebook_origin(scope, receive, send)
+        else:
+            await self.controller_origin(scope, receive, guarded(send))
+
+    async def controller_origin(self, scope, receive, send) -> None:
+        """`/notebook/...` on the controller: scripts with a token, else off to the notebook."""
+        parsed = parse_path(scope["path"])
+        if parsed is None:
+            await self._not_found(scope, send, "there is no notebook at this address")
+            return
+        owner, name, rest = parsed
+        if header(scope, b"authorization"):
+            route = await self.platform.notebooks.routes.lookup(owner, name)
+            caller = (await self._caller(scope, route))[1] if route is not None else None
+            if caller is None:
+                await send_json(
+                    send, 404, f"{owner} has no notebook '{name}' that you may open", "not_found"
+                )
+                return
+            await self._serve(scope, receive, send, route, caller, rest)
+            return
+        target = self.plan.notebook_origin(owner, name) + original(scope)
+        if scope["method"] in ("GET", "HEAD"):
+            await redirect(send, target)
+            return
+        await send_json(
+            send, 421, f"this notebook lives at {target}; send the request there", "wrong_origin"
+        )
+
+    async def notebook_origin(self, scope, receive, send) -> None:
+        parsed = parse_path(scope["path"])
+        slug = self.plan.slug_of_host(header(scope, b"host"))
+        if parsed is None or (slug is not None and notebook_slug(parsed[0], parsed[1]) != slug):
+            await self._elsewhere(scope, guarded(send), slug)
+            return
+        owner, name, rest = parsed
+        route = await self.platform.notebooks.routes.lookup(owner, name)
+        if route is None:
+            await self._not_found(scope, guarded(send), f"{owner} has no notebook '{name}'")
+            return
+        if not rest:
+            await redirect(guarded(send), f"{PREFIX}{quote(owner)}/{quote(name)}/lab")
+            return
+        if rest.split("?", 1)[0] == "/" + LOGIN_PATH:
+            await self._login_callback(scope, guarded(send), route)
+            return
+        identity, caller = await self._caller(scope, route)
+        if identity is None:
+            await self._log_in(scope, guarded(send), route)
+            return
+        if caller is None and header(scope, b"authorization"):
+            await self._not_found(
+                scope, guarded(send), f"{owner} has no notebook '{name}' that you may open"
+            )
+            return
+        if caller is None:
+            # Logged in here once (the origin's cookie is good), but no share any more.
+            await send_problem(
+                scope,
+                guarded(send),
+                404,
+                f"you no longer have access to {owner}'s notebook '{name}': "
+                "its share ended or was revoked",
+                "no_access",
+                {"portal_url": self.plan.controller_url + "/"},
+                title="No access to this notebook",
+                links=[("Back to the cgu-lab portal", self.plan.controller_url + "/")],
+            )
+            return
+        send = guarded(send, caller.renew)
+        if scope["method"] not in SAFE_METHODS:
+            origin = header(scope, b"origin")
+            if origin and not exact_origin(origin, own_origin(scope)):
+                await send_json(send, 403, "requests from other sites are refused", "cross_origin")
+                return
+        await self._serve(scope, receive, send, route, caller, rest)
+
+    async def _serve(self, scope, receive, send, route: Route, caller: Caller, rest: str) -> None:
+        """The shared tail: read-only rule, the lab's controller routes, then the notebook."""
+        access = caller.access
+        if scope["method"] not in SAFE_METHODS and (access.level == "read" or access.scope):
+            await send_json(
+                send,
+                403,
+                "your access to this notebook is read-only"
+                if not access.scope
+                else "this share covers reading one file only",
+                "read_only",
+            )
+            return
+        if LAB_ROUTE.match(rest) and self.lab_app is not None:
+            await self._lab_api(scope, receive, send, route, caller, rest)
+            return
+        if route.state is not State.RUNNING or route.target is None:
+            if wants_page(scope):
+                await redirect(send, self._start_page(route, original(scope)))
+            else:
+                await self._stopped(send, route)
+            return
+        await self._forward(scope, receive, send, route, caller)
+
+    async def _stopped(self, send, route: Route) -> None:
+        """503 for JupyterLab's requests to a notebook that is not running: why (the culler,
+        its server dying, a stop) and where to restart it, so the page can say so."""
+        why = await stop_reason(self.platform.db, route.notebook_id, route.state.value)
+        lab = f"{PREFIX}{quote(route.owner)}/{quote(route.name)}/lab"
+        await send_json(
+            send,
+            503,
+            f"notebook '{route.name}' is {route.state.value}: {why.sentence}; restart it to go on",
+            "notebook_stopped",
+            {
+                "reason": why.reason,
+                "detail": why.detail,
+                "cause": why.cause,
+                "state": route.state.value,
+                "restart_url": self._start_page(route, lab, start=True),
+                "portal_url": self.plan.controller_url + "/",
+            },
+        )
+
+    async def _not_found(self, scope, send, message: str) -> None:
+        portal = self.plan.controller_url + "/"
+        await send_problem(
+            scope,
+            send,
+            404,
+            message,
+            "not_found",
+            title="Notebook not found",
+            links=[("Back to the cgu-lab portal", portal)],
+        )
+
+    def _start_page(self, route: Route, target: str, start: bool = False) -> str:
+        """The controller's start page of a notebook, coming back to `target` once it runs;
+        `start`: the person already chose to restart (JupyterLab's Restart), so the page
+        starts it for its owner instead of asking again."""
+        where = f"{quote(route.owner)}/{quote(route.name)}"
+        query = {"next": target, **({"start": "1"} if start else {})}
+        return f"{self.plan.controller_url}{AUTO_START}{where}?{urlencode(query)}"
+
+    async def _elsewhere(self, scope, send, slug: str | None) -> None:
+        """A path that is not this origin's notebook: pages go where they belong."""
+        if slug is not None and scope["path"] in ("", "/"):
+            for (owner, name), _route in self.platform.notebooks.routes.items():
+                if notebook_slug(owner, name) == slug:
+                    await redirect(send, f"{PREFIX}{quote(owner)}/{quote(name)}/lab")
+                    return
+        if scope["method"] == "GET" and safe_next(scope["path"], "") == scope["path"]:
+            await redirect(send, self.plan.controller_url + original(scope))
+            return
+        await self._not_found(scope, send, "this address serves one notebook only")
+
+    # -- JupyterLab's calls to the controller -------------------------------------------
+
+    async def _lab_api(self, scope, receive, send, route: Route, caller: Caller, rest: str):
+        path = f"/api/lab/{quote(route.owner)}/{quote(route.name)}{rest[len('/cgu-lab') :]}"
+        inner = {
+            **scope,
+            "path": path,
+            "raw_path": path.encode(),
+            "headers": [
+                (k, v) for k, v in scope["headers"] if k not in (b"cookie", b"authorization")
+            ],
+            ORIGIN_IDENTITY: self.origin_auth.for_lab(
+                caller.identity, route.notebook_id, caller.access.level
+            ),
+        }
+        await self.lab_app(inner, receive, send)
+
+    # -- forwarding to the notebook server -------------------------------------------------
+
+    def _upstream_headers(self, scope, caller: Caller, route: Route) -> list[tuple[str, str]]:
+        identity, access = caller.identity, caller.access
+        headers = []
+        for key, value in scope["headers"]:
+            if (
+                key in HOP_BY_HOP
+                or names_a_user(key, self._ingress_key)
+                or key.startswith(b"sec-websocket")
+            ):
+                continue
+            headers.append((key.decode("latin-1"), value.decode("latin-1")))
+        host = header(scope, b"host")
+        client = scope.get("client")
+        headers += [
+            ("Host", host),
+            ("X-Forwarded-Host", host),
+            ("X-Forwarded-Proto", "https" if scope.get("scheme") in ("https", "wss") else "http"),
+            ("X-Forwarded-For", client[0] if client else ""),
+            ("X-Cgu-User", identity.name),
+            ("X-Cgu-Display-Name", quote(identity.display_name)),
+            ("X-Cgu-Access", access.level),
+            # Bearer tokens are not sent by browsers on their own, so such
+            # requests need no XSRF check in the notebook server.
+            ("X-Cgu-Via", "token" if identity.via == "token" else "session"),
+            ("X-Cgu-Proxy-Secret", route.secret),
+        ]
+        if self.ingress_header:  # only ever the identity the proxy authenticated
+            headers.append((self.ingress_header, identity.name))
+        if access.scope:
+            headers.append(("X-Cgu-Scope", quote(json.dumps(list(access.scope)))))
+        kept = without_platform_cookies(header(scope, b"cookie"))
+        if kept:
+            headers.append(("Cookie", kept))
+        return headers
+
+    async def _forward(self, scope, receive, send, route: Route, caller: Caller) -> None:
+        client, base = self.upstreams.client(route.target)
+        url = URL(base + original(scope), encoded=True)
+        headers = self._upstream_headers(scope, caller, route)
+        length = header(scope, b"content-length")
+        if length:
+            headers.append(("Content-Length", length))
+        body = await request_body(receive) if scope["method"] not in ("GET", "HEAD") else None
+        try:
+            async with client.request(
+                scope["method"], url, headers=headers, data=body, allow_redirects=False
+            ) as upstream:
+                response_headers = [
+                    (k.lower(), v)
+                    for k, v in upstream.raw_headers
+                    if k.lower() not in RESPONSE_DROP
+                    and not (k.lower() == b"set-cookie" and v.lstrip().startswith(b"cgu-"))
+                ]
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": upstream.status,
+                        "headers": response_headers,
+                    }
+                )
+                if upstream.content_length is not None and upstream.content_length <= SMALL_BODY:
+                    await send({"type": "http.response.body", "body": await upstream.read()})
+                    return
+                async for chunk in upstream.content.iter_any():
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send({"type": "http.response.body", "body": b""})
+        except (aiohttp.ClientConnectionError, asyncio.TimeoutError) as error:
+            log.warning("notebook %s/%s did not answer: %s", route.owner, route.name, error)
+            with contextlib.suppress(Exception):
+                if wants_page(scope):  # a browser gets the start page, which says what happened
+                    await redirect(send, self._start_page(route, original(scope)))
+                    return
+                await send_json(
+                    send,
+                    502,
+                    f"notebook '{route.name}' is not answering; "
+                    "try again in a moment or restart it",
+                    "not_answering",
+                )

@@ -1,0 +1,1 @@
+"""Quotas: users' and groups' limits, and their mirror into the cluster."""

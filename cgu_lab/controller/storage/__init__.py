@@ -1,0 +1,1 @@
+"""Storage that outlives notebooks: each user's own and each course's shared."""

@@ -1,0 +1,1 @@
+"""Training jobs: multi-process and multi-node training on the backends."""

@@ -1,0 +1,330 @@
+"""Multi-node training jobs (Kubeflow PyTorchJob): quota-checked, queued while GPUs are short.
+
+A job asks for one master and `workers` workers, each with the same CPU,
+memory and GPUs. Its total must fit the owner's quota; when the platform has
+fewer free GPUs of the type than the job needs, it waits in the queue and is
+submitted by the culler's pass once they are free. State and logs come from
+the backend.
+
+On the local backend a job runs with torchrun on this machine
+(backends/local_training.py), in an environment built here: the job's
+`image` names that environment (no migration: the column holds what each
+backend runs, an image there, an environment here). The controller places
+its GPUs itself, as for notebooks, counting the GPUs of the local jobs
+running now as taken.
+"""
+
+from __future__ import annotations
+
+import shlex
+from datetime import datetime, timezone
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ...backends.base import TrainingSpec
+from ...core import environments as recipes
+from ...core import gpus as gpu_rules
+from ...core import quota as rules
+from ...core.errors import Conflict, Forbidden, Invalid, NotFound, NotSupported
+from ...core.names import check_label
+from ...core.resources import Resources, parse_cpu, parse_memory
+from ...core.roles import Principal
+from ...store.db import Database
+from ...store.models import GpuType, Group, Membership, TrainingJob, User
+from .. import audit
+from ..environments import catalog
+from ..quotas import service as quotas
+
+MAX_WORKERS = 64
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def job_resources(job: TrainingJob) -> Resources:
+    replicas = job.workers + 1
+    return Resources(
+        cpu_milli=job.cpu_milli * replicas,
+        memory=job.memory * replicas,
+        gpus={job.gpu_type: job.gpus * replicas} if job.gpu_type and job.gpus else {},
+    )
+
+
+class TrainingService:
+    def __init__(self, db: Database, backend, gpus) -> None:
+        self.db = db
+        self.backend = backend
+        self.gpus = gpus
+
+    def _checked_request(
+        self,
+        name: str,
+        image: str,
+        command: str | list[str],
+        workers: int,
+        gpu_type: str | None,
+        gpus: int,
+    ) -> tuple[str, list[str]]:
+        """The job's name and argv, once the request's own fields are right (no database)."""
+        name = check_label(name.strip().lower(), "training job")
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not argv:
+            raise Invalid("give the command each replica runs, e.g. python train.py --epochs 10")
+        if self.backend.name == "local" and not image.strip():
+            raise Invalid("choose the environment the job runs in, e.g. pytorch")
+        if not image.strip() or any(c.isspace() for c in image.strip()):
+            raise Invalid(
+                "give the image the job runs, e.g. registry.example.edu/course/pytorch:2027"
+            )
+        if not 0 <= workers <= MAX_WORKERS:
+            raise Invalid(f"a job may have 0 to {MAX_WORKERS} workers besides its master")
+        if gpus < 0 or gpus > 8:
+            raise Invalid("each replica may have 0 to 8 GPUs")
+        if gpus and not gpu_type:
+            raise Invalid("choose a GPU type for the GPUs you ask for")
+        return name, argv
+
+    @staticmethod
+    async def _group_id(session: AsyncSession, actor: Principal, group: str | None) -> int | None:
+        """The job's group, which must be one of its owner's."""
+        if not group:
+            return None
+        target = await session.scalar(select(Group).where(Group.name == group))
+        if target is None or await session.get(Membership, (target.id, actor.id)) is None:
+            raise Forbidden(f"you are not in group '{group}'")
+        return target.id
+
+    @staticmethod
+    async def _check_name_free(session: AsyncSession, actor: Principal, name: str) -> None:
+        if await session.scalar(
+            select(TrainingJob.id).where(TrainingJob.owner_id == actor.id, TrainingJob.name == name)
+        ):
+            raise Conflict(
+                f"you already have a training job named '{name}'; delete it or choose another"
+            )
+
+    async def submit(
+        self,
+        actor: Principal,
+        name: str,
+        image: str,
+        command: str | list[str],
+        workers: int,
+        cpu,
+        memory,
+        gpu_type: str | None,
+        gpus: int,
+        group: str | None,
+    ) -> TrainingJob:
+        if not self.backend.describe().get("training_jobs"):
+            raise self.backend.unsupported("Training jobs")
+        name, argv = self._checked_request(name, image, command, workers, gpu_type, gpus)
+        async with self.db.session() as session:
+            if gpu_type:
+                await catalog.get_gpu_type(session, gpu_type)
+            if self.backend.name == "local":
+                await self._check_environment(session, image.strip())
+            group_id = await self._group_id(session, actor, group)
+            await self._check_name_free(session, actor, name)
+            job = TrainingJob(
+                owner_id=actor.id,
+                name=name,
+                image=image.strip(),
+                command=argv,
+                workers=workers,
+                cpu_milli=parse_cpu(cpu),
+                memory=parse_memory(memory),
+                gpu_type=gpu_type if gpus else None,
+                gpus=gpus,
+                group_id=group_id,
+            )
+            limits, _ = await quotas.user_limits(session, actor.id)
+            rules.enforce(rules.check(rules.USER, limits, Resources(), job_resources(job)))
+            session.add(job)
+            await session.flush()
+            audit.record(
+                session,
+                actor.name,
+                "training.created",
+                f"training:{actor.name}/{name}",
+                workers=workers,
+                gpus_per_replica=gpus,
+                gpu_type=job.gpu_type,
+                image=job.image,
+            )
+        await self.dispatch()
+        return job
+
+    @staticmethod
+    async def _check_environment(session, name: str):
+        """The local environment a job runs in: ready, built on this machine, with torch."""
+        environment = await catalog.get_environment(session, name)
+        catalog.require_runnable(environment, "local")
+        packages = {recipes.normalise(p.get("name", "")) for p in environment.packages or []}
+        if environment.recipe is not None and "torch" not in packages:
+            raise Invalid(
+                f"environment '{name}' has no PyTorch, which runs training jobs (torchrun); "
+                "choose an environment built from the PyTorch recipe"
+            )
+        return environment
+
+    async def _place(self, session, job: TrainingJob) -> tuple[str, ...] | None:
+        """GPUs for the whole job (None while too few are free): the local backend's own
+        devices; on Kubernetes only a count, since the cluster places the pods."""
+        if not job.gpus:
+            return ()
+        gpu_type = await catalog.get_gpu_type(session, job.gpu_type)
+        allocator = await self.gpus.allocator(session)  # notebooks and local jobs
+        offer = catalog.offer_of(gpu_type)
+        needed = job.gpus * (job.workers + 1)
+        if self.backend.name == "local":
+            return allocator.place(offer, needed)
+        free = sum(gpu_rules.free_slots(d, offer, allocator.used) for d in self.gpus.devices)
+        return () if free >= needed else None
+
+    async def _local_spec(self, session, job: TrainingJob, devices: tuple[str, ...]) -> dict:
+        """What the local backend needs beyond the job: its environment's prefix and GPUs."""
+        if self.backend.name != "local":
+            return {}
+        environment = await self._check_environment(session, job.image)
+        device_env = {}
+        if job.gpu_type and devices:
+            gpu_type = await catalog.get_gpu_type(session, job.gpu_type)
+            if gpu_type.fraction < 1.0:
+                percent = max(1, round(gpu_type.fraction * 100))
+                device_env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(percent)
+        return {
+            "local_prefix": environment.local_prefix,
+            "devices": devices,
+            "device_env": device_env,
+        }
+
+    async def dispatch(self) -> None:
+        """Submit queued jobs, oldest first, while their GPUs fit."""
+        async with self.db.session() as session:
+            queued = (
+                await session.execute(
+                    select(TrainingJob, User.name, Group.name)
+                    .join(User, User.id == TrainingJob.owner_id)
+                    .outerjoin(Group, Group.id == TrainingJob.group_id)
+                    .where(TrainingJob.state == "queued")
+                    .order_by(TrainingJob.created_at, TrainingJob.id)
+                )
+            ).all()
+        for job, owner, group in queued:
+            await self._dispatch_one(job, owner, group)
+
+    async def _dispatch_one(self, job: TrainingJob, owner: str, group: str | None) -> None:
+        """Submit one queued job if its GPUs are free, else say in its message what it awaits."""
+        async with self.db.session() as session:
+            devices = await self._place(session, job)
+            if devices is None:
+                current = await session.get(TrainingJob, job.id)
+                needed = job.gpus * (job.workers + 1)
+                current.message = f"waiting for {needed} free GPUs of type '{job.gpu_type}'"
+                return
+            gpu_type = await catalog.get_gpu_type(session, job.gpu_type) if job.gpu_type else None
+            try:
+                local = await self._local_spec(session, job, devices)
+            except (Invalid, Conflict, NotFound) as error:
+                local = {"refused": error.message}
+        spec = self._training_spec(job, owner, group, gpu_type, local)
+        state, message = await self._hand_over(spec, local)
+        async with self.db.session() as session:
+            current = await session.get(TrainingJob, job.id)
+            current.state, current.message = state, message
+            current.submitted_at = _now()
+            audit.record(
+                session,
+                "system",
+                f"training.{state}",
+                f"training:{owner}/{job.name}",
+                reason=message or None,
+            )
+
+    @staticmethod
+    def _training_spec(
+        job: TrainingJob, owner: str, group: str | None, gpu_type: GpuType | None, local: dict
+    ) -> TrainingSpec:
+        return TrainingSpec(
+            owner=owner,
+            name=job.name,
+            image=job.image,
+            command=tuple(job.command),
+            workers=job.workers,
+            cpu_milli=job.cpu_milli,
+            memory=job.memory,
+            gpus=job.gpus,
+            gpu_resource=gpu_type.resource_name if gpu_type else "nvidia.com/gpu",
+            node_selector=dict(gpu_type.node_selector or {}) if gpu_type else {},
+            group=group,
+            **{k: v for k, v in local.items() if k != "refused"},
+        )
+
+    async def _hand_over(self, spec: TrainingSpec, local: dict) -> tuple[str, str]:
+        """The job's new state and message: a refusal by the backend is the user's answer."""
+        try:
+            if "refused" in local:  # its environment went away while it waited
+                raise Invalid(local["refused"])
+            await self.backend.submit_training(spec)
+            return "submitted", ""
+        except NotSupported:
+            raise
+        except Exception as error:
+            return "failed", f"the job could not be submitted: {error}"
+
+    async def _mine(
+        self, session, actor: Principal, owner: str, name: str
+    ) -> tuple[TrainingJob, str | None]:
+        row = (
+            await session.execute(
+                select(TrainingJob, Group.name)
+                .join(User, User.id == TrainingJob.owner_id)
+                .outerjoin(Group, Group.id == TrainingJob.group_id)
+                .where(User.name == owner, TrainingJob.name == name)
+            )
+        ).first()
+        if row is None or (row[0].owner_id != actor.id and not actor.is_admin):
+            raise NotFound(f"{owner} has no training job '{name}'")
+        return row[0], row[1]
+
+    async def listing(self, actor: Principal) -> list[tuple[TrainingJob, str]]:
+        async with self.db.session() as session:
+            statement = select(TrainingJob, User.name).join(User, User.id == TrainingJob.owner_id)
+            if not actor.is_admin:
+                statement = statement.where(TrainingJob.owner_id == actor.id)
+            rows = await session.execute(statement.order_by(TrainingJob.created_at.desc()))
+            return [(job, owner) for job, owner in rows.all()]
+
+    async def status(self, actor: Principal, owner: str, name: str) -> tuple[TrainingJob, dict]:
+        async with self.db.session() as session:
+            job, group = await self._mine(session, actor, owner, name)
+        live: dict = {"phase": job.state, "message": job.message, "replicas": {}}
+        if job.state == "submitted":
+            status = await self.backend.training_status(owner, name, group)
+            live = {
+                "phase": status.phase,
+                "message": status.message,
+                "replicas": dict(status.replicas),
+            }
+        return job, live
+
+    async def logs(self, actor: Principal, owner: str, name: str, replica: str, index: int) -> str:
+        async with self.db.session() as session:
+            job, group = await self._mine(session, actor, owner, name)
+        if job.state != "submitted":
+            return ""
+        return await self.backend.training_logs(owner, name, group, replica, index)
+
+    async def delete(self, actor: Principal, owner: str, name: str) -> None:
+        async with self.db.session() as session:
+            job, group = await self._mine(session, actor, owner, name)
+        if job.state == "submitted":
+            await self.backend.delete_training(owner, name, group)
+        async with self.db.session() as session:
+            current = await session.get(TrainingJob, job.id)
+            await session.delete(current)
+            audit.record(session, actor.name, "training.deleted", f"training:{owner}/{name}")
+        await self.dispatch()
