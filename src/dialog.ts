@@ -137,33 +137,6 @@ export interface IFormBody<V> extends Widget {
   setBusy?(busy: boolean): void;
 }
 
-/** Show a form's problem in `box` (null hides it), scrolled into view. */
-export function showFormError(box: HTMLElement, message: string | null): void {
-  box.textContent = message ?? '';
-  box.hidden = !message;
-  if (message) {
-    box.scrollIntoView?.({ block: 'nearest' });
-  }
-}
-
-/**
- * While a form is sent (`text`: what is under way), show its progress in view and
- * mark the form busy for assistive technology; null ends it.
- */
-export function showFormBusy(
-  form: HTMLElement,
-  progress: HTMLElement,
-  label: HTMLElement,
-  text: string | null
-): void {
-  progress.hidden = text === null;
-  if (text !== null) {
-    progress.scrollIntoView?.({ block: 'nearest' });
-  }
-  form.setAttribute('aria-busy', text !== null ? 'true' : 'false');
-  label.textContent = text ?? '';
-}
-
 export interface IFormDialogOptions<V, R> {
   title: string;
   body: IFormBody<V>;

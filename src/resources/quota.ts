@@ -19,6 +19,14 @@ export interface IResizeForm {
   gpus: number;
 }
 
+/** The GPU count that goes with a GPU type: none without one, at least one with one. */
+export function gpuCountFor(gpuType: string, gpus: string): string {
+  if (!gpuType) {
+    return '0';
+  }
+  return Number(gpus) < 1 ? '1' : gpus;
+}
+
 /** A CPU quantity for Kubernetes-style APIs: 2 → "2", 0.5 → "500m". */
 export function cpuQuantity(cores: number): string {
   if (Number.isInteger(cores)) {

@@ -1,20 +1,14 @@
 /**
  * What the Submit dialog selects at the start: the open notebook, the files
  * its code reads (notebookReads.ts) and the files its template brought, those
- * that exist in the home, each shown with its size and why it is there, and
- * their total. A TA running the submission then finds `data/iris.csv` too,
- * instead of a FileNotFoundError.
+ * that exist in the home (suggestions.tsx shows each with its size and why
+ * it is there, and their total). A TA running the submission then finds
+ * `data/iris.csv` too, instead of a FileNotFoundError.
  */
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import type { INotebookTracker } from '@jupyterlab/notebook';
-import type { TranslationBundle } from '@jupyterlab/translation';
-import { Widget } from '@lumino/widgets';
 import { CguAPI } from '../api';
-import { h, replaceChildren } from '../dom';
-import type { FilePicker } from '../files/filePicker';
-import { formatBytes } from '../format';
 import { candidatePaths, ISuggestion, mergeSuggestions } from './notebookReads';
-import { isCovered } from '../files/selection';
 import { IFileStat, ITemplateFiles } from '../apiTypes';
 
 export type { ISuggestion } from './notebookReads';
@@ -101,107 +95,4 @@ export async function preselectFor(
       ? await notebookSources(app, notebooks, path).catch(() => [])
       : []
   });
-}
-
-/** The list under "Preselected": each suggestion, its size and why, and the total still included. */
-export class SuggestionList extends Widget {
-  constructor(
-    private readonly suggestions: ReadonlyArray<ISuggestion>,
-    private readonly picker: FilePicker,
-    private readonly trans: TranslationBundle
-  ) {
-    super();
-    this.addClass('cgu-Suggestions');
-    this.node.dataset.cgu = 'submit-suggestions';
-    this.picker.changed.connect(this._render, this);
-    this._render();
-  }
-
-  dispose(): void {
-    this.picker.changed.disconnect(this._render, this);
-    super.dispose();
-  }
-
-  private _why(suggestion: ISuggestion): string {
-    switch (suggestion.why) {
-      case 'notebook':
-        return this.trans.__('this notebook');
-      case 'reads':
-        return this.trans.__('read by the notebook');
-      default:
-        return this.trans.__('came with the template');
-    }
-  }
-
-  private _render(): void {
-    const selected = this.picker.paths;
-    let total = 0;
-    let count = 0;
-    const rows = this.suggestions.map(s => {
-      const included = isCovered(s.path, selected);
-      if (included) {
-        total += s.size;
-        count += 1;
-      }
-      return this._row(s, included);
-    });
-    replaceChildren(
-      this.node,
-      h(
-        'div',
-        { class: 'cgu-Picker-label' },
-        this.trans.__('Preselected for you')
-      ),
-      rows.length
-        ? h('ul', { class: 'cgu-Suggestions-list' }, ...rows)
-        : h(
-            'p',
-            { class: 'cgu-Form-note' },
-            this.trans.__('Nothing to preselect.')
-          ),
-      h(
-        'div',
-        {
-          class: 'cgu-Suggestions-total',
-          'data-cgu': 'submit-suggestion-total'
-        },
-        this.trans._n(
-          '%1 preselected item included: %2',
-          '%1 preselected items included: %2',
-          count,
-          formatBytes(total)
-        )
-      )
-    );
-  }
-
-  private _row(s: ISuggestion, included: boolean): HTMLElement {
-    return h(
-      'li',
-      {
-        class: `cgu-Suggestions-item${included ? '' : ' cgu-mod-left-out'}`,
-        'data-cgu': 'submit-suggestion',
-        'data-path': s.path,
-        'data-included': included ? 'true' : 'false'
-      },
-      h(
-        'code',
-        { class: 'cgu-Suggestions-path' },
-        s.type === 'directory' ? `${s.path}/` : s.path
-      ),
-      h(
-        'span',
-        {
-          class: 'cgu-Suggestions-size',
-          'data-cgu': 'submit-suggestion-size'
-        },
-        formatBytes(s.size)
-      ),
-      h(
-        'span',
-        { class: 'cgu-Suggestions-why' },
-        included ? this._why(s) : this.trans.__('left out')
-      )
-    );
-  }
 }
