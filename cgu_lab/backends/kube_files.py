@@ -21,17 +21,16 @@ import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from . import kube_names as names
 from . import kube_parts as parts
 from . import kube_pod_tool as tool
 from .base import BackendError
-from .kube_api import KubeApi, KubeError
+from .kube_api import KubeError
+from .kube_connection import Connection
+from .kube_namespaces import Namespaces
 from .kube_settings import KubeSettings
-
-if TYPE_CHECKING:
-    from .kubernetes import KubernetesBackend
 
 Obj = dict[str, Any]
 COURSES_CLAIM = names.COURSES_CLAIM
@@ -79,23 +78,27 @@ def seed_claim(ref: names.ObjectRef, owner: str, notebook: str, settings: KubeSe
     )
 
 
-def notebook_image(notebook: Obj | None) -> str:
-    containers = (
-        ((notebook or {}).get("spec") or {}).get("template", {}).get("spec", {}).get("containers")
-    )
-    return (containers or [{}])[0].get("image", "")
-
-
 class HomeFiles:
-    """pack/unpack of the kubernetes backend: where the files are, which image, the pod."""
+    """pack/unpack of the kubernetes backend: where the files are, which image, the pod.
 
-    def __init__(self, backend: KubernetesBackend) -> None:
-        self.backend = backend
-        self.settings = backend.kube
+    Given the backend's connection (the claims are created and read through its API
+    client), its settings and naming (which namespace and claim hold a user's files),
+    its namespaces (made ready before a first copy writes there) and its tool pods
+    (kube_pod_tool: the pod the copy runs in, and the image it runs)."""
 
-    @property
-    def api(self) -> KubeApi:
-        return self.backend._api
+    def __init__(
+        self,
+        cluster: Connection,
+        settings: KubeSettings,
+        naming: names.Naming,
+        namespaces: Namespaces,
+        tools: tool.PodTool,
+    ) -> None:
+        self.cluster = cluster
+        self.settings = settings
+        self.naming = naming
+        self.namespaces = namespaces
+        self.tools = tools
 
     async def pack(
         self,
@@ -152,45 +155,28 @@ class HomeFiles:
     async def _where(self, owner: str, area: str, image: str, create: bool) -> tuple[str, str, str]:
         """The namespace, the claim and the image a copy uses; the claim made when a copy
         arrives first (a new notebook's files, seeded before its first start)."""
-        backend = self.backend
-        namespace = backend.naming.user_namespace(owner)
+        api = self.cluster.api
+        namespace = self.naming.user_namespace(owner)
         if area == "courses":
             claim = COURSES_CLAIM
             made = courses_claim(namespace, owner, self.settings)
         else:
-            ref = backend.naming.notebook(owner, area)
+            ref = self.naming.notebook(owner, area)
             claim = ref.home
             made = seed_claim(ref, owner, area, self.settings)
         if create:
-            await backend._ensure_namespace(namespace, owner)
-            await self.api.create(made, True)
+            await self.namespaces.ensure(namespace, owner)
+            await api.create(made, True)
         else:
             try:
-                found = await self.api.get("PersistentVolumeClaim", claim, namespace)
+                found = await api.get("PersistentVolumeClaim", claim, namespace)
             except KubeError as error:
                 if error.status != 403:  # 403: no namespace of ours yet
                     raise
                 found = None
             if found is None:
                 raise BackendError(f"{owner} has no files for notebook '{area}' yet")
-        return namespace, claim, image or self.image_for(namespace, owner, area)
-
-    def image_for(self, namespace: str, owner: str, area: str = "courses") -> str:
-        """Any cgu-lab notebook image holds the file tool: the notebook's own, another of
-        the owner's, else the one configured; never a guess."""
-        cache = self.backend._cache
-        ref = self.backend.naming.notebook(owner, area)
-        candidates = [cache.get("Notebook", namespace, ref.name)] if area != "courses" else []
-        candidates += cache.objects("Notebook", namespace)
-        for notebook in candidates:
-            if notebook_image(notebook):
-                return notebook_image(notebook)
-        if self.settings.files_image:
-            return self.settings.files_image
-        raise BackendError(
-            f"no image to copy {owner}'s files with: {owner} has no notebook in the cluster "
-            "yet; set CGU_LAB_KUBE_FILES_IMAGE to a cgu-lab notebook image"
-        )
+        return namespace, claim, image or self.tools.image_for(namespace, owner, area)
 
     async def run(
         self,
@@ -211,7 +197,7 @@ class HomeFiles:
         status = b""
         argv = [*TOOL, command, json.dumps({"root": tool.MOUNT, **plan})]
         volume = tool.claim_volume(claim)
-        tools = self.backend._tools
+        tools = self.tools
         async with (
             tools.pod(namespace, volume, image, owner) as pod,
             contextlib.aclosing(tools.frames(namespace, pod, argv, stdin)) as frames,

@@ -1,8 +1,8 @@
 """What a user's or group's namespace (Kubeflow's "profile") holds besides its notebooks.
 
-Made once per controller run for each namespace a start, a training job or a
-quota needs (kubernetes.py, `_ensure_namespace`), by pure functions like those
-of kube_objects:
+Made once per controller run for each namespace a start, a copy of files, the
+storage page, a training job or a quota needs, by pure functions like those of
+kube_objects:
 - the Namespace, labelled as this installation's and annotated with its owner
   as Kubeflow's profiles are;
 - a RoleBinding that lets the controller manage it (and nothing elsewhere);
@@ -10,21 +10,33 @@ of kube_objects:
 - a NetworkPolicy by which only the controller, or the ingress gateway, reaches
   port 8888 of notebook servers;
 - the ResourceQuota `kf-resource-quota` mirroring the platform quota.
+
+`Namespaces` sends them: the one place that knows which namespaces this
+controller run has prepared. The backend, its home files (kube_files) and its
+storage page (kube_storage_files) all need a namespace ready before they write
+in it, so each is given the backend's one `Namespaces`, which is given the
+connection (kube_connection) and the settings, nothing else.
 """
 
 from __future__ import annotations
+
+import asyncio
+import time
 
 from ..core.quota import Limits
 from . import kube_names as names
 from . import kube_objects as objects
 from . import kube_parts as parts
-from .base import QuotaSpec
+from .base import BackendError, QuotaSpec
+from .kube_api import KubeError
+from .kube_connection import Connection
 from .kube_parts import Obj
 from .kube_settings import KubeSettings
 
 NETWORK_POLICY = "cgu-lab-notebooks"
 CONTROLLER_BINDING = "cgu-lab-controller"
 NAMESPACE_ROLE = "cgu-lab-namespace-manager"  # the ClusterRole in deploy/kubernetes/base
+RBAC_SETTLE_SECONDS = 10.0
 
 
 def namespace(name: str, subject: str, settings: KubeSettings, group: bool = False) -> Obj:
@@ -157,3 +169,48 @@ def resource_quota(namespace_name: str, quota: QuotaSpec, settings: KubeSettings
         # use the whole quota must still be able to submit. Copies are bounded on their own.
         "spec": {"hard": quota_hard(quota), "scopes": ["NotTerminating"]},
     }
+
+
+class Namespaces:
+    """The namespaces this controller run has made ready (given the connection and the
+    settings): each is made ours and usable once, its quota mirrored whenever asked."""
+
+    def __init__(self, cluster: Connection, settings: KubeSettings) -> None:
+        self.cluster = cluster
+        self.settings = settings
+        self._ready: set[str] = set()  # prepared since this controller started
+
+    async def ensure(
+        self, name: str, subject: str, group: bool = False, quota: QuotaSpec | None = None
+    ) -> None:
+        """Make the namespace `name` ours and usable once per controller run; mirror `quota`."""
+        api, settings = self.cluster.api, self.settings
+        if name not in self._ready:
+            built = namespace(name, subject, settings, group)
+            if await api.create(built, True) is None:
+                existing = await api.get("Namespace", name) or {}
+                if not objects.is_ours(existing, settings):
+                    raise BackendError(
+                        f"the namespace {name} exists but does not belong to this platform "
+                        f"(installation '{settings.installation}'); rename it or change the prefix"
+                    )
+                if existing.get("status", {}).get("phase") == "Terminating":
+                    raise BackendError(f"the namespace {name} is being deleted; try later")
+            await api.create(controller_role_binding(name, settings), True)
+            await self._apply_when_permitted(notebook_service_account(name, settings))
+            await api.apply(network_policy(name, settings))
+            self._ready.add(name)
+        if quota is not None:
+            await api.apply(resource_quota(name, quota, settings))
+
+    async def _apply_when_permitted(self, obj: Obj) -> None:
+        """The first write after binding our role waits for RBAC to see the binding."""
+        deadline = time.monotonic() + RBAC_SETTLE_SECONDS
+        while True:
+            try:
+                await self.cluster.api.apply(obj)
+                return
+            except KubeError as error:
+                if error.status != 403 or time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(0.1)

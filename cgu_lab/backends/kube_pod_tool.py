@@ -39,7 +39,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import aiohttp
 
@@ -47,10 +47,8 @@ from . import kube_names as names
 from . import kube_parts as parts
 from .base import BackendError
 from .kube_api import KubeError
+from .kube_connection import Connection
 from .kube_settings import KubeSettings
-
-if TYPE_CHECKING:
-    from .kubernetes import KubernetesBackend
 
 log = logging.getLogger("cgu_lab.kubernetes")
 
@@ -121,6 +119,13 @@ def tool_pod(
     }
 
 
+def notebook_image(notebook: Obj | None) -> str:
+    containers = (
+        ((notebook or {}).get("spec") or {}).get("template", {}).get("spec", {}).get("containers")
+    )
+    return (containers or [{}])[0].get("image", "")
+
+
 def exit_code(status: bytes) -> int:
     """The exit code the status channel reports (a metav1.Status); 1 when it says
     nothing usable, as when the connection ended before the command did."""
@@ -162,11 +167,18 @@ class _Warm:
 
 
 class PodTool:
-    """Tool pods of one backend: made, awaited, run in, kept warm a while, deleted, swept."""
+    """Tool pods of one backend: made, awaited, run in, kept warm a while, deleted, swept.
 
-    def __init__(self, backend: KubernetesBackend) -> None:
-        self.backend = backend
-        self.settings = backend.kube
+    Given the backend's connection (its API client for the pods and their `exec`, its
+    watch cache to await them and to find the owner's notebook images), its settings
+    and its naming (which namespaces are this configuration's). The home files
+    (kube_files) and the storage page (kube_storage_files) are given the one PodTool,
+    so that warm pods are shared and all are deleted when the backend closes."""
+
+    def __init__(self, cluster: Connection, settings: KubeSettings, naming: names.Naming) -> None:
+        self.cluster = cluster
+        self.settings = settings
+        self.naming = naming
         self._warm: dict[str, _Warm] = {}
         self._made: dict[str, asyncio.Lock] = {}  # one pod made per key at a time
         self._deleting: set[asyncio.Task] = set()
@@ -217,7 +229,7 @@ class PodTool:
     ) -> _Warm:
         pod = tool_pod(namespace, volume, image, self.settings, owner, read_only)
         warm = _Warm(namespace, pod["metadata"]["name"])
-        await self.backend._api.create(pod)
+        await self.cluster.api.create(pod)
         try:
             await self._wait_running(namespace, warm.name)
         except (Exception, asyncio.CancelledError):
@@ -226,7 +238,7 @@ class PodTool:
         return warm
 
     def _running(self, warm: _Warm) -> bool:
-        pod = self.backend._cache.get("Pod", warm.namespace, warm.name) or {}
+        pod = self.cluster.cache.get("Pod", warm.namespace, warm.name) or {}
         meta, status = pod.get("metadata") or {}, pod.get("status") or {}
         return status.get("phase") == "Running" and not meta.get("deletionTimestamp")
 
@@ -250,7 +262,7 @@ class PodTool:
 
     async def _delete(self, warm: _Warm) -> None:
         try:
-            await self.backend._api.delete("Pod", warm.name, warm.namespace)
+            await self.cluster.api.delete("Pod", warm.name, warm.namespace)
         except KubeError as error:  # the next start's sweep gets it
             log.warning("cannot delete tool pod %s/%s: %s", warm.namespace, warm.name, error)
 
@@ -278,7 +290,7 @@ class PodTool:
 
     async def _wait_running(self, namespace: str, name: str) -> None:
         """Until the pod runs; its waiting reason when it cannot (an image, the quota...)."""
-        cache = self.backend._cache
+        cache = self.cluster.cache
         deadline = time.monotonic() + READY_TIMEOUT
         reason = "it was not scheduled"
         while (remaining := deadline - time.monotonic()) > 0:
@@ -310,7 +322,7 @@ class PodTool:
         by a task of its own while the output is read, so neither side waits on the
         other's full buffer."""
         source = io.BytesIO(stdin) if isinstance(stdin, bytes) else stdin
-        api = self.backend._api
+        api = self.cluster.api
         async with api.exec(namespace, name, "files", argv, source is not None) as socket:
             sender = None if source is None else asyncio.create_task(_send(socket, source))
             got_status, sent = False, None
@@ -326,19 +338,36 @@ class PodTool:
             if not got_status and isinstance(sent, Exception):
                 raise KubeError(f"the stream to pod {namespace}/{name} was cut off: {sent}")
 
+    def image_for(self, namespace: str, owner: str, area: str = "courses") -> str:
+        """Any cgu-lab notebook image holds the file tool: the notebook's own, another of
+        the owner's, else the one configured; never a guess."""
+        cache = self.cluster.cache
+        ref = self.naming.notebook(owner, area)
+        candidates = [cache.get("Notebook", namespace, ref.name)] if area != "courses" else []
+        candidates += cache.objects("Notebook", namespace)
+        for notebook in candidates:
+            if notebook_image(notebook):
+                return notebook_image(notebook)
+        if self.settings.files_image:
+            return self.settings.files_image
+        raise BackendError(
+            f"no image to copy {owner}'s files with: {owner} has no notebook in the cluster "
+            "yet; set CGU_LAB_KUBE_FILES_IMAGE to a cgu-lab notebook image"
+        )
+
     async def sweep(self) -> None:
         """Delete the tool pods a crash left behind: none is in use before the controller
         has started (its watch cache lists them)."""
-        cache = self.backend._cache
+        cache = self.cluster.cache
         for pod in cache.objects("Pod"):
             meta = pod.get("metadata", {})
             labels = meta.get("labels") or {}
             if labels.get(names.COMPONENT) != COMPONENT:
                 continue
-            if not self.backend.naming.managed(meta.get("namespace", "")):
+            if not self.naming.managed(meta.get("namespace", "")):
                 continue
             try:
-                await self.backend._api.delete("Pod", meta["name"], meta["namespace"])
+                await self.cluster.api.delete("Pod", meta["name"], meta["namespace"])
             except KubeError as error:
                 where = f"{meta['namespace']}/{meta['name']}"
                 log.warning("cannot sweep tool pod %s: %s", where, error)

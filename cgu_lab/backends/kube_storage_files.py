@@ -24,16 +24,17 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.errors import NotSupported
+from . import kube_names as names
 from . import kube_pod_tool as tool
 from . import kube_storage as storage
 from .base import BackendError
+from .kube_connection import Connection
+from .kube_namespaces import Namespaces
+from .kube_settings import KubeSettings
 from .storage_answer import answer
-
-if TYPE_CHECKING:
-    from .kubernetes import KubernetesBackend
 
 TOOL = ["python", "-m", "cgu_lab.backends.local_storage_tool"]
 
@@ -50,22 +51,39 @@ class Place:
 
 
 class KubeStorage:
+    """The kubernetes backend's `storage` (what controller/storage asks of a backend).
+
+    Given the backend's connection (a personal storage claim is created through its
+    API client), its settings and naming (which namespace and volume a request uses),
+    its namespaces (made ready before the first request writes there) and its tool
+    pods (kube_pod_tool: the warm pod a request runs in, and its image)."""
+
     enforcement = (
         "checked by the platform on every upload from this page; the storage's volume "
         "also holds no more than its size, whatever writes to it"
     )
 
-    def __init__(self, backend: KubernetesBackend) -> None:
-        self.backend = backend
-        self.settings = backend.kube
+    def __init__(
+        self,
+        cluster: Connection,
+        settings: KubeSettings,
+        naming: names.Naming,
+        namespaces: Namespaces,
+        tools: tool.PodTool,
+    ) -> None:
+        self.cluster = cluster
+        self.settings = settings
+        self.naming = naming
+        self.namespaces = namespaces
+        self.tools = tools
 
     async def place(self, owner: str | None, course: str | None, actor: str, writer: bool) -> Place:
-        backend = self.backend
         if course is None:
             assert owner is not None
-            namespace = backend.naming.user_namespace(owner)
-            await backend._ensure_namespace(namespace, owner)
-            await backend._api.create(storage.storage_claim(namespace, owner, self.settings), True)
+            namespace = self.naming.user_namespace(owner)
+            await self.namespaces.ensure(namespace, owner)
+            claim = storage.storage_claim(namespace, owner, self.settings)
+            await self.cluster.api.create(claim, True)
             volume = {
                 "name": storage.STORAGE_VOLUME,
                 "persistentVolumeClaim": {"claimName": storage.STORAGE_CLAIM},
@@ -77,8 +95,8 @@ class KubeStorage:
                 "course storage on the kubernetes backend needs an NFS share "
                 "(CGU_LAB_KUBE_COURSE_STORAGE_NFS); ask an administrator to set one"
             )
-        namespace = backend.naming.user_namespace(actor)
-        await backend._ensure_namespace(namespace, actor)
+        namespace = self.naming.user_namespace(actor)
+        await self.namespaces.ensure(namespace, actor)
         return Place(namespace, volume, writer, actor, 0o002)
 
     def _argv(self, place: Place, command: str, plan: dict) -> list[str]:
@@ -86,8 +104,8 @@ class KubeStorage:
 
     @contextlib.asynccontextmanager
     async def _frames(self, place: Place, command: str, plan: dict, stdin: bytes | None):
-        tools = self.backend._tools
-        image = self.backend._files.image_for(place.namespace, place.actor)
+        tools = self.tools
+        image = tools.image_for(place.namespace, place.actor)
         async with (
             tools.pod(
                 place.namespace, place.volume, image, place.actor, not place.writable, keep=True

@@ -6,22 +6,25 @@ holds the server and how it is built (kube_objects), what else it needs, how it
 is halted, and how its progress and its end are read from the watch cache
 (kube_status). A start never asks the API server where it stands: it reads
 what the watches (kube_watch) keep current.
+
+Each kind is given the backend's connection (kube_connection: only its watch
+cache is read here) and its settings (what to build); the backend sends what a
+kind builds and waits on what it reads, so the data flows one way.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import kube_companions as companions
 from . import kube_names as names
 from . import kube_objects as objects
 from . import kube_status as status
 from .base import NotebookSpec
+from .kube_connection import Connection
+from .kube_settings import KubeSettings
 from .kube_watch import WatchCache
-
-if TYPE_CHECKING:
-    from .kubernetes import KubernetesBackend
 
 Obj = dict[str, Any]
 
@@ -41,13 +44,13 @@ class Workload:
     component = ""
     resource = ""
 
-    def __init__(self, backend: KubernetesBackend) -> None:
-        self.backend = backend
+    def __init__(self, cluster: Connection, settings: KubeSettings) -> None:
+        self.cluster = cluster
+        self.settings = settings
 
     @property
     def cache(self) -> WatchCache:
-        assert self.backend.cache is not None, "open() the backend first"
-        return self.backend.cache
+        return self.cluster.cache
 
     def _events(self, ref: names.ObjectRef, since: float, pod: Obj | None) -> list[Obj]:
         """Events of this start: about the object (or what it makes), and about its pod."""
@@ -109,7 +112,7 @@ class Jupyter(Workload):
 
     def build(self, ref: names.ObjectRef, spec: NotebookSpec, running: bool) -> Obj:
         stopped_at = None if running else _now()
-        return objects.notebook(ref, spec, self.backend.kube, stopped_at=stopped_at)
+        return objects.notebook(ref, spec, self.settings, stopped_at=stopped_at)
 
     def resume_patch(self) -> Obj | None:
         # The stop annotation was also written by a merge patch (our stop, or Kubeflow's
@@ -117,13 +120,13 @@ class Jupyter(Workload):
         return objects.resume_patch()
 
     def companions(self, running: Obj) -> list[Obj]:
-        if not self.backend.kube.builtin:
+        if not self.settings.builtin:
             return []  # Kubeflow's notebook-controller makes them
         return [companions.service(running), companions.statefulset(running)]
 
     def halt_patches(self) -> list[tuple[str, Obj]]:
         patches = [("Notebook", objects.stop_patch(_now()))]
-        if self.backend.kube.builtin:
+        if self.settings.builtin:
             patches.append(("StatefulSet", objects.scale_patch(0)))
         return patches
 
@@ -155,7 +158,7 @@ class Vm(Workload):
     resource = "VirtualMachine"
 
     def build(self, ref: names.ObjectRef, spec: NotebookSpec, running: bool) -> Obj:
-        return objects.virtual_machine(ref, spec, self.backend.kube, running=running)
+        return objects.virtual_machine(ref, spec, self.settings, running=running)
 
     def companions(self, running: Obj) -> list[Obj]:
         return [companions.service(running)]

@@ -22,9 +22,14 @@ the StatefulSet makes a new one, so `observe` says so and the controller's
 liveness watch shows the notebook stopped, with the reason, within seconds.
 A VM notebook is the same story told with a KubeVirt VirtualMachine.
 
-It stays one module, a few lines over the house's ~500, because start, stop and
-observe are one sequence best read together; what stands alone already lives
-in kube_objects, kube_workloads, kube_watch and kube_files.
+It stays one module because start, stop and observe are one sequence best read
+together; what stands alone lives beside it, and is given what it needs, never
+this backend: the connection (kube_connection: the API client and the watch
+cache, filled by `open`), the settings and the naming go to the kinds of server
+(kube_workloads), the namespaces made ready (kube_namespaces), the tool pods
+(kube_pod_tool), the home files (kube_files) and the storage page
+(kube_storage_files); the last two are also given the one `Namespaces` and the
+one `PodTool`. None of them imports this module.
 """
 
 from __future__ import annotations
@@ -41,7 +46,6 @@ from ..core.errors import Conflict, NotFound
 from ..core.gpus import Device
 from . import kube_files as files
 from . import kube_names as names
-from . import kube_namespaces as namespaces
 from . import kube_objects as objects
 from . import kube_parts as parts
 from . import kube_pod_tool as tool
@@ -58,7 +62,9 @@ from .base import (
     TrainingSpec,
     TrainingStatus,
 )
-from .kube_api import KubeApi, KubeError, load_client
+from .kube_api import KubeApi, load_client
+from .kube_connection import Connection
+from .kube_namespaces import Namespaces
 from .kube_nodes import gpu_devices
 from .kube_settings import KubeSettings
 from .kube_storage_files import KubeStorage
@@ -77,7 +83,6 @@ EVENT_KINDS = frozenset(
 )
 # Watches without which the backend cannot follow notebooks at all.
 REQUIRED_WATCHES = ("Pod", "Event", "Notebook")
-RBAC_SETTLE_SECONDS = 10.0
 
 
 class KubernetesBackend(Backend):
@@ -86,30 +91,34 @@ class KubernetesBackend(Backend):
     def __init__(self, kube: KubeSettings | None = None) -> None:
         self.kube = kube or KubeSettings.from_env()
         self.naming = names.Naming(self.kube.user_prefix, self.kube.group_prefix)
-        self.api: KubeApi | None = None
-        self.cache: WatchCache | None = None
+        # The pieces are given what they use, never this object: the connection (the API
+        # client and the watch cache, filled by open()), the settings, the naming, and
+        # the pieces they share (the namespaces made ready, the tool pods).
+        self.cluster = Connection()
+        kube, naming, cluster = self.kube, self.naming, self.cluster
         self._workloads: dict[str, Workload] = {
-            workload.name: workload for workload in (Jupyter(self), Vm(self))
+            workload.name: workload for workload in (Jupyter(cluster, kube), Vm(cluster, kube))
         }
-        self._namespaces: set[str] = set()  # prepared since this controller started
-        self._tools = tool.PodTool(self)
-        self._files = files.HomeFiles(self)
-        self.storage = KubeStorage(self)  # the storage page's file access
+        self._namespaces = Namespaces(cluster, kube)
+        self._tools = tool.PodTool(cluster, kube, naming)
+        self._files = files.HomeFiles(cluster, kube, naming, self._namespaces, self._tools)
+        # the storage page's file access
+        self.storage = KubeStorage(cluster, kube, naming, self._namespaces, self._tools)
         self._starting: dict[names.ObjectRef, float] = {}  # ref -> when its start began
 
     # -- lifecycle of the backend itself ---------------------------------------------
 
     async def open(self) -> None:
         api_client = await load_client(self.kube.kubeconfig)
-        self.api = KubeApi(api_client, self.naming.managed)
-        self.cache = WatchCache(self._sources(), self.kube.watch_timeout)
+        self.cluster.client = KubeApi(api_client, self.naming.managed)
+        cache = self.cluster.watch = WatchCache(self._sources(), self.kube.watch_timeout)
         try:
-            await self.cache.start()
+            await cache.start()
             for source in REQUIRED_WATCHES:
-                if self.cache.error(source):
+                if cache.error(source):
                     raise BackendError(
                         f"the controller cannot watch {source} objects "
-                        f"({self.cache.error(source)}); check its RBAC "
+                        f"({cache.error(source)}); check its RBAC "
                         "(deploy/kubernetes/base/rbac.yaml) and that the Notebook CRD is installed"
                     )
             await self._tools.sweep()
@@ -118,12 +127,13 @@ class KubernetesBackend(Backend):
             raise BackendError(f"cannot follow the cluster: {error}") from error
 
     async def close(self) -> None:
-        if self.api is not None and self.cache is not None:
+        api, cache = self.cluster.client, self.cluster.watch
+        if api is not None and cache is not None:
             await self._tools.close()
-        if self.cache is not None:
-            await self.cache.stop()
-        if self.api is not None:
-            await self.api.close()
+        if cache is not None:
+            await cache.stop()
+        if api is not None:
+            await api.close()
 
     def _sources(self) -> list[Source]:
         api = self._api
@@ -153,13 +163,11 @@ class KubernetesBackend(Backend):
 
     @property
     def _api(self) -> KubeApi:
-        assert self.api is not None, "open() the backend first"
-        return self.api
+        return self.cluster.api
 
     @property
     def _cache(self) -> WatchCache:
-        assert self.cache is not None, "open() the backend first"
-        return self.cache
+        return self.cluster.cache
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -173,7 +181,10 @@ class KubernetesBackend(Backend):
                 if self.kube.ingress_header
                 else "controller proxy secret"
             ),
-            "vm_notebooks": self.cache is not None and self.cache.error("VirtualMachine") is None,
+            "vm_notebooks": (
+                self.cluster.watch is not None
+                and self.cluster.watch.error("VirtualMachine") is None
+            ),
             "custom_images": True,
             "training_jobs": "Kubeflow PyTorchJob (needs the training operator)",
         }
@@ -187,44 +198,6 @@ class KubernetesBackend(Backend):
     async def inventory(self) -> list[Device]:
         nodes, _ = await self._api.list("Node")
         return gpu_devices(nodes)
-
-    # -- namespaces ----------------------------------------------------------------
-
-    async def _ensure_namespace(
-        self, namespace: str, subject: str, group: bool = False, quota: QuotaSpec | None = None
-    ) -> None:
-        """Make the namespace ours and usable once per controller run; mirror `quota`."""
-        if namespace not in self._namespaces:
-            built = namespaces.namespace(namespace, subject, self.kube, group)
-            if await self._api.create(built, True) is None:
-                existing = await self._api.get("Namespace", namespace) or {}
-                if not objects.is_ours(existing, self.kube):
-                    raise BackendError(
-                        f"the namespace {namespace} exists but does not belong to this platform "
-                        f"(installation '{self.kube.installation}'); rename it or change the prefix"
-                    )
-                if existing.get("status", {}).get("phase") == "Terminating":
-                    raise BackendError(f"the namespace {namespace} is being deleted; try later")
-            await self._api.create(namespaces.controller_role_binding(namespace, self.kube), True)
-            await self._apply_when_permitted(
-                namespaces.notebook_service_account(namespace, self.kube)
-            )
-            await self._api.apply(namespaces.network_policy(namespace, self.kube))
-            self._namespaces.add(namespace)
-        if quota is not None:
-            await self._api.apply(namespaces.resource_quota(namespace, quota, self.kube))
-
-    async def _apply_when_permitted(self, obj: Obj) -> None:
-        """The first write after binding our role waits for RBAC to see the binding."""
-        deadline = time.monotonic() + RBAC_SETTLE_SECONDS
-        while True:
-            try:
-                await self._api.apply(obj)
-                return
-            except KubeError as error:
-                if error.status != 403 or time.monotonic() > deadline:
-                    raise
-            await asyncio.sleep(0.1)
 
     # -- start ---------------------------------------------------------------------
 
@@ -250,7 +223,7 @@ class KubernetesBackend(Backend):
         began = self._starting[ref] = time.monotonic()
         try:
             await progress(5, f"Preparing the namespace {ref.namespace}")
-            await self._ensure_namespace(ref.namespace, spec.owner, quota=spec.quota)
+            await self._namespaces.ensure(ref.namespace, spec.owner, quota=spec.quota)
             await self._tools.release(ref.namespace)  # the Storage page's warm pod
             await progress(10, "Creating the notebook's objects")
             held = await self._api.apply(workload.build(ref, spec, running=False))
@@ -465,13 +438,13 @@ class KubernetesBackend(Backend):
         namespace = (
             self.naming.group_namespace(owner) if group else self.naming.user_namespace(owner)
         )
-        await self._ensure_namespace(namespace, owner, group=group, quota=quota)
+        await self._namespaces.ensure(namespace, owner, group=group, quota=quota)
 
     # -- training jobs -------------------------------------------------------------------
 
     async def submit_training(self, job: TrainingSpec) -> dict[str, Any]:
         ref = self.naming.training(job.owner, job.name, job.group)
-        await self._ensure_namespace(ref.namespace, job.group or job.owner, group=bool(job.group))
+        await self._namespaces.ensure(ref.namespace, job.group or job.owner, group=bool(job.group))
         built = training.pytorch_job(ref, job, self.kube)
         if await self._api.create(built, True) is None:
             raise Conflict(
