@@ -1008,6 +1008,45 @@ def test_create_backend_knows_kubernetes(monkeypatch):
     assert backend.describe()["notebook_controller"] == "kubeflow"
 
 
+class RecordingApi:
+    """What the backend's pieces write, recorded; every object is new to the cluster."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, str]] = []
+
+    async def create(self, obj: dict, exist_ok: bool = False) -> dict:
+        self.calls.append(("create", obj["kind"], obj["metadata"]["name"]))
+        return obj
+
+    async def apply(self, obj: dict) -> dict:
+        self.calls.append(("apply", obj["kind"], obj["metadata"]["name"]))
+        return obj
+
+
+def test_the_backends_pieces_share_its_connection_namespaces_and_tool_pods():
+    """The pieces cut from the backend (storage page, home files, kinds of server) are
+    given its connection, which it fills when it opens, and share one Namespaces and one
+    PodTool: a namespace the storage page made ready is not made again for its quota."""
+    backend = KubernetesBackend(KUBE.replace(files_image="registry.example.edu/nb:1"))
+    place = backend.storage.place("ana", None, "ana", True)
+    with pytest.raises(AssertionError, match=r"open\(\) the backend first"):
+        asyncio.run(place)
+    api = RecordingApi()
+    backend.cluster.client = api  # what open() does, without a cluster
+    sources = ("Pod", "Event", "Notebook", "VirtualMachine")
+    backend.cluster.watch = WatchCache([Source(name, list=None, watch=None) for name in sources])
+    place = asyncio.run(backend.storage.place("ana", None, "ana", True))
+    assert place.namespace == NAMING.user_namespace("ana")
+    asyncio.run(backend.sync_quota("ana", QuotaSpec(Limits())))
+    assert [call for call in api.calls if call[1] == "Namespace"] == [
+        ("create", "Namespace", place.namespace)
+    ]
+    assert ("create", "PersistentVolumeClaim", "cgu-storage") in api.calls
+    assert api.calls[-1] == ("apply", "ResourceQuota", names.QUOTA_NAME)
+    assert backend.storage.tools.image_for(place.namespace, "ana") == "registry.example.edu/nb:1"
+    assert backend.describe()["vm_notebooks"] is True
+
+
 def test_every_call_must_be_in_the_permission_table():
     from kubernetes.aio import client
 
