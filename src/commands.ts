@@ -1,19 +1,19 @@
 /**
- * One place to register a command together with where it shows: the command
- * palette, the File menu, the file browser's context menu and a button on
- * every notebook's toolbar that runs it with the notebook's path.
+ * One place to register a command together with where it shows. Where it is
+ * placed (the File menu, the file browser's context menu, a notebook's
+ * toolbar) is declared in the feature's settings schema (`schema/*.json`,
+ * `jupyter.lab.menus` and `jupyter.lab.toolbars`); the code adds the command,
+ * its palette item and, for a toolbar button that needs more than a command
+ * button (a `data-cgu` landmark, the notebook's path, a late visibility), the
+ * widget for the schema's toolbar item.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
-import { DocumentRegistry, DocumentWidget } from '@jupyterlab/docregistry';
-import { IMainMenu } from '@jupyterlab/mainmenu';
-import {
-  INotebookModel,
-  INotebookTracker,
-  NotebookPanel
-} from '@jupyterlab/notebook';
+import { ICommandPalette, IToolbarWidgetRegistry } from '@jupyterlab/apputils';
+import { DocumentWidget } from '@jupyterlab/docregistry';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { LabIcon, ToolbarButton } from '@jupyterlab/ui-components';
 import { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+import { Widget } from '@lumino/widgets';
 import { normalizePath } from './files/selection';
 import { PALETTE_CATEGORY } from './tokens';
 
@@ -22,9 +22,16 @@ export type CommandOptions = Parameters<
   JupyterFrontEnd['commands']['addCommand']
 >[1];
 
-/** A toolbar button on every notebook that runs a command with its path. */
+/** The toolbar of notebooks, as `jupyter.lab.toolbars` names it. */
+export const NOTEBOOK_TOOLBAR = 'Notebook';
+
+/**
+ * The widget of a notebook toolbar item that a schema declares
+ * (`jupyter.lab.toolbars.Notebook[].name`): a button that runs the command
+ * with the notebook's path.
+ */
 export interface ICommandButton {
-  /** The toolbar item's name. */
+  /** The toolbar item's name in the schema. */
   id: string;
   label: string;
   tooltip: string;
@@ -33,30 +40,22 @@ export interface ICommandButton {
   dataCgu: string;
   /** The CSS class of the button; `cgu-ToolbarButton` unless told. */
   className?: string;
-  /**
-   * The toolbar items to insert it after, tried in order; at the end of the
-   * toolbar when none is there. `['cgu-share', 'spacer']` unless told.
-   */
-  after?: ReadonlyArray<string>;
   /** Resolves whether the button is for this user; shown once true. */
   visible?: Promise<boolean>;
 }
 
-/** Where a command shows besides the command registry. */
+/** What a command adds besides the command registry. */
 export interface ICommandPlaces {
   /** The command palette, in the cgu-lab category. */
   palette?: ICommandPalette | null;
-  /** The File menu, in a group of this rank. */
-  fileMenu?: { mainMenu: IMainMenu | null; rank: number };
-  /** The application's context menu. */
-  contextMenu?: { selector: string; rank: number };
-  /** A button on every notebook's toolbar. */
-  button?: ICommandButton;
+  /** The widget of the notebook toolbar item the schema places. */
+  button?: { registry: IToolbarWidgetRegistry | null } & ICommandButton;
 }
 
 /**
- * Registers a command and adds it to the palette, the File menu, the context
- * menu and the notebook toolbar, as `places` says.
+ * Registers a command, its palette item and the widget of its notebook
+ * toolbar button, as `places` says; menus and toolbars place it from the
+ * schema.
  */
 export function registerCommand(
   app: JupyterFrontEnd,
@@ -66,67 +65,40 @@ export function registerCommand(
 ): void {
   app.commands.addCommand(id, options);
   places.palette?.addItem({ command: id, category: PALETTE_CATEGORY });
-  if (places.contextMenu) {
-    app.contextMenu.addItem({
-      command: id,
-      selector: places.contextMenu.selector,
-      rank: places.contextMenu.rank
-    });
-  }
-  if (places.fileMenu?.mainMenu) {
-    places.fileMenu.mainMenu.fileMenu.addGroup(
-      [{ command: id }],
-      places.fileMenu.rank
-    );
-  }
-  if (places.button) {
-    app.docRegistry.addWidgetExtension(
-      'Notebook',
-      new CommandButtonExtension(app, id, places.button)
+  const button = places.button;
+  if (button?.registry) {
+    button.registry.addFactory<Widget>(NOTEBOOK_TOOLBAR, button.id, panel =>
+      commandButton(app, id, button, panel as NotebookPanel)
     );
   }
 }
 
-/** A toolbar button on every notebook that runs a command with its path. */
-export class CommandButtonExtension implements DocumentRegistry.IWidgetExtension<
-  NotebookPanel,
-  INotebookModel
-> {
-  constructor(
-    private _app: JupyterFrontEnd,
-    private _command: string,
-    private _options: ICommandButton
-  ) {}
-
-  createNew(
-    panel: NotebookPanel,
-    context: DocumentRegistry.IContext<INotebookModel>
-  ): ToolbarButton {
-    const o = this._options;
-    const button = new ToolbarButton({
-      icon: o.icon,
-      label: o.label,
-      tooltip: o.tooltip,
-      dataset: { cgu: o.dataCgu },
-      onClick: () => {
-        void this._app.commands.execute(this._command, { path: context.path });
+/** A toolbar button of a notebook that runs a command with its path. */
+export function commandButton(
+  app: JupyterFrontEnd,
+  command: string,
+  o: ICommandButton,
+  panel: NotebookPanel
+): ToolbarButton {
+  const button = new ToolbarButton({
+    icon: o.icon,
+    label: o.label,
+    tooltip: o.tooltip,
+    dataset: { cgu: o.dataCgu },
+    onClick: () => {
+      void app.commands.execute(command, { path: panel.context.path });
+    }
+  });
+  button.addClass(o.className ?? 'cgu-ToolbarButton');
+  if (o.visible) {
+    button.hide();
+    void o.visible.then(show => {
+      if (!button.isDisposed) {
+        button.setHidden(!show);
       }
     });
-    button.addClass(o.className ?? 'cgu-ToolbarButton');
-    if (o.visible) {
-      button.hide();
-      void o.visible.then(show => {
-        if (!button.isDisposed) {
-          button.setHidden(!show);
-        }
-      });
-    }
-    const after = o.after ?? ['cgu-share', 'spacer'];
-    if (!after.some(name => panel.toolbar.insertAfter(name, o.id, button))) {
-      panel.toolbar.addItem(o.id, button);
-    }
-    return button;
   }
+  return button;
 }
 
 /**

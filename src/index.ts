@@ -36,8 +36,10 @@
  *   the environment's own apps, run by jupyter-server-proxy (apps/).
  *
  * Each feature is a folder with its plugin (`plugin.ts`), its widgets and its
- * pure helpers (`format.ts`); `commands.ts` registers a command together with
- * its palette item, File-menu item, context-menu item and toolbar button.
+ * pure helpers (`format.ts`); `commands.ts` registers a command with its
+ * palette item and the widget of its notebook-toolbar button. Where commands
+ * show (File menu, context menus, toolbars) is declared in `schema/*.json`
+ * (`jupyter.lab.menus`, `jupyter.lab.toolbars`), never placed in code.
  */
 import { appsPlugin } from './apps/plugin';
 import { clipboardPlugin } from './clipboard/plugin';

@@ -18,10 +18,13 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import {
+  ICommandPalette,
+  IToolbarWidgetRegistry,
+  Notification
+} from '@jupyterlab/apputils';
 import { PathExt, URLExt } from '@jupyterlab/coreutils';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
-import { IMainMenu } from '@jupyterlab/mainmenu';
 import { Contents, ServerConnection } from '@jupyterlab/services';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import {
@@ -96,7 +99,7 @@ function registerPasteFileCommand(
   trans: TranslationBundle,
   browser: IDefaultFileBrowser | null,
   palette: ICommandPalette | null,
-  mainMenu: IMainMenu | null
+  toolbars: IToolbarWidgetRegistry | null
 ): void {
   const contents = app.serviceManager.contents;
   registerCommand(
@@ -119,17 +122,15 @@ function registerPasteFileCommand(
     },
     {
       palette,
-      fileMenu: { mainMenu, rank: 3 },
-      contextMenu: { selector: '.jp-DirListing-content', rank: 6 },
       button: {
+        registry: toolbars,
         id: 'cgu-clipboard-paste',
         label: trans.__('Paste file'),
         tooltip: trans.__(
           "Save the image or text on this computer's clipboard as a file next to this notebook"
         ),
         icon: pasteIcon,
-        dataCgu: 'clipboard-paste-button',
-        after: ['cgu-serial', 'cgu-share', 'spacer']
+        dataCgu: 'clipboard-paste-button'
       }
     }
   );
@@ -206,7 +207,7 @@ export const clipboardPlugin: JupyterFrontEndPlugin<void> = {
   optional: [
     IDefaultFileBrowser,
     ICommandPalette,
-    IMainMenu,
+    IToolbarWidgetRegistry,
     ISettingRegistry,
     ITranslator
   ],
@@ -215,7 +216,7 @@ export const clipboardPlugin: JupyterFrontEndPlugin<void> = {
     session: ICguLabSession,
     browser: IDefaultFileBrowser | null,
     palette: ICommandPalette | null,
-    mainMenu: IMainMenu | null,
+    toolbars: IToolbarWidgetRegistry | null,
     settingRegistry: ISettingRegistry | null,
     translator: ITranslator | null
   ) => {
@@ -237,7 +238,7 @@ export const clipboardPlugin: JupyterFrontEndPlugin<void> = {
       })
     });
 
-    registerPasteFileCommand(app, trans, browser, palette, mainMenu);
+    registerPasteFileCommand(app, trans, browser, palette, toolbars);
     registerAllowCommand(app, trans, palette);
 
     const apply = () =>

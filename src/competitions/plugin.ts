@@ -14,11 +14,11 @@ import {
 import {
   Dialog,
   ICommandPalette,
+  IToolbarWidgetRegistry,
   Notification,
   showDialog,
   showErrorMessage
 } from '@jupyterlab/apputils';
-import { IMainMenu } from '@jupyterlab/mainmenu';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import {
   ITranslator,
@@ -130,13 +130,18 @@ export const competitionsPlugin: JupyterFrontEndPlugin<void> = {
   description: 'Submits a predictions file to a course competition.',
   autoStart: true,
   requires: [ICguLabSession],
-  optional: [INotebookTracker, ICommandPalette, IMainMenu, ITranslator],
+  optional: [
+    INotebookTracker,
+    ICommandPalette,
+    IToolbarWidgetRegistry,
+    ITranslator
+  ],
   activate: (
     app: JupyterFrontEnd,
     session: ICguLabSession,
     notebooks: INotebookTracker | null,
     palette: ICommandPalette | null,
-    mainMenu: IMainMenu | null,
+    toolbars: IToolbarWidgetRegistry | null,
     translator: ITranslator | null
   ) => {
     if (!session.info || !session.isOwner) {
@@ -156,12 +161,8 @@ export const competitionsPlugin: JupyterFrontEndPlugin<void> = {
       },
       {
         palette,
-        fileMenu: { mainMenu, rank: 98 },
-        contextMenu: {
-          selector: '.jp-DirListing-item[data-file-type="csv"]',
-          rank: 12
-        },
         button: {
+          registry: toolbars,
           id: 'cgu-competition',
           // Icon only: a label pushed Save as template off a 1280-px toolbar.
           label: '',
@@ -169,8 +170,7 @@ export const competitionsPlugin: JupyterFrontEndPlugin<void> = {
             'Compete: submit a predictions file to a course competition'
           ),
           icon: competeIcon,
-          dataCgu: 'competition-button',
-          after: ['cgu-submit', 'cgu-share', 'spacer']
+          dataCgu: 'competition-button'
         }
       }
     );

@@ -9,7 +9,7 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
+import { ICommandPalette, IToolbarWidgetRegistry } from '@jupyterlab/apputils';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import {
@@ -47,14 +47,21 @@ export const serialPlugin: JupyterFrontEndPlugin<void> = {
     'Bridges a serial device of this computer (Web Serial) to a serial port of the notebook.',
   autoStart: true,
   requires: [ICguLabSession],
-  optional: [ICommandPalette, IStatusBar, ISettingRegistry, ITranslator],
+  optional: [
+    ICommandPalette,
+    IStatusBar,
+    ISettingRegistry,
+    ITranslator,
+    IToolbarWidgetRegistry
+  ],
   activate: (
     app: JupyterFrontEnd,
     session: ICguLabSession,
     palette: ICommandPalette | null,
     statusBar: IStatusBar | null,
     settingRegistry: ISettingRegistry | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    toolbars: IToolbarWidgetRegistry | null
   ) => {
     const info = session.info;
     if (!info || info.access === 'read' || (info.scope?.length ?? 0) > 0) {
@@ -64,7 +71,7 @@ export const serialPlugin: JupyterFrontEndPlugin<void> = {
     const manager = new SerialManager(trans);
     const state: ISerialState = { defaults: DEFAULT_OPTIONS, reattach: true };
     const open = () => openSerialDialog(manager, trans, state.defaults);
-    registerOpen(app, trans, palette, open);
+    registerOpen(app, trans, { palette, toolbars }, open);
     registerDisconnect(app, trans, palette, manager);
     if (statusBar) {
       addStatusItem(statusBar, manager, trans, open);
@@ -87,7 +94,10 @@ interface ISerialState {
 function registerOpen(
   app: JupyterFrontEnd,
   trans: TranslationBundle,
-  palette: ICommandPalette | null,
+  places: {
+    palette: ICommandPalette | null;
+    toolbars: IToolbarWidgetRegistry | null;
+  },
   open: () => Promise<void>
 ): void {
   registerCommand(
@@ -102,8 +112,9 @@ function registerOpen(
       execute: open
     },
     {
-      palette,
+      palette: places.palette,
       button: {
+        registry: places.toolbars,
         id: 'cgu-serial',
         label: trans.__('Serial'),
         tooltip: trans.__(

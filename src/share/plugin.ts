@@ -7,7 +7,11 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import {
+  ICommandPalette,
+  IToolbarWidgetRegistry,
+  Notification
+} from '@jupyterlab/apputils';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
@@ -60,7 +64,8 @@ function registerShareCommand(
   trans: TranslationBundle,
   open: OpenShare,
   notebooks: INotebookTracker | null,
-  palette: ICommandPalette | null
+  palette: ICommandPalette | null,
+  toolbars: IToolbarWidgetRegistry | null
 ): void {
   registerCommand(
     app,
@@ -85,13 +90,13 @@ function registerShareCommand(
     {
       palette,
       button: {
+        registry: toolbars,
         id: 'cgu-share',
         label: trans.__('Share'),
         tooltip: trans.__('Share this notebook with people or groups'),
         icon: shareIcon,
         dataCgu: 'share-button',
-        className: 'cgu-ShareButton',
-        after: ['spacer']
+        className: 'cgu-ShareButton'
       }
     }
   );
@@ -131,13 +136,7 @@ function registerShareFileCommand(
         await open('file', path);
       }
     },
-    {
-      palette,
-      contextMenu: {
-        selector: '.jp-DirListing-item[data-isdir="false"]',
-        rank: 60
-      }
-    }
+    { palette }
   );
 }
 
@@ -156,7 +155,8 @@ export const sharePlugin: JupyterFrontEndPlugin<void> = {
     IDefaultFileBrowser,
     ICommandPalette,
     ISettingRegistry,
-    ITranslator
+    ITranslator,
+    IToolbarWidgetRegistry
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -165,7 +165,8 @@ export const sharePlugin: JupyterFrontEndPlugin<void> = {
     browser: IDefaultFileBrowser | null,
     palette: ICommandPalette | null,
     settingRegistry: ISettingRegistry | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    toolbars: IToolbarWidgetRegistry | null
   ) => {
     const info = session.info;
     if (!info || !session.isOwner) {
@@ -190,7 +191,7 @@ export const sharePlugin: JupyterFrontEndPlugin<void> = {
         trans
       });
 
-    registerShareCommand(app, trans, open, notebooks, palette);
+    registerShareCommand(app, trans, open, notebooks, palette, toolbars);
     registerShareFileCommand(app, trans, open, browser, palette);
   }
 };

@@ -8,10 +8,10 @@ import {
 } from '@jupyterlab/application';
 import {
   ICommandPalette,
+  IToolbarWidgetRegistry,
   Notification,
   showErrorMessage
 } from '@jupyterlab/apputils';
-import { IMainMenu } from '@jupyterlab/mainmenu';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import {
   ITranslator,
@@ -36,13 +36,18 @@ export const submitPlugin: JupyterFrontEndPlugin<void> = {
   description: 'Submits files of this home for an assignment.',
   autoStart: true,
   requires: [ICguLabSession],
-  optional: [INotebookTracker, ICommandPalette, IMainMenu, ITranslator],
+  optional: [
+    INotebookTracker,
+    ICommandPalette,
+    IToolbarWidgetRegistry,
+    ITranslator
+  ],
   activate: (
     app: JupyterFrontEnd,
     session: ICguLabSession,
     notebooks: INotebookTracker | null,
     palette: ICommandPalette | null,
-    mainMenu: IMainMenu | null,
+    toolbars: IToolbarWidgetRegistry | null,
     translator: ITranslator | null
   ) => {
     if (!session.info || !session.isOwner) {
@@ -62,8 +67,8 @@ export const submitPlugin: JupyterFrontEndPlugin<void> = {
       },
       {
         palette,
-        fileMenu: { mainMenu, rank: 98 },
         button: {
+          registry: toolbars,
           id: 'cgu-submit',
           label: trans.__('Submit'),
           tooltip: trans.__(

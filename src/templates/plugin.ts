@@ -8,11 +8,11 @@ import {
 } from '@jupyterlab/application';
 import {
   ICommandPalette,
+  IToolbarWidgetRegistry,
   Notification,
   showErrorMessage
 } from '@jupyterlab/apputils';
 import { PathExt } from '@jupyterlab/coreutils';
-import { IMainMenu } from '@jupyterlab/mainmenu';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import {
   ITranslator,
@@ -40,13 +40,18 @@ export const templatesPlugin: JupyterFrontEndPlugin<void> = {
     'Saves files of this home, an environment and resources as a template.',
   autoStart: true,
   requires: [ICguLabSession],
-  optional: [INotebookTracker, ICommandPalette, IMainMenu, ITranslator],
+  optional: [
+    INotebookTracker,
+    ICommandPalette,
+    IToolbarWidgetRegistry,
+    ITranslator
+  ],
   activate: (
     app: JupyterFrontEnd,
     session: ICguLabSession,
     notebooks: INotebookTracker | null,
     palette: ICommandPalette | null,
-    mainMenu: IMainMenu | null,
+    toolbars: IToolbarWidgetRegistry | null,
     translator: ITranslator | null
   ) => {
     if (!session.info || !session.isOwner) {
@@ -70,7 +75,7 @@ export const templatesPlugin: JupyterFrontEndPlugin<void> = {
     registerSaveTemplate(app, trans, {
       notebooks,
       palette,
-      mainMenu,
+      toolbars,
       isVisible: () => canPublish,
       allowed
     });
@@ -81,7 +86,7 @@ export const templatesPlugin: JupyterFrontEndPlugin<void> = {
 interface ISaveTemplatePlaces {
   notebooks: INotebookTracker | null;
   palette: ICommandPalette | null;
-  mainMenu: IMainMenu | null;
+  toolbars: IToolbarWidgetRegistry | null;
   isVisible: () => boolean;
   /** Resolves with whether the toolbar button shows. */
   allowed: Promise<boolean>;
@@ -112,8 +117,8 @@ function registerSaveTemplate(
     },
     {
       palette: places.palette,
-      fileMenu: { mainMenu: places.mainMenu, rank: 98 },
       button: {
+        registry: places.toolbars,
         id: 'cgu-save-template',
         label: trans.__('Save as template'),
         tooltip: trans.__(

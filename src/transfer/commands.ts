@@ -4,7 +4,7 @@
  * notebook toolbar's "Files" menu of these.
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
+import { ICommandPalette, IToolbarWidgetRegistry } from '@jupyterlab/apputils';
 import { PathExt } from '@jupyterlab/coreutils';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import type { TranslationBundle } from '@jupyterlab/translation';
@@ -56,6 +56,8 @@ export interface ITransferEnv {
   ctx: ITransferContext;
   browser: IDefaultFileBrowser | null;
   palette: ICommandPalette | null;
+  /** Where the notebook toolbar's "Files" button gets its widget. */
+  toolbars: IToolbarWidgetRegistry | null;
   canWrite: boolean;
   /** A path as the home's, without slashes at either end. */
   local: (path: string) => string;
@@ -129,10 +131,7 @@ export function registerUploadArchive(env: ITransferEnv): void {
         }
       }
     },
-    {
-      palette,
-      contextMenu: { selector: '.jp-DirListing-content', rank: 12 }
-    }
+    { palette }
   );
 }
 
@@ -157,13 +156,7 @@ export function registerExtract(env: ITransferEnv): void {
         }
       }
     },
-    {
-      palette,
-      contextMenu: {
-        selector: '.jp-DirListing-item[data-isdir="false"]',
-        rank: 11
-      }
-    }
+    { palette }
   );
 }
 
@@ -183,10 +176,7 @@ export function registerDownloadZip(env: ITransferEnv): void {
         downloadZip(ctx, paths.length ? paths : [folderOf(args)]);
       }
     },
-    {
-      palette,
-      contextMenu: { selector: '.jp-DirListing-item', rank: 11.5 }
-    }
+    { palette }
   );
 }
 
@@ -206,6 +196,7 @@ export function registerTransferMenu(env: ITransferEnv): void {
     },
     {
       button: {
+        registry: env.toolbars,
         id: 'cgu-transfer',
         label: trans.__('Files'),
         tooltip: trans.__(

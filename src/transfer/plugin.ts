@@ -19,7 +19,11 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import {
+  ICommandPalette,
+  IToolbarWidgetRegistry,
+  Notification
+} from '@jupyterlab/apputils';
 import { IDefaultFileBrowser } from '@jupyterlab/filebrowser';
 import { ServerConnection } from '@jupyterlab/services';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
@@ -55,7 +59,8 @@ export const transferPlugin: JupyterFrontEndPlugin<void> = {
     IDefaultFileBrowser,
     ICommandPalette,
     ISettingRegistry,
-    ITranslator
+    ITranslator,
+    IToolbarWidgetRegistry
   ],
   activate: (
     app: JupyterFrontEnd,
@@ -63,7 +68,8 @@ export const transferPlugin: JupyterFrontEndPlugin<void> = {
     browser: IDefaultFileBrowser | null,
     palette: ICommandPalette | null,
     settingRegistry: ISettingRegistry | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    toolbars: IToolbarWidgetRegistry | null
   ) => {
     const info = session.info;
     if (!info || (info.scope?.length ?? 0) > 0) {
@@ -78,6 +84,7 @@ export const transferPlugin: JupyterFrontEndPlugin<void> = {
       ctx: transferContext(trans, browser),
       browser,
       palette,
+      toolbars,
       canWrite,
       ...transferPaths(app, browser)
     };
