@@ -37,6 +37,9 @@ if [ "${1:-}" = "--test" ]; then
   have gzip || missing+=(gzip)
   # The desktop's clipboard round trip in the UI tests: a program inside the desktop copies.
   [ -x /usr/bin/xclip ] || missing+=(xclip)
+  # The school login's tests run a real LDAP server (tests/directory/servers.py).
+  [ -x /usr/sbin/slapd ] || missing+=(slapd)
+  have ldapmodify || missing+=(ldap-utils)
 fi
 
 if [ "${#missing[@]}" -eq 0 ]; then

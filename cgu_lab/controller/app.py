@@ -31,6 +31,7 @@ from .competitions import pages as competition_pages
 from .proxy.forward import AUTO_START, PREFIX, NotebookProxy
 from .proxy.replies import guarded, page_html, send_problem
 from .root import Platform
+from .school_login import pages as school_login_pages
 from .settings import Settings
 from .teaching import pages as teaching_pages
 
@@ -198,6 +199,7 @@ def _add_routes(app: FastAPI) -> None:
     app.include_router(pages.router)
     app.include_router(teaching_pages.router)
     app.include_router(competition_pages.router)
+    app.include_router(school_login_pages.router)
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
 
 

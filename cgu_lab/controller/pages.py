@@ -116,11 +116,12 @@ async def error_page(request: Request, error: DomainError) -> HTMLResponse:
 
 
 @router.get("/login")
-async def login_form(request: Request, next: str = "") -> Response:
+async def login_form(request: Request, next: str = "", signed_out: str = "") -> Response:
     if await _identity(request) is not None:
         return RedirectResponse(safe_next(next), status_code=303)
+    school = await platform_of(request).school_login.login_context(signed_out[:63])
     return await render(
-        request, "login.html", "Log in", None, next=safe_next(next), name="", error=""
+        request, "login.html", "Log in", None, next=safe_next(next), name="", error="", **school
     )
 
 
@@ -143,6 +144,7 @@ async def login(
             name=name,
             error=error.message,
             status_code=error.status,
+            **await platform_of(request).school_login.login_context(),
         )
         refused.headers.update(getattr(error, "headers", None) or {})  # Retry-After when slowed
         return refused
@@ -167,11 +169,14 @@ async def login(
 async def logout(request: Request, csrf: str = Form("")) -> Response:
     identity = await _identity(request)
     token = session_token(request)
+    target = "/login"
     if identity is not None and token:
         if not hmac.compare_digest(csrf, identity.csrf):
             raise Forbidden("reload the page and log out again")
         await platform_of(request).auth.logout(token)
-    response = RedirectResponse("/login", status_code=303)
+        # A school login's user is offered their provider's own log-out (school_login/).
+        target = await platform_of(request).school_login.after_logout(identity.user_id)
+    response = RedirectResponse(target, status_code=303)
     settings = platform_of(request).settings
     response.delete_cookie(settings.session_cookie, path="/", secure=settings.https)
     return response

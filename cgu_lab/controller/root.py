@@ -33,6 +33,7 @@ from .progress import ProgressBroker
 from .proxy.origin_auth import OriginAuth
 from .quotas import service as quotas
 from .quotas.mirror import QuotaMirror
+from .school_login.service import SchoolLogin
 from .settings import Settings
 from .sharing.service import ShareService
 from .teaching.assignments import AssignmentService
@@ -56,6 +57,12 @@ class Platform:
         self.environments = EnvironmentBuilds(self.db, self.broker, settings, self.backend.name)
         self.auth = Authenticator(self.db, settings.session_hours)
         self.origin_auth = OriginAuth(self.auth, settings.secrets_dir)
+        self.school_login = SchoolLogin(
+            self.db,
+            self.auth,
+            settings,
+            getattr(getattr(self.backend, "accounts", None), "clash", None),
+        )
         self.templates = TemplateService(self.db, self.backend, settings)
         self.notebooks = NotebookService(
             self.db, self.backend, self.broker, self.auth, settings, self.templates
@@ -130,6 +137,7 @@ class Platform:
             asyncio.create_task(liveness.watch(self.notebooks, self.settings.liveness_interval)),
             asyncio.create_task(self.quota_mirror.run()),
             asyncio.create_task(self.competition_entries.run()),
+            asyncio.create_task(self.school_login.run()),
         ]
 
     async def close(self) -> None:

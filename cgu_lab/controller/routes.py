@@ -22,6 +22,7 @@ from .notebooks import culling_router as culling
 from .notebooks import router as notebooks
 from .notebooks import watch_router as watch
 from .quotas import router as quotas
+from .school_login import router as school_login
 from .sharing import access_router as notebook_access
 from .sharing import router as shares
 from .storage import router as storage
@@ -52,6 +53,7 @@ def router() -> APIRouter:
         lab,
         watch,
         storage,
+        school_login,
     ):
         api.include_router(module.router)
     return api

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ..backends.local_limits import NOTEBOOK_PIDS
@@ -78,6 +78,12 @@ class Settings(BaseSettings):
     # default when the controller is on loopback; "none" serves notebooks on `notebook_port`
     notebook_domain: str = ""
     notebook_port: int = 0
+    # the school's logins (controller/school_login/): a JSON list of OpenID providers and
+    # LDAP directories, or a file holding it; secret, as it holds client secrets
+    school_providers: SecretStr = SecretStr("")
+    school_providers_file: Path | None = None
+    # seconds between asking the directory whether logged-in directory users still exist
+    directory_check_interval: float = Field(default=300, gt=0)
 
     @model_validator(mode="after")
     def _derived(self) -> Settings:

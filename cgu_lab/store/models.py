@@ -64,6 +64,9 @@ class User(Base):
     last_activity: Mapped[datetime | None] = mapped_column(nullable=True)
     # When the user last looked at their courses' new material (the "new" badges).
     courses_seen_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    # The school provider this account logs in through ("" a platform account); such an
+    # account has no password unless an administrator gives one (school_login/).
+    directory: Mapped[str] = mapped_column(String(63), default="", server_default="")
 
 
 class Group(Base):

@@ -234,6 +234,12 @@ async def reset_password(session: AsyncSession, actor: Principal, name: str) -> 
     if user.id == actor.id:
         raise Invalid("change your own password from your account page")
     await require_manages_account(session, actor, user, "reset the password")
+    if user.directory and not actor.is_admin:
+        # A school login's account has no password of its own; only an admin may give one.
+        raise Forbidden(
+            f"'{name}' logs in with the school's account; only an administrator may give "
+            "them a cgu-lab password"
+        )
     password = new_password()
     user.password_hash = await hash_password(password)
     user.must_change_password = True
