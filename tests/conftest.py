@@ -23,7 +23,12 @@ import time
 
 import pytest
 
-from . import harness
+# Argon2 at its lowest cost for every controller the tests run, in this process and in
+# the controller processes (they inherit the environment): full cost is about a second
+# of CPU per login on a loaded 2-core machine. Set before cgu_lab is imported below.
+os.environ.setdefault("CGU_LAB_PASSWORD_HASH_COST", "test")
+
+from . import harness  # (after the environment above)
 from .harness import Controller, Logins, reachable_dir
 from .inprocess import InProcess
 
@@ -52,10 +57,17 @@ def controller():
 
 
 @pytest.fixture(scope="module")
-def in_process():
+def inprocess_settings() -> dict:
+    """Settings for this module's `in_process` app beyond the defaults (a module overrides
+    this fixture to change them, e.g. a session lifetime for a clock moved by weeks)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def in_process(inprocess_settings):
     """The controller app in this process (tests/inprocess.py), with the same accounts."""
     base = reachable_dir()
-    app = InProcess(base / "data").start()
+    app = InProcess(base / "data", **inprocess_settings).start()
     for name, role in STANDARD_USERS:
         app.create_user(name, role)
     yield app

@@ -14,7 +14,9 @@ is always seen alive. Tests that need a real JupyterLab stay on `harness.Control
 
 Nothing here waits for wall-clock time: `settle` waits for a notebook's current start or
 stop to finish (the controller's own task), `sample_monitor` runs the monitor's next
-pass now instead of in `monitor_interval` seconds.
+pass now instead of in `monitor_interval` seconds, and the platform's clock is a
+`FakeClock` (`clock`) that a test moves past an idle limit, an expiry or a cache's
+freshness instead of sleeping through it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from cgu_lab.backends.kubernetes import KubernetesBackend
 from cgu_lab.backends.local import LocalBackend
 from cgu_lab.controller.accounts import directory as accounts
 from cgu_lab.controller.app import create_app
+from cgu_lab.controller.clock import FakeClock
 from cgu_lab.controller.settings import Settings
 from cgu_lab.core.roles import Principal, Role
 
@@ -183,7 +186,7 @@ class PortalTransport(httpx.BaseTransport):
 class InProcess:
     """A controller app in this process; the same surface as `harness.Controller`
     (`url`, `data_dir`, `create_user`, `client`, `anonymous`) plus what only an app in
-    this process can offer (`platform`, `settle`, `sample_monitor`, `serve`)."""
+    this process can offer (`platform`, `clock`, `settle`, `sample_monitor`, `serve`)."""
 
     def __init__(self, data_dir: Path, backend=FakeLocalBackend, **settings: Any) -> None:
         self.data_dir = data_dir
@@ -193,7 +196,9 @@ class InProcess:
         )
         self.url = self.settings.base_url
         self.backend = backend(self.settings)
-        self.app = create_app(self.settings, self.backend)
+        # The platform's one clock: real time until a test moves it (`clock.advance`).
+        self.clock = FakeClock()
+        self.app = create_app(self.settings, self.backend, self.clock)
         self.portal = None
         self._exit = contextlib.ExitStack()
         self._server = None

@@ -26,6 +26,7 @@ from .test_competitions import (  # noqa: F401 - module fixtures shared with tha
     clock,
     course,
     drain,
+    inprocess_settings,
     make,
     site,
     submit,
@@ -150,14 +151,14 @@ def test_every_refusal_says_why_and_changes_nothing(
     assert bob.ok("GET", base)["entries"] == 1
 
     # After the end nothing changes.
-    clock.now = END + timedelta(minutes=1)
+    clock.set(END + timedelta(minutes=1))
     try:
         refused(alice.delete(base), 409, "competition_ended")
         refused(carol_client.post(base, json={"name": "late"}), 409, "competition_ended")
         refused(carol_client.post(f"{base}/join", json={"code": code}), 409, "competition_ended")
         assert bob.ok("GET", base)["name"] == "full"  # still readable
     finally:
-        clock.now = START + timedelta(hours=1)
+        clock.set(START + timedelta(hours=1))
     assert teams_of(teacher, cid) == expected
 
     single = make(teacher, "t-single")["id"]

@@ -2,8 +2,8 @@
 own, no network, rlimits): the hidden-test-set leak suite, limits, ties, late entries,
 public and private leaderboards before and after the end, teams, the teacher's view.
 
-The app runs in this process (tests/inprocess.py) so that the clock the rules see can
-be moved (`platform.competitions.clock`) and the scoring queue drained, with no sleeps.
+The app runs in this process (tests/inprocess.py) so that the platform's clock, which
+the rules read, can be moved (`site.clock`) and the scoring queue drained, with no sleeps.
 """
 
 from __future__ import annotations
@@ -28,23 +28,22 @@ ROWS = 200
 CSV = {"Content-Type": "text/csv"}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = START + timedelta(hours=1)
-
-    def __call__(self) -> datetime:
-        return self.now
+@pytest.fixture(scope="module")
+def inprocess_settings():
+    # The clock goes a week ahead and back again: sessions must outlast the competition.
+    return {"session_hours": 24 * 60}
 
 
 @pytest.fixture(scope="module")
 def site(in_process):
+    # During the competition from the first login on (sessions start on this clock too).
+    in_process.clock.set(START + timedelta(hours=1))
     return in_process
 
 
 @pytest.fixture(scope="module")
 def clock(site):
-    moved = Clock()
-    site.platform.competitions.clock = moved
+    moved = site.clock
     yield moved
     instance = (site.data_dir / "instance-id").read_text().strip()
     subprocess.run(["userdel", scorer_name(instance)], check=False, capture_output=True)
@@ -173,7 +172,7 @@ def test_the_hidden_set_is_never_served(site, course, teacher, alice, clock):
         answer = alice.get(f"/api/competitions/{cid}{path}")
         assert answer.status_code in (400, 404), path
         assert SECRET not in answer.text
-    clock.now = END + timedelta(hours=1)
+    clock.set(END + timedelta(hours=1))
     try:
         for path in (
             "",
@@ -192,7 +191,7 @@ def test_the_hidden_set_is_never_served(site, course, teacher, alice, clock):
             assert alice.get(f"/api/competitions/{cid}{path}").status_code == 403
         assert SECRET not in alice.get(f"/competitions/{cid}").text
     finally:
-        clock.now = START + timedelta(hours=1)
+        clock.set(START + timedelta(hours=1))
     # On disk: the controller's alone; the scorer account cannot open it either.
     solution = files.path_of(site.data_dir, cid, "solution")
     assert solution.stat().st_mode & 0o777 == 0o600
@@ -339,7 +338,7 @@ def test_limits_per_day_and_in_total(site, course, teacher, carol_client, clock)
     body = refused.json()
     assert body["code"] == "submission_limit" and "today's 2" in body["message"]
     assert int(refused.headers["Retry-After"]) == body["details"]["retry_after"]
-    clock.now += timedelta(days=1)
+    clock.advance(days=1)
     try:
         submit(carol_client, cid, rows)
         final = carol_client.post(
@@ -347,7 +346,7 @@ def test_limits_per_day_and_in_total(site, course, teacher, carol_client, clock)
         )
         assert final.status_code == 429 and "all 3" in final.json()["message"]
     finally:
-        clock.now -= timedelta(days=1)
+        clock.set(clock.now() - timedelta(days=1))
     drain(site)
 
 
@@ -363,13 +362,13 @@ def test_late_and_early_entries_are_refused(site, course, teacher, alice, clock)
         (END, "competition_closed"),
         (START - timedelta(minutes=1), "competition_not_started"),
     ):
-        clock.now = moment
+        clock.set(moment)
         try:
             refused = alice.post(
                 f"/api/competitions/{cid}/entries", content=as_csv(rows), headers=CSV
             )
         finally:
-            clock.now = START + timedelta(hours=1)
+            clock.set(START + timedelta(hours=1))
         assert refused.status_code == 403
         assert refused.json()["code"] == code and refused.json()["message"]
     assert alice.ok("GET", f"/api/competitions/{cid}/entries/mine") == []
@@ -386,11 +385,11 @@ def test_boards_public_during_private_after_ties_to_the_earlier(
     alice_rows = {i: (v if i in public else "wrong") for i, v in truth.items()}
     bob_rows = {i: (v if i not in public else "wrong") for i, v in truth.items()}
     submit(alice, cid, alice_rows)
-    clock.now += timedelta(minutes=5)
+    clock.advance(minutes=5)
     submit(carol_client, cid, alice_rows)
     submit(bob, cid, bob_rows)
     submit(teacher, cid, truth)  # staff entries are never ranked
-    clock.now -= timedelta(minutes=5)
+    clock.set(clock.now() - timedelta(minutes=5))
     drain(site)
     board = alice.ok("GET", f"/api/competitions/{cid}/leaderboard")
     assert [(r["rank"], r["participant"], r["score"]) for r in board["rows"]] == [
@@ -411,14 +410,14 @@ def test_boards_public_during_private_after_ties_to_the_earlier(
         ]
         == "bob"
     )
-    clock.now = END
+    clock.set(END)
     try:
         final = alice.ok("GET", f"/api/competitions/{cid}/leaderboard?board=private")
         assert final["final"]
         assert [r["participant"] for r in final["rows"]] == ["bob", "alice", "carol"]
         assert alice.ok("GET", f"/api/competitions/{cid}/entries/mine")[0]["private_score"] == 0.0
     finally:
-        clock.now = START + timedelta(hours=1)
+        clock.set(START + timedelta(hours=1))
     export = teacher.get(f"/api/competitions/{cid}/entries.csv")
     assert export.status_code == 200 and export.headers["content-type"].startswith("text/csv")
     lines = export.text.strip().splitlines()

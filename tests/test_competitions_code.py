@@ -33,12 +33,13 @@ IPYNB = {"Content-Type": "application/x-ipynb+json"}
 
 @pytest.fixture(scope="module")
 def site(in_process):
+    # During the competition from the first login on (sessions start on this clock too).
+    in_process.clock.set(START + timedelta(hours=1))
     return in_process
 
 
 @pytest.fixture(scope="module")
 def course(site, login, admin, teacher):
-    site.platform.competitions.clock = lambda: START + timedelta(hours=1)
     site.create_user("carol")
     teacher.ok("POST", "/api/groups", 201, json={"name": "code"})
     admin.ok("POST", "/api/groups/code/import", json={"csv": "username\nalice\nbob\n"})

@@ -12,7 +12,10 @@ from urllib.parse import quote
 import httpx
 import pytest
 import websockets
+from cachetools import TTLCache
 from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from cgu_lab.controller.clock import FakeClock
 
 from .harness import extension_server_config, wait_until
 from .test_notebooks import execute, server_process
@@ -368,10 +371,17 @@ async def test_ingress_mode_asks_the_controller_for_grants(
         except HTTPClientError as error:
             return error.code
 
+    # The server extension reuses an answer for grant_seconds (0.5 here): its cache runs
+    # on a clock this test moves past that, instead of sleeping through it.
+    clock = FakeClock()
+    provider = jp_serverapp.identity_provider
+    monkeypatch.setattr(
+        provider, "_grants", TTLCache(64, provider.grant_seconds, timer=clock.monotonic)
+    )
     assert await status("alice") == 200
     assert await status("bob") == 403
     created = await asyncio.to_thread(share, alice, grantee="bob", access="read")
-    await asyncio.sleep(0.6)
+    clock.advance(0.6)
     assert await status("bob") == 200
     info = json.loads(
         (
@@ -398,7 +408,7 @@ async def test_ingress_mode_asks_the_controller_for_grants(
     assert (info["access"], info["user"]["name"]) == ("read", "bob")
     assert await status("nobody@school.example") == 403
     await asyncio.to_thread(alice.ok, "DELETE", f"/api/notebooks/alice/lab/shares/{created['id']}")
-    await asyncio.sleep(0.6)
+    clock.advance(0.6)
     assert await status("bob") == 403
     assert await status("bob.lee@school.example") == 403
     assert await status("") == 403

@@ -27,6 +27,7 @@ from ..core.errors import DatabaseBusy, DomainError
 from ..store.db import unavailable
 from . import pages, routes
 from .api.schemas import ErrorBody
+from .clock import Clock
 from .competitions import pages as competition_pages
 from .proxy.forward import AUTO_START, PREFIX, NotebookProxy
 from .proxy.replies import guarded, page_html, send_problem
@@ -306,8 +307,10 @@ def build_api(platform: Platform, proxy: NotebookProxy) -> FastAPI:
 class Controller:
     """Dispatch: the proxy for notebooks, FastAPI (with page headers) for the rest."""
 
-    def __init__(self, settings: Settings, backend: Backend | None = None) -> None:
-        self.platform = Platform(settings, backend)
+    def __init__(
+        self, settings: Settings, backend: Backend | None = None, clock: Clock | None = None
+    ) -> None:
+        self.platform = Platform(settings, backend, clock)
         self.proxy = NotebookProxy(self.platform)
         self.api = build_api(self.platform, self.proxy)
         self.proxy.lab_app = self.api
@@ -379,6 +382,9 @@ class Controller:
             )
 
 
-def create_app(settings: Settings | None = None, backend: Backend | None = None) -> Controller:
-    """The controller's ASGI app; `backend` replaces the one the settings name (for tests)."""
-    return Controller(settings or Settings(), backend)
+def create_app(
+    settings: Settings | None = None, backend: Backend | None = None, clock: Clock | None = None
+) -> Controller:
+    """The controller's ASGI app; `backend` replaces the one the settings name and `clock`
+    the real time (for tests, which move a `FakeClock`)."""
+    return Controller(settings or Settings(), backend, clock)

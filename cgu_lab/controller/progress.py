@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Hashable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, replace
+
+from .clock import Clock
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,8 @@ class ProgressEvent:
     done: bool = False
     ok: bool | None = None
     url: str | None = None
-    at: float = field(default_factory=time.time)
+    # When it happened (seconds since the epoch): stamped by the broker's clock on publishing.
+    at: float | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -45,20 +47,27 @@ Change = tuple[Hashable, ProgressEvent]
 
 
 class ProgressBroker:
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock) -> None:
+        """`clock`: stamps each event's `at` as it is published."""
+        self.clock = clock
         self._channels: dict[Hashable, _Channel] = {}
         self._watchers: set[asyncio.Queue[Change]] = set()
 
     def begin(self, key: Hashable, event: ProgressEvent) -> None:
         """Start a new operation: earlier events are dropped, subscribers see the new one."""
+        event = self._stamped(event)
         channel = self._channels.setdefault(key, _Channel())
         channel.events = []
         channel.publish(event)
         self._tell_watchers(key, event)
 
     def publish(self, key: Hashable, event: ProgressEvent) -> None:
+        event = self._stamped(event)
         self._channels.setdefault(key, _Channel()).publish(event)
         self._tell_watchers(key, event)
+
+    def _stamped(self, event: ProgressEvent) -> ProgressEvent:
+        return event if event.at is not None else replace(event, at=self.clock.now().timestamp())
 
     def _tell_watchers(self, key: Hashable, event: ProgressEvent) -> None:
         # Unbounded: an operation publishes a handful of events, and a watcher's

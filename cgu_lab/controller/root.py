@@ -19,11 +19,13 @@ from ..store.models import CullPolicyRow, Quota, User
 from . import audit
 from .accounts.auth import Authenticator
 from .accounts.security import hash_password, new_password
+from .clock import Clock
 from .competitions.entries import EntryService
 from .competitions.gpus import RunGpus
 from .competitions.service import CompetitionService
 from .environments import catalog
 from .environments.builds import EnvironmentBuilds
+from .help_queue.service import HelpQueue
 from .monitoring.service import Monitor
 from .notebooks import liveness
 from .notebooks.culler import DEFAULT_POLICY, Culler
@@ -47,16 +49,22 @@ FIRST_ADMIN = "admin"
 
 
 class Platform:
-    def __init__(self, settings: Settings, backend: Backend | None = None) -> None:
+    def __init__(
+        self, settings: Settings, backend: Backend | None = None, clock: Clock | None = None
+    ) -> None:
         """`backend`: an instance to use instead of the one `settings.backend` names
-        (tests pass a backend whose notebook servers are not real processes)."""
+        (tests pass a backend whose notebook servers are not real processes). `clock`:
+        the one clock every service reads the time from (tests pass a `FakeClock`)."""
         self.settings = settings
+        self.clock = clock or Clock()
         self.db = Database(settings.db_url, settings.db_busy_timeout)
         self.backend = backend or create_backend(settings.backend, settings)
-        self.broker = ProgressBroker()
-        self.environments = EnvironmentBuilds(self.db, self.broker, settings, self.backend.name)
-        self.auth = Authenticator(self.db, settings.session_hours)
-        self.origin_auth = OriginAuth(self.auth, settings.secrets_dir)
+        self.broker = ProgressBroker(self.clock)
+        self.environments = EnvironmentBuilds(
+            self.db, self.broker, settings, self.backend.name, self.clock
+        )
+        self.auth = Authenticator(self.db, settings.session_hours, self.clock)
+        self.origin_auth = OriginAuth(self.auth, settings.secrets_dir, self.clock)
         self.school_login = SchoolLogin(
             self.db,
             self.auth,
@@ -65,10 +73,13 @@ class Platform:
         )
         self.templates = TemplateService(self.db, self.backend, settings)
         self.notebooks = NotebookService(
-            self.db, self.backend, self.broker, self.auth, settings, self.templates
+            self.db, self.backend, self.broker, self.auth, settings, self.templates, self.clock
         )
-        self.shares = ShareService(self.db, self.notebooks)
-        self.assignments = AssignmentService(self.db, self.backend, self.notebooks, settings)
+        self.shares = ShareService(self.db, self.notebooks, self.clock)
+        self.help_queue = HelpQueue(self.db, self.shares, self.notebooks, self.clock)
+        self.assignments = AssignmentService(
+            self.db, self.backend, self.notebooks, settings, self.clock
+        )
         self.coursework = CourseworkService(
             self.db,
             self.backend,
@@ -76,14 +87,17 @@ class Platform:
             self.templates,
             self.notebooks,
             settings,
+            self.clock,
         )
-        self.training = TrainingService(self.db, self.backend, self.notebooks.gpus)
-        self.competitions = CompetitionService(self.db, settings)
+        self.training = TrainingService(self.db, self.backend, self.notebooks.gpus, self.clock)
+        self.competitions = CompetitionService(self.db, settings, self.clock)
         run_gpus = RunGpus(self.db, self.notebooks.gpus, self.notebooks.admission.queue_drain)
         self.competition_entries = EntryService(self.db, settings, self.competitions, run_gpus)
         self.reader = NotebookReader()
-        self.culler = Culler(self.db, self.notebooks, self.reader, settings.cull_interval)
-        self.monitor = Monitor(self.db, self.notebooks, self.reader, settings)
+        self.culler = Culler(
+            self.db, self.notebooks, self.reader, settings.cull_interval, self.clock
+        )
+        self.monitor = Monitor(self.db, self.notebooks, self.reader, settings, self.clock)
         self.quota_mirror = QuotaMirror(self.db, self.backend, settings.quota_sync_interval)
         self._loops: list[asyncio.Task] = []
 
@@ -124,7 +138,7 @@ class Platform:
                         updated_by="system",
                     )
                 )
-        result = await self.notebooks.routes.reconcile(self.notebooks, self.notebooks.lifecycle)
+        result = await self.notebooks.lifecycle.reconcile()
         if result["adopted"] or result["stopped"]:
             log.info("notebooks adopted: %s; stopped: %s", result["adopted"], result["stopped"])
         await self.reader.open()
@@ -134,7 +148,9 @@ class Platform:
             asyncio.create_task(self.culler.run()),
             asyncio.create_task(self.monitor.run()),
             asyncio.create_task(self._dispatch_training()),
-            asyncio.create_task(liveness.watch(self.notebooks, self.settings.liveness_interval)),
+            asyncio.create_task(
+                liveness.watch(self.notebooks, self.clock, self.settings.liveness_interval)
+            ),
             asyncio.create_task(self.quota_mirror.run()),
             asyncio.create_task(self.competition_entries.run()),
             asyncio.create_task(self.school_login.run()),
@@ -158,7 +174,7 @@ class Platform:
 
     async def _housekeep(self) -> None:
         while True:
-            await asyncio.sleep(3600)
+            await self.clock.sleep(3600)
             try:
                 await self.auth.purge_expired()
             except Exception:  # keep the loop alive; the next hour tries again
@@ -169,7 +185,7 @@ class Platform:
         if not self.backend.describe().get("training_jobs"):
             return
         while True:
-            await asyncio.sleep(self.settings.cull_interval)
+            await self.clock.sleep(self.settings.cull_interval)
             try:
                 await self.training.dispatch()
             except Exception:  # the next round tries again

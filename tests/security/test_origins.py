@@ -357,6 +357,7 @@ def test_host_names_and_made_up_tokens_do_not_grow_the_proxys_memory(tmp_path, m
     from types import SimpleNamespace
 
     from cgu_lab.controller.accounts import auth as auth_module
+    from cgu_lab.controller.clock import Clock
     from cgu_lab.controller.notebooks.routes import Route
     from cgu_lab.controller.proxy.origin_auth import OriginAuth
     from cgu_lab.core.lifecycle import State
@@ -367,7 +368,8 @@ def test_host_names_and_made_up_tokens_do_not_grow_the_proxys_memory(tmp_path, m
     monkeypatch.setattr(auth_module, "CACHE_ENTRIES", bound)
     db = Database(f"sqlite:///{tmp_path / 'hosts.sqlite'}")
     db.upgrade_sync()
-    auth = auth_module.Authenticator(db, session_hours=1)
+    clock = Clock()
+    auth = auth_module.Authenticator(db, session_hours=1, clock=clock)
     route = Route(1, 1, "alice", "lab", State.RUNNING, "http://127.0.0.1:9", "secret")
 
     async def lookup(owner: str, name: str):
@@ -376,7 +378,7 @@ def test_host_names_and_made_up_tokens_do_not_grow_the_proxys_memory(tmp_path, m
     platform = SimpleNamespace(
         settings=SimpleNamespace(origins=OriginPlan("http://127.0.0.1:8000", domain="localhost")),
         auth=auth,
-        origin_auth=OriginAuth(auth, tmp_path / "secrets"),
+        origin_auth=OriginAuth(auth, tmp_path / "secrets", clock),
         backend=SimpleNamespace(ingress_header=""),
         notebooks=SimpleNamespace(routes=SimpleNamespace(lookup=lookup)),
     )

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -27,6 +26,7 @@ from ...core.scopes import FULL, NOTEBOOK_TOKEN
 from ...store.db import LAST_KNOWN_SECONDS, Database, unavailable
 from ...store.models import ApiToken, Membership, Session, User
 from .. import audit
+from ..clock import Clock
 from .security import (
     DUMMY_HASH,
     LoginThrottle,
@@ -62,10 +62,6 @@ class Identity:
     session_digest: str = ""
 
 
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
 def _aware(value: datetime | None) -> datetime | None:
     """A stored time as UTC (SQLite hands times back without their zone)."""
     if value is not None and value.tzinfo is None:
@@ -73,9 +69,8 @@ def _aware(value: datetime | None) -> datetime | None:
     return value
 
 
-def _touch(user: User) -> None:
-    """Note that the user is active now (a session or personal token was used)."""
-    now = _now()
+def _touch(user: User, now: datetime) -> None:
+    """Note that the user is active `now` (a session or personal token was used)."""
     if user.last_activity is None or now - user.last_activity > ACTIVITY_STEP:
         user.last_activity = now
 
@@ -89,18 +84,20 @@ def _in_words(seconds: float) -> str:
 
 
 class Authenticator:
-    def __init__(self, db: Database, session_hours: float) -> None:
+    def __init__(self, db: Database, session_hours: float, clock: Clock) -> None:
+        """`clock`: sessions' and tokens' expiry, and the caches' freshness, follow it."""
         self.db = db
+        self.clock = clock
         self.session_lifetime = timedelta(hours=session_hours)
-        self.throttle = LoginThrottle()
+        self.throttle = LoginThrottle(clock=clock.monotonic)
         # key -> (identity or None, fresh until (monotonic), valid until (its session's or
         # token's expiry)). Fresh entries answer at once; older ones are kept for
         # LAST_KNOWN_SECONDS and answer only while the database cannot (see _last_known).
         self._identities: TTLCache[str, tuple[Identity | None, float, datetime | None]] = TTLCache(
-            CACHE_ENTRIES, LAST_KNOWN_SECONDS
+            CACHE_ENTRIES, LAST_KNOWN_SECONDS, timer=clock.monotonic
         )
         self._principals: TTLCache[int, tuple[Principal, float]] = TTLCache(
-            CACHE_ENTRIES, LAST_KNOWN_SECONDS
+            CACHE_ENTRIES, LAST_KNOWN_SECONDS, timer=clock.monotonic
         )
 
     # -- login and logout -------------------------------------------------
@@ -126,6 +123,7 @@ class Authenticator:
                 )
             raise Unauthenticated("wrong user name or password")
         self.throttle.succeeded(name, address)
+        now = self.clock.now()
         async with self.db.session() as session:
             token = new_token()
             csrf = new_token()
@@ -134,13 +132,11 @@ class Authenticator:
                     token_hash=token_hash(token),
                     user_id=user.id,
                     csrf=csrf,
-                    expires_at=_now() + self.session_lifetime,
+                    expires_at=now + self.session_lifetime,
                 )
             )
             await session.execute(
-                update(User)
-                .where(User.id == user.id)
-                .values(last_login=_now(), last_activity=_now())
+                update(User).where(User.id == user.id).values(last_login=now, last_activity=now)
             )
             audit.record(session, user.name, "auth.login", f"user:{user.name}", address=address)
             identity = self._identity(user, "session", csrf=csrf)
@@ -178,14 +174,14 @@ class Authenticator:
     def _cached(self, key: str) -> tuple[bool, Identity | None]:
         """(True, the identity or None) for a fresh answer; (False, None) when there is none."""
         hit = self._identities.get(key)
-        if hit is None or hit[1] < time.monotonic():
+        if hit is None or hit[1] < self.clock.monotonic():
             return (False, None)
         return (True, hit[0])
 
     def _remember(
         self, key: str, identity: Identity | None, valid_until: datetime | None = None
     ) -> Identity | None:
-        self._identities[key] = (identity, time.monotonic() + CACHE_SECONDS, valid_until)
+        self._identities[key] = (identity, self.clock.monotonic() + CACHE_SECONDS, valid_until)
         return identity
 
     def _last_known(self, key: str, error: Exception) -> Identity | None:
@@ -197,7 +193,7 @@ class Authenticator:
         if unavailable(error) is None or hit is None:
             raise error
         identity, _, valid_until = hit
-        if identity is not None and valid_until is not None and valid_until < _now():
+        if identity is not None and valid_until is not None and valid_until < self.clock.now():
             raise error
         log.warning("database unavailable; using the last known identity (%s)", error)
         return identity
@@ -219,9 +215,9 @@ class Authenticator:
                     .where(Session.token_hash == digest)
                 )
                 pair = row.first()
-                if pair is None or pair[0].expires_at < _now() or not pair[1].active:
+                if pair is None or pair[0].expires_at < self.clock.now() or not pair[1].active:
                     return self._remember(key, None)
-                _touch(pair[1])
+                _touch(pair[1], self.clock.now())
                 identity = self._identity(pair[1], "session", csrf=pair[0].csrf, digest=digest)
                 expires = pair[0].expires_at
         except SQLAlchemyError as error:
@@ -245,11 +241,11 @@ class Authenticator:
                 if pair is None or not pair[1].active:
                     return self._remember(key, None)
                 api_token, user = pair
-                if api_token.expires_at is not None and api_token.expires_at < _now():
+                if api_token.expires_at is not None and api_token.expires_at < self.clock.now():
                     return self._remember(key, None)
-                api_token.last_used = _now()
+                api_token.last_used = self.clock.now()
                 if api_token.notebook_id is None:
-                    _touch(user)
+                    _touch(user, self.clock.now())
                 via = "notebook" if api_token.notebook_id else "token"
                 identity = self._identity(user, via, notebook_id=api_token.notebook_id)
                 expires = api_token.expires_at
@@ -273,7 +269,7 @@ class Authenticator:
     async def principal_of(self, user_id: int) -> Principal:
         """A user's role and groups, for rule checks (cached for a few seconds)."""
         hit = self._principals.get(user_id)
-        if hit is not None and hit[1] >= time.monotonic():
+        if hit is not None and hit[1] >= self.clock.monotonic():
             return hit[0]
         try:
             async with self.db.session() as session:
@@ -298,7 +294,7 @@ class Authenticator:
             groups=frozenset(g for g, _ in memberships),
             managed_groups=frozenset(g for g, manager in memberships if manager),
         )
-        self._principals[user_id] = (principal, time.monotonic() + CACHE_SECONDS)
+        self._principals[user_id] = (principal, self.clock.monotonic() + CACHE_SECONDS)
         return principal
 
     def forget_user(self, user_id: int) -> None:
@@ -367,11 +363,13 @@ class Authenticator:
             await session.execute(
                 update(ApiToken)
                 .where(ApiToken.user_id == user_id, ApiToken.notebook_id.is_(None))
-                .values(expires_at=_now())
+                .values(expires_at=self.clock.now())
             )
         self.forget_user(user_id)
 
     async def purge_expired(self) -> int:
         async with self.db.session() as session:
-            result = await session.execute(delete(Session).where(Session.expires_at < _now()))
+            result = await session.execute(
+                delete(Session).where(Session.expires_at < self.clock.now())
+            )
         return result.rowcount or 0

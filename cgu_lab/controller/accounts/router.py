@@ -7,7 +7,7 @@ Putting an existing account into a group answers 200 when it took effect and
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
@@ -155,7 +155,7 @@ async def list_tokens(platform: PlatformDep, actor: ActorDep) -> list[TokenOut]:
 )
 async def create_token(body: TokenCreate, platform: PlatformDep, actor: ActorDep) -> TokenCreated:
     expires = (
-        datetime.now(timezone.utc) + timedelta(days=body.expires_in_days)
+        platform.clock.now() + timedelta(days=body.expires_in_days)
         if body.expires_in_days
         else None
     )

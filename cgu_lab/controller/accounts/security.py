@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
+import os
 import secrets
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,9 +21,33 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 from cachetools import LRUCache
 
 from ...core.errors import Invalid
+from ..clock import Clock
 
-_hasher = PasswordHasher()
+log = logging.getLogger("cgu_lab.security")
+
 MIN_PASSWORD = 8
+# CGU_LAB_PASSWORD_HASH_COST: unset (or "default") is argon2-cffi's recommended cost
+# (RFC 9106's low-memory profile). "test" is the smallest cost Argon2 allows, for test
+# suites that log in hundreds of times (each full-cost hash or check takes tens of
+# milliseconds of CPU and 64 MiB). Only that exact word lowers it, and it is read from the
+# environment only, never from a settings file; any other value stops the controller, so
+# a typo never weakens a production installation quietly. Every hash carries its own
+# parameters, so hashes made at either cost verify under the other.
+PASSWORD_HASH_COST = "CGU_LAB_PASSWORD_HASH_COST"  # noqa: S105 - a variable's name
+
+
+def _hasher_for(cost: str) -> PasswordHasher:
+    if cost in ("", "default"):
+        return PasswordHasher()
+    if cost == "test":
+        log.warning(
+            "%s=test: passwords are hashed at the lowest cost (tests only)", PASSWORD_HASH_COST
+        )
+        return PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+    raise ValueError(f"{PASSWORD_HASH_COST} may be unset, 'default' or 'test', not {cost!r}")
+
+
+_hasher = _hasher_for(os.environ.get(PASSWORD_HASH_COST, "").strip())
 
 
 async def hash_password(password: str) -> str:
@@ -102,7 +127,7 @@ class LoginThrottle:
         account_free: int = 20,
         account_cap: float = 60.0,
         window: float = 900.0,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] | None = None,
         max_keys: int = 100_000,
     ) -> None:
         self.pair_free = pair_free
@@ -111,7 +136,8 @@ class LoginThrottle:
         self.account_free = account_free
         self.account_cap = account_cap
         self.window = window
-        self.clock = clock
+        # Seconds that never go backwards: the platform clock's monotonic(), passed in.
+        self.clock = clock or Clock().monotonic
         self.max_keys = max_keys
         # Bounded: a flood of made-up names or addresses evicts the entries tried least
         # recently (those whose failures are oldest) instead of growing without end.

@@ -35,10 +35,6 @@ ADMIN_MINUTES = 60.0
 MAX_ADMIN_MINUTES = 24 * 60.0
 
 
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
 @dataclass
 class Activity:
     """How one account uses the platform now."""
@@ -148,7 +144,7 @@ async def open_as_admin(
         )
     if len(reason) > 200:
         raise Invalid("say why in at most 200 characters")
-    now = _now()
+    now = platform.clock.now()
     async with platform.db.session() as session:
         nb, _ = await platform.notebooks.load(session, owner, name)
         state = nb.state

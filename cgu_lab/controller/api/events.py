@@ -59,6 +59,8 @@ def notebook_changes(broker: ProgressBroker, followed: Followed) -> EventSourceR
     async def stream() -> AsyncIterator[ServerSentEvent]:
         names: dict[int, tuple[str, str] | None] = {}
         states: dict[int, str] = {}
+        # Not the platform's clock: this bounds one connection's real lifetime, and the
+        # wait below (asyncio.wait_for) runs on the event loop's real clock as well.
         deadline = time.monotonic() + LIST_STREAM_SECONDS
         with broker.watch() as changes:
             # Sent once subscribed: from here on no change is missed.

@@ -51,6 +51,7 @@ from ...store.competition_models import (
 from ...store.db import Database
 from ...store.models import Group, Membership, User
 from .. import audit
+from ..clock import Clock
 from . import files
 from .runs import CodeRuns, check_notebook
 from .service import CompetitionService
@@ -83,7 +84,8 @@ class EntryService:
         return instance_id(self.settings.data_dir / "instance-id")
 
     @property
-    def clock(self):
+    def clock(self) -> Clock:
+        """The platform's clock, as the competitions see it."""
         return self.competitions.clock
 
     # -- submitting ------------------------------------------------------------------
@@ -113,7 +115,7 @@ class EntryService:
                 f"a predictions file may have at most {competition.max_bytes} bytes; "
                 f"yours has {len(data)}"
             )
-        now = self.clock()
+        now = self.clock.now()
         rules.check_open(
             competition.title or competition.name,
             competition.starts_at,
@@ -249,7 +251,7 @@ class EntryService:
             entry_id = await self._queue.get()
             try:
                 if not await self.score(entry_id):  # waiting for a GPU: its turn comes again
-                    await asyncio.sleep(GPU_RETRY)
+                    await self.clock.sleep(GPU_RETRY)
                     self._queue.put_nowait(entry_id)
             except Exception:  # the entry stays "scoring"; the next start retries it
                 log.exception("scoring entry %s failed", entry_id)
@@ -305,7 +307,8 @@ class EntryService:
         answer = result.answer or {}
         async with self.db.session() as session:
             entry = await session.get(CompetitionEntry, entry_id)
-            entry.scored_at = self.clock()
+            competition_id = entry.competition_id
+            entry.scored_at = self.clock.now()
             parts = (ran.log if ran else "", answer.get("log", ""), result.log)
             entry.log = "\n".join(part for part in parts if part)
             if answer.get("ok"):
@@ -331,12 +334,13 @@ class EntryService:
                 public_score=entry.public_score,
                 private_score=entry.private_score,
             )
+        self.competitions.boards.changed(competition_id)  # committed: rank the board again
 
     async def _failed_run(self, entry_id: int, target: str, student: str, log_text: str) -> None:
         """A code entry whose notebook failed: the student's sentence, the staff's log."""
         async with self.db.session() as session:
             entry = await session.get(CompetitionEntry, entry_id)
-            entry.scored_at = self.clock()
+            entry.scored_at = self.clock.now()
             entry.state, entry.message, entry.log = "failed", student[:2000], log_text
             audit.record(
                 session, "system", "competition.scored", target, entry=entry_id, state="failed"
@@ -349,7 +353,7 @@ class EntryService:
         async with self.db.session() as session:
             competition, _, manage = await self.competitions.load(session, actor, competition_id)
             team = await self._team(session, competition, actor.id)
-            closed = self.clock() >= competition.ends_at
+            closed = self.clock.now() >= competition.ends_at
             rows = (
                 await session.execute(
                     select(CompetitionEntry, User.name)
@@ -379,17 +383,42 @@ class EntryService:
         return set(managers.all()) | set(admins.all())
 
     async def leaderboard(self, actor: Principal, competition_id: int, board: str) -> dict:
-        """The public board, or the private one (at the end; managers may look earlier)."""
+        """The public board, or the private one (at the end; managers may look earlier).
+
+        Who may see which board, and which row is the viewer's, is decided here for each
+        request; the ranking itself is shared by every viewer and recomputed only when a
+        score (or a team, or the competition) changes (boards.py)."""
         async with self.db.session() as session:
-            competition, group, manage = await self.competitions.load(
+            competition, _group, manage = await self.competitions.load(
                 session, actor, competition_id
             )
-            closed = self.clock() >= competition.ends_at
+            closed = self.clock.now() >= competition.ends_at
             if board == "private" and not (closed or manage):
                 raise Forbidden(
                     "the private leaderboard is revealed when the competition ends, at "
                     f"{competition.ends_at.isoformat(timespec='minutes')}"
                 )
+            my_team = await self._team(session, competition, actor.id)
+            cid = competition.id
+            head = {
+                "competition_id": cid,
+                "board": board,
+                "final": board == "private" and closed,
+                "metric": competition.metric,
+                "higher_is_better": competition.higher_is_better,
+            }
+        ranked = await self.competitions.boards.get(cid, board, lambda: self._ranked(cid, board))
+        mine = f"team:{my_team.name}" if my_team else f"user:{actor.name}"
+        return {
+            **head,
+            "rows": [{**row, "mine": participant == mine} for participant, row in ranked],
+        }
+
+    async def _ranked(self, competition_id: int, board: str) -> list[tuple[str, dict]]:
+        """Every viewer's board: (participant, row) in rank order, from the database."""
+        async with self.db.session() as session:
+            competition = await session.get(Competition, competition_id)
+            group = await session.get(Group, competition.group_id)
             staff = await self._staff(session, group)
             rows = (
                 await session.execute(
@@ -402,11 +431,10 @@ class EntryService:
                     )
                 )
             ).all()
-            my_team = await self._team(session, competition, actor.id)
-        return self._rank(competition, group, rows, staff, board, closed, actor, my_team)
+        return self._rank(competition.higher_is_better, rows, staff, board)
 
-    def _rank(self, competition, group, rows, staff, board, closed, actor, my_team) -> dict:
-        higher = competition.higher_is_better
+    @staticmethod
+    def _rank(higher: bool, rows, staff, board) -> list[tuple[str, dict]]:
         by_id: dict[int, tuple] = {}
         counts: dict[str, int] = {}
         for entry, name, display, team in rows:
@@ -429,14 +457,9 @@ class EntryService:
         if board == "private":
             chosen = [entry.submission_id for _, entry in ranked]
             ranked = rules.leaderboard(entries("private_score", chosen), higher)
-        mine = f"team:{my_team.name}" if my_team else f"user:{actor.name}"
-        return {
-            "competition_id": competition.id,
-            "board": board,
-            "final": board == "private" and closed,
-            "metric": competition.metric,
-            "higher_is_better": higher,
-            "rows": [
+        return [
+            (
+                e.participant,
                 {
                     "rank": rank,
                     "participant": by_id[e.submission_id][2],
@@ -444,11 +467,10 @@ class EntryService:
                     "score": e.score,
                     "entries": counts[e.participant],
                     "submitted_at": e.submitted_at,
-                    "mine": e.participant == mine,
-                }
-                for rank, e in ranked
-            ],
-        }
+                },
+            )
+            for rank, e in ranked
+        ]
 
     async def everything(self, actor: Principal, competition_id: int) -> list[dict]:
         """Every entry with the scorer's output, for the course's managers."""

@@ -17,7 +17,7 @@ import asyncio
 import hashlib
 import secrets
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime
 
 from markdown_it import MarkdownIt
 from sqlalchemy import delete, select
@@ -39,7 +39,9 @@ from ...store.db import Database
 from ...store.models import Group, Membership, User
 from .. import audit
 from ..accounts.directory import get_group
+from ..clock import Clock
 from . import files
+from .boards import Boards
 from .gpus import check_gpu_type
 
 MAX_FILE = 16 * 2**20 - 4096  # below the API's body limit
@@ -50,10 +52,6 @@ _MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("
 
 def render_markdown(text: str) -> str:
     return _MARKDOWN.render(text)
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -104,11 +102,15 @@ def check_spec(spec: CompetitionSpec) -> None:
 
 
 class CompetitionService:
-    def __init__(self, db: Database, settings) -> None:
+    def __init__(self, db: Database, settings, clock: Clock) -> None:
+        """`clock`: the platform's; phases, limits per day and scoring times follow it
+        (tests move it past a start or an end)."""
         self.db = db
         self.settings = settings
-        # The time the rules see; tests replace it to move past a start or an end.
-        self.clock = utcnow
+        self.clock = clock
+        # The ranked leaderboards, shared by every viewer (boards.py); entries and teams
+        # announce their changes to it.
+        self.boards = Boards()
 
     # -- reading ---------------------------------------------------------------------
 
@@ -137,7 +139,7 @@ class CompetitionService:
             "description_html": render_markdown(competition.description),
             "starts_at": competition.starts_at,
             "ends_at": competition.ends_at,
-            "phase": phase(competition.starts_at, competition.ends_at, self.clock()),
+            "phase": phase(competition.starts_at, competition.ends_at, self.clock.now()),
             "metric": competition.metric,
             "metric_title": metric.title if metric else "the course's own scoring script",
             "higher_is_better": competition.higher_is_better,
@@ -258,7 +260,9 @@ class CompetitionService:
                 f"competition:{group.name}/{competition.name}",
                 changed=sorted(changes),
             )
-            return self.describe(competition, group, True)
+            described = self.describe(competition, group, True)
+        self.boards.changed(competition_id)  # the metric's direction, the end: rank again
+        return described
 
     def _check_solution_file(self, competition: Competition, spec: CompetitionSpec) -> None:
         text = files.path_of(self.settings.data_dir, competition.id, "solution").read_text()
@@ -316,7 +320,7 @@ class CompetitionService:
             raise NotFound(f"there is no downloadable file '{kind}'; use train or test")
         async with self.db.session() as session:
             competition, _, manage = await self.load(session, actor, competition_id)
-        if not manage and self.clock() < competition.starts_at:
+        if not manage and self.clock.now() < competition.starts_at:
             raise Forbidden("the competition's files are available from its start")
         if kind not in (competition.files or {}):
             raise NotFound(f"the teacher has not uploaded the {kind} file yet")
@@ -336,6 +340,7 @@ class CompetitionService:
                 f"competition:{group.name}/{competition.name}",
             )
         await asyncio.to_thread(files.remove, self.settings.data_dir, competition_id)
+        self.boards.changed(competition_id)
 
     # -- teams -----------------------------------------------------------------------
 
@@ -397,6 +402,7 @@ class CompetitionService:
                 team=team,
                 members=sorted(members),
             )
+        self.boards.changed(competition_id)  # a staff's change of teams regroups entries
         return {"name": team, "members": sorted(name for _, name in users)}
 
     async def teams(self, actor: Principal, competition_id: int) -> list[dict]:

@@ -76,7 +76,7 @@ class TeamService:
             )
         if not changing:
             return competition, group
-        now = self.competitions.clock()
+        now = self.competitions.clock.now()
         if phase(competition.starts_at, competition.ends_at, now) == "closed":
             raise TeamRefused(
                 f"'{competition.title or competition.name}' has ended; teams cannot change now",

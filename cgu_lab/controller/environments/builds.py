@@ -28,13 +28,12 @@ import logging
 import os
 import secrets
 import shutil
-import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 from sqlalchemy import select
 
 from ...backends import local_environments
+from ...core import apps as app_rules
 from ...core import environments as rules
 from ...core import roles
 from ...core.errors import Conflict, Invalid, NotSupported
@@ -43,21 +42,22 @@ from ...core.names import check_label
 from ...store.db import Database
 from ...store.models import Environment, Notebook, User
 from .. import audit
+from ..clock import Clock
 from ..progress import ProgressBroker, ProgressEvent
 from . import catalog
 
 log = logging.getLogger("cgu_lab.environments")
 
 
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
 class EnvironmentBuilds:
     """Builds, rebuilds and removes environments made from recipes (local backend)."""
 
-    def __init__(self, db: Database, broker: ProgressBroker, settings, backend_name: str) -> None:
+    def __init__(
+        self, db: Database, broker: ProgressBroker, settings, backend_name: str, clock: Clock
+    ) -> None:
+        """`clock`: when builds start and end, and how long they took."""
         self.db = db
+        self.clock = clock
         self.broker = broker
         self.backend_name = backend_name
         self.root = Path(settings.data_dir) / "environments"
@@ -125,6 +125,9 @@ class EnvironmentBuilds:
         description: str,
     ) -> Environment:
         record = recipe.as_record()
+        # The recipe's apps (a database, R's RStudio), as an admin would declare them.
+        apps = app_rules.check_apps(list(recipe.apps)) if recipe.apps is not None else None
+        main = recipe.main_packages or recipe.system_packages
         async with self.db.session() as session:
             if await session.scalar(select(Environment.id).where(Environment.name == name)):
                 raise Conflict(
@@ -133,14 +136,15 @@ class EnvironmentBuilds:
             environment = Environment(
                 name=name,
                 display_name=display_name or recipe.title,
-                description=description or f"{recipe.title}: {', '.join(recipe.main_packages)}",
+                description=description or f"{recipe.title}: {', '.join(main)}",
+                apps=apps,
                 image="",
                 local_prefix="",
                 state=rules.BUILDING,
                 recipe=record,
                 message="Build requested",
                 built_by=actor.name,
-                build_started_at=_now(),
+                build_started_at=self.clock.now(),
             )
             session.add(environment)
             audit.record(
@@ -184,7 +188,7 @@ class EnvironmentBuilds:
             environment.state = rules.BUILDING
             environment.message = "Rebuild requested"
             environment.built_by = actor.name
-            environment.build_started_at = _now()
+            environment.build_started_at = self.clock.now()
             audit.record(
                 session, actor.name, "environment.rebuild_requested", f"environment:{name}"
             )
@@ -239,10 +243,11 @@ class EnvironmentBuilds:
 
     async def _run(self, name: str, recipe: rules.Recipe, make_default: bool) -> None:
         key = self.key(name)
-        stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+        local = self.clock.now().astimezone()  # the machine's time zone, as in its other logs
+        stamp = f"{local:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
         target = self.root / name / f"build-{stamp}"
         lines: list[str] = []
-        started = time.monotonic()
+        started = self.clock.monotonic()
         percent = 2
 
         def say(message: str, at: int | None = None) -> None:
@@ -255,7 +260,7 @@ class EnvironmentBuilds:
             await asyncio.to_thread(self._prepare_dirs, name, target)
             log_file = await asyncio.to_thread(open, self.logs / f"{name}.log", "a")
             with log_file:
-                log_file.write(f"\n--- build of {name} at {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+                log_file.write(f"\n--- build of {name} at {local:%Y-%m-%d %H:%M:%S}\n")
 
                 def on_line(line: str, at: int | None = None) -> None:
                     log_file.write(line + "\n")
@@ -263,7 +268,7 @@ class EnvironmentBuilds:
                     say(line, at)
 
                 packages, size = await local_environments.build(target, recipe, self.cache, on_line)
-            seconds = time.monotonic() - started
+            seconds = self.clock.monotonic() - started
             own = sum(1 for p in packages if p["own"])
             summary = (
                 f"Built in {seconds:.0f} s: {own} packages, {local_environments.size_text(size)}"
@@ -314,7 +319,7 @@ class EnvironmentBuilds:
             environment.size = size
             environment.message = summary
             environment.log_tail = rules.tail(lines)
-            environment.built_at = _now()
+            environment.built_at = self.clock.now()
             # A notebook that slipped in while the rebuild began keeps its tree;
             # deleting the environment later removes every build of it.
             in_use = bool(await self._running_users(session, name))

@@ -135,7 +135,7 @@ async def export_events(
     filters = query.filters()
     async with platform.db.session() as session:
         service.record(session, actor.name, "audit.exported", "audit", filters=filters.as_dict())
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = platform.clock.now().strftime("%Y%m%d-%H%M%S")
     return StreamingResponse(
         service.export_csv(platform.db, filters),
         media_type="text/csv; charset=utf-8",

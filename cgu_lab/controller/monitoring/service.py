@@ -18,11 +18,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import psutil
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -36,6 +35,7 @@ from ...core.gpus import capacity
 from ...core.lifecycle import State
 from ...store.db import Database
 from ...store.models import GpuType, Notebook, StopRecord, User
+from ..clock import Clock
 from ..environments.catalog import offer_of
 from ..notebooks.reader import NotebookReader
 from ..notebooks.service import NotebookService
@@ -95,9 +95,16 @@ class Snapshot:
 
 class Monitor:
     def __init__(
-        self, db: Database, notebooks: NotebookService, reader: NotebookReader, settings
+        self,
+        db: Database,
+        notebooks: NotebookService,
+        reader: NotebookReader,
+        settings,
+        clock: Clock,
     ) -> None:
+        """`clock`: the samples' times and the pause between samples follow it."""
         self.db = db
+        self.clock = clock
         self.notebooks = notebooks
         self.reader = reader
         self.settings = settings
@@ -116,7 +123,7 @@ class Monitor:
                 await self.sample()
             except Exception:  # the next sample tries again
                 log.exception("monitoring sample failed")
-            await asyncio.sleep(self.settings.monitor_interval)
+            await self.clock.sleep(self.settings.monitor_interval)
 
     async def sample(self) -> Snapshot:
         """Take a sample: this machine, the running notebooks, and the store's counts."""
@@ -140,7 +147,7 @@ class Monitor:
         inventory = self._inventory(holdings)
         watts = self.settings.gpu_held_idle_watts - self.settings.gpu_parked_watts
         snapshot = Snapshot(
-            time.time(),
+            self.clock.now().timestamp(),
             node,
             gpus,
             list(notebooks),
@@ -235,7 +242,7 @@ class Monitor:
         older than a day can no longer change, so its share is added once to
         a running total and never read again: each sample reads a day's stops.
         """
-        now = datetime.now(timezone.utc)
+        now = self.clock.now()
         settled = now - RECLAIM_CAP
         relevant = (StopRecord.cause.in_(["idle", "lifetime", "reclaim"]), StopRecord.gpus > 0)
         newly_settled = (

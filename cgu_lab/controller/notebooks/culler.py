@@ -26,6 +26,7 @@ from ...store.db import Database
 from ...store.models import CullPolicyRow, Group, Notebook, User
 from .. import audit
 from ..accounts.directory import get_group
+from ..clock import Clock
 from .reader import NotebookReader
 from .routes import SYSTEM, Route
 from .service import NotebookService
@@ -34,10 +35,6 @@ log = logging.getLogger("cgu_lab.culler")
 
 DEFAULT_POLICY = culling.CullPolicy(idle_minutes=60, warn_minutes=10, max_lifetime_hours=12)
 MAX_STOPS_PER_PASS = 10
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 def _parse_time(text: str | None) -> datetime | None:
@@ -188,9 +185,17 @@ def _shown_action(decision: culling.Decision) -> str:
 
 class Culler:
     def __init__(
-        self, db: Database, notebooks: NotebookService, reader: NotebookReader, interval: float
+        self,
+        db: Database,
+        notebooks: NotebookService,
+        reader: NotebookReader,
+        interval: float,
+        clock: Clock,
     ) -> None:
+        """`clock`: idle time, warnings' countdowns and the pause between passes follow it
+        (a test moves it and runs `pass_once`, as jupyterhub-idle-culler's tests do)."""
         self.db = db
+        self.clock = clock
         self.notebooks = notebooks
         self.reader = reader
         self.interval = interval
@@ -199,7 +204,7 @@ class Culler:
 
     async def run(self) -> None:
         while True:
-            await asyncio.sleep(self.interval)
+            await self.clock.sleep(self.interval)
             try:
                 await self.pass_once()
             except Exception:  # the next pass tries again
@@ -210,11 +215,17 @@ class Culler:
     ) -> culling.Activity:
         kernels = await self.reader.get(route, "api/kernels")
         terminals = await self.reader.get(route, "api/terminals")
+        # Collaborators editing together (no kernel need run): the server extension's
+        # record of the last change or cursor move by an owner or editor; None on servers
+        # without it.
+        together = await self.reader.get(route, "cgu-lab/collaboration")
         last = None
         busy = False
         if kernels is not None and terminals is not None:
             times = [_parse_time(k.get("last_activity")) for k in kernels]
             times += [_parse_time(t.get("last_activity")) for t in terminals]
+            if isinstance(together, dict):
+                times.append(_parse_time(together.get("last_activity")))
             known = [t for t in times if t is not None]
             busy = any(k.get("execution_state") == "busy" for k in kernels)
             # Read fine but nothing ran yet: idle since the last time we knew of, or the start.
@@ -229,7 +240,7 @@ class Culler:
             gpu = max((v for v in values if v is not None), default=None)
         return culling.Activity(
             notebook_id=nb.id,
-            started_at=nb.started_at or _now(),
+            started_at=nb.started_at or self.clock.now(),
             last_activity=last,
             busy=busy,
             gpu_utilization=gpu,
@@ -241,7 +252,7 @@ class Culler:
         )
 
     async def pass_once(self) -> list[culling.Decision]:
-        now = _now()
+        now = self.clock.now()
         async with self.db.session() as session:
             policies = await load_policies(session)
             rows = (
@@ -320,7 +331,7 @@ class Culler:
         rules, and a warning shown here is recorded as given, so its countdown is the
         one the next pass stops by. `idle_seconds` is measured at `now`.
         """
-        now = _now()
+        now = self.clock.now()
         async with self.db.session() as session:
             policies = await load_policies(session)
         policy = policies.rules.for_group(group)
@@ -370,7 +381,7 @@ class Culler:
     async def keep_running(self, actor: Principal | None, owner: str, name: str) -> None:
         async with self.db.session() as session:
             nb, _ = await self.notebooks.load(session, owner, name)
-            nb.kept_at = _now()
+            nb.kept_at = self.clock.now()
             nb.warned_at = None
             audit.record(
                 session,

@@ -12,7 +12,6 @@ notebook's start page and in the list.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from sqlalchemy import select
@@ -20,6 +19,7 @@ from sqlalchemy import select
 from ...core.lifecycle import State
 from ...store.models import Notebook, User
 from .. import audit
+from ..clock import Clock
 from .routes import SYSTEM
 from .service import NotebookService
 
@@ -59,9 +59,10 @@ async def check(notebooks: NotebookService) -> list[str]:
     return dead
 
 
-async def watch(notebooks: NotebookService, interval: float = INTERVAL) -> None:
+async def watch(notebooks: NotebookService, clock: Clock, interval: float = INTERVAL) -> None:
+    """Check every `interval` seconds of `clock` (the platform's: a test moves it)."""
     while True:
-        await asyncio.sleep(interval)
+        await clock.sleep(interval)
         try:
             dead = await check(notebooks)
         except Exception:  # one failed pass must not end the watch

@@ -25,7 +25,6 @@ import hashlib
 import hmac
 import os
 import secrets
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from cachetools import TTLCache
 
 from ...core.scopes import lab_scopes
 from ..accounts.auth import Authenticator, Identity
+from ..clock import Clock
 
 CODE_SECONDS = 60.0
 STATE_SECONDS = 600
@@ -78,18 +78,20 @@ class OriginCookie:
     notebook_id: int
     session_digest: str
     expires: int
-
-    @property
-    def needs_renewal(self) -> bool:
-        return self.expires - time.time() < RENEW_BELOW
+    # Read with less than RENEW_BELOW seconds left: the proxy sets a fresh one.
+    needs_renewal: bool = False
 
 
 class OriginAuth:
-    def __init__(self, auth: Authenticator, secrets_dir: Path, key: bytes | None = None) -> None:
+    def __init__(
+        self, auth: Authenticator, secrets_dir: Path, clock: Clock, key: bytes | None = None
+    ) -> None:
+        """`clock`: the cookies' and codes' lifetimes follow it."""
         self.auth = auth
+        self.clock = clock
         self.key = key or _load_key(secrets_dir)
         # Unused codes, by their hash, for CODE_SECONDS; a flood of log-ins evicts the oldest.
-        self._codes: TTLCache[str, Code] = TTLCache(MAX_CODES, CODE_SECONDS)
+        self._codes: TTLCache[str, Code] = TTLCache(MAX_CODES, CODE_SECONDS, timer=clock.monotonic)
 
     # -- one-time codes (controller side issues, proxy side redeems) ---------
 
@@ -117,7 +119,7 @@ class OriginAuth:
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
     def cookie_value(self, user_id: int, notebook_id: int, session_digest: str) -> str:
-        expires = int(time.time()) + COOKIE_SECONDS
+        expires = int(self.clock.now().timestamp()) + COOKIE_SECONDS
         payload = f"v1.{user_id}.{notebook_id}.{session_digest}.{expires}"
         return f"{payload}.{self._mac(payload)}"
 
@@ -133,9 +135,10 @@ class OriginAuth:
             cookie = OriginCookie(int(parts[1]), int(parts[2]), parts[3], int(parts[4]))
         except ValueError:
             return None
-        if cookie.notebook_id != notebook_id or cookie.expires < time.time():
+        now = self.clock.now().timestamp()
+        if cookie.notebook_id != notebook_id or cookie.expires < now:
             return None
-        return cookie
+        return replace(cookie, needs_renewal=cookie.expires - now < RENEW_BELOW)
 
     async def identify(self, cookie: OriginCookie) -> Identity | None:
         """The browser user behind an origin cookie, while its controller session lives."""

@@ -167,7 +167,7 @@ class WebsocketTunnels:
     async def _watch(self) -> None:
         """Logouts, expiry and group changes have no event here: re-check open websockets."""
         while True:
-            await asyncio.sleep(REVALIDATE_SECONDS)
+            await self.platform.clock.sleep(REVALIDATE_SECONDS)
             for notebook_id in [n for n, tunnels in self._tunnels.items() if tunnels]:
                 try:
                     await self.revalidate(notebook_id)

@@ -10,9 +10,8 @@ effect immediately for new requests and within seconds for open websockets
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime
 from urllib.parse import quote
 
 from cachetools import TTLCache
@@ -28,15 +27,12 @@ from ...store.db import LAST_KNOWN_SECONDS, Database, unavailable
 from ...store.models import Group, Membership, Notebook, Share, User
 from .. import audit
 from ..accounts.directory import contains_pattern, get_group, get_user
+from ..clock import Clock
 
 CACHE_SECONDS = 5.0
 # Answers the cache holds at most (a user and a notebook each): a bound, not a working size.
 CACHE_ENTRIES = 50_000
 MAX_SHARES_PER_NOTEBOOK = 200
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 def share_url(owner: str, name: str, path: str) -> str:
@@ -45,14 +41,16 @@ def share_url(owner: str, name: str, path: str) -> str:
 
 
 class ShareService:
-    def __init__(self, db: Database, notebooks) -> None:
+    def __init__(self, db: Database, notebooks, clock: Clock) -> None:
+        """`clock`: shares' expiry and the cache's freshness follow it."""
         self.db = db
         self.notebooks = notebooks
+        self.clock = clock
         # (user, notebook) -> (access, until when it holds): a share ending sooner than
         # CACHE_SECONDS from now is cached only until it ends. Entries are kept for
         # LAST_KNOWN_SECONDS: past their time they answer only while the database cannot.
         self._cache: TTLCache[tuple[int, int], tuple[sharing.Access | None, float]] = TTLCache(
-            CACHE_ENTRIES, LAST_KNOWN_SECONDS
+            CACHE_ENTRIES, LAST_KNOWN_SECONDS, timer=clock.monotonic
         )
         self._listeners: list[Callable[[int], None]] = []
 
@@ -71,9 +69,9 @@ class ShareService:
     async def access(self, principal: Principal, notebook_id: int) -> sharing.Access | None:
         key = (principal.id, notebook_id)
         hit = self._cache.get(key)
-        if hit is not None and hit[1] > time.monotonic():
+        if hit is not None and hit[1] > self.clock.monotonic():
             return hit[0]
-        now = _now()
+        now = self.clock.now()
         try:
             async with self.db.session() as session:
                 rows = await session.scalars(
@@ -100,7 +98,7 @@ class ShareService:
         ttl = CACHE_SECONDS
         if access is not None and access.valid_until is not None:
             ttl = max(0.0, min(ttl, (access.valid_until - now).total_seconds()))
-        self._cache[key] = (access, time.monotonic() + ttl)
+        self._cache[key] = (access, self.clock.monotonic() + ttl)
         return access
 
     # -- managing shares -------------------------------------------------------
@@ -133,7 +131,7 @@ class ShareService:
         }
 
     async def list_for(self, actor: Principal, owner: str, name: str) -> list[dict]:
-        now = _now()
+        now = self.clock.now()
         async with self.db.session() as session:
             nb = await self._owned(session, actor, owner, name)
             rows = await session.scalars(
@@ -197,7 +195,7 @@ class ShareService:
         """
         sharing.check_access(access)
         path = relative_path(path, "shared file")
-        now = _now()
+        now = self.clock.now()
         expires_at = sharing.expiry(expires_in_minutes, now)
         if len(note) > 200:
             raise Invalid("a share's note may have at most 200 characters")
@@ -263,7 +261,7 @@ class ShareService:
             previous.expires_at = expires_at
             previous.note = share.note
             previous.created_by = actor.name
-            previous.created_at = _now()
+            previous.created_at = self.clock.now()
             audit.record(
                 session,
                 actor.name,
@@ -315,7 +313,7 @@ class ShareService:
         self._changed(nb.id)
 
     async def shared_with(self, actor: Principal) -> list[dict]:
-        now = _now()
+        now = self.clock.now()
         async with self.db.session() as session:
             rows = await session.execute(
                 select(Share, Notebook, User)

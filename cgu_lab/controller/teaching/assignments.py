@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy import func, select
@@ -33,13 +33,10 @@ from ...store.models import Assignment, Environment, Group, Membership, Notebook
 from .. import audit
 from ..accounts.directory import get_group
 from ..archives import remove_quietly, submission_archive
+from ..clock import Clock
 from ..notebooks.service import NotebookRequest
 
 MAX_SUBMISSION_FILES = 5000
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 def is_open(assignment: Assignment, now: datetime) -> bool:
@@ -65,8 +62,10 @@ def describe(
 
 
 class AssignmentService:
-    def __init__(self, db: Database, backend, notebooks, settings) -> None:
+    def __init__(self, db: Database, backend, notebooks, settings, clock: Clock) -> None:
+        """`clock`: deadlines are judged by it."""
         self.db = db
+        self.clock = clock
         self.backend = backend
         self.notebooks = notebooks
         self.settings = settings
@@ -127,11 +126,11 @@ class AssignmentService:
                 assignment=name,
                 deadline=deadline.isoformat() if deadline else None,
             )
-            return describe(assignment, target.name, _now())
+            return describe(assignment, target.name, self.clock.now())
 
     async def for_group(self, actor: Principal, group: str) -> list[dict]:
         """A group's assignments: counts of students who submitted, for its managers."""
-        now = _now()
+        now = self.clock.now()
         async with self.db.session() as session:
             target = await get_group(session, group)
             if not (roles.can_manage_group(actor, target.id) or target.id in actor.groups):
@@ -156,7 +155,7 @@ class AssignmentService:
             return result
 
     async def for_member(self, session: AsyncSession, actor: Principal, group: Group) -> list[dict]:
-        now = _now()
+        now = self.clock.now()
         rows = (
             await session.scalars(
                 select(Assignment)
@@ -190,7 +189,7 @@ class AssignmentService:
             items = [
                 item for group in groups for item in await self.for_member(session, actor, group)
             ]
-        now = _now()
+        now = self.clock.now()
 
         def urgency(a: dict) -> tuple:
             overdue = a["deadline"] is not None and a["deadline"] < now
@@ -257,7 +256,7 @@ class AssignmentService:
                 f"assignment '{assignment.name}' belongs to group '{group.name}', "
                 "which you are not in"
             )
-        now = _now()
+        now = self.clock.now()
         late = assignment.deadline is not None and now > assignment.deadline
         if late and not assignment.allow_late:
             raise Forbidden(
@@ -328,7 +327,7 @@ class AssignmentService:
                     .order_by(User.name, Submission.number.desc())
                 )
             ).all()
-            return describe(assignment, group.name, _now()), [
+            return describe(assignment, group.name, self.clock.now()), [
                 {**receipt(s, assignment, name), "display_name": display}
                 for s, name, display in rows
             ]

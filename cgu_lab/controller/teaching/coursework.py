@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy import or_, select
@@ -45,6 +45,7 @@ from ...store.models import (
 from .. import audit
 from ..accounts.directory import get_group
 from ..archives import deployment_archive, template_archive
+from ..clock import Clock
 from ..progress import ProgressBroker, ProgressEvent
 from .assignments import receipt
 
@@ -52,10 +53,6 @@ PARALLEL_COPIES = 4
 # A student's notebook that holds or waits for resources now.
 LIVE_STATES = (State.QUEUED.value, State.STARTING.value, State.RUNNING.value)
 log = logging.getLogger("cgu_lab.coursework")
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -71,9 +68,18 @@ class _CopyJob:
 
 class CourseworkService:
     def __init__(
-        self, db: Database, backend, broker: ProgressBroker, templates, notebooks, settings
+        self,
+        db: Database,
+        backend,
+        broker: ProgressBroker,
+        templates,
+        notebooks,
+        settings,
+        clock: Clock,
     ) -> None:
+        """`clock`: when deployments and the courses page's "seen" marks happen."""
         self.db = db
+        self.clock = clock
         self.backend = backend
         self.broker = broker
         self.templates = templates
@@ -284,7 +290,7 @@ class CourseworkService:
 
     async def overview(self, actor: Principal, assignments) -> list[dict]:
         """Per group: new material, live broadcasts, and assignments with my submissions."""
-        now = _now()
+        now = self.clock.now()
         async with self.db.session() as session:
             me = await session.get(User, actor.id)
             seen = me.courses_seen_at
@@ -365,7 +371,7 @@ class CourseworkService:
     async def mark_seen(self, actor: Principal) -> None:
         async with self.db.session() as session:
             me = await session.get(User, actor.id)
-            me.courses_seen_at = _now()
+            me.courses_seen_at = self.clock.now()
 
     async def my_submissions(self, actor: Principal, group: str) -> list[dict]:
         """The caller's own submissions to a course's assignments, newest first."""
@@ -403,7 +409,7 @@ class CourseworkService:
 
     async def live(self, actor: Principal, group: str, shares) -> dict:
         """The students' notebooks running now, and the live views shown to the course."""
-        now = _now()
+        now = self.clock.now()
         async with self.db.session() as session:
             target = await get_group(session, group)
             roles.require_group_manager(actor, target.id, target.name)

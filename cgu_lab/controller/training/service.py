@@ -17,7 +17,6 @@ running now as taken.
 from __future__ import annotations
 
 import shlex
-from datetime import datetime, timezone
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -33,14 +32,11 @@ from ...core.roles import Principal
 from ...store.db import Database
 from ...store.models import GpuType, Group, Membership, TrainingJob, User
 from .. import audit
+from ..clock import Clock
 from ..environments import catalog
 from ..quotas import service as quotas
 
 MAX_WORKERS = 64
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 def job_resources(job: TrainingJob) -> Resources:
@@ -53,8 +49,10 @@ def job_resources(job: TrainingJob) -> Resources:
 
 
 class TrainingService:
-    def __init__(self, db: Database, backend, gpus) -> None:
+    def __init__(self, db: Database, backend, gpus, clock: Clock) -> None:
+        """`clock`: when a job was handed to the backend."""
         self.db = db
+        self.clock = clock
         self.backend = backend
         self.gpus = gpus
 
@@ -235,7 +233,7 @@ class TrainingService:
         async with self.db.session() as session:
             current = await session.get(TrainingJob, job.id)
             current.state, current.message = state, message
-            current.submitted_at = _now()
+            current.submitted_at = self.clock.now()
             audit.record(
                 session,
                 "system",
