@@ -27,6 +27,9 @@ from . import apps as notebook_apps
 from . import controller_client, usage
 from .authorizer import ShareAuthorizer
 from .clipboard import clipboard_bridge
+from .collaboration import SETTING as COLLABORATION
+from .collaboration import Presence
+from .collaboration.handlers import collaboration_routes
 from .contents import ShareAwareContentsManager
 from .handlers import route_table
 from .identity import ProxyIdentityProvider
@@ -187,6 +190,7 @@ class CguLabExtension(ExtensionApp):
                 usage.SETTING: usage.Sampler(self.cpu_limit, self.memory_limit),
                 notebook_apps.SETTING: getattr(self, "offered_apps", None),
                 disk.SETTING: self._home_usage(),
+                COLLABORATION: Presence(),
             }
         )
 
@@ -213,6 +217,7 @@ class CguLabExtension(ExtensionApp):
         self.clipboard, clipboard_routes = clipboard_bridge(self)
         self.handlers.extend(clipboard_routes)
         self.handlers.extend(transfer_routes(self))
+        self.handlers.extend(collaboration_routes())
         self.handlers.extend(notebook_apps.app_routes(getattr(self, "offered_apps", None)))
 
     async def stop_extension(self) -> None:

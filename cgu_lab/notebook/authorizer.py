@@ -15,9 +15,13 @@ Two layers, one policy:
 The rules:
 
 - read-only and single-file callers use only GET, HEAD and OPTIONS, and open
-  no websocket at all: a websocket is a two-way channel, and what travels on
+  no websocket but two: a websocket is a two-way channel, and what travels on
   it (kernel execute requests, terminal keystrokes, LSP edits, Yjs document
-  updates) writes or runs things although the upgrade is a GET;
+  updates) writes or runs things although the upgrade is a GET. The two are
+  channels that filter what such a caller sends: the desktop's view, and a
+  collaboration room (a single-file caller: only its file's room), whose
+  connection the identity provider puts under collaboration/guard.py. Their one
+  writing method is the collaboration session lookup (`PUT`, which reads);
 - a single-file caller reaches only the routes in `ROUTES` whose rule lets
   them; everything not listed is refused, so a route added by a new
   extension is closed to them until someone decides otherwise here;
@@ -30,6 +34,7 @@ from __future__ import annotations
 from jupyter_server.auth.authorizer import Authorizer
 from tornado.websocket import WebSocketHandler
 
+from ..core.collaboration import ROOM_HANDLER, SESSION_HANDLER, document_file_id
 from .caller import PlatformUser
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -38,6 +43,7 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 ANY = "any"  # serves nothing of the notebook's files: static assets, settings, kernelspecs
 FILE = "file"  # only when the handler's file argument is one of the shared files
 LAB_PAGE = "lab-page"  # the JupyterLab page, bare or opened on a shared file, no workspace
+ROOM = "room"  # a collaboration room: only a document room of one of the shared files
 
 # The one table: handler class (module.QualName, exact, not subclasses) -> single-file rule.
 # Not listed: refused to single-file shares (directory listings, other files, kernels,
@@ -68,6 +74,9 @@ ROUTES: dict[str, str] = {
     "jupyter_server.base.handlers.AuthenticatedFileHandler": FILE,  # files/<path>
     "jupyter_server.view.handlers.ViewHandler": FILE,  # view/<path>
     "jupyter_server.nbconvert.handlers.NbconvertFileHandler": FILE,  # nbconvert/<fmt>/<path>
+    # Following the shared file live (jupyter-collaboration): its id, then its room
+    SESSION_HANDLER: FILE,
+    ROOM_HANDLER: ROOM,
 }
 
 # Apps that jupyter-server-proxy runs (notebook/apps/: the desktop, VS Code, an admin's
@@ -75,8 +84,10 @@ ROUTES: dict[str, str] = {
 # may run a command in code-server), so read-only and single-file callers reach none
 # of them. They watch the desktop through a channel that filters what it relays:
 APP_PROXY_MODULE = "jupyter_server_proxy."
-# Websockets a read-only caller (not a single-file one) may open: GET, filtered.
-VIEW_ONLY_CHANNELS = frozenset({"cgu_lab.notebook.apps.handlers.DesktopViewHandler"})
+# Websockets a read-only caller may open: GET, filtered (a single-file one: those in ROUTES).
+VIEW_ONLY_CHANNELS = frozenset({"cgu_lab.notebook.apps.handlers.DesktopViewHandler", ROOM_HANDLER})
+# Writing methods that only read, which read-only callers may use: (route, method).
+LOOKUPS = frozenset({(SESSION_HANDLER, "PUT")})
 
 # Routes nobody but the owner may use with a writing method, whatever their share.
 OWNER_ONLY = frozenset({"jupyter_server.services.contents.handlers.TrustNotebooksHandler"})
@@ -112,6 +123,17 @@ def _lab_page_allowed(handler, scope: tuple[str, ...]) -> bool:
     return tree.removeprefix("/tree").strip("/") in scope
 
 
+def _room_in_scope(handler, scope: tuple[str, ...]) -> bool:
+    """Whether a collaboration room is a document room of one of the shared files."""
+    args = getattr(handler, "path_args", None) or []
+    file_id = document_file_id(args[0]) if len(args) == 1 else None
+    ids = handler.settings.get("file_id_manager")
+    if file_id is None or ids is None:
+        return False
+    path = ids.get_path(file_id)
+    return path is not None and path.strip("/") in scope
+
+
 def _in_scope(handler, scope: tuple[str, ...]) -> bool:
     rule = ROUTES.get(route_name(handler))
     if rule == ANY:
@@ -121,6 +143,8 @@ def _in_scope(handler, scope: tuple[str, ...]) -> bool:
         return _file_argument(handler) in scope
     if rule == LAB_PAGE:
         return _lab_page_allowed(handler, scope)
+    if rule == ROOM:
+        return _room_in_scope(handler, scope)
     return False
 
 
@@ -138,12 +162,14 @@ def request_refusal(handler, user: PlatformUser) -> tuple[str, str] | None:
             "its owner and editors; you can watch the desktop from the Apps launcher"
         )
     upgrade = (handler.request.headers.get("Upgrade") or "").lower() == "websocket"
-    viewing = route in VIEW_ONLY_CHANNELS and not user.scope and method == "GET"
+    viewing = route in VIEW_ONLY_CHANNELS and method == "GET"
+    if viewing and user.scope and route not in ROUTES:
+        viewing = False  # the desktop: not for single-file callers
     if limited and (isinstance(handler, WebSocketHandler) or upgrade) and not viewing:
         return READ_ONLY, (
             "your access to this notebook is read-only: you cannot run code or edit live here"
         )
-    if limited and writes:
+    if limited and writes and (route, method) not in LOOKUPS:
         return READ_ONLY, (
             "your access to this notebook is read-only: you can look, but not change, run or save"
         )
@@ -160,7 +186,11 @@ class ShareAuthorizer(Authorizer):
         if not isinstance(user, PlatformUser) or user.access not in ("owner", "edit", "read"):
             return False
         if (user.access == "read" or user.scope) and action != "read":
-            return False
+            lookup = handler is not None and (
+                (route_name(handler), (handler.request.method or "").upper()) in LOOKUPS
+            )
+            if not lookup:
+                return False
         if handler is None:  # not asked about a request: no route to check a scope against
             return not user.scope
         return request_refusal(handler, user) is None

@@ -45,8 +45,9 @@ from jupyter_server.auth.identity import IdentityProvider
 from tornado import web
 from traitlets import Float, Unicode, default
 
-from . import controller_client, workspaces
-from .authorizer import request_refusal
+from ..core.collaboration import ROOM_HANDLER
+from . import collaboration, controller_client, workspaces
+from .authorizer import request_refusal, route_name
 from .caller import CURRENT_HANDLER, CURRENT_USER, PlatformUser
 
 USER_HEADER = "X-Cgu-User"
@@ -147,6 +148,13 @@ class ProxyIdentityProvider(IdentityProvider):
         if refusal is not None:
             self._refuse(handler, user, refusal)
         workspaces.separate(handler, user)  # a visitor's layout is their own
+        if route_name(handler) == ROOM_HANDLER and not hasattr(handler, "cgu_connection"):
+            # A collaboration room: what this connection may send is decided per message.
+            handler.cgu_connection = collaboration.attach(handler, user)
+            # The room this request may create (its loading, saving and file watching
+            # tasks inherit this context) is the server's, not this caller's.
+            CURRENT_USER.set(None)
+            CURRENT_HANDLER.set(None)
         return user
 
     def _refuse(self, handler, user: PlatformUser | None, refusal: tuple[str, str]) -> None:

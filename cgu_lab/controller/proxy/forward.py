@@ -38,6 +38,7 @@ import aiohttp
 from yarl import URL
 
 from ...backends.upstream import Upstreams
+from ...core import collaboration
 from ...core.identity_headers import names_a_user
 from ...core.lifecycle import State
 from ...core.origins import notebook_slug
@@ -96,7 +97,7 @@ SMALL_BODY = 256 * 1024
 LAB_ROUTE = re.compile(
     r"^/cgu-lab/(shares(/\d+)?|resize|quota|directory|shared-with-me|culling|keep-running"
     r"|templates(/options|/files)?|assignments|submit|courses(/seen)?"
-    r"|competitions(/\d+/entries(/mine)?)?)$"
+    r"|competitions(/\d+/entries(/mine)?)?|help(/[a-z0-9-]{1,63}/\d+/(take|end))?)$"
 )
 
 
@@ -286,7 +287,10 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
     async def _serve(self, scope, receive, send, route: Route, caller: Caller, rest: str) -> None:
         """The shared tail: read-only rule, the lab's controller routes, then the notebook."""
         access = caller.access
-        if scope["method"] not in SAFE_METHODS and (access.level == "read" or access.scope):
+        writes = scope["method"] not in SAFE_METHODS and not collaboration.is_lookup(
+            scope["method"], rest.split("?", 1)[0]
+        )  # the collaboration session lookup reads (core/collaboration.py)
+        if writes and (access.level == "read" or access.scope):
             await send_json(
                 send,
                 403,
