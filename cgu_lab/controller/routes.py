@@ -16,6 +16,8 @@ from .competitions import router as competitions
 from .competitions import teams_router as competition_teams
 from .environments import router as catalog
 from .gpus import router as gpus
+from .help_queue import lab_router as help_lab
+from .help_queue import router as help_queue
 from .monitoring import audit_router as audit
 from .monitoring import router as monitoring
 from .notebooks import culling_router as culling
@@ -46,6 +48,8 @@ def router() -> APIRouter:
         culling,
         monitoring,
         teaching,
+        help_queue,
+        help_lab,
         competitions,
         competition_teams,
         training,
