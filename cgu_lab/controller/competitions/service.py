@@ -38,10 +38,9 @@ from ...store.competition_models import (
 from ...store.db import Database
 from ...store.models import Group, Membership, User
 from .. import audit
-from ..accounts.directory import get_group
 from ..clock import Clock
+from ..accounts.directory import get_group
 from . import files
-from .boards import Boards
 from .gpus import check_gpu_type
 
 MAX_FILE = 16 * 2**20 - 4096  # below the API's body limit
@@ -108,9 +107,6 @@ class CompetitionService:
         self.db = db
         self.settings = settings
         self.clock = clock
-        # The ranked leaderboards, shared by every viewer (boards.py); entries and teams
-        # announce their changes to it.
-        self.boards = Boards()
 
     # -- reading ---------------------------------------------------------------------
 
@@ -260,9 +256,7 @@ class CompetitionService:
                 f"competition:{group.name}/{competition.name}",
                 changed=sorted(changes),
             )
-            described = self.describe(competition, group, True)
-        self.boards.changed(competition_id)  # the metric's direction, the end: rank again
-        return described
+            return self.describe(competition, group, True)
 
     def _check_solution_file(self, competition: Competition, spec: CompetitionSpec) -> None:
         text = files.path_of(self.settings.data_dir, competition.id, "solution").read_text()
@@ -340,7 +334,6 @@ class CompetitionService:
                 f"competition:{group.name}/{competition.name}",
             )
         await asyncio.to_thread(files.remove, self.settings.data_dir, competition_id)
-        self.boards.changed(competition_id)
 
     # -- teams -----------------------------------------------------------------------
 
@@ -402,7 +395,6 @@ class CompetitionService:
                 team=team,
                 members=sorted(members),
             )
-        self.boards.changed(competition_id)  # a staff's change of teams regroups entries
         return {"name": team, "members": sorted(name for _, name in users)}
 
     async def teams(self, actor: Principal, competition_id: int) -> list[dict]:
