@@ -2680,10 +2680,11 @@ export interface components {
     EnvironmentBuild: {
       /**
        * Recipe
-       * @description data-science (numpy, pandas, scikit-learn, matplotlib, scipy), pytorch, tensorflow, or custom (only `packages`)
+       * @description data-science (numpy, pandas, scikit-learn, matplotlib, scipy), pytorch, tensorflow, database (JupySQL and a PostgreSQL per notebook), r (Debian's R and IRkernel), or custom (only `packages`)
        * @enum {string}
        */
-      recipe: 'data-science' | 'pytorch' | 'tensorflow' | 'custom';
+      recipe:
+        'data-science' | 'pytorch' | 'tensorflow' | 'database' | 'r' | 'custom';
       /**
        * Name
        * @description Defaults to the recipe's name (data-science, pytorch, tensorflow)

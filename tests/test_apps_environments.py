@@ -58,7 +58,7 @@ def test_an_admin_chooses_the_apps_and_can_go_back_to_the_built_ins(login, envir
 @pytest.mark.parametrize(
     "apps, words",
     [
-        ([{"name": "rstudio"}], "needs a command"),
+        ([{"name": "shiny"}], "needs a command"),
         ([{"name": "lab", "command": ["x"]}], "taken by the notebook server"),
         ([{"name": "x1", "command": ["x", "{home}"]}], "only {port}"),
         ([{"name": "desktop"}, {"name": "desktop"}], "listed twice"),

@@ -29,6 +29,17 @@ notebook's PATH, so kernels and terminals find the bridge. (A notebook server
 also puts them first on its kernels' PATH at start, for environments built
 before they were written here: notebook/clipboard/relay.py.)
 
+Some recipes need programs that pip does not provide (PostgreSQL for the database
+course, R and IRkernel for the R course): the recipe names Debian packages
+(core/environments.SYSTEM_PACKAGES). The build checks them with dpkg first and,
+where the controller runs as root on a machine with apt-get, installs the missing
+ones (reported like pip's lines); elsewhere it stops and names the command an
+administrator runs. Installing PostgreSQL's server this way makes no cluster of
+its own (no host-wide server on port 5432: each notebook runs its own on a socket).
+A recipe's kernels (R's IRkernel) are written into the environment's own
+`share/jupyter/kernels`, so only its notebooks offer them; the database recipe's
+`etc/ipython` loads JupySQL in every kernel, which connects with `$DATABASE_URL`.
+
 pip runs twice: `pip download` puts the wheels of the recipe and of all its
 dependencies into a wheelhouse beside pip's cache (shared by every build; a
 wheel already there is not fetched again, which pip's HTTP cache alone does
@@ -54,8 +65,10 @@ import contextlib
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import site
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -121,6 +134,16 @@ sys.exit(main())
 '''
 
 
+# The database recipe's kernels: JupySQL loaded, connected by $DATABASE_URL (the notebook's
+# own PostgreSQL, set by the server: notebook/apps/database.py), results as tables.
+SQL_KERNEL_CONFIG = """# Written by cgu-lab (backends/local_environments.py): %sql needs no setting.
+c = get_config()  # noqa: F821
+c.InteractiveShellApp.extensions = ["sql"]
+c.SqlMagic.displaycon = False
+c.SqlMagic.feedback = 0
+"""
+
+
 class BuildFailed(Exception):
     """A step of the build failed; the message says which, for the admin."""
 
@@ -151,8 +174,11 @@ async def build(
     {"name", "version", "own", "main"}, main ones first.
     """
     python = target / "bin" / "python"
+    await ensure_system_packages(recipe, report)
     await create_venv(target, python, report)
-    await install_recipe(target, python, recipe, cache, report)
+    if recipe.packages:
+        await install_recipe(target, python, recipe, cache, report)
+    await asyncio.to_thread(write_kernels, target, recipe)
     report("Checking that JupyterLab starts in it", 91)
     await run([str(python), "-s", "-c", SERVER_CHECK], target.parent, report, "the server check")
     kept = await list_packages(target, python, recipe)
@@ -200,6 +226,66 @@ async def install_recipe(
         *(*INSTALL_OPTIONS, "--find-links", str(wheelhouse), *specs),
     ]
     await run(install, target.parent, lambda line: report(line, 88), "pip install")
+
+
+def missing_system_packages(names: tuple[str, ...]) -> list[str]:
+    """The Debian packages of `names` that dpkg does not know as installed."""
+    missing = []
+    for name in names:
+        found = subprocess.run(
+            ["dpkg-query", "-W", "-f=${db:Status-Abbrev}", name],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if not found.stdout.startswith("ii"):
+            missing.append(name)
+    return missing
+
+
+async def ensure_system_packages(recipe: rules.Recipe, report: Report) -> None:
+    """The recipe's Debian packages, installed where this account may (see above)."""
+    if not recipe.system_packages:
+        return
+    if not shutil.which("dpkg-query"):
+        report(f"Not a Debian system: make sure {', '.join(recipe.system_packages)} exist", 3)
+        return
+    missing = await asyncio.to_thread(missing_system_packages, recipe.system_packages)
+    if not missing:
+        report(f"System packages present: {', '.join(recipe.system_packages)}", 3)
+        return
+    command = f"apt-get install --no-install-recommends {' '.join(missing)}"
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        raise BuildFailed(f"the {recipe.title} recipe needs {', '.join(missing)}: run {command}")
+    report(f"Installing system packages: {', '.join(missing)}", 3)
+    if "postgresql" in missing:
+        # Debian's package would make and start a cluster of its own on port 5432.
+        await asyncio.to_thread(no_main_cluster)
+    env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing]
+    try:
+        await run(["/usr/bin/apt-get", *install[1:]], Path("/"), report, "apt-get", env)
+    except BuildFailed:  # stale package lists: once more after an update
+        await run(["/usr/bin/apt-get", "update", "-q"], Path("/"), report, "apt-get update", env)
+        await run(["/usr/bin/apt-get", *install[1:]], Path("/"), report, command, env)
+
+
+def no_main_cluster() -> None:
+    conf = Path("/etc/postgresql-common/createcluster.d/cgu-lab.conf")
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text("# cgu-lab: each notebook runs its own cluster\ncreate_main_cluster = false\n")
+
+
+def write_kernels(target: Path, recipe: rules.Recipe) -> None:
+    """The recipe's own Jupyter kernels and IPython settings, inside the environment."""
+    for name, spec in rules.RECIPE_KERNELS.get(recipe.kind, {}).items():
+        folder = target / "share" / "jupyter" / "kernels" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
+    if recipe.kind == "database":
+        folder = target / "etc" / "ipython"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "ipython_kernel_config.py").write_text(SQL_KERNEL_CONFIG)
 
 
 def pip_reporter(report: Report) -> Callable[[str], None]:
@@ -284,12 +370,15 @@ def seal(target: Path) -> int:
     return size
 
 
-async def run(argv: list[str], cwd: Path, report: Report, step: str) -> None:
+async def run(
+    argv: list[str], cwd: Path, report: Report, step: str, extra_env: dict | None = None
+) -> None:
     """Run `argv` through the launcher, reporting each line; BuildFailed when it fails."""
     env = {k: v for k, v in os.environ.items() if k in PASSED_ENV or k.startswith("PIP_")}
     env["PATH"] = f"{Path(argv[0]).parent}:/usr/local/bin:/usr/bin:/bin"
     env["HOME"] = os.environ.get("HOME", "/root")
     env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra_env or {})
     plan = {"argv": argv, "env": env, "cwd": str(cwd)}
     process = await asyncio.create_subprocess_exec(
         sys.executable,

@@ -3,8 +3,12 @@
 An environment lists its apps (the store keeps the list, the System page edits
 it, the backend hands it to every notebook of that environment in
 `$CGU_APPS`, and the notebook's extension turns it into jupyter-server-proxy
-servers). Two apps are built in and named only: `desktop` (a Linux desktop
-through noVNC) and `vscode` (code-server). Any other entry is an app the
+servers). Some apps are built in and named only: `desktop` (a Linux desktop
+through noVNC), `vscode` (code-server), `postgres` (a PostgreSQL database of the
+notebook's own, with a web client: notebook/apps/database.py), `browser`
+(Chromium or Firefox on the desktop, in the notebook's own network) and
+`rstudio` (RStudio Server through jupyter-rsession-proxy, where an
+administrator's image provides it). Any other entry is an app the
 administrator declares: a name, a title, the command that serves it over HTTP
 (on `{unix_socket}` where the app can, which only its owner can reach; else on
 `{port}` or a fixed port) and, optionally, an SVG icon.
@@ -30,8 +34,25 @@ from .errors import Invalid
 
 DESKTOP = "desktop"
 VSCODE = "vscode"
-BUILT_IN = (DESKTOP, VSCODE)
-BUILT_IN_TITLES = {DESKTOP: "Linux desktop", VSCODE: "VS Code"}
+POSTGRES = "postgres"
+BROWSER = "browser"
+RSTUDIO = "rstudio"
+BUILT_IN = (DESKTOP, VSCODE, POSTGRES, BROWSER, RSTUDIO)
+# What an environment without a list offers (where installed): a database, a browser and
+# RStudio are a course's choice, declared per environment (the recipes do).
+DEFAULT_BUILT_IN = (DESKTOP, VSCODE)
+BUILT_IN_TITLES = {
+    DESKTOP: "Linux desktop",
+    VSCODE: "VS Code",
+    POSTGRES: "PostgreSQL",
+    BROWSER: "Web browser",
+    RSTUDIO: "RStudio",
+}
+# Built-ins that run inside the desktop (the browser is a window on it).
+ON_DESKTOP = frozenset({BROWSER})
+# Built-ins an administrator may replace with their own command: before RStudio was built
+# in, the System page's example declared `rstudio` by hand, and such lists stay valid.
+REPLACEABLE = frozenset({RSTUDIO})
 MAX_APPS = 20
 MAX_ARGS = 40
 MAX_ARG_LENGTH = 500
@@ -125,7 +146,9 @@ def check_app(entry: Any) -> dict[str, Any]:
     unknown = sorted(set(entry) - {"name", "title", "command", "port", "icon"})
     if unknown:
         raise Invalid(f"app '{name}' has an unknown field '{unknown[0]}'")
-    if name in BUILT_IN:
+    if name in REPLACEABLE and entry.get("command"):
+        pass  # the administrator's own, checked below like any declared app
+    elif name in BUILT_IN:
         if any(entry.get(k) for k in ("command", "port", "icon")):
             raise Invalid(f"'{name}' is built in: give only its name (and a title)")
         title = entry.get("title") or BUILT_IN_TITLES[name]
@@ -172,5 +195,5 @@ def check_apps(entries: Any) -> list[dict[str, Any]] | None:
 
 
 def default_apps() -> list[dict[str, Any]]:
-    """What an environment without a list offers: the built-ins (where installed)."""
-    return [{"name": n, "title": BUILT_IN_TITLES[n]} for n in BUILT_IN]
+    """What an environment without a list offers: the default built-ins (where installed)."""
+    return [{"name": n, "title": BUILT_IN_TITLES[n]} for n in DEFAULT_BUILT_IN]

@@ -62,11 +62,15 @@ class Requirement:
 class Recipe:
     """What to build: packages, and the index they come from when not the default one."""
 
-    kind: str  # "data-science", "pytorch", "tensorflow" or "custom"
+    kind: str  # "data-science", "pytorch", "tensorflow", "database", "r" or "custom"
     variant: str  # "cpu" or "cuda" (ignored where it makes no difference)
     title: str
     packages: tuple[Requirement, ...]
     index_url: str = ""
+    # Debian packages the environment needs on the machine (see SYSTEM_PACKAGES).
+    system_packages: tuple[str, ...] = ()
+    # The apps its notebooks offer (core/apps.py names); None: the platform's default.
+    apps: tuple[str, ...] | None = None
 
     @property
     def main_packages(self) -> tuple[str, ...]:
@@ -92,9 +96,43 @@ RECIPES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
     ),
     "pytorch": ("PyTorch", "pytorch", ("torch", "torchvision"), ("torch", "torchvision")),
     "tensorflow": ("TensorFlow", "tensorflow", ("tensorflow-cpu",), ("tensorflow[and-cuda]",)),
+    # The database-design course: JupySQL's %sql and psycopg in kernels, a PostgreSQL of
+    # each notebook's own (notebook/apps/database.py) with its web client, a browser.
+    "database": (
+        "Databases (PostgreSQL)",
+        "databases",
+        ("jupysql", "psycopg[binary]"),
+        ("jupysql", "psycopg[binary]"),
+    ),
+    # R from Debian with its Jupyter kernel (IRkernel); no Python packages of its own.
+    "r": ("R", "r", (), ()),
     "custom": ("Custom", "", (), ()),
 }
 VARIANTS = ("cpu", "cuda")
+
+# What a recipe needs from the machine rather than from pip, by recipe: Debian packages
+# (installed by the build where the controller may: backends/local_environments.py;
+# named in the build's refusal otherwise). Kept out of pip's reach: an admin's package
+# request is never a system package.
+SYSTEM_PACKAGES: dict[str, tuple[str, ...]] = {
+    "database": ("postgresql", "postgresql-client"),
+    "r": ("r-base-core", "r-cran-irkernel"),
+}
+# The apps a recipe's notebooks offer (core/apps.py); recipes not named: the default.
+RECIPE_APPS: dict[str, tuple[str, ...]] = {
+    "database": ("desktop", "vscode", "postgres", "browser"),
+    "r": ("desktop", "vscode", "rstudio"),
+}
+# Jupyter kernels a recipe adds to its environment: name -> kernel.json.
+RECIPE_KERNELS: dict[str, dict[str, dict]] = {
+    "r": {
+        "ir": {
+            "argv": ["R", "--slave", "-e", "IRkernel::main()", "--args", "{connection_file}"],
+            "display_name": "R",
+            "language": "R",
+        }
+    },
+}
 
 
 def normalise(name: str) -> str:
@@ -169,10 +207,18 @@ def recipe(kind: str, variant: str = "cpu", extra: list[str] | tuple[str, ...] =
             f"the {title} recipe already has {', '.join(sorted(clash))}; list only other packages"
         )
     packages = base + added
-    if not packages:
+    if not packages and kind == "custom":
         raise Invalid("list at least one package for a custom environment")
     index = PYTORCH_CPU_INDEX if kind == "pytorch" and variant == "cpu" else ""
-    return Recipe(kind=kind, variant=variant, title=title, packages=packages, index_url=index)
+    return Recipe(
+        kind=kind,
+        variant=variant,
+        title=title,
+        packages=packages,
+        index_url=index,
+        system_packages=SYSTEM_PACKAGES.get(kind, ()),
+        apps=RECIPE_APPS.get(kind),
+    )
 
 
 def recipe_from_record(record: dict) -> Recipe:

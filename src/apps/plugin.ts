@@ -5,8 +5,9 @@
  * jupyter-server-proxy).
  *
  * The desktop opens in a JupyterLab tab (desktop.ts); VS Code and web apps
- * in a browser tab of their own, on the notebook's origin. A read-only viewer
- * sees only "Watch the desktop". The portal's links open an app with
+ * in a browser tab of their own, on the notebook's origin; the web browser
+ * as a window on the desktop (the desktop first, then `POST apps/browser`
+ * until the desktop runs). A read-only viewer sees only "Watch the desktop". The portal's links open an app with
  * `?cgu-app=<name>` in the lab's address.
  */
 import {
@@ -20,12 +21,15 @@ import {
   nullTranslator,
   TranslationBundle
 } from '@jupyterlab/translation';
+import { ServerConnection } from '@jupyterlab/services';
 import { requestAPI } from '../api';
 import { DOMAIN, ICguLabSession, PALETTE_CATEGORY } from '../tokens';
 import { DesktopPanel } from './desktop';
 import { iconFor } from './icons';
 import {
   appPageUrl,
+  BROWSER_RETRY,
+  BROWSER_WAIT,
   desktopSocketUrl,
   IApp,
   IAppList,
@@ -62,6 +66,31 @@ function desktopOpener(
   };
 }
 
+/** Opens the desktop, then a browser window on it once the desktop runs. */
+async function openBrowser(
+  openDesktop: (entry: IApp) => void,
+  desktop: IApp | undefined
+): Promise<void> {
+  if (desktop) {
+    openDesktop(desktop);
+  }
+  const until = Date.now() + BROWSER_WAIT;
+  for (;;) {
+    try {
+      await requestAPI('apps/browser', { method: 'POST', body: '{}' });
+      return;
+    } catch (error) {
+      const starting =
+        error instanceof ServerConnection.ResponseError &&
+        error.response.status === 409;
+      if (!starting || Date.now() > until) {
+        throw error;
+      }
+      await new Promise(resolve => setTimeout(resolve, BROWSER_RETRY));
+    }
+  }
+}
+
 /** The command that opens one app, in the launcher and the palette. */
 function addAppCommand(
   app: JupyterFrontEnd,
@@ -71,11 +100,12 @@ function addAppCommand(
     trans: TranslationBundle;
     category: string;
     openDesktop: (entry: IApp) => void;
+    desktop: IApp | undefined;
     launcher: ILauncher | null;
     palette: ICommandPalette | null;
   }
 ): void {
-  const { trans, category, openDesktop, launcher, palette } = options;
+  const { trans, category, openDesktop, desktop, launcher, palette } = options;
   const settings = app.serviceManager.serverSettings;
   const command = openCommandId(entry.name);
   const icon = iconFor(entry.kind, entry.name, entry.icon);
@@ -88,11 +118,15 @@ function addAppCommand(
     caption:
       entry.kind === 'desktop'
         ? trans.__('A Linux desktop in this notebook, in a tab')
-        : trans.__('%1 in a new browser tab', entry.title),
+        : entry.kind === 'browser'
+          ? trans.__("A web browser on this notebook's desktop")
+          : trans.__('%1 in a new browser tab', entry.title),
     icon,
     execute: () => {
       if (entry.kind === 'desktop') {
         openDesktop(entry);
+      } else if (entry.kind === 'browser') {
+        return openBrowser(openDesktop, desktop);
       } else {
         window.open(appPageUrl(settings.baseUrl, entry), '_blank');
       }
@@ -140,11 +174,13 @@ export const appsPlugin: JupyterFrontEndPlugin<void> = {
     }
     const openDesktop = desktopOpener(app, trans);
     const category = trans.__('Apps');
+    const desktop = list.apps.find(entry => entry.kind === 'desktop');
     list.apps.forEach((entry, rank) =>
       addAppCommand(app, entry, rank, {
         trans,
         category,
         openDesktop,
+        desktop,
         launcher,
         palette
       })

@@ -8,8 +8,9 @@ import { URLExt } from '@jupyterlab/coreutils';
 export interface IApp {
   name: string;
   title: string;
-  /** `desktop`, `vscode`, or `web` for an app an administrator declared. */
-  kind: 'desktop' | 'vscode' | 'web';
+  /** `desktop`, `vscode`, a built-in's name (`postgres`, `rstudio`; `browser`
+   * opens as a window on the desktop), or `web` for an administrator's app. */
+  kind: 'desktop' | 'vscode' | 'postgres' | 'browser' | 'rstudio' | 'web';
   /** SVG markup for the launcher, or '' for the kind's own icon. */
   icon: string;
   /** Below the server's base URL: the app's own page (or the desktop's socket). */
@@ -36,6 +37,11 @@ export function desktopSocketUrl(wsUrl: string, app: IApp): string {
 export function appPageUrl(baseUrl: string, app: IApp): string {
   return URLExt.join(baseUrl, app.path);
 }
+
+/** How long the browser waits for the desktop it opens on to run (ms), and how often
+ * it asks meanwhile: the desktop starts when its tab connects. */
+export const BROWSER_WAIT = 20000;
+export const BROWSER_RETRY = 500;
 
 /** The command id that opens one app. */
 export function openCommandId(name: string): string {

@@ -25,7 +25,7 @@ from ..api.schema_types import (
     matching,
 )
 
-RecipeKind = Literal["data-science", "pytorch", "tensorflow", "custom"]
+RecipeKind = Literal["data-science", "pytorch", "tensorflow", "database", "r", "custom"]
 Variant = Literal["cpu", "cuda"]
 BuildState = Literal["building", "ready", "failed"]
 
@@ -47,7 +47,8 @@ class EnvironmentBuild(Strict):
 
     recipe: RecipeKind = Field(
         description="data-science (numpy, pandas, scikit-learn, matplotlib, scipy), pytorch, "
-        "tensorflow, or custom (only `packages`)"
+        "tensorflow, database (JupySQL and a PostgreSQL per notebook), r (Debian's R and "
+        "IRkernel), or custom (only `packages`)"
     )
     name: EnvironmentName | None = Field(
         None, description="Defaults to the recipe's name (data-science, pytorch, tensorflow)"

@@ -12,7 +12,11 @@ The parts and why each is where it is:
   reached as a raw websocket by jupyter-server-proxy's `raw_socket_proxy`;
 - read-only viewers watch it through a route of our own that filters the VNC
   protocol (rfb.py, handlers.py); everything else of the apps is for the
-  owner and editors only (the request guard in authorizer.py).
+  owner and editors only (the request guard in authorizer.py);
+- the notebook's PostgreSQL starts on its first connection (database.py), its
+  web client is DbGate (database_client.py), a browser opens as a window on the
+  desktop (web_browser.py), RStudio comes from jupyter-rsession-proxy where an
+  image has it (registry.py).
 
 Modules: `registry` (offered apps, proxy entries, the sockets' folder),
 `desktop_session` (one desktop), `rfb` (the view-only filter) and
@@ -50,6 +54,14 @@ def configure_proxy(serverapp, declared: str, log):
 
 
 def app_routes(apps) -> list[tuple]:
+    """The apps' routes; and the database's socket answered once the server's loop runs
+    (it was bound while the extension was linked, so early clients wait, not fail)."""
     from .handlers import routes
 
-    return routes(apps) if apps is not None else []
+    if apps is None:
+        return []
+    if apps.database is not None:
+        from tornado.ioloop import IOLoop
+
+        IOLoop.current().add_callback(apps.database.serve)
+    return routes(apps)

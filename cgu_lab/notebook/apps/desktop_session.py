@@ -121,6 +121,8 @@ def start_session(socket_path: str, title: str) -> tuple[subprocess.Popen, list[
     os.close(writer)
     display = _read_display(reader)
     _xauth(authority, display, cookie)
+    # Where the browser (web_browser.py) and the openbox menu find this display.
+    (folder / "desktop.display").write_text(display + "\n")
     env = {**os.environ, "DISPLAY": display, "XAUTHORITY": str(authority)}
     env.pop("JUPYTER_SERVER_URL", None)
     home = os.environ.get("HOME", "/")

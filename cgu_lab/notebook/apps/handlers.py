@@ -11,12 +11,20 @@
   clipboard never reach the VNC server, and the desktop's clipboard never
   reaches them (the filter reads the server's side too). It never starts the
   desktop: a viewer watches a session the owner or an editor opened.
+- `POST cgu-lab/apps/browser` `{"url"}`: a browser window on the running desktop
+  (web_browser.py), for the owner and editors only; a viewer sees it on the
+  desktop but cannot use it.
+- `GET cgu-lab/apps/postgres`: the notebook's database: where its socket is, whether it
+  runs, how long its last start took; the database itself is reached by its socket
+  from kernels and terminals, and in the browser through its web client
+  (`<base_url>/postgres/`), both for the owner and editors only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 
 from jupyter_server.auth.decorator import authorized, ws_authenticated
 from jupyter_server.base.handlers import JupyterHandler
@@ -25,14 +33,17 @@ from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web, websocket
 
 from ...core import apps as rules
+from ...core.errors import Invalid
 from ..access import EditorsOnly, send_refusal
 from ..handlers import AUTH_RESOURCE, BaseHandler
-from . import SETTING
+from . import SETTING, web_browser
 from .registry import Apps
 from .rfb import RfbViolation, ViewOnlyFilter
 
 READ_CHUNK = 256 * 1024
 NOT_RUNNING = "not_running"
+BROWSER_EDITORS = EditorsOnly("use a browser on its desktop")
+DATABASE_EDITORS = EditorsOnly("use its database")
 
 
 def _kind(name: str) -> str:
@@ -51,22 +62,94 @@ class AppsHandler(BaseHandler):
         user = self.current_user
         interactive = EditorsOnly.allows(user)
         listed = []
+        served = apps.servers()
         for app in apps.offered:
             name = app["name"]
             if not interactive and name != rules.DESKTOP:
                 continue
+            if name == rules.BROWSER:
+                path = "cgu-lab/apps/browser"  # POSTed to, with the desktop opened first
+            elif name in served:
+                path = f"{name}/"
+            else:
+                continue  # e.g. a database whose web client is not installed: kernels use it
             listed.append(
                 {
                     "name": name,
                     "title": app["title"],
                     "kind": _kind(name),
                     "icon": app.get("icon", ""),
-                    "path": f"{name}/",
+                    "path": path,
                     "view_path": "cgu-lab/apps/desktop/view" if name == rules.DESKTOP else None,
                     "interactive": interactive,
                 }
             )
         self.finish({"apps": listed, "missing": apps.missing, "interactive": interactive})
+
+
+class BrowserHandler(BaseHandler):
+    """A browser window on the running desktop, for the owner and editors."""
+
+    @web.authenticated
+    @authorized
+    def post(self) -> None:
+        apps: Apps = self.settings[SETTING]
+        if BROWSER_EDITORS.refuse(self):
+            return
+        if not apps.offers(rules.BROWSER):
+            reason = apps.missing.get(rules.BROWSER, "this notebook's environment has no browser")
+            send_refusal(self, 404, "no_browser", reason)
+            return
+        try:
+            body = json.loads(self.request.body or b"{}")
+            url = web_browser.check_url(body.get("url") if isinstance(body, dict) else None)
+        except ValueError:
+            send_refusal(self, 400, "invalid", "the request's body is not JSON")
+            return
+        except Invalid as error:
+            send_refusal(self, 400, "invalid", error.message)
+            return
+        try:
+            apps.browsers.append(web_browser.launch(apps.folder, url))
+        except ConnectionError:
+            send_refusal(self, 409, NOT_RUNNING, "open the desktop first: the browser opens on it")
+            return
+        except OSError as error:
+            send_refusal(self, 409, "browser_failed", f"the browser did not start: {error}")
+            return
+        self.set_status(202)
+        self.finish({"url": url, "display": web_browser.desktop_display(apps.folder)})
+
+
+class DatabaseHandler(BaseHandler):
+    """Where the notebook's database is and how it stands (the owner and editors)."""
+
+    _track_activity = False
+
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        apps: Apps = self.settings[SETTING]
+        if DATABASE_EDITORS.refuse(self):
+            return
+        database = apps.database
+        if database is None:
+            reason = apps.missing.get(rules.POSTGRES, "this notebook's environment has no database")
+            send_refusal(self, 404, "no_database", reason)
+            return
+        self.finish(
+            {
+                "engine": "postgresql",
+                "host": str(database.folder),
+                "user": database.user,
+                "database": database.user,
+                "running": database.running,
+                "started_in": database.started_in,
+                "error": database.error,
+                "data": str(database.data),
+                "web_client": rules.POSTGRES in apps.servers(),
+            }
+        )
 
 
 class DesktopViewHandler(
@@ -157,4 +240,6 @@ def routes(apps: Apps) -> list[tuple]:
     return [
         (r"cgu-lab/apps", AppsHandler),
         (r"cgu-lab/apps/desktop/view", DesktopViewHandler),
+        (r"cgu-lab/apps/browser", BrowserHandler),
+        (r"cgu-lab/apps/postgres", DatabaseHandler),
     ]

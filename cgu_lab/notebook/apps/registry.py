@@ -33,9 +33,11 @@ import psutil
 
 from ...core import apps as rules
 from ...core.errors import Invalid
+from . import database, web_browser
 
 ENV_APPS = "CGU_APPS"
 ENV_CODE_SERVER = "CGU_CODE_SERVER"
+ENV_DBGATE = "CGU_DBGATE"
 DESKTOP_SOCKET = "desktop.sock"
 VSCODE_SOCKET = "vscode.sock"
 # Requests reach an app with the caller's headers; the proxy's secret is not for apps.
@@ -49,6 +51,32 @@ def code_server() -> str | None:
     if named and os.access(named, os.X_OK):
         return named
     return shutil.which("code-server")
+
+
+def dbgate() -> str | None:
+    """DbGate's folder (with its node_modules), the database's web client: $CGU_DBGATE,
+    else `lib/cgu-lab/dbgate` beside a `bin` on PATH (scripts/dbgate.sh puts it in the
+    platform's venv, whose bin every environment's notebooks have on PATH)."""
+    named = os.environ.get(ENV_DBGATE, "")
+    places = [named] if named else []
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        if folder:
+            places.append(str(Path(folder).parent / "lib" / "cgu-lab" / "dbgate"))
+    for place in places:
+        if (Path(place) / "node_modules" / "dbgate-api").is_dir() and shutil.which("node"):
+            return place
+    return None
+
+
+def rsession_proxy() -> dict[str, Any] | None:
+    """jupyter-rsession-proxy's server entry, where RStudio Server (`rserver`) is installed."""
+    if not shutil.which("rserver") and not Path("/usr/lib/rstudio-server/bin/rserver").exists():
+        return None
+    try:
+        from jupyter_rsession_proxy import setup_rserver
+    except ImportError:
+        return None
+    return dict(setup_rserver())
 
 
 def desktop_installed() -> bool:
@@ -79,6 +107,8 @@ class Apps:
     offered: list[dict[str, Any]]
     folder: Path
     missing: dict[str, str] = field(default_factory=dict)  # built-in name -> why not here
+    database: database.Database | None = None
+    browsers: list = field(default_factory=list)  # browser windows started on the desktop
 
     @classmethod
     def create(cls, declared: str) -> Apps:
@@ -88,12 +118,19 @@ class Apps:
         folder.chmod(0o700)
         offered, missing = [], {}
         for app in parse_declared(declared):
-            reason = _missing(app["name"])
+            reason = "" if app.get("command") else _missing(app["name"])
             if reason:
                 missing[app["name"]] = reason
             else:
                 offered.append(app)
-        return cls(offered, folder, missing)
+        apps = cls(offered, folder, missing)
+        if apps.offers(rules.POSTGRES):
+            home = Path(os.environ.get("HOME", str(Path.home())))
+            apps.database = database.Database(folder, home)
+            # Kernels, terminals and the desktop inherit these from the server.
+            os.environ.update(database.client_environment(folder, apps.database.user))
+            apps.database.bind()
+        return apps
 
     @property
     def desktop_socket(self) -> str:
@@ -104,9 +141,10 @@ class Apps:
 
     def servers(self) -> dict[str, dict[str, Any]]:
         """The `ServerProxy.servers` entries (our own launcher shows them, not theirs)."""
-        return {app["name"]: self._server(app) for app in self.offered}
+        servers = {app["name"]: self._server(app) for app in self.offered}
+        return {name: server for name, server in servers.items() if server is not None}
 
-    def _server(self, app: dict[str, Any]) -> dict[str, Any]:
+    def _server(self, app: dict[str, Any]) -> dict[str, Any] | None:
         common = {
             "launcher_entry": {"enabled": False},
             "request_headers_override": dict(HIDDEN_HEADERS),
@@ -141,6 +179,28 @@ class Apps:
                 "unix_socket": str(self.folder / VSCODE_SOCKET),
                 "new_browser_tab": True,
             }
+        if app["name"] == rules.POSTGRES:
+            client = dbgate()
+            if client is None:  # the database itself still serves kernels and terminals
+                return None
+            return {
+                **common,
+                "command": [
+                    sys.executable,
+                    *("-m", "cgu_lab.notebook.apps.database_client"),
+                    client,
+                    "{unix_socket}",
+                    "{base_url}postgres/",
+                ],
+                "unix_socket": str(self.folder / "postgres-web.sock"),
+                "new_browser_tab": True,
+                "absolute_url": True,
+            }
+        if app["name"] == rules.BROWSER:
+            return None  # a window on the desktop, started by our own route (handlers.py)
+        if app["name"] == rules.RSTUDIO and not app.get("command"):
+            entry = rsession_proxy() or {}
+            return {**entry, **common, "new_browser_tab": True}
         server = {**common, "command": list(app["command"]), "new_browser_tab": True}
         if rules.listens_on_socket(app["command"]):
             server["unix_socket"] = str(self.folder / f"{app['name']}.sock")
@@ -155,8 +215,14 @@ class Apps:
         stops its extensions (embedded in another process, as in tests) would leave them
         running. Ours are the children whose command line names this folder.
         """
+        if self.database is not None:
+            self.database.close()
         folder = str(self.folder)
         ours = []
+        for browser in self.browsers:
+            with contextlib.suppress(psutil.Error):
+                if browser.poll() is None:
+                    ours.append(psutil.Process(browser.pid))
         for child in psutil.Process().children(recursive=True):
             with contextlib.suppress(psutil.Error):
                 if any(folder in argument for argument in child.cmdline()):
@@ -176,4 +242,16 @@ def _missing(name: str) -> str:
         return "Xvnc, openbox or xauth is not installed on this machine"
     if name == rules.VSCODE and not code_server():
         return "code-server is not installed on this machine"
+    if name == rules.POSTGRES and not database.installed():
+        return "PostgreSQL (Debian's postgresql) is not installed on this machine"
+    if name == rules.BROWSER:
+        if not desktop_installed():
+            return "the browser opens on the desktop, and Xvnc, openbox or xauth is not installed"
+        if not web_browser.program():
+            return "neither Chromium nor Firefox ESR is installed on this machine"
+    if name == rules.RSTUDIO and rsession_proxy() is None:
+        return (
+            "RStudio Server is not installed here (it is in no registry this platform reaches): "
+            "an administrator's image with rserver and jupyter-rsession-proxy offers it"
+        )
     return ""

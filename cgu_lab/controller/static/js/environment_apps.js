@@ -9,11 +9,14 @@ import { api, el, showError, showStatus } from './common.js';
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['EnvironmentDetail']} Environment */
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['AppOut']} App */
 
-const BUILT_IN = ['desktop', 'vscode'];
+/** @typedef {'desktop' | 'vscode' | 'postgres' | 'browser' | 'rstudio'} BuiltIn */
+/** @type {BuiltIn[]} */
+const BUILT_IN = ['desktop', 'vscode', 'postgres', 'browser', 'rstudio'];
 const form =
   /** @type {import('./common.js').FormWith<{
    *   environment: HTMLSelectElement, use_default: HTMLInputElement, desktop: HTMLInputElement,
-   *   vscode: HTMLInputElement, own: HTMLTextAreaElement }>} */ (document.getElementById('apps-form'));
+   *   vscode: HTMLInputElement, postgres: HTMLInputElement, browser: HTMLInputElement,
+   *   rstudio: HTMLInputElement, own: HTMLTextAreaElement }>} */ (document.getElementById('apps-form'));
 /** @type {Map<string, Environment>} */
 const environments = new Map();
 
@@ -23,8 +26,7 @@ function show() {
   if (!env) return;
   const names = env.apps.map(app => app.name);
   form.elements.use_default.checked = !env.apps_declared;
-  form.elements.desktop.checked = names.includes('desktop');
-  form.elements.vscode.checked = names.includes('vscode');
+  for (const builtIn of BUILT_IN) form.elements[builtIn].checked = names.includes(builtIn);
   const own = env.apps.filter(app => !BUILT_IN.includes(app.name));
   form.elements.own.value = own.length ? JSON.stringify(own.map(ownApp), null, 1) : '';
   enable();
@@ -41,7 +43,9 @@ function ownApp(app) {
 
 function enable() {
   const declared = !form.elements.use_default.checked;
-  for (const input of [form.elements.desktop, form.elements.vscode, form.elements.own]) input.disabled = !declared;
+  for (const input of [...BUILT_IN.map(builtIn => form.elements[builtIn]), form.elements.own]) {
+    input.disabled = !declared;
+  }
 }
 
 async function load() {
@@ -68,9 +72,7 @@ form.addEventListener('submit', async event => {
   /** @type {unknown[] | null} */
   let apps = null;
   if (!form.elements.use_default.checked) {
-    apps = BUILT_IN.filter(builtIn => form.elements[/** @type {'desktop' | 'vscode'} */ (builtIn)].checked).map(
-      builtIn => ({ name: builtIn })
-    );
+    apps = BUILT_IN.filter(builtIn => form.elements[builtIn].checked).map(builtIn => ({ name: builtIn }));
     const text = form.elements.own.value.trim();
     if (text) {
       try {

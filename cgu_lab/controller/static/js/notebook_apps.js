@@ -8,15 +8,16 @@
  * runs and otherwise starts it (showing its progress) and then goes on: VS Code and the web apps
  * land on their own page below the notebook (`<notebook>/<app>/`, jupyter-server-proxy's
  * address), never on JupyterLab first; the desktop opens in JupyterLab, in a tab of its own
- * there (`?cgu-app=`, src/apps/plugin.ts).
+ * there (`?cgu-app=`, src/apps/plugin.ts), and so does the browser, as a window on it.
  */
 import { api, el } from './common.js';
 
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['EnvironmentDetail']} Environment */
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['NotebookOut']} NotebookOut */
 
-/** The app that opens inside JupyterLab rather than on a page of its own. */
-const DESKTOP = 'desktop';
+/** The apps that open inside JupyterLab rather than on a page of their own (the browser is a
+ * window on the desktop). */
+const IN_LAB = ['desktop', 'browser'];
 
 /** @type {Map<string, {name: string, title: string}[]>} */
 const offered = new Map();
@@ -35,7 +36,7 @@ api('GET', '/api/environments')
 export function appHref(nb, app) {
   const where = `${encodeURIComponent(nb.owner)}/${encodeURIComponent(nb.name)}`;
   const next =
-    app === DESKTOP
+    IN_LAB.includes(app)
       ? `/notebook/${where}/lab?cgu-app=${encodeURIComponent(app)}`
       : `/notebook/${where}/${encodeURIComponent(app)}/`;
   return `/notebook/auto-start/${where}?${new URLSearchParams({ next, start: '1' })}`;

@@ -1,0 +1,28 @@
+// DbGate (the npm distribution, as its own dbgate-serve starts it), on a unix socket.
+// Written by cgu-lab (notebook/apps/database_client.py starts it): DbGate listens on a TCP
+// port of every interface; here every listen() of its HTTP server goes to the socket in
+// the notebook's private apps folder ($CGU_DBGATE_SOCKET), which only its user can open.
+'use strict';
+const fs = require('fs');
+const http = require('http');
+const path = require('path');
+
+const socketPath = process.env.CGU_DBGATE_SOCKET;
+const listen = http.Server.prototype.listen;
+http.Server.prototype.listen = function (...args) {
+  const done = args.find(arg => typeof arg === 'function');
+  try {
+    fs.unlinkSync(socketPath);
+  } catch (error) {
+    // none yet
+  }
+  return listen.call(this, socketPath, () => {
+    fs.chmodSync(socketPath, 0o600);
+    if (done) done();
+  });
+};
+
+global.API_PACKAGE = path.dirname(path.dirname(require.resolve('dbgate-api')));
+global.PLUGINS_DIR = path.dirname(global.API_PACKAGE);
+global.IS_NPM_DIST = true;
+require('dbgate-api').getMainModule().start();
