@@ -2,8 +2,12 @@ import { ServerConnection } from '@jupyterlab/services';
 import {
   handshake,
   missingExtensionMessage,
-  sessionFromHandshake
+  normalizeRelease,
+  sameRelease,
+  sessionFromHandshake,
+  versionMismatchMessage
 } from '../core/handshake';
+import { LAB_EXTENSION_VERSION } from '../version';
 import { messageFromBody } from '../api';
 import { IServerInfo } from '../tokens';
 import { trans } from './trans';
@@ -35,6 +39,51 @@ describe('handshake', () => {
       ok: false,
       message: MISSING_EXTENSION_MESSAGE
     });
+  });
+
+  it('refuses a server extension of another release, and says to reload', async () => {
+    const older = { ...info, version: '0.0.9' };
+    const result = await handshake(trans, async () => older, '0.1.0');
+    expect(result).toEqual({
+      ok: false,
+      reload: true,
+      message: versionMismatchMessage(trans, '0.1.0', '0.0.9')
+    });
+    expect(result.ok ? '' : result.message).toBe(
+      'cgu-lab is being updated: this page has version 0.1.0 but the notebook server runs version 0.0.9. Reload the page to use the new version; until then the cgu-lab features are off in this tab. If this stays after a reload, restart the notebook from the portal.'
+    );
+    // No feature acts: the session has no info, as without a server extension.
+    expect(sessionFromHandshake(result)).toEqual({
+      info: null,
+      access: null,
+      isOwner: false,
+      problem: result.ok ? null : result.message
+    });
+  });
+
+  it('refuses a server that does not say its release', async () => {
+    const silent = { ...info, version: undefined } as unknown as IServerInfo;
+    const result = await handshake(trans, async () => silent, '0.1.0');
+    expect(result.ok).toBe(false);
+    expect(result.ok ? '' : result.message).toContain('runs version unknown');
+  });
+
+  it('compares this build with the server by release', async () => {
+    const same = { ...info, version: LAB_EXTENSION_VERSION };
+    await expect(handshake(trans, async () => same)).resolves.toEqual({
+      ok: true,
+      info: same
+    });
+  });
+
+  it("reads package.json's and Python's spellings of a release as one", () => {
+    expect(sameRelease('1.2.0-alpha.1', '1.2.0a1')).toBe(true);
+    expect(sameRelease('1.2.0-beta.2', '1.2.0b2')).toBe(true);
+    expect(sameRelease('1.2.0-rc.1', '1.2.0rc1')).toBe(true);
+    expect(sameRelease('0.1.0', '0.1.0')).toBe(true);
+    expect(sameRelease('0.1.0', '0.1.1')).toBe(false);
+    expect(sameRelease('1.2.0-alpha.1', '1.2.0a2')).toBe(false);
+    expect(normalizeRelease('v0.1.0-dev.3')).toBe('0.1.0.dev3');
   });
 
   it('keeps other errors readable', async () => {

@@ -1,6 +1,8 @@
 /**
  * `cgu-lab:core` — the handshake with the server extension; provides the
- * session (who is looking, with what access) to the other plugins. (The way
+ * session (who is looking, with what access) to the other plugins, or none
+ * (and a message with Reload) when the server extension is of another
+ * release. (The way
  * back to the portal is `cgu-lab:portal`.)
  */
 import {
@@ -30,7 +32,21 @@ export const corePlugin: JupyterFrontEndPlugin<ICguLabSession> = {
     const result = await handshake(trans);
     const session = sessionFromHandshake(result);
     if (!result.ok) {
-      Notification.warning(result.message, { autoClose: false });
+      Notification.warning(result.message, {
+        autoClose: false,
+        actions: result.reload
+          ? [
+              {
+                label: trans.__('Reload'),
+                callback: () => window.location.reload()
+              }
+            ]
+          : []
+      });
+      if (result.reload) {
+        // A landmark for UI tests: the releases differ, nothing acts.
+        document.body.dataset.cguVersionMismatch = 'true';
+      }
       return session;
     }
     // A landmark for styles and UI tests: <body data-cgu-access="owner|edit|read">.
