@@ -7,6 +7,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = [
     "start_time.py",
+    "start_profile.py",
+    "class_burst.py",
     "proxy_overhead.py",
     "culler_pass.py",
     "semester.py",

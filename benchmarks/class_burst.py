@@ -1,0 +1,571 @@
+"""A class at 9:00: starts, bursts, bystanders and density, cgu-lab beside JupyterHub.
+
+Both platforms run on this host in the same run (jupyterhub_peer.py installs the
+peer: JupyterHub latest, LocalProcessSpawner with local system accounts,
+configurable-http-proxy, the same JupyterLab). Each figure is measured for one
+platform while the other sits idle, on a quiet host and then on a busy one:
+
+- single start: POST start, follow the progress until ready, fetch `/lab` through
+  the proxy (n=3, stopped between runs);
+- bursts of 10 and 30 students pressing Start at once: p50/p95/max of the same
+  time, and failures (a start that ended in anything but ready);
+- a bystander during the burst: a student whose notebook was already running asks
+  it for `/api/status` through the proxy, and the platform's API for their
+  notebooks (cgu-lab `GET /api/notebooks`, JupyterHub `GET /hub/api/users/<name>`),
+  one after the other, each ~0.1 s; p50/p99, and the same measured before the burst
+  (idle) for the ratio;
+- CPU-seconds per start: the notebook's processes after ready (launcher, server,
+  slirp4netns) plus the platform's own processes (controller, or hub + proxy)
+  over the burst, per start;
+- idle density: RSS and PSS of a notebook (its server and one idle kernel: the
+  bystander) and of a burst's servers (mean).
+
+Busy host: BUSY other notebooks of the platform under test each keep one kernel
+computing (`while True: pass`), as a class in progress does; `--busy-kind host`
+uses plain processes outside any notebook instead (other work of the host).
+
+Usage: class_burst.py [--bursts 10,30] [--busy 3] [--busy-kind notebooks|host]
+                      [--only cgu|hub] [--quiet-only|--busy-only] [--big] (adds 60)
+The host's load (uptime) is printed at the start and the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psutil
+from jupyterhub_peer import Hub, version
+from platform_under_test import Controller, execute_request, percentile, reachable_dir
+
+SPIN = "while True:\n    pass\n"
+
+
+def load() -> str:
+    return open("/proc/loadavg").read().split(" ", 3)[:3].__str__()
+
+
+# -- the two platforms, driven the same way ------------------------------------------
+
+
+class CguLab:
+    label = "cgu-lab"
+
+    def __init__(self, timeout: float) -> None:
+        self.base = reachable_dir()
+        env = {"CGU_LAB_START_TIMEOUT": str(int(timeout))}
+        self.controller = Controller(self.base / "data", env=env)
+        self.clients: dict[str, object] = {}
+
+    def open(self, students: list[str]) -> list[str]:
+        c = self.controller
+        names = [f"cb-{s}" for s in students]
+        c.create_users([(n, "student") for n in names])
+        c.create_user("cb-admin", "admin")
+        c.start()
+        with c.client("cb-admin") as admin:
+            for name in names:
+                admin.ok(
+                    "PUT",
+                    f"/api/users/{name}/quota",
+                    json={"cpu": 4, "memory": "8Gi", "gpus": {}, "notebooks": 3},
+                )
+        for name in names:
+            client = c.client(name)
+            client.ok(
+                "POST", "/api/notebooks", 201, json={"name": "lab", "cpu": 1, "memory": "1Gi"}
+            )
+            self.clients[name] = client
+        return names
+
+    def pids(self) -> list[int]:
+        return [self.controller.process.pid] if self.controller.process else []
+
+    def start(self, user: str) -> None:
+        client = self.clients[user]
+        client.ok("POST", f"/api/notebooks/{user}/lab/start", 202)
+        with client.stream("GET", f"/api/notebooks/{user}/lab/events") as stream:
+            for line in stream.iter_lines():
+                if line.startswith("data: "):
+                    event = json.loads(line[6:])
+                    if event["done"]:
+                        if not event.get("ok"):
+                            raise RuntimeError(f"{user}: {event.get('message')}")
+                        break
+        page = client.get(f"/notebook/{user}/lab/lab", headers={"Accept": "text/html"})
+        if page.status_code != 200:
+            raise RuntimeError(f"{user}: /lab answered {page.status_code}")
+
+    def stop(self, user: str) -> None:
+        self.clients[user].ok("POST", f"/api/notebooks/{user}/lab/stop?wait=true", 202)
+
+    def probe_notebook(self, user: str, client) -> None:
+        r = client.get(f"/notebook/{user}/lab/api/status")
+        assert r.status_code == 200, r.status_code
+
+    def probe_api(self, user: str, client) -> None:
+        r = client.get("/api/notebooks")
+        assert r.status_code == 200, r.status_code
+
+    def probe_client(self, user: str):
+        return self.clients[user]
+
+    def server(self, user: str) -> psutil.Process | None:
+        for process in psutil.process_iter():
+            with contextlib.suppress(psutil.Error, OSError):
+                if (
+                    "jupyter-lab" in " ".join(process.cmdline()[:3])
+                    and process.environ().get("CGU_NOTEBOOK_OWNER") == user
+                ):
+                    return process
+        return None
+
+    def spin(self, user: str) -> str:
+        kernel = self.clients[user].ok("POST", f"/notebook/{user}/lab/api/kernels", 201, json={})
+        url, headers, connect = self.clients[user].notebook_socket(
+            f"/notebook/{user}/lab/api/kernels/{kernel['id']}/channels"
+        )
+        asyncio.run(_send(url, headers, connect))
+        return kernel["id"]
+
+    def unspin(self, user: str, kernel: str) -> None:
+        self.clients[user].request("DELETE", f"/notebook/{user}/lab/api/kernels/{kernel}")
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+        self.controller.stop()
+        self.controller.kill_notebooks()
+        instance = self.controller.data_dir / "instance-id"
+        if instance.exists():  # the installation's accounts go with it
+            marker = f"cgu-lab {instance.read_text().strip()} "
+            for line in Path("/etc/passwd").read_text().splitlines():
+                fields = line.split(":")
+                if len(fields) > 4 and fields[4].startswith(marker):
+                    subprocess.run(["userdel", fields[0]], check=False, capture_output=True)
+        subprocess.run(["rm", "-rf", str(self.base)], check=False)
+
+
+class JupyterHub:
+    label = "JupyterHub"
+
+    def __init__(self, timeout: float) -> None:
+        self.hub = Hub(start_timeout=timeout)
+        self.clients: dict[str, httpx.Client] = {}
+
+    def open(self, students: list[str]) -> list[str]:
+        self.hub.start()
+        names = self.hub.create_users(students)
+        for name in names:
+            self.clients[name] = self.hub.client()
+        return names
+
+    def pids(self) -> list[int]:
+        return self.hub.pids()
+
+    def start(self, user: str) -> None:
+        client = self.clients[user]
+        self.hub.start_server(client, user)
+        page = client.get(f"/user/{user}/lab", headers={"Accept": "text/html"})
+        if page.status_code != 200:
+            raise RuntimeError(f"{user}: /lab answered {page.status_code}")
+
+    def stop(self, user: str) -> None:
+        self.hub.stop_server(self.clients[user], user)
+
+    def probe_notebook(self, user: str, client) -> None:
+        r = client.get(f"/user/{user}/api/status")
+        assert r.status_code == 200, r.status_code
+
+    def probe_api(self, user: str, client) -> None:
+        r = client.get(f"/hub/api/users/{user}")
+        assert r.status_code == 200, r.status_code
+
+    def probe_client(self, user: str):
+        return self.clients[user]
+
+    def server(self, user: str) -> psutil.Process | None:
+        for process in psutil.process_iter(["username", "cmdline"]):
+            with contextlib.suppress(psutil.Error, OSError):
+                if process.info["username"] == user and "jupyterhub-singleuser" in " ".join(
+                    process.info["cmdline"] or []
+                ):
+                    return process
+        return None
+
+    def spin(self, user: str) -> str:
+        kernel = self.clients[user].post(f"/user/{user}/api/kernels", json={}).json()
+        url = f"ws://127.0.0.1:{self.hub.port}/user/{user}/api/kernels/{kernel['id']}/channels"
+        asyncio.run(_send(url, self.hub.headers(), {}))
+        return kernel["id"]
+
+    def unspin(self, user: str, kernel: str) -> None:
+        self.clients[user].delete(f"/user/{user}/api/kernels/{kernel}")
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+        self.hub.stop()
+
+
+async def _send(url: str, headers: dict, connect: dict) -> None:
+    """Start a computation in a kernel and leave it running."""
+    import websockets
+
+    async with websockets.connect(url, additional_headers=headers, **connect) as ws:
+        msg_id, message = execute_request(SPIN)
+        await ws.send(message)
+        while True:  # until the kernel says it is busy with it
+            reply = json.loads(await ws.recv())
+            if reply["parent_header"].get("msg_id") == msg_id and reply["msg_type"] in (
+                "execute_input",
+                "status",
+            ):
+                return
+
+
+# -- measuring -------------------------------------------------------------------------
+
+
+def tree(process: psutil.Process | None) -> list[psutil.Process]:
+    if process is None:
+        return []
+    with contextlib.suppress(psutil.Error):
+        return [process, *process.children(recursive=True)]
+    return []
+
+
+def cpu_seconds(processes: list[psutil.Process]) -> float:
+    total = 0.0
+    for p in processes:
+        with contextlib.suppress(psutil.Error):
+            t = p.cpu_times()
+            total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+def memory(processes: list[psutil.Process]) -> tuple[float, float]:
+    rss = pss = 0
+    for p in processes:
+        with contextlib.suppress(psutil.Error):
+            info = p.memory_full_info()
+            rss += info.rss
+            pss += info.pss
+    return rss / 2**20, pss / 2**20
+
+
+@dataclass
+class Probe:
+    """A bystander asking its notebook and the API, in turn, until stopped."""
+
+    platform: object
+    user: str
+    notebook: list[float] = field(default_factory=list)
+    api: list[float] = field(default_factory=list)
+    errors: int = 0
+
+    def __post_init__(self) -> None:
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        client = self.platform.probe_client(self.user)
+        while not self.stopping.is_set():
+            for ask, into in (
+                (self.platform.probe_notebook, self.notebook),
+                (self.platform.probe_api, self.api),
+            ):
+                began = time.perf_counter()
+                try:
+                    ask(self.user, client)
+                    into.append(time.perf_counter() - began)
+                except Exception:
+                    self.errors += 1
+                self.stopping.wait(0.1)
+
+    def __enter__(self) -> Probe:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopping.set()
+        self.thread.join()
+
+
+def quantile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return percentile(values, q)
+
+
+def measure_idle(platform, bystander: str, seconds: float = 4) -> Probe:
+    with Probe(platform, bystander) as probe:
+        time.sleep(seconds)
+    return probe
+
+
+def burst(platform, users: list[str], bystander: str) -> dict:
+    """All `users` press Start at once; the bystander keeps asking meanwhile."""
+    own = [platform.pids()]
+    before = cpu_seconds([psutil.Process(p) for p in own[0] if psutil.pid_exists(p)])
+    times: list[float] = []
+    failures: list[str] = []
+
+    def one(user: str) -> None:
+        began = time.perf_counter()
+        try:
+            platform.start(user)
+            times.append(time.perf_counter() - began)
+        except Exception as error:
+            failures.append(str(error)[:200])
+
+    with (
+        Probe(platform, bystander) as probe,
+        concurrent.futures.ThreadPoolExecutor(len(users)) as pool,
+    ):
+        list(pool.map(one, users))
+    platform_cpu = cpu_seconds([psutil.Process(p) for p in own[0] if psutil.pid_exists(p)]) - before
+    servers = [platform.server(u) for u in users]
+    notebook_cpu = [cpu_seconds(tree(s)) for s in servers if s is not None]
+    mems = [memory(tree(s)) for s in servers if s is not None]
+    with concurrent.futures.ThreadPoolExecutor(min(10, len(users))) as pool:
+        list(pool.map(lambda u: quietly(platform.stop, u), users))
+    return {
+        "times": times,
+        "failures": failures,
+        "probe": probe,
+        "cpu_notebook": statistics.mean(notebook_cpu) if notebook_cpu else float("nan"),
+        "cpu_platform": platform_cpu / len(users),
+        "rss": statistics.mean(m[0] for m in mems) if mems else float("nan"),
+        "pss": statistics.mean(m[1] for m in mems) if mems else float("nan"),
+    }
+
+
+def quietly(action, *args) -> None:
+    with contextlib.suppress(Exception):
+        action(*args)
+
+
+def single(platform, user: str, runs: int = 3) -> list[float]:
+    times = []
+    for _ in range(runs):
+        began = time.perf_counter()
+        platform.start(user)
+        times.append(time.perf_counter() - began)
+        platform.stop(user)
+    return times
+
+
+class HostSpin:
+    """BUSY plain processes computing, outside any notebook (other work of the host)."""
+
+    def __init__(self, count: int) -> None:
+        self.processes = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(count)]
+
+    def stop(self) -> None:
+        for p in self.processes:
+            p.kill()
+            p.wait()
+
+
+def run_platform(kind, args, sizes: list[int], conditions: list[str]) -> dict:
+    most = max(sizes)
+    students = [f"s{i}" for i in range(most)] + ["by"] + [f"busy{i}" for i in range(args.busy)]
+    platform = kind(args.timeout)
+    results: dict = {"label": platform.label}
+    try:
+        names = platform.open(students)
+        burst_users = names[:most]
+        bystander = names[most]
+        busy_users = names[most + 1 :]
+        platform.start(bystander)
+        platform.spin_kernel = None
+        # The bystander's idle notebook with one idle kernel: density.
+        if isinstance(platform, CguLab):
+            platform.clients[bystander].ok(
+                "POST", f"/notebook/{bystander}/lab/api/kernels", 201, json={}
+            )
+        else:
+            platform.clients[bystander].post(f"/user/{bystander}/api/kernels", json={})
+        time.sleep(3)
+        results["idle_mem"] = memory(tree(platform.server(bystander)))
+        if "quiet" in conditions:
+            results["single"] = single(platform, burst_users[0], args.single)
+        for condition in conditions:
+            spinning: list[tuple[str, str]] = []
+            host = None
+            if condition == "busy":
+                if args.busy_kind == "host":
+                    host = HostSpin(args.busy)
+                else:
+                    for user in busy_users:
+                        platform.start(user)
+                        spinning.append((user, platform.spin(user)))
+                time.sleep(2)
+            try:
+                results[(condition, "idle")] = measure_idle(platform, bystander)
+                for size in sizes:
+                    print(f"  {platform.label}: burst of {size}, {condition} host ...", flush=True)
+                    results[(condition, size)] = burst(platform, burst_users[:size], bystander)
+            finally:
+                for user, kernel in spinning:
+                    with contextlib.suppress(Exception):
+                        platform.unspin(user, kernel)
+                if host:
+                    host.stop()
+    finally:
+        platform.close()
+    return results
+
+
+# -- printing ----------------------------------------------------------------------------
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b and b == b and a == a else "—"
+
+
+def row(label: str, a: float, b: float, fmt: str = "{:.2f} s") -> str:
+    fa = fmt.format(a) if a == a else "—"
+    fb = fmt.format(b) if b == b else "—"
+    return f"| {label} | {fa} | {fb} | {ratio(a, b)} |"
+
+
+def report(ours: dict, peer: dict, sizes: list[int], conditions: list[str]) -> None:
+    print("\n| figure | cgu-lab | JupyterHub | ratio |\n|---|---|---|---|")
+    if "single" in ours and "single" in peer:
+        print(
+            row(
+                f"single start → /lab page, quiet (median of {len(ours['single'])})",
+                statistics.median(ours["single"]),
+                statistics.median(peer["single"]),
+            )
+        )
+    for condition in conditions:
+        io, ip = ours[(condition, "idle")], peer[(condition, "idle")]
+        print(
+            row(
+                f"bystander's notebook via proxy, p99, no burst, {condition}",
+                quantile(io.notebook, 0.99) * 1000,
+                quantile(ip.notebook, 0.99) * 1000,
+                "{:.0f} ms",
+            )
+        )
+        for size in sizes:
+            o, p = ours[(condition, size)], peer[(condition, size)]
+            for name, q in (("p50", 0.5), ("p95", 0.95)):
+                print(
+                    row(
+                        f"burst of {size}, {condition}: start {name}",
+                        quantile(o["times"], q),
+                        quantile(p["times"], q),
+                    )
+                )
+            print(
+                row(
+                    f"burst of {size}, {condition}: slowest start",
+                    max(o["times"], default=float("nan")),
+                    max(p["times"], default=float("nan")),
+                )
+            )
+            print(
+                f"| burst of {size}, {condition}: failed starts | {len(o['failures'])} "
+                f"| {len(p['failures'])} | — |"
+            )
+            for label, key in (("notebook via proxy", "notebook"), ("API", "api")):
+                for name, q in (("p50", 0.5), ("p99", 0.99)):
+                    print(
+                        row(
+                            f"burst of {size}, {condition}: bystander's {label} {name}",
+                            quantile(getattr(o["probe"], key), q) * 1000,
+                            quantile(getattr(p["probe"], key), q) * 1000,
+                            "{:.0f} ms",
+                        )
+                    )
+            print(
+                row(
+                    f"burst of {size}, {condition}: CPU-s per start, notebook",
+                    o["cpu_notebook"],
+                    p["cpu_notebook"],
+                )
+            )
+            print(
+                row(
+                    f"burst of {size}, {condition}: CPU-s per start, platform",
+                    o["cpu_platform"],
+                    p["cpu_platform"],
+                )
+            )
+            for failure in o["failures"][:3] + p["failures"][:3]:
+                print(f"  failure: {failure}")
+    print(
+        row("idle notebook + 1 kernel, RSS", ours["idle_mem"][0], peer["idle_mem"][0], "{:.0f} MiB")
+    )
+    print(
+        row("idle notebook + 1 kernel, PSS", ours["idle_mem"][1], peer["idle_mem"][1], "{:.0f} MiB")
+    )
+    size = sizes[0]
+    key = (conditions[0], size)
+    if key in ours and key in peer:
+        print(
+            row(
+                f"idle server (mean of {size}), RSS",
+                ours[key]["rss"],
+                peer[key]["rss"],
+                "{:.0f} MiB",
+            )
+        )
+        print(
+            row(
+                f"idle server (mean of {size}), PSS",
+                ours[key]["pss"],
+                peer[key]["pss"],
+                "{:.0f} MiB",
+            )
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bursts", default="10,30")
+    parser.add_argument("--big", action="store_true", help="add a burst of 60")
+    parser.add_argument("--busy", type=int, default=3)
+    parser.add_argument("--busy-kind", choices=("notebooks", "host"), default="notebooks")
+    parser.add_argument("--single", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=90)
+    parser.add_argument("--only", choices=("cgu", "hub"))
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--quiet-only", action="store_true")
+    group.add_argument("--busy-only", action="store_true")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.bursts.split(",")] + ([60] if args.big else [])
+    conditions = ["quiet"] if args.quiet_only else ["busy"] if args.busy_only else ["quiet", "busy"]
+    print(f"host: {os.cpu_count()} cores, load {load()} at the start; peer: JupyterHub {version()}")
+    print(f"busy host: {args.busy} {args.busy_kind} computing; bursts {sizes}", flush=True)
+    kinds = {"cgu": CguLab, "hub": JupyterHub}
+    chosen = [args.only] if args.only else ["cgu", "hub"]
+    results = {k: run_platform(kinds[k], args, sizes, conditions) for k in chosen}
+    print(f"load {load()} at the end")
+    if len(results) == 2:
+        report(results["cgu"], results["hub"], sizes, conditions)
+    else:
+        only = results[chosen[0]]
+        report(only, only, sizes, conditions)
+
+
+if __name__ == "__main__":
+    main()
