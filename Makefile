@@ -74,7 +74,13 @@ $(CODE_SERVER_STAMP): scripts/code-server.sh | $(BIN)/python
 	$(STEP)"[5/5] VS Code for the notebooks (code-server from npm, built once per version: 2 to 3 minutes)"
 	@scripts/code-server.sh $(VENV)
 
-install: deps $(STAMP) $(CODE_SERVER_STAMP)
+# The notebooks' database web client (DbGate from npm), once per version into ~/.cache/cgu-lab.
+DBGATE_STAMP := $(VENV)/lib/cgu-lab/dbgate/.version
+$(DBGATE_STAMP): scripts/dbgate.sh | $(BIN)/python
+	$(STEP)"the database's web client (DbGate from npm: about a minute, once)"
+	@scripts/dbgate.sh $(VENV)
+
+install: deps $(STAMP) $(CODE_SERVER_STAMP) $(DBGATE_STAMP)
 
 install-test: deps-test install $(TEST_STAMP)
 
