@@ -40,6 +40,10 @@ if [ "${1:-}" = "--test" ]; then
   # The school login's tests run a real LDAP server (tests/directory/servers.py).
   [ -x /usr/sbin/slapd ] || missing+=(slapd)
   have ldapmodify || missing+=(ldap-utils)
+  # The R recipe's test (tests/test_apps_r.py): its build finds them rather than installing
+  # them (the database recipe's PostgreSQL is the store tests' one above).
+  have R || missing+=(r-base-core)
+  [ -d /usr/lib/R/site-library/IRkernel ] || missing+=(r-cran-irkernel)
 fi
 
 if [ "${#missing[@]}" -eq 0 ]; then
