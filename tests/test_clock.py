@@ -48,9 +48,6 @@ ALLOWED = {
 # as soon as its module takes the platform's clock (the test fails while a listed one no
 # longer reads the time, so the list only shrinks).
 PENDING = {
-    # The route table's now() (the queue's order, starts and stops): converted with the
-    # notebooks package's rework of the same files (issue 24, item 2), committed with it.
-    ("notebooks/routes.py", "now"),
     # The school's logins (issue 29), written alongside this clock: their owners pass the
     # platform's clock to SchoolLogin and the OpenID client.
     ("school_login/service.py", "_now"),

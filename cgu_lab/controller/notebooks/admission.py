@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,15 +21,15 @@ from ...core import gpus as gpu_rules
 from ...core import reclaim as reclaim_rules
 from ...core.errors import DomainError, Unavailable
 from ...core.lifecycle import State
+from ...store.db import Database
 from ...store.models import Notebook, User
 from .. import audit
+from ..clock import Clock
 from ..environments import catalog
 from ..gpus.pool import GpuPool
 from ..progress import ProgressBroker, ProgressEvent
-from .routes import SYSTEM, now
-
-if TYPE_CHECKING:
-    from .service import NotebookService
+from .routes import SYSTEM, RouteTable
+from .specs import load_notebook
 
 RECLAIM_NOTE = (
     "Stopped: the platform needed this GPU for a waiting notebook, and this one had been idle."
@@ -48,16 +47,24 @@ class Admission:
 
 
 class NotebookAdmission:
+    """Given the database, the settings, the GPU pool, the route table (a notebook leaving
+    the queue is routed as stopped), the progress broker, and how to start a queued one."""
+
     def __init__(
         self,
-        notebooks: NotebookService,
+        db: Database,
+        settings,
+        gpus: GpuPool,
+        routes: RouteTable,
         broker: ProgressBroker,
         start_queued: Callable[[str, str], Awaitable[object]],
+        clock: Clock,
     ) -> None:
-        self.notebooks = notebooks
-        self.db = notebooks.db
-        self.settings = notebooks.settings
-        self.gpus: GpuPool = notebooks.gpus
+        self.db = db
+        self.clock = clock
+        self.settings = settings
+        self.gpus = gpus
+        self.routes = routes
         self.broker = broker
         self._start_queued = start_queued
         # The culler's latest reading of each running notebook (reclaim picks from it).
@@ -79,7 +86,7 @@ class NotebookAdmission:
                 Notebook.state == State.QUEUED.value,
                 Notebook.gpu_type == nb.gpu_type,
                 Notebook.id != nb.id,
-                Notebook.queued_at < (nb.queued_at or now()),
+                Notebook.queued_at < (nb.queued_at or self.clock.now()),
             )
         )
         if not ahead:
@@ -117,7 +124,7 @@ class NotebookAdmission:
 
     async def _candidates(self, session: AsyncSession) -> list[reclaim_rules.Candidate]:
         """Running GPU notebooks as reclaim sees them, idle time from the culler's last pass."""
-        current = now()
+        current = self.clock.now()
         rows = await session.scalars(
             select(Notebook).where(
                 Notebook.state == State.RUNNING.value, Notebook.devices.is_not(None)
@@ -171,7 +178,7 @@ class NotebookAdmission:
 
     async def _leave_queue(self, owner: str, name: str, message: str) -> None:
         async with self.db.session() as session:
-            nb, _ = await self.notebooks.load(session, owner, name, lock=True)
+            nb, _ = await load_notebook(session, owner, name, lock=True)
             if nb.state != State.QUEUED.value:
                 return
             nb.state = State.STOPPED.value
@@ -180,6 +187,6 @@ class NotebookAdmission:
             audit.record(
                 session, SYSTEM, "notebook.dequeued", f"notebook:{owner}/{name}", reason=message
             )
-        self.notebooks.routes.update(nb, owner)
+        self.routes.update(nb, owner)
         event = ProgressEvent("start", 100, message, State.STOPPED.value, True, False, None)
         self.broker.publish(nb.id, event)

@@ -18,24 +18,25 @@ import contextlib
 import logging
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ...backends.base import BackendError, NotebookSpec
+from sqlalchemy import select
+
+from ...backends.base import Backend, BackendError, NotebookSpec
 from ...core import roles
 from ...core.errors import Conflict, DomainError, Forbidden, NotFound
-from ...core.lifecycle import State, require_move
+from ...core.lifecycle import HOLDING, State, require_move
+from ...store.db import Database
 from ...store.models import Notebook, User
 from .. import audit
+from ..clock import Clock
 from ..environments import catalog
 from ..progress import ProgressBroker, ProgressEvent
 from ..quotas import service as quotas
 from . import transitions
 from .admission import RECLAIM_NOTE, NotebookAdmission
-from .routes import SYSTEM, now
+from .routes import SYSTEM, RouteTable
 from .seed import copy_seed
-
-if TYPE_CHECKING:
-    from .service import NotebookService
+from .specs import NotebookSpecs, load_notebook, validated_resources
 
 log = logging.getLogger("cgu_lab.notebooks")
 
@@ -57,14 +58,28 @@ class Changes:
 
 
 class NotebookLifecycle:
+    """Carries out one notebook's start, stop and resize. Given the database, the backend,
+    the settings, the route table, the specs (what the backend is told), the progress
+    broker, the sessions (a start mints the notebook's token) and the admission."""
+
     def __init__(
-        self, notebooks: NotebookService, broker: ProgressBroker, auth, admission: NotebookAdmission
+        self,
+        db: Database,
+        backend: Backend,
+        settings,
+        routes: RouteTable,
+        specs: NotebookSpecs,
+        broker: ProgressBroker,
+        auth,
+        admission: NotebookAdmission,
+        clock: Clock,
     ) -> None:
-        self.notebooks = notebooks
-        self.db = notebooks.db
-        self.backend = notebooks.backend
-        self.settings = notebooks.settings
-        self.routes = notebooks.routes
+        self.db = db
+        self.clock = clock
+        self.backend = backend
+        self.settings = settings
+        self.routes = routes
+        self.specs = specs
         self.broker = broker
         self.auth = auth
         self.admission = admission
@@ -126,7 +141,7 @@ class NotebookLifecycle:
         """
         victims: list[tuple[int, str, str]] = []
         async with self.db.session() as session:
-            nb, owner_user = await self.notebooks.load(session, owner, name, lock=True)
+            nb, owner_user = await load_notebook(session, owner, name, lock=True)
             if actor is not None and not roles.may_manage_notebook(actor, nb.owner_id):
                 raise NotFound(f"{owner} has no notebook '{name}'")
             if not owner_user.active:
@@ -145,9 +160,11 @@ class NotebookLifecycle:
             admission = await self.admission.admit(session, nb)
             who = actor.name if actor else SYSTEM
             if admission.devices is not None:
-                await transitions.grant_start(session, nb, owner, admission, who)
+                await transitions.grant_start(session, nb, owner, admission, who, self.clock.now())
             else:
-                victims = await transitions.enqueue(session, nb, owner, state, admission, who)
+                victims = await transitions.enqueue(
+                    session, nb, owner, state, admission, who, self.clock.now()
+                )
         self.routes.update(nb, owner)
         if nb.state == State.STARTING.value:
             self._publish(nb.id, "start", 5, "Start requested", State.STARTING, begin=True)
@@ -168,7 +185,7 @@ class NotebookLifecycle:
             nb.owner_id, f"notebook {nb.name}", notebook_id=nb.id
         )
         async with self.db.session() as session:
-            spec = await self.notebooks.spec(session, nb, owner, token)
+            spec = await self.specs.spec(session, nb, owner, token)
         return nb, owner, spec
 
     async def _mark_running(self, nb_id: int, backend_state: dict) -> tuple[Notebook, bool]:
@@ -179,8 +196,8 @@ class NotebookLifecycle:
             if not abandoned:
                 current.state = State.RUNNING.value
                 current.backend_state = backend_state
-                current.started_at = now()
-                current.last_activity = now()
+                current.started_at = self.clock.now()
+                current.last_activity = self.clock.now()
         return current, abandoned
 
     async def _run_start(self, nb_id: int) -> None:
@@ -253,7 +270,7 @@ class NotebookLifecycle:
             nb.state = State.STOPPED.value
             nb.backend_state = None
             nb.devices = None
-            nb.stopped_at = now()
+            nb.stopped_at = self.clock.now()
             # Failures and stops the owner did not ask for (ok None) stay explained.
             nb.message = "" if ok else message
             if ok is False:
@@ -280,7 +297,7 @@ class NotebookLifecycle:
     ) -> Notebook:
         """Stop a notebook; `cause` (user, admin, idle, lifetime, reclaim) feeds the records."""
         async with self.db.session() as session:
-            nb, _ = await self.notebooks.load(session, owner, name, lock=True)
+            nb, _ = await load_notebook(session, owner, name, lock=True)
             if actor is not None and not roles.may_manage_notebook(actor, nb.owner_id):
                 raise NotFound(f"{owner} has no notebook '{name}'")
             state = State(nb.state)
@@ -328,7 +345,7 @@ class NotebookLifecycle:
     async def _backend_stop(self, nb_id: int, owner: str) -> None:
         async with self.db.session() as session:
             nb = await session.get(Notebook, nb_id)
-            spec = await self.notebooks.spec(session, nb, owner)
+            spec = await self.specs.spec(session, nb, owner)
             state = dict(nb.backend_state or {})
         if state:
             await self.backend.stop(spec, state)
@@ -353,7 +370,7 @@ class NotebookLifecycle:
     ) -> Notebook:
         """Change resources; a running notebook restarts with them, checked against quota first."""
         async with self.db.session() as session:
-            nb, owner_user = await self.notebooks.load(session, owner, name, lock=True)
+            nb, owner_user = await load_notebook(session, owner, name, lock=True)
             if not roles.may_manage_notebook(actor, nb.owner_id):
                 raise NotFound(f"{owner} has no notebook '{name}'")
             state = State(nb.state)
@@ -361,7 +378,7 @@ class NotebookLifecycle:
                 raise Conflict(f"notebook '{name}' is {state.value}; resize it once that is done")
             gpus = changes.gpus if changes.gpus is not None else nb.gpus
             gpu_type = changes.gpu_type if changes.gpu_type is not None else nb.gpu_type
-            cpu_milli, memory, gpu_type, gpus = await self.notebooks.validated_resources(
+            cpu_milli, memory, gpu_type, gpus = await validated_resources(
                 session,
                 changes.cpu if changes.cpu is not None else f"{nb.cpu_milli}m",
                 changes.memory if changes.memory is not None else nb.memory,
@@ -441,3 +458,54 @@ class NotebookLifecycle:
             nb_id, "start", 30, "Starting with the new resources", State.STARTING, begin=True
         )
         await self._run_start(nb_id)
+
+    async def reconcile(self) -> dict[str, list[str]]:
+        """Find running notebooks again after a controller restart; stop what cannot be adopted."""
+        adopted, stopped = [], []
+        async with self.db.session() as session:
+            rows = (
+                await session.execute(
+                    select(Notebook, User.name)
+                    .join(User, User.id == Notebook.owner_id)
+                    .where(Notebook.state.in_([s.value for s in HOLDING]))
+                )
+            ).all()
+            work = [(nb, owner, await self.specs.spec(session, nb, owner)) for nb, owner in rows]
+        keep: set[int] = set()
+        for nb, owner, spec in work:
+            state = State(nb.state)
+            observed = None
+            if nb.backend_state and state in (State.RUNNING, State.STARTING):
+                observed = await self.backend.observe(spec, nb.backend_state)
+            if observed is not None and observed.ready:
+                keep.add(nb.id)
+                async with self.db.session() as session:
+                    current = await session.get(Notebook, nb.id)
+                    current.state = State.RUNNING.value
+                self.routes.update(current, owner)
+                adopted.append(f"{owner}/{nb.name}")
+                continue
+            if nb.backend_state:
+                await self.backend.stop(spec, nb.backend_state)
+            reason = (
+                observed.detail
+                if observed
+                else "it was being stopped or started when the controller stopped"
+            )
+            await self.finish_stopped(
+                nb.id, owner, nb.name, f"stopped at controller start: {reason}"
+            )
+            stopped.append(f"{owner}/{nb.name}")
+        swept = await self.backend.sweep(keep)
+        if adopted or stopped or swept:
+            async with self.db.session() as session:
+                audit.record(
+                    session,
+                    SYSTEM,
+                    "controller.reconciled",
+                    "notebooks",
+                    adopted=adopted,
+                    stopped=stopped,
+                    orphans_killed=swept,
+                )
+        return {"adopted": adopted, "stopped": stopped}

@@ -2,7 +2,8 @@
 
 The culler and the monitor ask each notebook's own server, as its owner and
 with its proxy secret, and add `no_track_activity` so that looking at a
-notebook never counts as using it.
+notebook never counts as using it. The server is reached where the proxy reaches
+it (backends/upstream.py: a port, or a local server's Unix socket).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import aiohttp
 
+from ...backends.upstream import Upstreams
 from .routes import Route, base_path
 
 CONCURRENCY = 16
@@ -21,22 +23,23 @@ TIMEOUT = aiohttp.ClientTimeout(total=5)
 
 class NotebookReader:
     def __init__(self) -> None:
-        self._client: aiohttp.ClientSession | None = None
+        self._upstreams: Upstreams | None = None
         self._slots = asyncio.Semaphore(CONCURRENCY)
 
     async def open(self) -> None:
-        self._client = aiohttp.ClientSession(timeout=TIMEOUT)
+        self._upstreams = Upstreams(lambda: {"timeout": TIMEOUT})
 
     async def close(self) -> None:
-        if self._client:
-            await self._client.close()
+        if self._upstreams:
+            await self._upstreams.close()
 
     async def get(self, route: Route, path: str) -> Any | None:
         """The JSON at `path` below the notebook's base URL, or None when it cannot be read."""
-        if self._client is None or route.target is None:
+        if self._upstreams is None or route.target is None:
             return None
+        client, server = self._upstreams.client(route.target)
         separator = "&" if "?" in path else "?"
-        base = f"{route.target}{base_path(route.owner, route.name)}"
+        base = f"{server}{base_path(route.owner, route.name)}"
         url = f"{base}{path}{separator}no_track_activity=1"
         headers = {
             "X-Cgu-User": route.owner,
@@ -46,9 +49,9 @@ class NotebookReader:
         }
         async with self._slots:
             try:
-                async with self._client.get(url, headers=headers) as response:
+                async with client.get(url, headers=headers) as response:
                     if response.status != 200:
                         return None
                     return json.loads(await response.read())
-            except (aiohttp.ClientError, asyncio.TimeoutError, ValueError):
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError):
                 return None

@@ -9,27 +9,16 @@ filled again from the database (`reconcile`) when the controller starts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
 from ...backends.base import Backend
-from ...core.lifecycle import HOLDING, State
+from ...core.lifecycle import State
 from ...store.db import Database
 from ...store.models import Notebook, User
-from .. import audit
-
-if TYPE_CHECKING:
-    from .lifecycle import NotebookLifecycle
-    from .service import NotebookService
 
 # The actor recorded for what the controller does on its own.
 SYSTEM = "system"
-
-
-def now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 def base_path(owner: str, name: str) -> str:
@@ -91,56 +80,3 @@ class RouteTable:
             return None
         self.update(nb, owner)
         return self._routes[(owner, name)]
-
-    async def reconcile(
-        self, notebooks: NotebookService, lifecycle: NotebookLifecycle
-    ) -> dict[str, list[str]]:
-        """Find running notebooks again after a controller restart; stop what cannot be adopted."""
-        adopted, stopped = [], []
-        async with self.db.session() as session:
-            rows = (
-                await session.execute(
-                    select(Notebook, User.name)
-                    .join(User, User.id == Notebook.owner_id)
-                    .where(Notebook.state.in_([s.value for s in HOLDING]))
-                )
-            ).all()
-            work = [(nb, owner, await notebooks.spec(session, nb, owner)) for nb, owner in rows]
-        keep: set[int] = set()
-        for nb, owner, spec in work:
-            state = State(nb.state)
-            observed = None
-            if nb.backend_state and state in (State.RUNNING, State.STARTING):
-                observed = await self.backend.observe(spec, nb.backend_state)
-            if observed is not None and observed.ready:
-                keep.add(nb.id)
-                async with self.db.session() as session:
-                    current = await session.get(Notebook, nb.id)
-                    current.state = State.RUNNING.value
-                self.update(current, owner)
-                adopted.append(f"{owner}/{nb.name}")
-                continue
-            if nb.backend_state:
-                await self.backend.stop(spec, nb.backend_state)
-            reason = (
-                observed.detail
-                if observed
-                else "it was being stopped or started when the controller stopped"
-            )
-            await lifecycle.finish_stopped(
-                nb.id, owner, nb.name, f"stopped at controller start: {reason}"
-            )
-            stopped.append(f"{owner}/{nb.name}")
-        swept = await self.backend.sweep(keep)
-        if adopted or stopped or swept:
-            async with self.db.session() as session:
-                audit.record(
-                    session,
-                    SYSTEM,
-                    "controller.reconciled",
-                    "notebooks",
-                    adopted=adopted,
-                    stopped=stopped,
-                    orphans_killed=swept,
-                )
-        return {"adopted": adopted, "stopped": stopped}

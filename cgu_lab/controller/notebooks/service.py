@@ -22,27 +22,25 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ...backends.base import Backend, EnvironmentSpec, NotebookSpec, QuotaSpec
+from ...backends.base import Backend, NotebookSpec
 from ...core import roles
 from ...core.errors import Conflict, DomainError, Forbidden, Invalid, NotFound
 from ...core.lifecycle import State
 from ...core.names import check_label
-from ...core.resources import Resources, parse_cpu, parse_memory
+from ...core.resources import Resources
 from ...store.db import Database
 from ...store.models import Group, Membership, Notebook, User
 from .. import audit
 from ..accounts.directory import get_user
-from ..environments import apps as environment_apps
+from ..clock import Clock
 from ..environments import catalog
 from ..gpus.pool import GpuPool
 from ..progress import ProgressBroker
 from ..quotas import service as quotas
-from ..storage import service as storage
 from .admission import NotebookAdmission
 from .lifecycle import NotebookLifecycle
-from .routes import RouteTable, base_path
-
-MAX_GPUS_PER_NOTEBOOK = 8
+from .routes import RouteTable
+from .specs import NotebookSpecs, load_notebook, validated_resources
 
 
 @dataclass(frozen=True)
@@ -77,34 +75,48 @@ class NotebookRequest:
 
 class NotebookService:
     def __init__(
-        self, db: Database, backend: Backend, broker: ProgressBroker, auth, settings, templates
+        self,
+        db: Database,
+        backend: Backend,
+        broker: ProgressBroker,
+        auth,
+        settings,
+        templates,
+        clock: Clock,
     ) -> None:
+        """`clock`: the platform's, for the queue's order, reclaim's idle times and the
+        lifecycle's start and stop times."""
         self.db = db
         self.backend = backend
         self.settings = settings
         self.templates = templates
         self.gpus = GpuPool(backend)
         self.routes = RouteTable(db, backend)
+        self.specs = NotebookSpecs(settings, self.gpus)
         self.admission = NotebookAdmission(
-            self,
+            db,
+            settings,
+            self.gpus,
+            self.routes,
             broker,
             lambda owner, name: self.lifecycle.start(None, owner, name, from_queue=True),
+            clock,
         )
-        self.lifecycle = NotebookLifecycle(self, broker, auth, self.admission)
+        self.lifecycle = NotebookLifecycle(
+            db, backend, settings, self.routes, self.specs, broker, auth, self.admission, clock
+        )
+
+    # The reading every caller shares (specs.py holds it, for the lifecycle's pieces too).
+    load = staticmethod(load_notebook)
+    validated_resources = staticmethod(validated_resources)
+
+    async def spec(
+        self, session: AsyncSession, nb: Notebook, owner: str, api_token: str = ""
+    ) -> NotebookSpec:
+        """What the backend needs to run (or find, or stop) the notebook."""
+        return await self.specs.spec(session, nb, owner, api_token)
 
     # -- reading -------------------------------------------------------------
-
-    async def load(
-        self, session: AsyncSession, owner: str, name: str, lock: bool = False
-    ) -> tuple[Notebook, User]:
-        user = await get_user(session, owner)
-        statement = select(Notebook).where(Notebook.owner_id == user.id, Notebook.name == name)
-        if lock:
-            statement = statement.with_for_update()
-        nb = await session.scalar(statement)
-        if nb is None:
-            raise NotFound(f"{owner} has no notebook '{name}'")
-        return nb, user
 
     async def visible(
         self, session: AsyncSession, actor: roles.Principal, owner: str, name: str
@@ -165,74 +177,7 @@ class NotebookService:
             number += 1
         return name
 
-    async def spec(
-        self, session: AsyncSession, nb: Notebook, owner: str, api_token: str = ""
-    ) -> NotebookSpec:
-        """What the backend needs to run (or find, or stop) the notebook."""
-        env = await catalog.get_environment(session, nb.environment)
-        device_env: dict[str, str] = {}
-        if nb.gpu_type and nb.devices:
-            gpu_type = await catalog.get_gpu_type(session, nb.gpu_type)
-            if gpu_type.fraction < 1.0:
-                device_env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(
-                    max(1, round(gpu_type.fraction * 100))
-                )
-                limits = []
-                for index, device_id in enumerate(nb.devices):
-                    device = self.gpus.device(device_id)
-                    if device is not None and device.memory:
-                        limits.append(f"{index}={int(device.memory * gpu_type.fraction) // 2**20}M")
-                if limits:
-                    device_env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = ",".join(limits)
-        gpu_resource, node_selector = "nvidia.com/gpu", {}
-        if nb.gpu_type:
-            gpu_type = await catalog.get_gpu_type(session, nb.gpu_type)
-            gpu_resource, node_selector = gpu_type.resource_name, dict(gpu_type.node_selector or {})
-        limits, _ = await quotas.user_limits(session, nb.owner_id)
-        return NotebookSpec(
-            id=nb.id,
-            owner=owner,
-            name=nb.name,
-            base_path=base_path(owner, nb.name),
-            environment=EnvironmentSpec(
-                env.name,
-                nb.image or env.image,
-                env.local_prefix,
-                environment_apps.notebook_setting(env),
-            ),
-            cpu_milli=nb.cpu_milli,
-            memory=nb.memory,
-            gpu_type=nb.gpu_type,
-            gpus=nb.gpus,
-            proxy_secret=nb.proxy_secret,
-            controller_url=self.settings.internal_url,
-            public_url=self.settings.base_url,
-            devices=tuple(nb.devices or ()),
-            device_env=device_env,
-            api_token=api_token,
-            kind=nb.kind,
-            gpu_resource=gpu_resource,
-            node_selector=node_selector,
-            quota=QuotaSpec(limits, await catalog.gpu_resources(session)),
-            courses=await storage.course_mounts(session, nb.owner_id),
-        )
-
     # -- creating, changing, deleting ------------------------------------------
-
-    async def validated_resources(
-        self, session: AsyncSession, cpu, memory, gpu_type: str | None, gpus: int
-    ) -> tuple[int, int, str | None, int]:
-        cpu_milli = parse_cpu(cpu)
-        memory_bytes = parse_memory(memory)
-        if memory_bytes < 256 * 2**20:
-            raise Invalid("a notebook needs at least 256 MiB of memory for JupyterLab itself")
-        if not isinstance(gpus, int) or gpus < 0 or gpus > MAX_GPUS_PER_NOTEBOOK:
-            raise Invalid(f"GPUs must be a whole number from 0 to {MAX_GPUS_PER_NOTEBOOK}")
-        if gpus and not gpu_type:
-            raise Invalid("choose a GPU type for the GPUs you ask for")
-        if gpu_type:
-            await catalog.get_gpu_type(session, gpu_type)
-        return cpu_milli, memory_bytes, (gpu_type if gpus else None), gpus
 
     async def create(
         self, actor: roles.Principal, request: NotebookRequest

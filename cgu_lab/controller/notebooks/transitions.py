@@ -10,6 +10,7 @@ with the decision. They start nothing and publish nothing.
 from __future__ import annotations
 
 import secrets
+from datetime import datetime
 
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -19,13 +20,13 @@ from ...store.models import Notebook, StopRecord, User
 from .. import audit
 from ..environments import catalog
 from .admission import Admission
-from .routes import SYSTEM, now
+from .routes import SYSTEM
 
 
 async def grant_start(
-    session: AsyncSession, nb: Notebook, owner: str, admission: Admission, who: str
+    session: AsyncSession, nb: Notebook, owner: str, admission: Admission, who: str, now: datetime
 ) -> None:
-    """The start may go ahead: devices, a fresh proxy secret, earlier stops answered."""
+    """The start may go ahead (`now`): devices, a fresh proxy secret, earlier stops answered."""
     nb.devices = list(admission.devices) or None
     nb.state = State.STARTING.value
     nb.queued_at = None
@@ -36,7 +37,7 @@ async def grant_start(
     await session.execute(
         update(StopRecord)
         .where(StopRecord.notebook_id == nb.id, StopRecord.restarted_at.is_(None))
-        .values(restarted_at=now())
+        .values(restarted_at=now)
     )
     audit.record(
         session, who, "notebook.started", f"notebook:{owner}/{nb.name}", devices=nb.devices
@@ -50,14 +51,16 @@ async def enqueue(
     state: State,
     admission: Admission,
     who: str,
+    now: datetime,
 ) -> list[tuple[int, str, str]]:
-    """The start waits: queue the notebook and mark the idle ones to reclaim as stopping.
+    """The start waits (from `now`): queue the notebook and mark the idle ones to reclaim
+    as stopping.
 
     Returns the notebooks to stop (id, owner, name) once the transaction is committed.
     """
     if state is not State.QUEUED:
         nb.state = State.QUEUED.value
-        nb.queued_at = now()
+        nb.queued_at = now
         audit.record(
             session,
             who,
