@@ -11,7 +11,7 @@ import struct
 
 import pytest
 
-from cgu_lab.notebook.apps import rfb
+from cgu_lab.rfb import filter as rfb
 
 HANDSHAKE = b"RFB 003.008\n" + b"\x01" + b"\x00"  # version, security None, non-shared
 PIXEL_FORMAT = b"\x00\x00\x00\x00" + struct.pack(

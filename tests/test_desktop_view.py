@@ -26,7 +26,7 @@ import pytest
 from tornado.httpclient import HTTPClientError
 from tornado.websocket import WebSocketClosedError
 
-from cgu_lab.notebook.apps.rfb import EXTENDED_CLIPBOARD, KEY_EVENT, POINTER_EVENT
+from cgu_lab.rfb.filter import EXTENDED_CLIPBOARD, KEY_EVENT, POINTER_EVENT
 
 from .harness import extension_server_config
 from .harness import proxy_headers as as_user

@@ -52,7 +52,7 @@ from pathlib import Path
 from ..core.allowance import Room, check
 from ..core.errors import Conflict, DomainError, Invalid, NotFound
 from ..core.paths import components
-from ..notebook.transfer.allowance import home_use
+from ..files.usage import home_use
 from .local_files import Blocked, _opened, open_dir, open_root
 
 PARTIAL = ".cgu-upload-"
@@ -238,7 +238,7 @@ def _remove_tree(parent: int, name: str) -> None:
 
 
 def zip_to_stdout(root: Path, paths: list[str]) -> None:
-    from ..notebook.transfer import zipstream
+    from ..files import zipstream
 
     selection = zipstream.select(root, paths, include_hidden=False)
     out = sys.stdout.buffer

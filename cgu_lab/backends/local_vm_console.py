@@ -16,7 +16,7 @@ serves below the notebook's base path:
     api/terminals       busy while a console is open or the guest uses CPU
 
 Read-only viewers are enforced here, not in the page: every byte a viewer's
-websocket sends passes the desktop's view-only RFB filter (notebook/apps/rfb.py,
+websocket sends passes the desktop's view-only RFB filter (rfb/filter.py,
 one filter for both screens), which drops key, pointer and clipboard messages;
 what QEMU sends a viewer passes it too, which drops the guest's clipboard.
 A single-file share opens no console.
@@ -42,7 +42,7 @@ from pathlib import Path
 import psutil
 from aiohttp import WSMsgType, web
 
-from ..notebook.apps.rfb import RfbViolation, ViewOnlyFilter
+from ..rfb.filter import RfbViolation, ViewOnlyFilter
 
 log = logging.getLogger("cgu_lab.vm_console")
 

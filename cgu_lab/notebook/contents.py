@@ -64,9 +64,10 @@ from tornado import web
 from traitlets import Float, Instance, default
 
 from ..core.errors import DomainError
+from ..files.usage import home_use
 from .access import send_refusal
 from .caller import CURRENT_HANDLER, CURRENT_USER
-from .transfer.allowance import HomeUsage, check, from_environment, home_use
+from .transfer.allowance import HomeUsage, check, from_environment
 
 
 def _read_only(model: dict) -> dict:

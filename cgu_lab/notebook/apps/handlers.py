@@ -34,11 +34,11 @@ from tornado import web, websocket
 
 from ...core import apps as rules
 from ...core.errors import Invalid
+from ...rfb.filter import RfbViolation, ViewOnlyFilter
 from ..access import EditorsOnly, send_refusal
 from ..handlers import AUTH_RESOURCE, BaseHandler
 from . import SETTING, web_browser
 from .registry import Apps
-from .rfb import RfbViolation, ViewOnlyFilter
 
 READ_CHUNK = 256 * 1024
 NOT_RUNNING = "not_running"

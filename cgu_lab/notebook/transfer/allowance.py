@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...core.allowance import Room, check
+from ...files.usage import home_use
 
 __all__ = ["ENV_ALLOWANCE", "HomeUsage", "Room", "check", "from_environment", "home_use", "room"]
 
@@ -44,31 +45,6 @@ __all__ = ["ENV_ALLOWANCE", "HomeUsage", "Room", "check", "from_environment", "h
 ENV_ALLOWANCE = "CGU_DISK_ALLOWANCE"
 # The key of the server's HomeUsage in the tornado application's settings.
 SETTING = "cgu_lab_home_usage"
-
-# Folders below the home walked at most, so that a pathological tree cannot stall a check.
-MAX_ENTRIES = 2_000_000
-
-
-def home_use(root: str | Path) -> int:
-    """Bytes held by the regular files below `root`, without following links."""
-    total = seen = 0
-    stack = [str(root)]
-    while stack and seen < MAX_ENTRIES:
-        try:
-            entries = os.scandir(stack.pop())
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                seen += 1
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    elif entry.is_file(follow_symlinks=False):
-                        total += entry.stat(follow_symlinks=False).st_size
-                except OSError:
-                    continue
-    return total
 
 
 def room(root: str | Path, allowance: int | None) -> Room:

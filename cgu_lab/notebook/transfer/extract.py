@@ -46,8 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from . import allowance
-from .names import (
+from ...files.names import (
     Conflict,
     Invalid,
     LinkRefused,
@@ -57,6 +56,7 @@ from .names import (
     folder_in_home,
     home_path,
 )
+from . import allowance
 
 SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 MAX_MEMBERS = 100_000

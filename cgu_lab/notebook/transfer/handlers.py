@@ -34,10 +34,11 @@ from tornado import web
 from tornado.iostream import StreamClosedError
 
 from ...core.errors import DomainError
+from ...files import zipstream
+from ...files.names import Conflict, Invalid, NotFound, folder_in_home, home_path, is_hidden
 from ..access import send_refusal
 from ..handlers import BaseHandler
-from . import allowance, extract, zipstream
-from .names import Conflict, Invalid, NotFound, folder_in_home, home_path, is_hidden
+from . import allowance, extract
 
 MAX_PLAN_FILES = 100_000
 QUEUED_BLOCKS = 8  # blocks of the zip waiting for the socket, at most

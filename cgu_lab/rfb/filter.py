@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import struct
 
-from .rfb_screen import (
+from .screen import (
     SECURITY_NONE,
     SECURITY_VNC_AUTH,
     RfbViolation,

@@ -20,9 +20,9 @@ import re
 import stat
 from pathlib import Path
 
-from ...core.allowance import DiskFull, OverAllowance
-from ...core.errors import Conflict, Invalid, NotFound
-from ...core.paths import relative_path
+from ..core.allowance import DiskFull, OverAllowance
+from ..core.errors import Conflict, Invalid, NotFound
+from ..core.paths import relative_path
 
 
 class UnsafeName(Invalid):
