@@ -44,7 +44,9 @@ class Competition(Base):
     metric: Mapped[str] = mapped_column(String(16))  # core/metrics.py's names, or "custom"
     # "predictions": students upload a CSV; "code": a notebook the platform runs on
     # the hidden inputs (migration 0013).
-    kind: Mapped[str] = mapped_column(String(16), default="predictions")
+    kind: Mapped[str] = mapped_column(
+        String(16), default="predictions", server_default="predictions"
+    )
     higher_is_better: Mapped[bool] = mapped_column(Boolean, default=True)
     id_column: Mapped[str] = mapped_column(String(100), default="id")
     target_column: Mapped[str] = mapped_column(String(100), default="prediction")

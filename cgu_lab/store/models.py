@@ -186,9 +186,9 @@ class Notebook(Base):
     display_name: Mapped[str] = mapped_column(String(200), default="")
     environment: Mapped[str] = mapped_column(String(63))
     # "jupyter" (a JupyterLab server) or "vm" (a virtual machine, Kubernetes only)
-    kind: Mapped[str] = mapped_column(String(16), default="jupyter")
+    kind: Mapped[str] = mapped_column(String(16), default="jupyter", server_default="jupyter")
     # A custom image replacing the environment's (Kubernetes only); "" uses the environment's.
-    image: Mapped[str] = mapped_column(String(500), default="")
+    image: Mapped[str] = mapped_column(String(500), default="", server_default="")
     cpu_milli: Mapped[int] = mapped_column(Integer)
     memory: Mapped[int] = mapped_column(BigInteger)
     gpu_type: Mapped[str | None] = mapped_column(String(63), nullable=True)
