@@ -6,6 +6,7 @@
 // which the platform runs on the hidden inputs before scoring what it wrote. With teams,
 // a student forms or joins their own (competition_team.js).
 import { api, el, replaceRows, showError, showStatus, fact, formatDate, formatMemory, ApiError } from './common.js';
+import { poll } from './poll.js';
 import { setupTeam } from './competition_team.js';
 
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['CompetitionOut']} Competition */
@@ -193,10 +194,15 @@ async function loadAll() {
   return entries.some(e => e.state === 'queued' || e.state === 'scoring');
 }
 
-async function refresh() {
-  const waiting = await Promise.all([loadMine(), loadAll(), loadBoard()]);
-  if (waiting[0] || waiting[1]) setTimeout(() => void refresh(), POLL_MS);
-}
+// Everything is loaded again every POLL_MS while an entry is queued or being scored.
+const scores = poll(
+  async () => {
+    const waiting = await Promise.all([loadMine(), loadAll(), loadBoard()]);
+    return waiting[0] || waiting[1];
+  },
+  { everyMs: POLL_MS }
+);
+const refresh = () => scores.now();
 
 const entryForm = /** @type {HTMLFormElement} */ (document.getElementById('entry-form'));
 entryForm.addEventListener('submit', async event => {

@@ -7,6 +7,7 @@
 // with their GPU tables; the charts, the who-uses-what tables and the formatting live in
 // monitoring_charts.js, monitoring_tables.js and monitoring_format.js.
 import { api, el, showStatus } from './common.js';
+import { poll } from './poll.js';
 import { round, percent, figure, bytes } from './monitoring_format.js';
 import { createCharts, drawSystem, drawAllocation, drawStates, drawStops } from './monitoring_charts.js';
 import { bar, drawWho } from './monitoring_tables.js';
@@ -16,8 +17,6 @@ const charts = createCharts();
 const nodeCards = new Map();
 /** @type {import('./monitoring_tables.js').WhoTables | null} */
 let whoTables = null;
-let timer = null;
-let paused = false;
 let lastAt = null;
 let pollSeconds = 5;
 let failing = false;
@@ -226,10 +225,9 @@ function draw(data) {
   drawSavings(data);
 }
 
-async function refresh() {
-  clearTimeout(timer);
-  timer = null;
-  try {
+// Every `pollSeconds` (the sampler's interval, 2 to 5 s) while shown and not paused.
+const updates = poll(
+  async () => {
     const data = await api('GET', '/api/monitoring');
     pollSeconds = Math.max(2, Math.min(data.interval || 5, 5));
     if (!data.at) {
@@ -244,33 +242,22 @@ async function refresh() {
       failing = false;
       showStatus('The monitoring data is up to date again.');
     }
-  } catch (error) {
-    failing = true;
-    showStatus(`Could not read the monitoring data: ${error.message}`, 'error');
+  },
+  {
+    everyMs: () => pollSeconds * 1000,
+    onError: error => {
+      failing = true;
+      showStatus(`Could not read the monitoring data: ${error.message}`, 'error');
+    }
   }
-  schedule();
-}
+);
 
-function schedule() {
-  clearTimeout(timer);
-  timer = paused || document.hidden ? null : setTimeout(refresh, pollSeconds * 1000);
-}
-
-document.addEventListener('visibilitychange', () => {
-  if (document.hidden) {
-    clearTimeout(timer);
-    timer = null;
-  } else if (!paused) {
-    refresh();
-  }
-});
-
+let paused = false;
 const pauseButton = document.getElementById('pause');
 pauseButton.addEventListener('click', () => {
   paused = !paused;
   pauseButton.textContent = paused ? 'Resume updates' : 'Pause updates';
-  if (paused) schedule();
-  else refresh();
+  updates.pause(paused);
 });
 
-refresh();
+updates.now();

@@ -1,5 +1,6 @@
 // @ts-check
 import { api, el, replaceRows, showError, showStatus, formatCpu, formatMemory, formatDate } from './common.js';
+import { poll } from './poll.js';
 
 const form = /** @type {import('./common.js').FormWith<{ gpu_type: HTMLSelectElement }>} */ (
   document.getElementById('training-form')
@@ -8,9 +9,8 @@ const jobs = document.getElementById('jobs');
 const LOG_REFRESH_MS = 2000;
 const LIST_REFRESH_MS = 3000;
 const ENDED = ['Succeeded', 'Failed', 'failed'];
-let listTimer = 0;
-/** The job whose logs are shown, the replica chosen, and the timer that follows them. */
-const following = { job: null, replica: 'master', index: 0, timer: 0 };
+/** The job whose logs are shown and the replica chosen. */
+const following = { job: null, replica: 'master', index: 0 };
 
 /** The replicas of a job as options: the master, then worker 0, 1, ... */
 function replicaChoice(job) {
@@ -23,7 +23,7 @@ function replicaChoice(job) {
     const [replica, index] = select.value.split(':');
     following.replica = replica;
     following.index = Number(index);
-    loadLogs();
+    logs.now();
   });
   return select;
 }
@@ -31,8 +31,7 @@ function replicaChoice(job) {
 /** Fetch the chosen replica's last lines; keep following while the job runs. */
 async function loadLogs() {
   const job = following.job;
-  if (!job) return;
-  clearTimeout(following.timer);
+  if (!job) return false;
   const base = `/api/training/${encodeURIComponent(job.owner)}/${encodeURIComponent(job.name)}`;
   const query = `?replica=${following.replica}&index=${following.index}`;
   const response = await fetch(`${base}/logs${query}`, { credentials: 'same-origin' });
@@ -41,17 +40,16 @@ async function loadLogs() {
   pre.textContent = response.ok ? text || '(nothing printed yet)' : text;
   pre.scrollTop = pre.scrollHeight;
   const now = await api('GET', base).catch(() => null);
-  if (now && following.job === job && !ENDED.includes(now.phase)) {
-    following.timer = window.setTimeout(loadLogs, LOG_REFRESH_MS);
-  }
+  return Boolean(now && following.job === job && !ENDED.includes(now.phase));
 }
+const logs = poll(loadLogs, { everyMs: LOG_REFRESH_MS });
 
 function showLogs(job) {
   Object.assign(following, { job, replica: 'master', index: 0 });
   const title = document.getElementById('logs-title');
   title.replaceChildren(`Logs of ${job.name} `, replicaChoice(job));
   document.getElementById('logs-box').hidden = false;
-  loadLogs();
+  logs.now();
 }
 
 async function remove(job) {
@@ -64,7 +62,8 @@ async function remove(job) {
   refresh();
 }
 
-async function refresh() {
+/** The jobs, followed while any is queued or running. */
+async function loadJobs() {
   const list = await api('GET', '/api/training');
   const detailed = await Promise.all(
     list.map(job =>
@@ -102,12 +101,10 @@ async function refresh() {
     'No training jobs.',
     4
   );
-  // Follow jobs that are queued or running until they end.
-  clearTimeout(listTimer);
-  if (detailed.some(job => !ENDED.includes(job.phase))) {
-    listTimer = window.setTimeout(refresh, LIST_REFRESH_MS);
-  }
+  return detailed.some(job => !ENDED.includes(job.phase));
 }
+const jobList = poll(loadJobs, { everyMs: LIST_REFRESH_MS });
+const refresh = () => jobList.now();
 
 form.addEventListener('submit', async event => {
   event.preventDefault();
