@@ -33,7 +33,8 @@ from ..api.schemas import Message
 from .service import MAX_FILE, CompetitionSpec
 
 routes = APIRouter(tags=["competitions"], dependencies=[require_scope("teaching")])
-# JupyterLab's calls on a notebook's origin (the proxy's LAB_ROUTE): its owner submits.
+# JupyterLab's calls on a notebook's origin (`cgu-lab/competitions...`, sent here by the
+# proxy: proxy/forward.py answers_lab): its owner submits.
 lab_routes = APIRouter(
     prefix="/lab/{owner}/{name}",
     include_in_schema=False,

@@ -30,11 +30,11 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
 import aiohttp
+from starlette.routing import Match
 from yarl import URL
 
 from ...backends.upstream import Upstreams
@@ -93,12 +93,12 @@ RESPONSE_DROP = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"trailer", b"upgrade"}
 )
 SMALL_BODY = 256 * 1024
-# JupyterLab's routes that the controller answers (formerly forwarded by the notebook server).
-LAB_ROUTE = re.compile(
-    r"^/cgu-lab/(shares(/\d+)?|resize|quota|directory|shared-with-me|culling|keep-running"
-    r"|templates(/options|/files)?|assignments|submit|courses(/seen)?"
-    r"|competitions(/\d+/entries(/mine)?)?|help(/[a-z0-9-]{1,63}/\d+/(take|end))?)$"
-)
+# Where the API answers JupyterLab's calls about one notebook (api/lab.py and the feature
+# routers that add to it); the proxy sends `<notebook>/cgu-lab/<x>` there when the API
+# declares `<x>`, else to the notebook's server extension.
+LAB_API_PREFIX = "/api/lab/{owner}/{name}"
+LAB_PROBE = "/api/lab/owner/name"
+LAB_PATH = "/cgu-lab"
 
 
 @dataclass
@@ -125,7 +125,7 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
                 "skip_auto_headers": ("User-Agent", "Accept-Encoding", "Content-Type"),
             }
         )
-        self.lab_app = None  # the controller's API app, set by the Controller
+        self._lab_app = None
         self._tunnels: dict[int, set[Tunnel]] = {}
         self._background: set[asyncio.Task] = set()
         # The header the backend's notebook servers trust from an ingress ("" for none):
@@ -300,7 +300,7 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
                 "read_only",
             )
             return
-        if LAB_ROUTE.match(rest) and self.lab_app is not None:
+        if self.answers_lab(rest):
             await self._lab_api(scope, receive, send, route, caller, rest)
             return
         if route.state is not State.RUNNING or route.target is None:
@@ -365,8 +365,35 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
 
     # -- JupyterLab's calls to the controller -------------------------------------------
 
+    @property
+    def lab_app(self):
+        """The controller's API app, which answers JupyterLab's calls (set by the Controller)."""
+        return self._lab_app
+
+    @lab_app.setter
+    def lab_app(self, app) -> None:
+        self._lab_app = app
+
+    def answers_lab(self, rest: str) -> bool:
+        """Whether `<notebook>/<rest>` is one of JupyterLab's calls the controller answers.
+
+        One declaration: the API's own routes below LAB_API_PREFIX (api/lab.py and the
+        feature routers that add to it), asked through Starlette's `matches` as a request
+        would be; nothing lists them a second time. A path only some methods take counts
+        (the API then answers 405 with the ones it takes)."""
+        if self._lab_app is None or not rest.startswith(LAB_PATH + "/"):
+            return False
+        probe = {
+            "type": "http",
+            "method": "GET",
+            "path": LAB_PROBE + rest[len(LAB_PATH) :],
+            "root_path": "",
+            "headers": [],
+        }
+        return any(route.matches(probe)[0] is not Match.NONE for route in self._lab_app.routes)
+
     async def _lab_api(self, scope, receive, send, route: Route, caller: Caller, rest: str):
-        path = f"/api/lab/{quote(route.owner)}/{quote(route.name)}{rest[len('/cgu-lab') :]}"
+        path = f"/api/lab/{quote(route.owner)}/{quote(route.name)}{rest[len(LAB_PATH) :]}"
         inner = {
             **scope,
             "path": path,
