@@ -26,12 +26,11 @@ import time
 from pathlib import Path
 
 import pytest
-import websockets
 
 from cgu_lab.core import environments as rules
 from cgu_lab.core.errors import Invalid
 
-from .harness import Controller, execute_request, reachable_dir
+from .harness import Controller, reachable_dir, run_code
 
 PIP_CACHE = Path(__file__).resolve().parent.parent / ".build" / "pip-cache"
 SMALL = {"cpu": "0.5", "memory": "512Mi"}
@@ -168,28 +167,6 @@ def refused(response, status: int, code: str, *words: str) -> dict:
     assert response.status_code == status, (response.status_code, body)
     assert body["code"] == code and all(w in body["message"] for w in words), body
     return body
-
-
-async def run_code(session, owner: str, name: str, code: str) -> str:
-    kernel = session.ok("POST", f"/notebook/{owner}/{name}/api/kernels", 201, json={})
-    url, headers, connect = session.notebook_socket(
-        f"/notebook/{owner}/{name}/api/kernels/{kernel['id']}/channels"
-    )
-    async with websockets.connect(url, additional_headers=headers, **connect) as ws:
-        msg_id, message = execute_request(code)
-        await ws.send(message)
-        output = ""
-        while True:
-            reply = json.loads(await ws.recv())
-            if reply["parent_header"].get("msg_id") != msg_id:
-                continue
-            kind = reply["msg_type"]
-            if kind == "stream":
-                output += reply["content"]["text"]
-            elif kind == "error":
-                output += f"{reply['content']['ename']}: {reply['content']['evalue']}"
-            elif kind == "status" and reply["content"]["execution_state"] == "idle":
-                return output
 
 
 @pytest.fixture(scope="module")
