@@ -35,6 +35,7 @@ def test_round_trip_take_and_done_revokes_the_share(course, alice, bob, teacher,
         json={"notebook": "lab", "question": "  my loss is NaN\n", "access": "edit"},
     )
     assert asked["state"] == "waiting" and asked["question"] == "my loss is NaN"
+    assert asked["position"] == 1
     # One raised hand per course at a time.
     again = alice.post("/api/groups/cs101/help", json={"notebook": "lab"})
     assert again.status_code == 409 and again.json()["code"]
@@ -50,6 +51,7 @@ def test_round_trip_take_and_done_revokes_the_share(course, alice, bob, teacher,
     taken = teacher.ok("POST", f"/api/groups/cs101/help/{asked['id']}/take")
     assert taken["state"] == "helping" and taken["helper"] == "teacher"
     assert taken["url"] == "/notebook/alice/lab/lab"
+    assert taken["position"] is None and taken["helper_display_name"]
     (grant,) = shares_of(alice)
     assert grant["grantee"]["name"] == "teacher" and grant["access"] == "edit"
     assert grant["expires_at"] is not None
@@ -102,3 +104,20 @@ def test_bad_input_is_a_4xx_with_a_message(course, alice, bob):
     assert alice.ok("POST", f"/api/groups/cs101/help/{asked['id']}/end")["state"] == "cancelled"
     other = bob.post(f"/api/groups/cs101/help/{asked['id']}/end")
     assert other.status_code == 409
+
+
+def test_positions_in_the_queue_and_the_lab_panel(course, alice, bob, login):
+    """Each waiting student sees their place (1: next); JupyterLab's panel (the lab
+    routes' `mine`) gives a student their own request and the staff the course's queue."""
+    teacher = login("teacher")
+    first = alice.ok("POST", "/api/groups/cs101/help", 201, json={"notebook": "lab"})
+    second = bob.ok("POST", "/api/groups/cs101/help", 201, json={"notebook": "lab"})
+    assert (first["position"], second["position"]) == (1, 2)
+    (mine,) = bob.ok("GET", "/api/groups/cs101/help")["requests"]
+    assert mine["position"] == 2
+    queue = teacher.ok("GET", "/api/groups/cs101/help")
+    assert [r["position"] for r in queue["requests"]] == [1, 2]
+    alice.ok("POST", f"/api/groups/cs101/help/{first['id']}/end")
+    (mine,) = bob.ok("GET", "/api/groups/cs101/help")["requests"]
+    assert mine["position"] == 1
+    bob.ok("POST", f"/api/groups/cs101/help/{second['id']}/end")

@@ -43,9 +43,13 @@ class HelpRequestOut(BaseModel):
     question: str
     access: str
     state: str
+    position: int | None = Field(
+        None, description="Place in the course's queue while waiting (1: next), else null"
+    )
     created_at: datetime
     waited_seconds: float | None
     helper: str | None
+    helper_display_name: str | None = None
     taken_at: datetime | None
     ended_at: datetime | None
 

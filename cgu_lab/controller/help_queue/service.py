@@ -14,7 +14,7 @@ import contextlib
 import statistics
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ...core.errors import Conflict, Forbidden, Invalid, NotFound
@@ -53,6 +53,18 @@ class HelpQueue:
         nb = await session.get(Notebook, row.notebook_id)
         helper = await session.get(User, row.helper_id) if row.helper_id else None
         now = self.clock.now()
+        position = None
+        if row.state == "waiting":
+            ahead = await session.scalar(
+                select(func.count())
+                .select_from(HelpRequest)
+                .where(
+                    HelpRequest.group_id == row.group_id,
+                    HelpRequest.state == "waiting",
+                    HelpRequest.id < row.id,
+                )
+            )
+            position = (ahead or 0) + 1
         return {
             "id": row.id,
             "group": group,
@@ -62,9 +74,11 @@ class HelpQueue:
             "question": row.question,
             "access": row.access,
             "state": row.state,
+            "position": position,
             "created_at": row.created_at,
             "waited_seconds": _seconds(row.created_at, row.taken_at or now),
             "helper": helper.name if helper else None,
+            "helper_display_name": (helper.display_name or helper.name) if helper else None,
             "taken_at": row.taken_at,
             "ended_at": row.ended_at,
         }
