@@ -95,6 +95,11 @@ export function endRequests(): void {
   ended = true;
 }
 
+/** Whether this page's access ended (pollers stand by for good). */
+export function requestsEnded(): boolean {
+  return ended;
+}
+
 /**
  * Call a route of the server extension and return its JSON body.
  *

@@ -34,6 +34,10 @@
  *   (clipboard/).
  * - `cgu-lab:apps` — the launcher's "Apps": a Linux desktop (noVNC), VS Code,
  *   the environment's own apps, run by jupyter-server-proxy (apps/).
+ * - `cgu-lab:help` — "Ask for help": a course's help queue, the student's
+ *   status item (position, who helps, Thanks), the staff's Help queue panel
+ *   (Take opens the student's notebook live, Done); `cgu-lab:presence` — who
+ *   else is in a notebook shared live (help/).
  *
  * Each feature is a folder with its plugin (`plugin.ts`), its widgets and its
  * pure helpers (`format.ts`); `commands.ts` registers a command with its
@@ -47,6 +51,7 @@ import { competitionsPlugin } from './competitions/plugin';
 import { corePlugin } from './core/plugin';
 import { coursePlugin } from './course/plugin';
 import { cullingPlugin } from './culling/plugin';
+import { helpPlugin, presencePlugin } from './help/plugin';
 import { liveViewPlugin } from './liveView/plugin';
 import {
   connectionPlugin,
@@ -80,5 +85,7 @@ export default [
   serialPlugin,
   transferPlugin,
   clipboardPlugin,
-  appsPlugin
+  appsPlugin,
+  helpPlugin,
+  presencePlugin
 ];

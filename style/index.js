@@ -1,2 +1,3 @@
 import './base.css';
 import './apps.css';
+import './help.css';
