@@ -26,7 +26,7 @@ import http.server
 import logging
 import socket
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -122,10 +122,11 @@ class ClusterlessKube(KubernetesBackend):
 
 class LoopbackNotebook:
     """A notebook server's stand-in on loopback: answers every GET with 200 `{"ok": true}`
-    and keeps the headers of each request (`seen`, names lower-case), for what the proxy
-    forwards. A context manager: serving inside the block."""
+    (and `reply_headers`, for what the proxy passes back) and keeps the headers of each
+    request (`seen`, names lower-case), for what the proxy forwards. A context manager:
+    serving inside the block."""
 
-    def __init__(self) -> None:
+    def __init__(self, reply_headers: Sequence[tuple[str, str]] = ()) -> None:
         seen: list[dict[str, list[str]]] = []
         self.seen = seen
 
@@ -139,6 +140,8 @@ class LoopbackNotebook:
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
+                for key, value in reply_headers:
+                    self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(body)
 

@@ -73,6 +73,9 @@ log = logging.getLogger("cgu_lab.proxy")
 
 AUTO_START = "/notebook/auto-start/"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# A request's headers the proxy never forwards: those of this connection only (RFC 9110
+# 7.6.1), plus those it sets itself (Host, Content-Length) or must not pass on (the
+# platform's credentials); and besides these, any that the request's Connection names.
 HOP_BY_HOP = frozenset(
     {
         b"connection",
@@ -89,9 +92,27 @@ HOP_BY_HOP = frozenset(
         b"content-length",
     }
 )
+# A response's headers of the connection only (and those its Connection names).
 RESPONSE_DROP = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"trailer", b"upgrade"}
 )
+
+
+def connection_options(headers) -> frozenset[bytes]:
+    """The header names that a message's `Connection` header lists, lower-case.
+
+    A sender names there the headers meant for the next hop only (RFC 9110 7.6.1: a
+    proxy removes them with Connection itself), so a fixed list of hop-by-hop names is
+    not enough: a header that a client or a notebook server declared as one hop's (a
+    `Keep-Alive`-like option of its own) must not reach the other side as if it were
+    meant for it. `headers`: (name, value) byte pairs, as ASGI and aiohttp give them."""
+    names = set()
+    for key, value in headers:
+        if key.lower() == b"connection":
+            names.update(name.strip().lower() for name in value.split(b",") if name.strip())
+    return frozenset(names)
+
+
 SMALL_BODY = 256 * 1024
 # Where the API answers JupyterLab's calls about one notebook (api/lab.py and the feature
 # routers that add to it); the proxy sends `<notebook>/cgu-lab/<x>` there when the API
@@ -411,10 +432,12 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
 
     def _upstream_headers(self, scope, caller: Caller, route: Route) -> list[tuple[str, str]]:
         identity, access = caller.identity, caller.access
+        listed = connection_options(scope["headers"])
         headers = []
         for key, value in scope["headers"]:
             if (
                 key in HOP_BY_HOP
+                or key in listed
                 or names_a_user(key, self._ingress_key)
                 or key.startswith(b"sec-websocket")
             ):
@@ -439,7 +462,7 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
             headers.append((self.ingress_header, identity.name))
         if access.scope:
             headers.append(("X-Cgu-Scope", quote(json.dumps(list(access.scope)))))
-        kept = without_platform_cookies(header(scope, b"cookie"))
+        kept = "" if b"cookie" in listed else without_platform_cookies(header(scope, b"cookie"))
         if kept:
             headers.append(("Cookie", kept))
         return headers
@@ -456,10 +479,11 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
             async with client.request(
                 scope["method"], url, headers=headers, data=body, allow_redirects=False
             ) as upstream:
+                dropped = RESPONSE_DROP | connection_options(upstream.raw_headers)
                 response_headers = [
                     (k.lower(), v)
                     for k, v in upstream.raw_headers
-                    if k.lower() not in RESPONSE_DROP
+                    if k.lower() not in dropped
                     and not (k.lower() == b"set-cookie" and v.lstrip().startswith(b"cgu-"))
                 ]
                 await send(
