@@ -32,6 +32,9 @@ export default defineConfig({
     url: `http://127.0.0.1:${port}/api/health`,
     timeout: 120_000,
     reuseExistingServer: false,
+    // SIGTERM, not Playwright's default SIGKILL, so that start-platform.sh stops the
+    // notebook servers it started and removes its data directory.
+    gracefulShutdown: { signal: 'SIGTERM', timeout: 60_000 },
     stdout: 'pipe',
     stderr: 'pipe'
   }

@@ -1,15 +1,57 @@
 #!/usr/bin/env bash
-# Start a fresh platform for the UI tests: a new data directory, known accounts,
-# then the controller in the foreground (Playwright stops it at the end).
+# Start a fresh platform for the UI tests: a new data directory, known accounts, then the
+# controller, until Playwright ends this script (SIGTERM to its process group, as
+# playwright.config.ts's gracefulShutdown asks) or the controller exits.
+#
+# Whichever way it ends, the platform is cleaned up: the controller stopped, then every
+# process of this installation, found by the CGU_LAB_INSTANCE marker its notebook servers
+# and their kernels carry in their environment (a stopped controller leaves its notebooks
+# running by design: a restart finds them again), then their cgroups and the data
+# directory (kept, and named, when CGU_UI_KEEP_DATA=1). The controller runs as a child,
+# not in this shell's place (exec), so that the cleanup still has a shell to run in.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bin="$here/../.venv/bin"
 port="${1:-8765}"
 data="$(mktemp -d /tmp/cgu-lab-ui-XXXXXX)"
 chmod 711 "$data"
-trap 'pkill -f "CGU_UI_DATA=$data" 2>/dev/null || true' EXIT
+controller=""
+
+cleanup() {
+  trap - EXIT INT TERM
+  if [ -n "$controller" ]; then
+    kill -TERM "$controller" 2>/dev/null || true
+    wait "$controller" 2>/dev/null || true
+  fi
+  local instance environ pid root
+  instance="$(cat "$data/state/instance-id" 2>/dev/null || true)"
+  if [ -n "$instance" ]; then
+    for environ in /proc/[0-9]*/environ; do
+      if tr '\0' '\n' 2>/dev/null <"$environ" | grep -qxF "CGU_LAB_INSTANCE=$instance"; then
+        pid="${environ#/proc/}"
+        kill -KILL "${pid%/environ}" 2>/dev/null || true
+      fi
+    done
+    for root in /sys/fs/cgroup /sys/fs/cgroup/cpu /sys/fs/cgroup/memory; do
+      for cgroup in "$root/cgu-lab/$instance"/nb-* "$root/cgu-lab/$instance"; do
+        [ -d "$cgroup" ] && rmdir "$cgroup" 2>/dev/null || true
+      done
+    done
+  fi
+  if [ "${CGU_UI_KEEP_DATA:-}" = 1 ]; then
+    echo "start-platform.sh: the platform's data is kept in $data" >&2
+  else
+    rm -rf "$data" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
 for spec in "ui-admin admin" "ui-student student" "ui-pupil student" "ui-ta ta" "ui-teacher teacher"; do
   set -- $spec
   echo "ui-test-password" | "$bin/cgu-lab" admin create-user "$1" --role "$2" --password-stdin --data-dir "$data/state" >/dev/null
 done
-exec "$bin/cgu-lab" controller --data-dir "$data/state" --port "$port"
+"$bin/cgu-lab" controller --data-dir "$data/state" --port "$port" &
+controller=$!
+wait "$controller"
