@@ -73,7 +73,7 @@ class Platform:
         )
         self.templates = TemplateService(self.db, self.backend, settings)
         self.notebooks = NotebookService(
-            self.db, self.backend, self.broker, self.auth, settings, self.templates
+            self.db, self.backend, self.broker, self.auth, settings, self.templates, self.clock
         )
         self.shares = ShareService(self.db, self.notebooks, self.clock)
         self.help_queue = HelpQueue(self.db, self.shares, self.notebooks, self.clock)
@@ -138,7 +138,7 @@ class Platform:
                         updated_by="system",
                     )
                 )
-        result = await self.notebooks.routes.reconcile(self.notebooks, self.notebooks.lifecycle)
+        result = await self.notebooks.lifecycle.reconcile()
         if result["adopted"] or result["stopped"]:
             log.info("notebooks adopted: %s; stopped: %s", result["adopted"], result["stopped"])
         await self.reader.open()
