@@ -38,8 +38,8 @@ from ...store.competition_models import (
 from ...store.db import Database
 from ...store.models import Group, Membership, User
 from .. import audit
-from ..clock import Clock
 from ..accounts.directory import get_group
+from ..clock import Clock
 from . import files
 from .gpus import check_gpu_type
 
