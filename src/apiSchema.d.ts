@@ -18038,6 +18038,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
+        /** @description A numeric id */
         rule_id: number;
       };
       cookie?: never;

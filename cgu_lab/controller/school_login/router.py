@@ -8,6 +8,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 
 from ..api.deps import ActorDep, PlatformDep, require_scope
+from ..api.schema_types import Id, LabelPath
 from .schemas import (
     DirectorySettingsOut,
     OidcProvider,
@@ -73,7 +74,7 @@ async def add_rule(body: RuleIn, platform: PlatformDep, actor: ActorDep) -> Rule
     status_code=204,
     summary="Remove a mapping rule (applies from each user's next login)",
 )
-async def delete_rule(rule_id: int, platform: PlatformDep, actor: ActorDep) -> Response:
+async def delete_rule(rule_id: Id, platform: PlatformDep, actor: ActorDep) -> Response:
     async with platform.db.session() as session:
         await platform.school_login.delete_rule(session, actor, rule_id)
     return Response(status_code=204)
@@ -85,7 +86,7 @@ async def delete_rule(rule_id: int, platform: PlatformDep, actor: ActorDep) -> R
     summary="Pre-enrol students by e-mail: they join at their first school login",
 )
 async def pre_enrol(
-    name: str, body: PreEnrolIn, platform: PlatformDep, actor: ActorDep
+    name: LabelPath, body: PreEnrolIn, platform: PlatformDep, actor: ActorDep
 ) -> PreEnrolOut:
     async with platform.db.session() as session:
         result = await platform.school_login.pre_enrol(session, actor, name, body.csv)
@@ -97,6 +98,6 @@ async def pre_enrol(
     response_model=list[str],
     summary="The e-mail addresses still waiting for a first school login in a group",
 )
-async def pre_enrolments(name: str, platform: PlatformDep, actor: ActorDep) -> list[str]:
+async def pre_enrolments(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> list[str]:
     async with platform.db.session() as session:
         return await platform.school_login.pre_enrolments(session, actor, name)
