@@ -307,6 +307,7 @@ class EntryService:
         answer = result.answer or {}
         async with self.db.session() as session:
             entry = await session.get(CompetitionEntry, entry_id)
+            competition_id = entry.competition_id
             entry.scored_at = self.clock.now()
             parts = (ran.log if ran else "", answer.get("log", ""), result.log)
             entry.log = "\n".join(part for part in parts if part)
@@ -333,6 +334,7 @@ class EntryService:
                 public_score=entry.public_score,
                 private_score=entry.private_score,
             )
+        self.competitions.boards.changed(competition_id)  # committed: rank the board again
 
     async def _failed_run(self, entry_id: int, target: str, student: str, log_text: str) -> None:
         """A code entry whose notebook failed: the student's sentence, the staff's log."""
@@ -381,9 +383,13 @@ class EntryService:
         return set(managers.all()) | set(admins.all())
 
     async def leaderboard(self, actor: Principal, competition_id: int, board: str) -> dict:
-        """The public board, or the private one (at the end; managers may look earlier)."""
+        """The public board, or the private one (at the end; managers may look earlier).
+
+        Who may see which board, and which row is the viewer's, is decided here for each
+        request; the ranking itself is shared by every viewer and recomputed only when a
+        score (or a team, or the competition) changes (boards.py)."""
         async with self.db.session() as session:
-            competition, group, manage = await self.competitions.load(
+            competition, _group, manage = await self.competitions.load(
                 session, actor, competition_id
             )
             closed = self.clock.now() >= competition.ends_at
@@ -392,6 +398,27 @@ class EntryService:
                     "the private leaderboard is revealed when the competition ends, at "
                     f"{competition.ends_at.isoformat(timespec='minutes')}"
                 )
+            my_team = await self._team(session, competition, actor.id)
+            cid = competition.id
+            head = {
+                "competition_id": cid,
+                "board": board,
+                "final": board == "private" and closed,
+                "metric": competition.metric,
+                "higher_is_better": competition.higher_is_better,
+            }
+        ranked = await self.competitions.boards.get(cid, board, lambda: self._ranked(cid, board))
+        mine = f"team:{my_team.name}" if my_team else f"user:{actor.name}"
+        return {
+            **head,
+            "rows": [{**row, "mine": participant == mine} for participant, row in ranked],
+        }
+
+    async def _ranked(self, competition_id: int, board: str) -> list[tuple[str, dict]]:
+        """Every viewer's board: (participant, row) in rank order, from the database."""
+        async with self.db.session() as session:
+            competition = await session.get(Competition, competition_id)
+            group = await session.get(Group, competition.group_id)
             staff = await self._staff(session, group)
             rows = (
                 await session.execute(
@@ -404,11 +431,10 @@ class EntryService:
                     )
                 )
             ).all()
-            my_team = await self._team(session, competition, actor.id)
-        return self._rank(competition, group, rows, staff, board, closed, actor, my_team)
+        return self._rank(competition.higher_is_better, rows, staff, board)
 
-    def _rank(self, competition, group, rows, staff, board, closed, actor, my_team) -> dict:
-        higher = competition.higher_is_better
+    @staticmethod
+    def _rank(higher: bool, rows, staff, board) -> list[tuple[str, dict]]:
         by_id: dict[int, tuple] = {}
         counts: dict[str, int] = {}
         for entry, name, display, team in rows:
@@ -431,14 +457,9 @@ class EntryService:
         if board == "private":
             chosen = [entry.submission_id for _, entry in ranked]
             ranked = rules.leaderboard(entries("private_score", chosen), higher)
-        mine = f"team:{my_team.name}" if my_team else f"user:{actor.name}"
-        return {
-            "competition_id": competition.id,
-            "board": board,
-            "final": board == "private" and closed,
-            "metric": competition.metric,
-            "higher_is_better": higher,
-            "rows": [
+        return [
+            (
+                e.participant,
                 {
                     "rank": rank,
                     "participant": by_id[e.submission_id][2],
@@ -446,11 +467,10 @@ class EntryService:
                     "score": e.score,
                     "entries": counts[e.participant],
                     "submitted_at": e.submitted_at,
-                    "mine": e.participant == mine,
-                }
-                for rank, e in ranked
-            ],
-        }
+                },
+            )
+            for rank, e in ranked
+        ]
 
     async def everything(self, actor: Principal, competition_id: int) -> list[dict]:
         """Every entry with the scorer's output, for the course's managers."""

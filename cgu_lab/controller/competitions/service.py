@@ -41,6 +41,7 @@ from .. import audit
 from ..accounts.directory import get_group
 from ..clock import Clock
 from . import files
+from .boards import Boards
 from .gpus import check_gpu_type
 
 MAX_FILE = 16 * 2**20 - 4096  # below the API's body limit
@@ -107,6 +108,9 @@ class CompetitionService:
         self.db = db
         self.settings = settings
         self.clock = clock
+        # The ranked leaderboards, shared by every viewer (boards.py); entries and teams
+        # announce their changes to it.
+        self.boards = Boards()
 
     # -- reading ---------------------------------------------------------------------
 
@@ -256,7 +260,9 @@ class CompetitionService:
                 f"competition:{group.name}/{competition.name}",
                 changed=sorted(changes),
             )
-            return self.describe(competition, group, True)
+            described = self.describe(competition, group, True)
+        self.boards.changed(competition_id)  # the metric's direction, the end: rank again
+        return described
 
     def _check_solution_file(self, competition: Competition, spec: CompetitionSpec) -> None:
         text = files.path_of(self.settings.data_dir, competition.id, "solution").read_text()
@@ -334,6 +340,7 @@ class CompetitionService:
                 f"competition:{group.name}/{competition.name}",
             )
         await asyncio.to_thread(files.remove, self.settings.data_dir, competition_id)
+        self.boards.changed(competition_id)
 
     # -- teams -----------------------------------------------------------------------
 
@@ -395,6 +402,7 @@ class CompetitionService:
                 team=team,
                 members=sorted(members),
             )
+        self.boards.changed(competition_id)  # a staff's change of teams regroups entries
         return {"name": team, "members": sorted(name for _, name in users)}
 
     async def teams(self, actor: Principal, competition_id: int) -> list[dict]:
