@@ -861,6 +861,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/gpus/fleet': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The cluster's GPU products, counts and slices, and the types each could back (admins; kubernetes backend) */
+    get: operations['gpu_fleet_api_gpus_fleet_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/culling/policy': {
     parameters: {
       query?: never;
@@ -2954,6 +2971,111 @@ export interface components {
        * @description Notebooks using it now (owner/name)
        */
       holders: string[];
+    };
+    /** GpuFleetOut */
+    GpuFleetOut: {
+      /** Backend */
+      backend: string;
+      /** Products */
+      products: components['schemas']['GpuProductOut'][];
+    };
+    /** GpuProductOut */
+    GpuProductOut: {
+      /**
+       * Product
+       * @description nvidia.com/gpu.product, as GPU Feature Discovery set it
+       */
+      product: string;
+      /** Memory Mib */
+      memory_mib: number;
+      /**
+       * Archs
+       * @description kubernetes.io/arch of its nodes
+       */
+      archs: string[];
+      /**
+       * Nodes
+       * @description Schedulable nodes with this product
+       */
+      nodes: string[];
+      /**
+       * Unschedulable
+       * @description Cordoned nodes with it (they offer nothing)
+       */
+      unschedulable: string[];
+      /**
+       * Gpus
+       * @description Physical GPUs on schedulable nodes
+       */
+      gpus: number;
+      /**
+       * Whole
+       * @description Allocatable whole GPUs (nvidia.com/gpu)
+       */
+      whole: number;
+      /**
+       * Replicas
+       * @description Time-slices per GPU (0: not time-sliced)
+       */
+      replicas: number;
+      /**
+       * Slices
+       * @description Allocatable time-slices
+       */
+      slices: number;
+      /** Slice Resource */
+      slice_resource: string;
+      /** Mig Strategy */
+      mig_strategy: string;
+      /**
+       * Mig
+       * @description MIG profile -> allocatable instances
+       */
+      mig: {
+        [key: string]: number;
+      };
+      /**
+       * Notes
+       * @description What keeps part of it from being offered well
+       */
+      notes: string[];
+      /**
+       * Proposals
+       * @description GPU types this product can back
+       */
+      proposals: components['schemas']['GpuProposalOut'][];
+      /**
+       * Existing Types
+       * @description GPU types already selecting this product
+       */
+      existing_types: string[];
+    };
+    /**
+     * GpuProposalOut
+     * @description A GPU type ready to save as is (PUT /api/gpu-types/{name} with these fields).
+     */
+    GpuProposalOut: {
+      /** Name */
+      name: string;
+      /** Display Name */
+      display_name: string;
+      /** Resource Name */
+      resource_name: string;
+      /** Share */
+      share: number;
+      /** Mig Profile */
+      mig_profile: string;
+      /** Models */
+      models: string[];
+      /** Node Selector */
+      node_selector: {
+        [key: string]: string;
+      };
+      /**
+       * Capacity
+       * @description Notebooks of one GPU each this product could hold
+       */
+      capacity: number;
     };
     /** GpuTypeIn */
     GpuTypeIn: {
@@ -11028,6 +11150,98 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Message'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  gpu_fleet_api_gpus_fleet_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['GpuFleetOut'];
         };
       };
       /** @description Bad input: the message names the field and the rule */

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import NotSupported
+from ..core.gpu_fleet import Product
 from ..core.gpus import Device
 from ..core.quota import Limits
 
@@ -29,6 +30,9 @@ class EnvironmentSpec:
     local_prefix: str = ""
     # The apps its notebooks offer, as JSON for $CGU_APPS ("": the built-ins).
     apps: str = ""
+    # The CPU architecture its image runs on (amd64, arm64; "": any), which the
+    # Kubernetes backend turns into node affinity on `kubernetes.io/arch`.
+    arch: str = ""
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,12 @@ class NotebookSpec:
     kind: str = "jupyter"
     gpu_resource: str = "nvidia.com/gpu"
     node_selector: Mapping[str, str] = field(default_factory=dict)
+    # Node label -> the values one of which the node must carry (required node affinity):
+    # the GPU products a type's models match, read from the fleet.
+    node_affinity: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Labels on the notebook (Kubeflow copies them onto its pod): the selector labels of
+    # the PodDefaults its owner chose, as Kubeflow's web app sets them.
+    pod_labels: Mapping[str, str] = field(default_factory=dict)
     quota: QuotaSpec | None = None
     # Course storages the owner's notebook mounts at ~/courses/<course>/shared: (course,
     # writable) pairs; their personal storage (~/storage) is always mounted.
@@ -179,6 +189,16 @@ class Backend(abc.ABC):
     async def inventory(self) -> list[Device]:
         """The GPU devices notebooks can be given; none by default."""
         return []
+
+    async def fleet(self) -> list[Product]:
+        """The cluster's GPU products, counts and slices read from its nodes (core.gpu_fleet),
+        for the GPUs page's "make a GPU type of this"; only a cluster has nodes to read."""
+        raise self.unsupported("GPU products read from the cluster's nodes")
+
+    async def pod_defaults(self, owner: str) -> list[dict[str, Any]]:
+        """Kubeflow's PodDefaults ("configurations") in the owner's namespace, each
+        {name, desc, labels}: what the notebook form offers in Kubeflow mode."""
+        raise self.unsupported("Kubeflow PodDefaults (configurations)")
 
     def describe(self) -> dict[str, Any]:
         """Facts for the admin page: how limits are enforced, what is supported."""

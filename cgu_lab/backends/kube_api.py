@@ -85,6 +85,12 @@ KINDS: dict[str, Kind] = {
         ),
         Kind("VirtualMachine", "kubevirt.io/v1", "virtualmachines", provider="KubeVirt"),
         Kind(
+            "PodDefault",
+            "kubeflow.org/v1alpha1",
+            "poddefaults",
+            provider="Kubeflow's admission webhook (PodDefaults)",
+        ),
+        Kind(
             "PyTorchJob",
             "kubeflow.org/v1",
             "pytorchjobs",
@@ -118,6 +124,8 @@ PERMISSIONS: dict[str, dict[tuple[str, str], frozenset[str]]] = {
         ("Service", ""): frozenset({"create", "patch"}),
         ("VirtualMachine", ""): frozenset({"create", "patch", "delete"}),
         ("PyTorchJob", ""): frozenset({"create", "get", "delete"}),
+        # Kubeflow's "configurations", offered on the notebook form (read only)
+        ("PodDefault", ""): frozenset({"list"}),
         ("Pod", "log"): frozenset({"get"}),
         # kube_files: a pod per copy, the file tool run in it through exec (a websocket
         # upgrade of a GET, authorized as `create` since Kubernetes 1.31, `get` before)

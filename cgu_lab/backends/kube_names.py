@@ -100,14 +100,39 @@ class ObjectRef:
         return f"{self.name}-home"
 
 
+KUBEFLOW_PROFILE_PREFIX = "kubeflow-"
+_NOT_PROFILE = re.compile(r"[^a-z0-9]+")
+
+
+def kubeflow_profile(identity: str) -> str:
+    """The namespace Kubeflow gives a user's profile: `kubeflow-` and the identity (an
+    e-mail) lower-cased with every run of other characters a '-': user@example.com ->
+    kubeflow-user-example-com, as Kubeflow's manifests and dashboard name them. A name
+    past 63 characters keeps its start and ends with a hash (`slug`), so it stays a
+    valid namespace; two identities that differ only in punctuation meet, as in
+    Kubeflow, which is why a namespace found existing must be owned by the user."""
+    stem = _NOT_PROFILE.sub("-", identity.lower()).strip("-") or "x"
+    name = KUBEFLOW_PROFILE_PREFIX + stem
+    if len(name) <= 63 and "--" not in stem:
+        return name
+    room = 63 - len(KUBEFLOW_PROFILE_PREFIX)
+    return KUBEFLOW_PROFILE_PREFIX + slug(identity, room, letter_first=False)
+
+
 @dataclass(frozen=True)
 class Naming:
-    """Namespaces per user ("profiles") and per group, and the objects in them."""
+    """Namespaces per user ("profiles") and per group, and the objects in them.
+
+    `kubeflow` names users' namespaces as Kubeflow names profiles (kubeflow_profile),
+    so that Kubeflow's dashboard and web app find the notebooks in them."""
 
     user_prefix: str = "cgu-u-"
     group_prefix: str = "cgu-g-"
+    kubeflow: bool = False
 
     def user_namespace(self, user: str) -> str:
+        if self.kubeflow:
+            return kubeflow_profile(user)
         return self.user_prefix + slug(user, 63 - len(self.user_prefix), letter_first=False)
 
     def group_namespace(self, group: str) -> str:
@@ -128,7 +153,10 @@ class Naming:
 
     def managed(self, namespace: str) -> bool:
         """Whether a namespace name is one of ours (events elsewhere are ignored)."""
-        return namespace.startswith((self.user_prefix, self.group_prefix))
+        prefixes = (self.user_prefix, self.group_prefix)
+        if self.kubeflow:
+            prefixes += (KUBEFLOW_PROFILE_PREFIX,)
+        return namespace.startswith(prefixes)
 
 
 def selector(labels: dict[str, str]) -> str:

@@ -55,6 +55,17 @@ def namespace(name: str, subject: str, settings: KubeSettings, group: bool = Fal
     }
 
 
+def kubeflow_profile_of(existing: Obj, subject: str, settings: KubeSettings) -> bool:
+    """Whether an existing namespace is the Kubeflow profile of `subject` (namespace naming
+    "kubeflow"): Kubeflow's profile controller made it and annotated it with its owner.
+    Used as it is, so that Kubeflow's web app and cgu-lab see the same notebooks; a
+    profile of someone else is never taken, even where the names meet."""
+    if settings.namespace_naming != "kubeflow":
+        return False
+    annotations = existing.get("metadata", {}).get("annotations") or {}
+    return annotations.get("owner") == subject
+
+
 def controller_role_binding(namespace_name: str, settings: KubeSettings) -> Obj:
     """Grants the controller the namespace-manager ClusterRole in this namespace only."""
     return {
@@ -189,7 +200,9 @@ class Namespaces:
             built = namespace(name, subject, settings, group)
             if await api.create(built, True) is None:
                 existing = await api.get("Namespace", name) or {}
-                if not objects.is_ours(existing, settings):
+                if not objects.is_ours(existing, settings) and not kubeflow_profile_of(
+                    existing, subject, settings
+                ):
                     raise BackendError(
                         f"the namespace {name} exists but does not belong to this platform "
                         f"(installation '{settings.installation}'); rename it or change the prefix"

@@ -13,6 +13,10 @@ GPUs split into MIG instances, or not yet offered by the device plugin). The
 controller's placement rules count devices, not advertised slots: a time-sliced
 GPU is one device that a shared GPU type splits, so replicas are divided back
 out here. Cordoned nodes offer nothing.
+
+The same nodes, as labels and allocatable resources, feed the fleet's inventory of
+products (`node_gpus`, core.gpu_fleet); and what a namespace offers a notebook from
+Kubeflow (its PodDefaults) is read into the notebook form's choices here too.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ..core.gpu_fleet import NodeGpus
 from ..core.gpus import Device
 
 _MIG_RESOURCE = "nvidia.com/mig-"
@@ -81,3 +86,37 @@ def gpu_devices(nodes: Iterable[dict[str, Any]]) -> list[Device]:
             for index in range(count)
         )
     return devices
+
+
+def node_gpus(nodes: Iterable[dict[str, Any]]) -> list[NodeGpus]:
+    """Each node's labels and allocatable resources, for the fleet's inventory
+    (core.gpu_fleet): the I/O side stops here, the rules are pure."""
+    return [
+        NodeGpus(
+            name=node["metadata"]["name"],
+            labels=dict(node["metadata"].get("labels") or {}),
+            allocatable=dict(node.get("status", {}).get("allocatable") or {}),
+            schedulable=not node.get("spec", {}).get("unschedulable"),
+        )
+        for node in nodes
+    ]
+
+
+def pod_default_choices(listed: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Kubeflow PodDefaults (kubeflow.org/v1alpha1) as the notebook form lists them.
+
+    Kubeflow's jupyter web app offers each PodDefault of the namespace by its `spec.desc`
+    (its name when it has none) and, for each one chosen, puts the PodDefault's
+    `spec.selector.matchLabels` on the Notebook; its admission webhook then applies the
+    PodDefault to the pod those labels reach. Only `matchLabels` selects here: a
+    PodDefault selecting by expressions alone cannot be chosen by labels, so it is left out.
+    """
+    choices = []
+    for item in listed:
+        spec = item.get("spec") or {}
+        labels = dict((spec.get("selector") or {}).get("matchLabels") or {})
+        if not labels:
+            continue
+        name = item.get("metadata", {}).get("name", "")
+        choices.append({"name": name, "desc": spec.get("desc") or name, "labels": labels})
+    return sorted(choices, key=lambda choice: choice["name"])

@@ -92,6 +92,24 @@ def _notebook_annotations(spec: NotebookSpec, server_type: str) -> dict[str, str
     }
 
 
+def server_path(spec: NotebookSpec, settings: KubeSettings) -> str:
+    """The path the notebook server answers at (its base URL and NB_PREFIX).
+
+    By default the controller's `/notebook/<owner>/<name>/`, which its proxy forwards
+    unchanged. With notebook_paths "kubeflow", Kubeflow's `/notebook/<namespace>/<name>/`
+    (with the Kubeflow object name): Kubeflow's Istio route sends that path as is, and
+    JupyterLab's own links stay under it, where a rewrite to another base URL let only
+    the first page load."""
+    if settings.notebook_paths == "kubeflow":
+        ref = names.Naming(
+            settings.user_prefix,
+            settings.group_prefix,
+            kubeflow=settings.namespace_naming == "kubeflow",
+        ).notebook(spec.owner, spec.name)
+        return f"/notebook/{ref.namespace}/{ref.name}/"
+    return spec.base_path
+
+
 def notebook_args(spec: NotebookSpec, settings: KubeSettings) -> list[str]:
     """JupyterLab's command line: the same platform classes as the local backend's."""
     args = [
@@ -99,7 +117,7 @@ def notebook_args(spec: NotebookSpec, settings: KubeSettings) -> list[str]:
         "--ServerApp.ip=0.0.0.0",
         f"--ServerApp.port={NOTEBOOK_PORT}",
         "--ServerApp.port_retries=0",
-        f"--ServerApp.base_url={spec.base_path}",
+        f"--ServerApp.base_url={server_path(spec, settings)}",
         f"--ServerApp.root_dir={HOME}",
         "--ServerApp.allow_remote_access=True",
         f"--ServerApp.identity_provider_class={IDENTITY_PROVIDER}",
@@ -119,7 +137,8 @@ def notebook_env(spec: NotebookSpec, settings: KubeSettings) -> dict[str, str]:
     disk = spec.quota.limits.disk if spec.quota is not None else None
     return {
         "HOME": HOME,
-        "NB_PREFIX": spec.base_path.rstrip("/"),  # what Kubeflow's images expect
+        # What Kubeflow's images and web app expect: the path the server answers at.
+        "NB_PREFIX": server_path(spec, settings).rstrip("/"),
         "CGU_NOTEBOOK_ID": str(spec.id),
         "CGU_NOTEBOOK_OWNER": spec.owner,
         "CGU_NOTEBOOK_NAME": spec.name,
@@ -200,6 +219,9 @@ def notebook_pod_spec(ref: names.ObjectRef, spec: NotebookSpec, settings: KubeSe
     pod["volumes"] += volumes
     if spec.node_selector:
         pod["nodeSelector"] = dict(spec.node_selector)
+    affinity = parts.node_affinity(spec.node_affinity, spec.environment.arch)
+    if affinity:
+        pod["affinity"] = affinity
     if spec.gpus:
         pod["tolerations"] = parts.gpu_tolerations()
     return pod
@@ -217,11 +239,13 @@ def notebook(
     `spec` and no `metadata` (server-side apply refuses any other field), and
     its notebook-controller gives the pod the Notebook's own labels, as
     `statefulset()` does in builtin mode. So one Notebook serves both modes."""
-    labels = notebook_labels(ref, spec, settings, "notebook")
+    # The chosen PodDefaults' selector labels first: the platform's own labels win.
+    labels = {**spec.pod_labels, **notebook_labels(ref, spec, settings, "notebook")}
     annotations = _notebook_annotations(spec, "jupyter")
     # Kubeflow's notebook-controller routes /notebook/<namespace>/<name>/ through Istio to
-    # the pod; JupyterLab serves cgu-lab's base URL, which this rewrite makes it reach.
-    annotations[names.HTTP_REWRITE_URI] = spec.base_path
+    # the pod, rewritten to this path; the server answers at server_path (the same one
+    # in notebook_paths "kubeflow", where no rewrite happens at all).
+    annotations[names.HTTP_REWRITE_URI] = server_path(spec, settings)
     if stopped_at:
         annotations[names.STOPPED] = stopped_at
     return {
@@ -401,6 +425,9 @@ def virtual_machine(
     }
     if spec.node_selector:
         template_spec["nodeSelector"] = dict(spec.node_selector)
+    affinity = parts.node_affinity(spec.node_affinity, spec.environment.arch)
+    if affinity:
+        template_spec["affinity"] = affinity
     return {
         "apiVersion": "kubevirt.io/v1",
         "kind": "VirtualMachine",

@@ -12,7 +12,7 @@ It imports nothing of the platform but the names (kube_names) and the settings.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import kube_names as names
@@ -108,3 +108,29 @@ def volume_claim(
     if settings.storage_class:
         claim["spec"]["storageClassName"] = settings.storage_class
     return claim
+
+
+ARCH_LABEL = "kubernetes.io/arch"
+
+
+def node_affinity(choices: Mapping[str, Sequence[str]], arch: str = "") -> Obj | None:
+    """Required node affinity: for each label, a node carrying one of its values (the GPU
+    products a type's models match), and the image's architecture when it is known. It
+    is affinity, not a nodeSelector, because one type may match several product label
+    values (`In`); None when nothing narrows the choice."""
+    expressions = [
+        {"key": key, "operator": "In", "values": sorted(set(values))}
+        for key, values in sorted(choices.items())
+        if values
+    ]
+    if arch:
+        expressions.append({"key": ARCH_LABEL, "operator": "In", "values": [arch]})
+    if not expressions:
+        return None
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": expressions}]
+            }
+        }
+    }

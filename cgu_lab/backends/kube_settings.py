@@ -59,6 +59,16 @@ class KubeSettings(BaseSettings):
     # Namespaces ("profiles"): cgu-u-<user>, cgu-g-<group>.
     user_prefix: str = "cgu-u-"
     group_prefix: str = "cgu-g-"
+    # "kubeflow": a user's namespace is named as Kubeflow names profiles
+    # (kubeflow-<identity with every other character a '-'>: user@example.com ->
+    # kubeflow-user-example-com) and a Profile's existing namespace owned by the user
+    # is used as is; "cgu": user_prefix + the user name (the default, unchanged).
+    namespace_naming: Literal["cgu", "kubeflow"] = "cgu"
+    # "kubeflow": the server's base URL and NB_PREFIX are Kubeflow's
+    # /notebook/<namespace>/<name>/, which Kubeflow's Istio route and web app open
+    # (its links work past the first page); "cgu": /notebook/<owner>/<name>/, the path
+    # the controller's proxy serves (the default, unchanged).
+    notebook_paths: Literal["cgu", "kubeflow"] = "cgu"
     # Tells this platform's objects from another one's in the same cluster.
     installation: str = "default"
     # "kubeflow": Kubeflow's notebook-controller turns Notebooks into pods;

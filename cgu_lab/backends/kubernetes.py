@@ -42,7 +42,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from ..core import gpu_fleet
 from ..core.errors import Conflict, NotFound
+from ..core.gpu_fleet import Product
 from ..core.gpus import Device
 from . import kube_files as files
 from . import kube_names as names
@@ -65,7 +67,7 @@ from .base import (
 from .kube_api import KubeApi, load_client
 from .kube_connection import Connection
 from .kube_namespaces import Namespaces
-from .kube_nodes import gpu_devices
+from .kube_nodes import gpu_devices, node_gpus, pod_default_choices
 from .kube_settings import KubeSettings
 from .kube_storage_files import KubeStorage
 from .kube_watch import Source, WatchCache
@@ -90,7 +92,11 @@ class KubernetesBackend(Backend):
 
     def __init__(self, kube: KubeSettings | None = None) -> None:
         self.kube = kube or KubeSettings.from_env()
-        self.naming = names.Naming(self.kube.user_prefix, self.kube.group_prefix)
+        self.naming = names.Naming(
+            self.kube.user_prefix,
+            self.kube.group_prefix,
+            kubeflow=self.kube.namespace_naming == "kubeflow",
+        )
         # The pieces are given what they use, never this object: the connection (the API
         # client and the watch cache, filled by open()), the settings, the naming, and
         # the pieces they share (the namespaces made ready, the tool pods).
@@ -198,6 +204,18 @@ class KubernetesBackend(Backend):
     async def inventory(self) -> list[Device]:
         nodes, _ = await self._api.list("Node")
         return gpu_devices(nodes)
+
+    async def fleet(self) -> list[Product]:
+        """The GPU products of the cluster's nodes (core.gpu_fleet reads them)."""
+        nodes, _ = await self._api.list("Node")
+        return gpu_fleet.inventory(node_gpus(nodes))
+
+    async def pod_defaults(self, owner: str) -> list[dict[str, Any]]:
+        """The PodDefaults of the owner's namespace as Kubeflow's web app offers them:
+        name, `spec.desc` and the selector labels a notebook carries to receive it.
+        A namespace not made yet has none; a cluster without Kubeflow's webhook says so."""
+        listed, _ = await self._api.list("PodDefault", self.naming.user_namespace(owner))
+        return pod_default_choices(listed)
 
     # -- start ---------------------------------------------------------------------
 

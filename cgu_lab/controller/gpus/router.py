@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from ...core.gpu_fleet import PRODUCT, Product, products_matching
 from ...core.gpus import (
     capacity,
     check_gpu_type_resource,
@@ -23,6 +24,7 @@ from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.schema_types import DeviceIdPath, LabelPath
 from ..api.schemas import GpuDeviceIn, GpuDeviceOut, GpuTypeIn, GpuTypeOut, Message
 from ..environments import catalog
+from .schemas import GpuFleetOut, GpuProductOut, GpuProposalOut
 
 router = APIRouter(tags=["gpus"], dependencies=[require_scope("gpus")])
 
@@ -146,3 +148,60 @@ async def remove_gpu(device_id: DeviceIdPath, platform: PlatformDep, actor: Acto
         await catalog.remove_device(session, actor, device_id)
         await platform.notebooks.gpus.refresh(session)
     return Message(message=f"GPU '{device_id}' was removed")
+
+
+def product_out(product: Product, gpu_types) -> GpuProductOut:
+    """A product with the types it could back and those already selecting it (by the
+    product label, or by models that match it), so the page does not offer it twice."""
+    existing = sorted(
+        t.name
+        for t in gpu_types
+        if (t.node_selector or {}).get(PRODUCT) == product.product
+        or products_matching([product.product], (t.models or {}).get("include", []))
+    )
+    return GpuProductOut(
+        product=product.product,
+        memory_mib=product.memory_mib,
+        archs=sorted(product.archs),
+        nodes=product.nodes,
+        unschedulable=product.unschedulable,
+        gpus=product.gpus,
+        whole=product.whole,
+        replicas=product.replicas,
+        slices=product.slices,
+        slice_resource=product.slice_resource,
+        mig_strategy=product.mig_strategy,
+        mig=product.mig,
+        notes=product.notes,
+        proposals=[
+            GpuProposalOut(
+                name=p.name,
+                display_name=p.display_name,
+                resource_name=p.resource_name,
+                share=p.share,
+                mig_profile=p.mig_profile,
+                models=list(p.models),
+                node_selector=dict(p.node_selector),
+                capacity=p.capacity,
+            )
+            for p in product.proposals()
+        ],
+        existing_types=existing,
+    )
+
+
+@router.get(
+    "/gpus/fleet",
+    response_model=GpuFleetOut,
+    summary="The cluster's GPU products, counts and slices, and the types each could back "
+    "(admins; kubernetes backend)",
+)
+async def gpu_fleet(platform: PlatformDep, actor: ActorDep) -> GpuFleetOut:
+    require_admin(actor, "see the cluster's GPU products")
+    products = await platform.backend.fleet()
+    async with platform.db.session() as session:
+        gpu_types = await catalog.list_gpu_types(session)
+    return GpuFleetOut(
+        backend=platform.backend.name,
+        products=[product_out(product, gpu_types) for product in products],
+    )

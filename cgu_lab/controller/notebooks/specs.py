@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ...backends.base import EnvironmentSpec, NotebookSpec, QuotaSpec
 from ...core.errors import Invalid, NotFound
+from ...core.gpu_fleet import PRODUCT, products_matching
 from ...core.resources import parse_cpu, parse_memory
 from ...store.models import Notebook, User
 from ..accounts.directory import get_user
@@ -64,6 +65,16 @@ class NotebookSpecs:
         self.settings = settings
         self.gpus = gpus
 
+    def _product_affinity(self, gpu_type, node_selector) -> dict[str, tuple[str, ...]]:
+        """The GPU products (GFD's product label) a type's models match among the devices
+        found on the cluster, so its notebooks land only where the allocator placed them;
+        nothing when the type already selects a product, has no models, or none match."""
+        models = (gpu_type.models or {}).get("include", [])
+        if PRODUCT in node_selector or not models:
+            return {}
+        found = products_matching({device.model for device in self.gpus.found}, models)
+        return {PRODUCT: tuple(found)} if found else {}
+
     async def spec(
         self, session: AsyncSession, nb: Notebook, owner: str, api_token: str = ""
     ) -> NotebookSpec:
@@ -84,9 +95,11 @@ class NotebookSpecs:
                 if limits:
                     device_env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = ",".join(limits)
         gpu_resource, node_selector = "nvidia.com/gpu", {}
+        node_affinity: dict[str, tuple[str, ...]] = {}
         if nb.gpu_type:
             gpu_type = await catalog.get_gpu_type(session, nb.gpu_type)
             gpu_resource, node_selector = gpu_type.resource_name, dict(gpu_type.node_selector or {})
+            node_affinity = self._product_affinity(gpu_type, node_selector)
         limits, _ = await quotas.user_limits(session, nb.owner_id)
         return NotebookSpec(
             id=nb.id,
@@ -112,6 +125,7 @@ class NotebookSpecs:
             kind=nb.kind,
             gpu_resource=gpu_resource,
             node_selector=node_selector,
+            node_affinity=node_affinity,
             quota=QuotaSpec(limits, await catalog.gpu_resources(session)),
             courses=await storage.course_mounts(session, nb.owner_id),
         )

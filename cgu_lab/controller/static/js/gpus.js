@@ -48,14 +48,17 @@ function kindOf(type) {
   return 'whole GPU';
 }
 
-/** @param {GpuTypeOut | null} type null: a new one */
-function fillTypeForm(type) {
+/**
+ * @param {Partial<GpuTypeOut> | null} type null: a new one
+ * @param {boolean} existing whether `type` is saved already (its name is then fixed)
+ */
+function fillTypeForm(type, existing = Boolean(type)) {
   const f = typeForm.elements;
   f.name.value = type?.name ?? '';
-  f.name.readOnly = Boolean(type);
+  f.name.readOnly = existing;
   // Focus the first field that can change: the name of a new type, the title of an existing one.
-  f.name.autofocus = !type;
-  f.display_name.autofocus = Boolean(type);
+  f.name.autofocus = !existing;
+  f.display_name.autofocus = existing;
   f.display_name.value = type?.display_name ?? '';
   f.description.value = type?.description ?? '';
   f.resource_name.value = type?.resource_name ?? 'nvidia.com/gpu';
@@ -108,10 +111,13 @@ function typeFromForm() {
   };
 }
 
-/** @param {GpuTypeOut | null} type null: a new one */
-async function editType(type) {
-  fillTypeForm(type);
-  document.getElementById('type-title').textContent = type ? `Edit GPU type ${type.name}` : 'New GPU type';
+/**
+ * @param {Partial<GpuTypeOut> | null} type null: a new one
+ * @param {boolean} existing false for a type proposed from the fleet, not saved yet
+ */
+async function editType(type, existing = Boolean(type)) {
+  fillTypeForm(type, existing);
+  document.getElementById('type-title').textContent = existing ? `Edit GPU type ${type.name}` : 'New GPU type';
   showError('type-error', null);
   while ((await ask(typeDialog)) === 'save') {
     const name = typeForm.elements.name.value.trim();
@@ -215,7 +221,75 @@ function deviceRow(device) {
   );
 }
 
+const fleetSection = document.getElementById('fleet');
+const fleetBody = document.getElementById('fleet-products');
+
+function sliceText(product) {
+  const parts = [];
+  if (product.whole) parts.push(`${product.whole} whole`);
+  if (product.slices) parts.push(`${product.slices} time-slices (${product.replicas} per GPU)`);
+  for (const [profile, count] of Object.entries(product.mig)) parts.push(`${count}× MIG ${profile}`);
+  return parts.join(', ') || 'none allocatable';
+}
+
+// One click fills the type form from a proposal (resource name, node selector, models);
+// the admin reviews it and saves.
+function productRow(product) {
+  return el(
+    'tr',
+    { dataset: { product: product.product } },
+    el(
+      'th',
+      { scope: 'row' },
+      el('code', {}, product.product),
+      el('div', { class: 'hint' }, product.memory_mib ? formatMemory(product.memory_mib * 2 ** 20) : null),
+      ...product.notes.map(note => el('div', { class: 'hint' }, note))
+    ),
+    el('td', {}, product.archs.join(', ') || '—'),
+    el(
+      'td',
+      { class: 'num' },
+      String(product.nodes.length),
+      product.unschedulable.length ? el('div', { class: 'hint' }, `${product.unschedulable.length} cordoned`) : null
+    ),
+    el('td', { class: 'num' }, product.gpus),
+    el('td', {}, sliceText(product)),
+    el('td', {}, product.existing_types.join(', ') || '—'),
+    el(
+      'td',
+      {},
+      el(
+        'div',
+        { class: 'row-actions' },
+        ...product.proposals.map(proposal =>
+          el(
+            'button',
+            {
+              type: 'button',
+              onclick: () => editType({ ...proposal, description: '', fraction: 1 }, false),
+              'aria-label': `Make a GPU type of ${proposal.display_name}`
+            },
+            `Make a type: ${proposal.display_name}`
+          )
+        )
+      )
+    )
+  );
+}
+
+async function loadFleet() {
+  try {
+    const fleet = await api('GET', '/api/gpus/fleet');
+    fleetSection.hidden = false;
+    replaceRows(fleetBody, fleet.products.map(productRow), 'No node carries GPU Feature Discovery labels.', 7);
+  } catch (error) {
+    // 501 on a backend without nodes: the section stays hidden.
+    fleetSection.hidden = true;
+  }
+}
+
 async function load() {
+  loadFleet();
   try {
     const [types, devices] = await Promise.all([api('GET', '/api/gpu-types'), api('GET', '/api/gpus')]);
     replaceRows(typesBody, types.map(typeRow), 'No GPU types yet: add one so students can ask for GPUs.', 9);
