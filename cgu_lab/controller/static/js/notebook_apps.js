@@ -35,10 +35,9 @@ api('GET', '/api/environments')
  */
 export function appHref(nb, app) {
   const where = `${encodeURIComponent(nb.owner)}/${encodeURIComponent(nb.name)}`;
-  const next =
-    IN_LAB.includes(app)
-      ? `/notebook/${where}/lab?cgu-app=${encodeURIComponent(app)}`
-      : `/notebook/${where}/${encodeURIComponent(app)}/`;
+  const next = IN_LAB.includes(app)
+    ? `/notebook/${where}/lab?cgu-app=${encodeURIComponent(app)}`
+    : `/notebook/${where}/${encodeURIComponent(app)}/`;
   return `/notebook/auto-start/${where}?${new URLSearchParams({ next, start: '1' })}`;
 }
 
