@@ -27,7 +27,9 @@ function show() {
   const names = env.apps.map(app => app.name);
   form.elements.use_default.checked = !env.apps_declared;
   for (const builtIn of BUILT_IN) form.elements[builtIn].checked = names.includes(builtIn);
-  const own = env.apps.filter(app => !BUILT_IN.includes(app.name));
+  /** @type {readonly string[]} */
+  const builtIns = BUILT_IN;
+  const own = env.apps.filter(app => !builtIns.includes(app.name));
   form.elements.own.value = own.length ? JSON.stringify(own.map(ownApp), null, 1) : '';
   enable();
 }
