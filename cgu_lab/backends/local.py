@@ -73,7 +73,7 @@ from .base import (
 from .local_accounts import Account, Accounts
 from .local_command import notebook_argv, notebook_env
 from .local_homes import Homes
-from .local_limits import Limiter, instance_id
+from .local_limits import PLATFORM_NICE, Limiter, favour_platform, instance_id
 from .local_servers import Servers, free_port, log_tail
 from .local_storage import Storage
 from .local_training import LocalTraining
@@ -131,6 +131,9 @@ class LocalBackend(Backend):
             raise BackendError(str(error)) from None
         self.limiter.bind(self.instance)
         self.servers.bind(self.instance)
+        # In the event loop's own thread: the proxy and the API go before the notebooks.
+        if favour_platform(self.limiter):
+            log.info("controller's event loop at nice %d (local_limits)", PLATFORM_NICE)
         await asyncio.to_thread(local_host.prepare_x11_dir)  # before any desktop starts
         await asyncio.to_thread(self.storage.open)
         if self.accounts.mode == "per-user":
@@ -249,9 +252,26 @@ class LocalBackend(Backend):
                 f"environment '{spec.environment.name}' has no JupyterLab ({jupyter} is missing); "
                 "ask an administrator to install it there"
             )
-        busy = self.servers.busy_cpus()
         log_path = self.log_path(spec.owner, spec.name)
         log_path.parent.mkdir(parents=True, exist_ok=True)
+        # Starts take turns for the cores (local_servers.StartQueue); the wait is shown.
+        async with self.servers.queue.turn(progress):
+            return await self._launch(spec, progress, account, home, groups, prefix, jupyter)
+
+    async def _launch(
+        self,
+        spec: NotebookSpec,
+        progress: ProgressCallback,
+        account: Account,
+        home: Path,
+        groups: list[int],
+        prefix: Path,
+        jupyter: Path,
+    ) -> dict[str, Any]:
+        """Launch JupyterLab (a port taken meanwhile is tried again) and wait until it
+        answers; its cgroup weighs a starting notebook's until then (local_limits)."""
+        log_path = self.log_path(spec.owner, spec.name)
+        busy = self.servers.busy_cpus()
         last_error = ""
         private = self.private_network
         for attempt in range(3):
@@ -296,6 +316,7 @@ class LocalBackend(Backend):
                 await self.stop(spec, state)
                 raise
             self.servers.cpus[spec.id] = state["cpus"]
+            await asyncio.to_thread(self.limiter.settle, f"nb-{int(spec.id)}")
             return state
         raise BackendError(last_error)
 

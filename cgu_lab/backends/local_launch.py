@@ -125,6 +125,10 @@ def outbound(slirp4netns: str) -> None:
 
 def apply(plan: dict) -> None:
     close_inherited()
+    # The controller's event loop runs at a favoured nice (local_limits.favour_platform);
+    # what it starts does not: back to the default before anything else.
+    if os.getpriority(os.PRIO_PROCESS, 0) < 0:
+        os.setpriority(os.PRIO_PROCESS, 0, 0)
     pid = str(os.getpid())
     for procs_file in plan.get("cgroup_procs", []):
         with open(procs_file, "w") as handle:

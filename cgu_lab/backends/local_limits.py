@@ -33,6 +33,34 @@ children) and removed when its last notebook's cgroup goes.
 
 `Processes` applies the same rule to signals: see its docstring for what
 marks a process as one notebook's of this installation.
+
+Sharing the CPU (the policy; measured by benchmarks/class_burst.py). The kernel shares
+the CPU between the entities of each level of the cgroup tree by weight (v1 `cpu.shares`,
+v2 `cpu.weight`), and a process of the host's root group is one entity of weight 1024 (nice
+0). Left at its default, the whole `cgu-lab/` subtree was one such entity: on a host busy
+with other work, every notebook of every installation together got as much CPU as one
+other process, so a class's starts, and a student's own server answering through the
+proxy, waited behind each busy process of the host (a burst of 10 took 2.5x JupyterHub's,
+whose servers are plain processes; a bystander's p99 through the proxy up to 11x). So:
+
+- each group is worth one process of its own (`WEIGHT`), and a notebook that is starting
+  twice that (`STARTING_WEIGHT`) until its server answers (`settle()`): a student waiting
+  for the page goes before a kernel that computes, and never behind it;
+- each installation's parent weighs as many processes as it holds groups (at least one),
+  and the shared top `cgu-lab/` the sum of its installations: the platform's notebooks
+  share the host with its other work as that many processes would, no more, no less;
+- the controller and its proxy stay in the cgroup they were started in, outside this
+  subtree, and their event loop runs at nice `PLATFORM_NICE` (`favour_platform()`, with
+  cgroups and as root), worth about nine processes: weighed as one process beside a
+  class's notebooks, every proxied request of every student waited behind them (a
+  bystander's p99 through the proxy 9x JupyterHub's on a busy host). Its children do
+  not keep it: the launcher (local_launch) puts every program it starts back at nice 0,
+  and anything else it starts runs in a cgroup of its own, where a nice value counts only
+  against the group's own processes;
+- the CFS quota (`cpu.cfs_quota_us`, `cpu.max`) stays the notebook's own from its first
+  instruction (what it may use at most; the weights decide only who goes first);
+- no core is pinned where cgroups apply; without cgroups (rlimit mode) affinity is the only
+  CPU limit there is, and `pick_cpus` chooses the least used cores.
 """
 
 from __future__ import annotations
@@ -54,6 +82,13 @@ import psutil
 
 PERIOD_US = 100_000
 TOP = "cgu-lab"
+# CPU weights (the module's "Sharing the CPU"): one group, one process's worth (v1 cpu.shares
+# of nice 0; v2 cpu.weight 100); a starting notebook twice that until its server answers.
+WEIGHT = 1024
+STARTING_WEIGHT = 2 * WEIGHT
+MAX_SHARES = 262_144  # v1's ceiling of cpu.shares; v2's cpu.weight goes to 10,000
+# The controller's event loop (its API and proxy): weight 9548 against a process's 1024.
+PLATFORM_NICE = -10
 # An installation tag becomes a directory name under /sys/fs/cgroup: no '/', no '..'.
 TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 NOTEBOOK = re.compile(r"nb-([0-9]+)")
@@ -224,9 +259,68 @@ class Limiter:
                 enable = " ".join(f"+{c}" for c in self.controllers)
                 (parent / "cgroup.subtree_control").write_text(enable)
 
-    def make(self, name: str, cpu_milli: int, memory: int, pids: int | None = None) -> list[Path]:
+    @staticmethod
+    def _write_weight(cpu_dir: Path, shares: int, v2: bool) -> None:
+        """A cgroup's CPU weight in v1 shares (1024 = one process at nice 0)."""
+        shares = max(2, min(MAX_SHARES, int(shares)))
+        with contextlib.suppress(OSError):
+            if v2:
+                (cpu_dir / "cpu.weight").write_text(str(max(1, min(10_000, shares * 100 // 1024))))
+            else:
+                (cpu_dir / "cpu.shares").write_text(str(shares))
+
+    def cpu_dir(self, name: str) -> Path | None:
+        """The group's cgroup that holds its CPU settings (None without cgroups)."""
+        if self.mode == "rlimit" or not self.tag:
+            return None
+        return self.group_dirs(name)[0]  # v2's one, or v1's cpu hierarchy (listed first)
+
+    def reweigh(self) -> None:
+        """Weigh this installation's parent as the groups it holds, and the shared top
+        `cgu-lab/` as the sum of its installations (the module's "Sharing the CPU").
+        Called with `_PARENTS` held, after a group is made or removed."""
+        if self.mode == "rlimit" or not self.tag:
+            return
+        v2 = self.mode == "cgroup2"
+        parent = self.parents()[0]  # v2's one, or v1's cpu hierarchy (listed first)
+        with contextlib.suppress(OSError):
+            groups = sum(1 for e in os.scandir(parent) if e.is_dir() and GROUP.fullmatch(e.name))
+            self._write_weight(parent, WEIGHT * max(1, groups), v2)
+        top = parent.parent
+        total = 0
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(top):
+                if entry.is_dir(follow_symlinks=False) and TAG.fullmatch(entry.name):
+                    total += self._read_shares(Path(entry.path), v2)
+        self._write_weight(top, max(WEIGHT, total), v2)
+
+    @staticmethod
+    def _read_shares(cpu_dir: Path, v2: bool) -> int:
+        try:
+            if v2:
+                return int((cpu_dir / "cpu.weight").read_text()) * 1024 // 100
+            return int((cpu_dir / "cpu.shares").read_text())
+        except (OSError, ValueError):
+            return 0
+
+    def settle(self, name: str) -> None:
+        """The group's start is over (its server answers): from now on it weighs one
+        process, like every running notebook."""
+        directory = self.cpu_dir(name)
+        if directory is not None and directory.is_dir():
+            self._write_weight(directory, WEIGHT, self.mode == "cgroup2")
+
+    def make(
+        self,
+        name: str,
+        cpu_milli: int,
+        memory: int,
+        pids: int | None = None,
+        starting: bool = False,
+    ) -> list[Path]:
         """Create the group `name` with a CPU quota, a memory ceiling and a task ceiling
-        (`pids`, the notebooks' setting by default); returns its cgroups."""
+        (`pids`, the notebooks' setting by default); returns its cgroups. A `starting`
+        notebook weighs twice a process until `settle()` (the module's "Sharing the CPU")."""
         if self.mode == "rlimit":
             return []
         if not self.tag:
@@ -238,14 +332,18 @@ class Limiter:
             self._make_parents()
             for directory in dirs:
                 directory.mkdir(exist_ok=True)
+            self.reweigh()
+        weight = STARTING_WEIGHT if starting else WEIGHT
         if self.mode == "cgroup2":
             (cgroup,) = dirs
+            self._write_weight(cgroup, weight, True)
             (cgroup / "cpu.max").write_text(f"{quota} {PERIOD_US}")
             (cgroup / "memory.max").write_text(str(memory))
             if "pids" in self.controllers:
                 (cgroup / "pids.max").write_text(tasks)
             return dirs
         by_controller = dict(zip(self.controllers, dirs, strict=True))
+        self._write_weight(by_controller["cpu"], weight, False)
         (by_controller["cpu"] / "cpu.cfs_period_us").write_text(str(PERIOD_US))
         (by_controller["cpu"] / "cpu.cfs_quota_us").write_text(quota)
         (by_controller["memory"] / "memory.limit_in_bytes").write_text(str(memory))
@@ -276,7 +374,7 @@ class Limiter:
         """Create the cgroups (if any) and return the launcher's share of the plan."""
         if self.mode == "rlimit":
             return {"rlimit_data": memory, "cpus": pick_cpus(cpu_milli, busy_cpus)}
-        dirs = self.make(f"nb-{int(notebook_id)}", cpu_milli, memory)
+        dirs = self.make(f"nb-{int(notebook_id)}", cpu_milli, memory, starting=True)
         return {"cgroup_procs": self.procs_files(dirs), "cgroups": [str(d) for d in dirs]}
 
     def members(self, notebook_id: int) -> set[int]:
@@ -347,6 +445,7 @@ class Limiter:
                     for parent in self.parents():
                         with contextlib.suppress(OSError):
                             parent.rmdir()
+                self.reweigh()
             if not left or time.monotonic() >= deadline:
                 return
             time.sleep(0.02)
@@ -496,6 +595,20 @@ class Processes:
                         victims[pid] = process
                         ids.add(notebook_id)
         return list(victims.values()), ids
+
+
+def favour_platform(limiter: Limiter) -> bool:
+    """Run the calling thread (the controller's event loop: its API and proxy) and the
+    threads it starts at PLATFORM_NICE, when cgroups hold the notebooks (the module's
+    "Sharing the CPU"). Linux keeps a nice value per thread; threads and children inherit
+    it from the thread that makes them. Whether it applies (root may; others may not)."""
+    if limiter.mode == "rlimit":
+        return False  # notebooks share our cgroup: a nice value would rank them, not us
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, PLATFORM_NICE)
+    except OSError:
+        return False
+    return True
 
 
 def pick_cpus(

@@ -29,6 +29,7 @@ from typing import Any
 import aiohttp
 import psutil
 
+from . import local_launch
 from .base import BackendError, NotebookSpec, Observation, ProgressCallback
 from .local_accounts import Account
 from .local_limits import Limiter, Processes
@@ -36,6 +37,12 @@ from .upstream import UNIX, Upstreams, unix_path
 
 USER_HEADER = "X-Cgu-User"
 SECRET_HEADER = "X-Cgu-Proxy-Secret"  # noqa: S105 - a header name
+LAUNCHER = local_launch.__file__
+# Asking a starting server whether it answers: first after POLL_FIRST s, then each time
+# POLL_GROWTH times later, at most every POLL_MOST s. A fixed 50 ms made 20 requests a
+# second per start (a burst of 30 on a busy host: thousands), each costing the controller
+# and the starting server CPU that the starts themselves needed.
+POLL_FIRST, POLL_GROWTH, POLL_MOST = 0.05, 1.5, 0.5
 
 
 def free_port() -> int:
@@ -43,6 +50,70 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+class StartQueue:
+    """Admission that paces server starts to the cores: at most `slots` at once.
+
+    Why: a JupyterLab start costs seconds of CPU (benchmarks/class_burst.py). Thirty
+    launched at once on a small host share the cores thirty ways, so every student waits
+    as long as the last one, each half-started server holds its memory meanwhile, and a
+    start timed from its launch can run out of time on a busy host. In line, the first
+    ones answer after one start's time, the rest follow in order, and the bound the cores
+    allow is the same. A start waiting here is not launched yet, so its wait counts
+    against no timeout: a busy host makes starts later, never lost. Its place in line is
+    reported with the start's progress ("2nd in line for a free core").
+    """
+
+    def __init__(self, slots: int) -> None:
+        self.slots = max(1, int(slots))
+        self.running = 0
+        self.waiting: list[asyncio.Future] = []
+
+    def position(self, ticket: asyncio.Future) -> int:
+        return self.waiting.index(ticket) + 1 if ticket in self.waiting else 0
+
+    @contextlib.asynccontextmanager
+    async def turn(self, progress: ProgressCallback):
+        """Hold one of the slots for the body; wait in line (with progress) for it."""
+        if self.running < self.slots and not self.waiting:
+            self.running += 1
+        else:
+            ticket = asyncio.get_running_loop().create_future()
+            self.waiting.append(ticket)
+            reported = 0
+            try:
+                while not ticket.done():
+                    place = self.position(ticket)
+                    if place != reported:
+                        reported = place
+                        await progress(20, f"Waiting for a free core: {ordinal(place)} in line")
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(ticket), 1.0)
+            except BaseException:
+                if ticket in self.waiting:
+                    self.waiting.remove(ticket)
+                elif ticket.done() and not ticket.cancelled():
+                    self._release()  # handed a slot while being cancelled: pass it on
+                raise
+        try:
+            yield
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Hand the slot to the first in line, or free it."""
+        while self.waiting:
+            ticket = self.waiting.pop(0)
+            if not ticket.done():
+                ticket.set_result(None)
+                return
+        self.running -= 1
+
+
+def ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def log_tail(path: Path, lines: int = 5) -> str:
@@ -65,6 +136,9 @@ class Servers:
         self.processes = Processes("", limiter)
         self.children: dict[int, asyncio.subprocess.Process] = {}
         self.cpus: dict[int, list[int]] = {}
+        # Starts in parallel: the setting, else one per core this process may use.
+        slots = getattr(settings, "parallel_starts", 0) or len(os.sched_getaffinity(0))
+        self.queue = StartQueue(slots)
         # Liveness checks ask each server's status over its port or socket, briefly.
         self.http = Upstreams(lambda: {"timeout": aiohttp.ClientTimeout(total=2)}, keepalive=15)
 
@@ -102,10 +176,14 @@ class Servers:
         with log:
             log.write(f"\n--- starting at {time.strftime('%Y-%m-%d %H:%M:%S')} ---\n".encode())
             log.flush()
+            # The launcher as a file, isolated (-I) and without site (-S): it needs only
+            # the standard library, and `-m` imported the package and its base module
+            # first (3x the CPU of the launcher itself, benchmarks/start_profile.py).
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
-                "-m",
-                "cgu_lab.backends.local_launch",
+                "-I",
+                "-S",
+                LAUNCHER,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=log,
                 stderr=log,
@@ -158,18 +236,23 @@ class Servers:
         deadline = time.monotonic() + self.settings.start_timeout
         started = time.monotonic()
         reported = 0
+        pause = POLL_FIRST
+        sock = state.get("socket")
         while time.monotonic() < deadline:
             if process.returncode is not None:
                 tail = log_tail(log_path)
                 raise BackendError(f"{server} exited with code {process.returncode}: {tail}")
-            if ready() and await self.answers(spec, state):
+            # A server on a Unix socket cannot answer before the socket exists (a stat).
+            listening = not sock or os.path.exists(sock)  # noqa: ASYNC240 - one stat
+            if listening and ready() and await self.answers(spec, state):
                 await progress(95, answered)
                 return
             waited = int(time.monotonic() - started)
             if waited > reported:
                 reported = waited
                 await progress(min(90, 30 + waited * 10), waiting(waited))
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(pause)
+            pause = min(POLL_MOST, pause * POLL_GROWTH)
         raise BackendError(
             f"{server} did not answer within {self.settings.start_timeout:.0f} s; "
             f"last lines of its log: {log_tail(log_path)}"

@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     session_hours: float = 168
     secure_cookies: bool = False
     start_timeout: float = 90
+    # local notebooks: servers launched at once; later starts wait in line, their place shown
+    # (local_servers.StartQueue); 0: one per core the controller may use
+    parallel_starts: int = Field(default=0, ge=0)
     stop_timeout: float = 10
     # local VM notebooks: seconds a guest has to power off (ACPI) before QEMU is ended,
     # and the accelerator: "auto" (KVM when usable, else TCG), "kvm" or "tcg"

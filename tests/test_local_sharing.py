@@ -1,0 +1,165 @@
+"""How local notebooks share the host's CPU: cgroup weights and the queue of starts.
+
+local_limits' "Sharing the CPU" and local_servers.StartQueue; on fake cgroup trees and
+with events, no timing (benchmarks/class_burst.py measures what they buy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from cgu_lab.backends.local_limits import PLATFORM_NICE, STARTING_WEIGHT, WEIGHT, Limiter
+from cgu_lab.backends.local_servers import LAUNCHER, StartQueue, ordinal
+
+
+def v1(tmp_path, tag: str) -> Limiter:
+    for hierarchy in ("cpu", "memory"):
+        (tmp_path / hierarchy).mkdir(exist_ok=True)
+    limiter = Limiter(root=tmp_path, tag=tag)
+    assert limiter.mode == "cgroup1"
+    return limiter
+
+
+def shares(path) -> int:
+    return int((path / "cpu.shares").read_text())
+
+
+def test_notebooks_weigh_as_many_processes_as_they_are_and_starts_go_first(tmp_path):
+    first, second = v1(tmp_path, "aaaa1111"), v1(tmp_path, "bbbb2222")
+    top = tmp_path / "cpu" / "cgu-lab"
+    first.prepare(1, 1000, 2**30, [])
+    first.prepare(2, 500, 2**30, [])
+    second.prepare(1, 1000, 2**30, [])
+    mine = top / "aaaa1111"
+    # Starting: twice a process, until the server answers.
+    assert shares(mine / "nb-1") == STARTING_WEIGHT
+    first.settle("nb-1")
+    assert shares(mine / "nb-1") == WEIGHT
+    # Each installation: one process per group; the shared top: the sum of them.
+    assert shares(mine) == 2 * WEIGHT
+    assert shares(top / "bbbb2222") == WEIGHT
+    assert shares(top) == 3 * WEIGHT
+    # The quota is still the notebook's own: the weight decides only who goes first.
+    assert (mine / "nb-2" / "cpu.cfs_quota_us").read_text() == "50000"
+    # A group removed (here by hand: a fake tree's files keep rmdir from working).
+    shutil.rmtree(mine / "nb-2")
+    first.reweigh()
+    assert shares(mine) == WEIGHT and shares(top) == 2 * WEIGHT
+    shutil.rmtree(top / "bbbb2222")  # an installation's parent goes with its last group
+    first.reweigh()
+    assert shares(top) == WEIGHT
+
+
+def test_cgroup_v2_weights(tmp_path):
+    (tmp_path / "cgroup.controllers").write_text("cpu memory pids\n")
+    limiter = Limiter(root=tmp_path, tag="aaaa1111")
+    assert limiter.mode == "cgroup2"
+    for notebook in (1, 2, 3):
+        limiter.prepare(notebook, 1000, 2**30, [])
+    parent = tmp_path / "cgu-lab" / "aaaa1111"
+    assert (parent / "nb-1" / "cpu.weight").read_text() == "200"
+    limiter.settle("nb-1")
+    assert (parent / "nb-1" / "cpu.weight").read_text() == "100"
+    assert (parent / "cpu.weight").read_text() == "300"
+    assert (tmp_path / "cgu-lab" / "cpu.weight").read_text() == "300"
+
+
+def test_no_core_is_pinned_where_cgroups_apply(tmp_path):
+    plan = v1(tmp_path, "aaaa1111").prepare(1, 2000, 2**30, busy_cpus=[0, 0, 1])
+    assert "cpus" not in plan
+
+
+def test_starts_take_turns_and_are_told_their_place():
+    async def scenario():
+        queue = StartQueue(2)
+        inside, most = 0, 0
+        release = asyncio.Event()
+        told: dict[int, list[str]] = {i: [] for i in range(5)}
+
+        async def start(i: int) -> None:
+            nonlocal inside, most
+
+            async def progress(_percent: int, message: str) -> None:
+                told[i].append(message)
+
+            async with queue.turn(progress):
+                inside += 1
+                most = max(most, inside)
+                await release.wait()
+                inside -= 1
+
+        tasks = [asyncio.create_task(start(i)) for i in range(5)]
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert inside == 2 and queue.running == 2 and len(queue.waiting) == 3
+        # The third in line leaves (its student stopped it): its place goes to the next.
+        tasks[4].cancel()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert len(queue.waiting) == 2
+        release.set()
+        await asyncio.gather(*tasks[:4])
+        assert most == 2 and queue.running == 0 and not queue.waiting
+        assert told[0] == [] and told[1] == []
+        assert told[2][0] == "Waiting for a free core: 1st in line"
+        assert told[3][0] == "Waiting for a free core: 2nd in line"
+
+    asyncio.run(scenario())
+
+
+def test_a_slot_handed_to_a_cancelled_start_is_passed_on():
+    async def scenario():
+        queue = StartQueue(1)
+        done = []
+
+        async def quiet(*_args) -> None:
+            return None
+
+        async def start(i: int) -> None:
+            async with queue.turn(quiet):
+                done.append(i)
+
+        holder = queue.turn(quiet)
+        await holder.__aenter__()
+        second = asyncio.create_task(start(1))
+        third = asyncio.create_task(start(2))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert len(queue.waiting) == 2
+        await holder.__aexit__(None, None, None)  # the slot is handed to the second...
+        second.cancel()  # ...which is cancelled before it could take it (or just after)
+        await asyncio.gather(second, third, return_exceptions=True)
+        # Whether the second took its slot or passed it on, the third got one, none leaked.
+        assert done[-1] == 2 and queue.running == 0 and not queue.waiting
+
+    asyncio.run(scenario())
+
+
+def test_ordinals():
+    assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"
+    ]  # fmt: skip
+
+
+def test_what_the_launcher_starts_runs_at_the_default_nice(tmp_path):
+    """The controller's loop may run favoured (favour_platform); its notebooks never are."""
+    if os.geteuid() != 0:
+        pytest.skip("a negative nice value needs root")
+    show = "import os; print(os.getpriority(os.PRIO_PROCESS, 0))"
+    plan = {"argv": [sys.executable, "-c", show], "env": {}, "cwd": str(tmp_path)}
+    launched = subprocess.run(
+        [sys.executable, "-I", "-S", LAUNCHER],
+        env={"CGU_LAUNCH_PLAN": json.dumps(plan)},
+        preexec_fn=lambda: os.setpriority(os.PRIO_PROCESS, 0, PLATFORM_NICE),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert launched.stdout.strip() == "0"
