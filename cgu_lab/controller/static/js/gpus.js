@@ -282,7 +282,7 @@ async function loadFleet() {
     const fleet = await api('GET', '/api/gpus/fleet');
     fleetSection.hidden = false;
     replaceRows(fleetBody, fleet.products.map(productRow), 'No node carries GPU Feature Discovery labels.', 7);
-  } catch (error) {
+  } catch {
     // 501 on a backend without nodes: the section stays hidden.
     fleetSection.hidden = true;
   }
