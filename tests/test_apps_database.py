@@ -151,6 +151,11 @@ def test_the_web_client_is_on_the_notebooks_origin(alice, lab):
 
 def test_the_data_survives_a_restart(alice, lab):
     code(alice, "alice", lab, PSQL.format(command="INSERT INTO grades VALUES ('bob', 5)"))
+    # A dump in the home, which a submission carries (the cluster's files it never does).
+    dumped = alice.ok("POST", "/notebook/alice/db/cgu-lab/apps/postgres/dump")
+    assert dumped["path"] == "database.sql" and dumped["size"] > 0, dumped
+    sql = code(alice, "alice", lab, "print(open('database.sql').read())")
+    assert "CREATE TABLE public.grades" in sql and "bob\t5" in sql, sql[-400:]
     alice.ok("POST", "/api/notebooks/alice/db/stop?wait=true", 202)
     assert alice.ok("POST", "/api/notebooks/alice/db/start?wait=true", 202)["state"] == "running"
     again = code(alice, "alice", lab, PSQL.format(command="SELECT sum(mark) FROM grades"))

@@ -227,6 +227,19 @@ class Database:
                     *("-q", "-f", str(script)),
                 )
 
+    async def dump(self, target: Path) -> int:
+        """The database as SQL (`pg_dump`, no owners), for a submission or a template;
+        its size in bytes. Connecting starts the database where it is not running."""
+        binaries = postgres_bin()
+        if binaries is None:
+            raise RuntimeError("PostgreSQL is not installed on this machine")
+        partial = target.with_name(f".{target.name}.partial")
+        await self._run(
+            str(binaries / "pg_dump"),
+            *("-h", str(self.folder), "-d", self.user, "--no-owner", "-f", str(partial)),
+        )
+        return await asyncio.to_thread(_settle, partial, target)
+
     @contextlib.contextmanager
     def _log(self):
         """The database's log, appended to (a descriptor its programs write to)."""
@@ -284,6 +297,12 @@ class Database:
             time.sleep(0.05)
         with contextlib.suppress(ProcessLookupError):
             os.kill(process.pid, signal.SIGQUIT)
+
+
+def _settle(partial: Path, target: Path) -> int:
+    """The finished dump under its name (never a half-written one); its size."""
+    os.replace(partial, target)
+    return os.path.getsize(target)
 
 
 async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

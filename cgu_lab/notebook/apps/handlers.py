@@ -18,6 +18,8 @@
   runs, how long its last start took; the database itself is reached by its socket
   from kernels and terminals, and in the browser through its web client
   (`<base_url>/postgres/`), both for the owner and editors only.
+- `POST cgu-lab/apps/postgres/dump`: `~/database.sql` from the database (pg_dump), which
+  a submission or a template then carries.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 
 from jupyter_server.auth.decorator import authorized, ws_authenticated
 from jupyter_server.base.handlers import JupyterHandler
@@ -44,6 +47,7 @@ READ_CHUNK = 256 * 1024
 NOT_RUNNING = "not_running"
 BROWSER_EDITORS = EditorsOnly("use a browser on its desktop")
 DATABASE_EDITORS = EditorsOnly("use its database")
+DUMP_NAME = "database.sql"
 
 
 def _kind(name: str) -> str:
@@ -236,10 +240,33 @@ class DesktopViewHandler(
             self.pump.cancel()
 
 
+class DatabaseDumpHandler(BaseHandler):
+    """`~/database.sql` from the notebook's database (the owner and editors), so that a
+    submission or a template carries the data (the cluster's own files are never copied)."""
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        apps: Apps = self.settings[SETTING]
+        if DATABASE_EDITORS.refuse(self):
+            return
+        if apps.database is None:
+            send_refusal(self, 404, "no_database", "this notebook's environment has no database")
+            return
+        began = time.monotonic()
+        try:
+            size = await apps.database.dump(apps.database.home / DUMP_NAME)
+        except (RuntimeError, OSError) as error:
+            send_refusal(self, 409, "dump_failed", f"the database could not be dumped: {error}")
+            return
+        self.finish({"path": DUMP_NAME, "size": size, "seconds": time.monotonic() - began})
+
+
 def routes(apps: Apps) -> list[tuple]:
     return [
         (r"cgu-lab/apps", AppsHandler),
         (r"cgu-lab/apps/desktop/view", DesktopViewHandler),
         (r"cgu-lab/apps/browser", BrowserHandler),
         (r"cgu-lab/apps/postgres", DatabaseHandler),
+        (r"cgu-lab/apps/postgres/dump", DatabaseDumpHandler),
     ]

@@ -81,9 +81,19 @@ def desktop_display(folder: Path) -> str | None:
 def command(browser: str, url: str, profile: Path) -> list[str]:
     if "firefox" in Path(browser).name:
         return [browser, "--profile", str(profile), "--new-window", url]
-    # Chromium's own sandbox needs user namespaces, which a notebook's account may not be
-    # given; the notebook's account, cgroup and network are its sandbox here.
-    return [browser, *CHROMIUM_FLAGS, "--no-sandbox", f"--user-data-dir={profile}", url]
+    return [browser, *CHROMIUM_FLAGS, *_sandbox(), f"--user-data-dir={profile}", url]
+
+
+def _sandbox() -> tuple[str, ...]:
+    """Chromium's own sandbox where it can have one: it refuses to run as root with it, and
+    it needs user namespaces, which a host may not give. Without it the notebook's
+    account, cgroup and network namespace still bound what a page can reach."""
+    if os.geteuid() == 0:
+        return ("--no-sandbox",)
+    with contextlib.suppress(OSError, ValueError):
+        if int(Path("/proc/sys/user/max_user_namespaces").read_text()) == 0:
+            return ("--no-sandbox",)
+    return ()
 
 
 def launch(folder: Path, url: str) -> subprocess.Popen:
