@@ -138,3 +138,34 @@ def test_the_desktop_session_says_why_it_did_not_start(monkeypatch, capsys, tmp_
     assert desktop_session.main(["desktop_session", str(tmp_path / "vnc.sock")]) == 1
     assert "the desktop did not start" in capsys.readouterr().err
     assert not (tmp_path / "vnc.sock").exists()
+
+
+def test_course_apps_are_built_ins_and_the_default_stays_desktop_and_vs_code(monkeypatch):
+    apps = rules.check_apps(["postgres", "browser", "rstudio"])
+    assert [a["title"] for a in apps] == ["PostgreSQL", "Web browser", "RStudio"]
+    assert [a["name"] for a in rules.default_apps()] == ["desktop", "vscode"]
+    with pytest.raises(Invalid, match="is built in"):
+        rules.check_app({"name": "postgres", "command": ["postgres"]})
+    # RStudio without rserver and jupyter-rsession-proxy: declared, not offered, and why.
+    monkeypatch.setattr(registry, "rsession_proxy", lambda: None)
+    created = registry.Apps.create(json.dumps(["rstudio"]))
+    try:
+        assert (
+            created.offered == []
+            and "RStudio Server is not installed" in (created.missing["rstudio"])
+        )
+    finally:
+        created.close()
+
+
+def test_the_database_recipe_declares_its_apps_and_debian_packages():
+    from cgu_lab.core import environments
+
+    database = environments.recipe("database")
+    assert database.main_packages == ("jupysql", "psycopg")
+    assert database.apps == ("desktop", "vscode", "postgres", "browser")
+    assert database.system_packages == ("postgresql", "postgresql-client")
+    r = environments.recipe("r")
+    assert r.packages == () and r.system_packages == ("r-base-core", "r-cran-irkernel")
+    assert environments.RECIPE_KERNELS["r"]["ir"]["language"] == "R"
+    assert environments.recipe_from_record(database.as_record()) == database
