@@ -2,6 +2,9 @@
  * The whole teaching day, walked in Chromium by every role, through the pages and
  * JupyterLab as people would (the API only where a person would have a second tab).
  * Each step's time goes to artifacts/day-walk-times.json and a screenshot per step.
+ * Issue 23's fixes are walked where they fall: the teacher creates the TA, a share given
+ * again replaces the first, the TA's Open as notebook (progress at once, one copy), the
+ * admin's Open as me, and the pages' dates and sizes.
  */
 import { expect, Page, test, TestInfo } from '@playwright/test';
 import { execFileSync } from 'child_process';
@@ -13,6 +16,8 @@ const COURSE = 'day-course';
 const STUDENTS = ['day-s1', 'day-s2', 'day-s3', 'day-s4', 'day-s5'];
 const TEMPLATE = 'day-lab';
 const TIMES = path.resolve(__dirname, '../../artifacts/day-walk-times.json');
+/** Every date on the pages in one shape, local time (issue 23 item 10). */
+const MOMENT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/;
 
 const MALFORMED = [
   'username,display_name,email',
@@ -112,14 +117,13 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
   test.setTimeout(30 * 60_000);
   const shot = (p: Page, name: string) => snapshot(p, testInfo, `day-${name}`);
 
-  // -- the admin: the teacher's and the TA's accounts, then the Data science environment --
+  // -- the admin: the teacher's account, then the Data science environment --
   await login(page, 'ui-admin');
-  const accounts = await step('admin creates the teacher and the TA', async () => {
+  const accounts = await step('admin creates the teacher', async () => {
     await page.goto('/admin/users');
     const teacher = await addAccount(page, 'day-teacher', 'Dana Teacher', 'teacher');
-    const ta = await addAccount(page, 'day-ta', 'Tom Assistant', 'ta');
     await shot(page, '01-admin-accounts');
-    return { teacher, ta };
+    return { teacher };
   });
 
   await step('admin builds the Data science environment', async () => {
@@ -164,19 +168,26 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
   });
   expect(Object.keys(passwords).sort()).toEqual(STUDENTS);
 
+  // The TA in one step from the course page (issue 23 item 6): the account, its one-time
+  // password shown once, a TA of the course at once; they log in and see the course.
   const ta = await newPage(page);
-  await step('teacher adds the TA, who accepts', async () => {
+  await step('teacher creates the TA on the course page; the TA logs in', async () => {
     await teacher.getByRole('tab', { name: 'TAs', exact: true }).click();
-    await teacher.getByLabel('Make TA').fill('day-ta');
-    await teacher.getByRole('button', { name: 'Promote' }).click();
-    await expect(teacher.locator('#tas tr[data-ta="day-ta"]')).toContainText('invited');
-    await firstLogin(ta, 'day-ta', accounts.ta);
-    const taApi = await asToken(baseURL!, await apiToken(ta));
-    expect((await taApi.post(`/api/me/invitations/${COURSE}`)).status()).toBe(200);
-    await taApi.dispose();
-    await teacher.reload();
+    const panel = teacher.locator('#panel-tas');
+    await panel.getByLabel('New TA').fill('day-ta');
+    await panel.getByLabel('Full name').fill('Tom Assistant');
+    await panel.getByRole('button', { name: 'Create TA' }).click();
+    const created = teacher.locator('#new-ta-info');
+    await expect(created).toContainText(`day-ta was created and is now a TA of ${COURSE}`);
+    const oneTime = (await created.locator('#new-ta-password').textContent())!.trim();
+    expect(oneTime).not.toBe('');
+    await expect(teacher.locator('#tas tr[data-ta="day-ta"]')).toContainText('TA');
     await expect(teacher.locator('#tas tr[data-ta="day-ta"]')).not.toContainText('invited');
     await shot(teacher, '06-course-ta');
+    await firstLogin(ta, 'day-ta', oneTime);
+    await ta.goto('/courses');
+    await expect(ta.locator(`[data-course="${COURSE}"]`).getByRole('link', { name: 'Data Science 101' })).toBeVisible();
+    await shot(ta, '06b-ta-sees-course');
   });
 
   // -- the teacher prepares the lab in a Data science notebook and publishes it --
@@ -219,9 +230,10 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
     await files.getByLabel('Folder of that notebook').fill('week1/data');
     await files.getByLabel('To the folder').fill('week1-data');
     await files.getByRole('button', { name: 'Copy to every member' }).click();
-    await expect(teacher.locator('#deployments tr').filter({ hasText: 'Week 1 reading' })).toContainText('done', {
-      timeout: 60_000
-    });
+    const deployed = teacher.locator('#deployments tr').filter({ hasText: 'Week 1 reading' });
+    await expect(deployed).toContainText('done', { timeout: 60_000 });
+    // Dates in one shape on every page (issue 23 item 10).
+    await expect(deployed.locator('td').first()).toHaveText(MOMENT);
     await teacher.getByRole('tab', { name: 'Assignments' }).click();
     const form = teacher.locator('#panel-assignments');
     await form.getByLabel('Name').fill('hw1');
@@ -270,7 +282,12 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
     await student.locator('[data-cgu="share-suggestion"][data-grantee="user:day-ta"]').click();
     await student.locator('[data-cgu="share-access-edit"]').check();
     await student.locator('[data-cgu="share-submit"]').click();
-    await expect(student.locator('[data-cgu="share-row"]')).toHaveCount(2);
+    // A new grant to the same person and scope replaces the old one (issue 23 item 5).
+    const rows = student.locator('[data-cgu="share-row"]');
+    await expect(rows.locator('.cgu-Badge-edit')).toBeVisible();
+    await expect(rows).toHaveCount(1);
+    await expect(rows.first()).toHaveAttribute('data-grantee', 'user:day-ta');
+    await shot(student, '12b-share-replaced');
     await student.locator('.cgu-ShareDialog .jp-Dialog-footer button', { hasText: 'Close' }).click();
 
     await ta.reload();
@@ -294,15 +311,56 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
     await shot(student, '15-submission-receipt');
   });
 
+  const COPY = '/notebook/day-ta/hw1-day-s1-1';
   await step('the TA opens the submission and runs it', async () => {
     await ta.goto(`/assignments/${assignment.id}`);
-    await expect(ta.locator('#submissions tr[data-submission]')).toHaveCount(1);
+    const submission = ta.locator('#submissions tr[data-submission]');
+    await expect(submission).toHaveCount(1);
+    // Its date and size as every page writes them (issue 23 item 10).
+    await expect(submission.locator('td').nth(1)).toHaveText(MOMENT);
+    await expect(submission.locator('td').nth(2)).toHaveText(/^\d+ \((\d+ B|\d+\.\d [KM]iB)\)$/);
+    // The copy's start page follows the start's progress stream, held here until the
+    // page is on the screenshot.
+    let asked: () => void = () => undefined;
+    const held = new Promise<void>(resolve => (asked = resolve));
+    let release: () => void = () => undefined;
+    const released = new Promise<void>(resolve => (release = resolve));
+    const progress = (url: URL) => url.pathname === '/api/notebooks/day-ta/hw1-day-s1-1/events';
+    await ta.route(progress, async route => {
+      asked();
+      await released;
+      await route.fallback();
+    });
+    const clicked = Date.now();
     await ta.getByRole('button', { name: 'Open as notebook' }).click();
-    await ta.waitForURL(/\/notebook\/day-ta\/hw1-day-s1-1\/lab/, { timeout: 180_000 });
-    await ta.goto('/notebook/day-ta/hw1-day-s1-1/lab/tree/week1/analysis.ipynb');
+    // Progress at once (issue 23 item 2): the page says so, then the start page follows it.
+    await expect(
+      ta.getByText("Opening your copy of day-s1's submission #1").or(ta.locator('#progress-box'))
+    ).toBeVisible({ timeout: 5_000 });
+    times.push({ step: 'Open as notebook → progress shown', seconds: Math.round((Date.now() - clicked) / 100) / 10 });
+    await ta.waitForURL(/\/notebook\/auto-start\/day-ta\/hw1-day-s1-1/, { timeout: 30_000, waitUntil: 'domcontentloaded' });
+    await held;
+    await expect(ta.locator('#progress-box')).toBeVisible();
+    await expect(ta.locator('#start-button')).toBeHidden();
+    await shot(ta, '16a-open-submission-progress');
+    release();
+    await ta.waitForURL(new RegExp(`${COPY}/lab`), { timeout: 180_000 });
+    await ta.unroute(progress);
+    await ta.goto(`${COPY}/lab/tree/week1/analysis.ipynb`);
     await expect(ta.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
     expect(await runFirstCell(ta)).toContain('rows: 3 species: 3');
     await shot(ta, '16-ta-ran-submission');
+  });
+
+  // One submission, one copy: a second click opens the same one (issue 23 item 2).
+  await step("the TA's second Open as notebook opens the same copy", async () => {
+    await ta.goto(`/assignments/${assignment.id}`);
+    await ta.getByRole('button', { name: 'Open as notebook' }).click();
+    await ta.waitForURL(new RegExp(`${COPY}/lab`), { timeout: 60_000 });
+    await ta.goto('/notebooks');
+    await expect(ta.locator('tr[data-notebook="day-ta/hw1-day-s1-1"]')).toBeVisible();
+    await expect(ta.locator('tr[data-notebook^="day-ta/hw1-day-s1"]')).toHaveCount(1);
+    await shot(ta, '16b-ta-one-copy');
   });
 
   // -- the student's notebook dies: they see it within seconds and restart it --
@@ -330,6 +388,27 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
     await student.waitForURL(new RegExp(`${NOTEBOOK}/lab`), { timeout: 180_000 });
     await expect(student.locator('.jp-DirListing-item[title*="week1"]').first()).toBeVisible({ timeout: 60_000 });
     await shot(student, '18-notebook-restarted');
+  });
+
+  // -- the admin looks at the student's notebook as herself (issue 23 item 3) --
+  await step("admin opens the student's notebook as herself", async () => {
+    await page.goto('/admin/users/day-s1');
+    await page.getByRole('button', { name: `Open ${TEMPLATE} as me` }).click();
+    const dialog = page.locator('#open-dialog');
+    await expect(dialog).toBeVisible();
+    // Without a reason the dialog stays open and says why.
+    await dialog.getByRole('button', { name: 'Give me access' }).click();
+    await expect(dialog.locator('#open-error')).toContainText(`say why you open day-s1/${TEMPLATE}`);
+    await expect(dialog).toBeVisible();
+    await shot(page, '19-open-as-me-needs-reason');
+    await dialog.getByLabel('Access').selectOption('read');
+    await dialog.getByLabel('Reason').fill('help request in class');
+    await dialog.getByRole('button', { name: 'Give me access' }).click();
+    await page.waitForURL(new RegExp(`${NOTEBOOK}/lab`), { timeout: 60_000 });
+    await expect(page.locator('body')).toHaveAttribute('data-cgu-access', 'read', { timeout: 60_000 });
+    await expect(page.locator('[data-cgu="access-status"]')).toHaveText('Read-only');
+    await expect(page.locator('.jp-DirListing-item[title*="week1"]').first()).toBeVisible({ timeout: 60_000 });
+    await shot(page, '20-admin-opened-as-me');
   });
   await teacherApi.dispose();
 });
