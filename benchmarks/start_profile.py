@@ -119,13 +119,15 @@ def server(disabled: tuple[str, ...]) -> tuple[float, float]:
     )
     try:
         transport = httpx.HTTPTransport(uds=str(sock))
+        deadline = time.monotonic() + 120
         with httpx.Client(transport=transport, timeout=2) as client:
             while True:
                 with contextlib.suppress(httpx.HTTPError):
-                    if client.get("http://x/api/status?token=t").status_code == 200:
+                    # A local Host, or Jupyter Server refuses the request.
+                    if client.get("http://localhost/api/status?token=t").status_code == 200:
                         break
-                if process.poll() is not None:
-                    raise RuntimeError("jupyter-lab exited")
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("jupyter-lab did not answer")
                 time.sleep(0.02)
         wall = time.perf_counter() - began
         fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
