@@ -128,3 +128,26 @@ def test_a_teacher_sees_the_budget_and_asks_for_more(course, teacher, admin, ali
     assert empty.status_code == 400 and "say what the course needs" in empty.json()["message"]
     too_long = teacher.post(f"/api/groups/{course}/quota/requests", json={"message": "x" * 1001})
     assert too_long.status_code == 400
+
+
+def test_a_course_without_a_budget_takes_the_default_as_its_class_quota(teacher, admin):
+    """The whole-class dialog starts from the students' default quota (course_staff.js): a
+    course with no budget is capped by that default, so it fits; 'any GPUs' does not, and
+    the refusal says the cap is the platform's default, not a budget the course lacks."""
+    teacher.ok("POST", "/api/groups", 201, json={"name": "free-101"})
+    teacher.ok("POST", "/api/groups/free-101/import", json={"csv": "username\nq-dee\n"})
+    default = quota_of(admin, "q-dee")["limits"]
+    assert quota_of(admin, "q-dee")["source"] == "default"
+    body = {
+        "cpu": default["cpu_milli"] / 1000,
+        "memory": default["memory"],
+        "gpus": default["gpus"],
+        "notebooks": default["notebooks"],
+    }
+    assert teacher.ok("PUT", "/api/groups/free-101/student-quotas", json=body)["students"] == [
+        "q-dee"
+    ]
+    refused = teacher.put("/api/groups/free-101/student-quotas", json={**body, "gpus": None})
+    assert refused.status_code == 403
+    assert "has no budget" in refused.json()["message"]
+    assert "platform's default quota" in refused.json()["message"]

@@ -183,8 +183,9 @@ def enforce(*checks: QuotaCheck) -> None:
         )
 
 
-def within_budget(limits: Limits, budget: Limits, group: str) -> None:
-    """A group manager may give a member at most the group's own budget, per dimension."""
+def within_budget(limits: Limits, budget: Limits, group: str, default: bool = False) -> None:
+    """A group manager may give a member at most the group's own budget, per dimension;
+    of a group without one (`default`), at most the platform's default quota."""
     problems = []
 
     def over(value, ceiling) -> bool:
@@ -208,8 +209,10 @@ def within_budget(limits: Limits, budget: Limits, group: str) -> None:
                 if count > ceiling:
                     problems.append(f"at most {format_gpus(ceiling, gpu_type)}")
     if problems:
-        raise QuotaExceeded(
-            f"group '{group}' has a budget, so a member's quota must set "
-            + ", ".join(problems)
-            + "."
+        cap = (
+            f"group '{group}' has no budget, so a member's quota is capped by the platform's "
+            "default quota and must set "
+            if default
+            else f"group '{group}' has a budget, so a member's quota must set "
         )
+        raise QuotaExceeded(cap + ", ".join(problems) + ".")

@@ -260,10 +260,11 @@ async def set_user(
         for group_id in managed:
             group = await session.get(Group, group_id)
             budget = await group_limits(session, group_id)
-            if budget is None:
-                budget = await default_limits(session)
             try:
-                rules.within_budget(limits, budget, group.name)
+                if budget is None:
+                    rules.within_budget(limits, await default_limits(session), group.name, True)
+                else:
+                    rules.within_budget(limits, budget, group.name)
                 break
             except QuotaExceeded as error:
                 problems.append(error)
@@ -304,9 +305,10 @@ async def set_course_students(
         raise Invalid(f"'{group.name}' has no students yet; enrol them first")
     if not actor.is_admin:
         budget = await group_limits(session, group.id)
-        rules.within_budget(
-            limits, budget if budget is not None else await default_limits(session), group.name
-        )
+        if budget is None:
+            rules.within_budget(limits, await default_limits(session), group.name, default=True)
+        else:
+            rules.within_budget(limits, budget, group.name)
         # `roles.manages_account`, for the whole class in one query: a student who is
         # also in a group the actor does not manage answers to that group's staff too.
         others = (

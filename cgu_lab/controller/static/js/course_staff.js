@@ -259,8 +259,8 @@ export function init(context) {
     if (changed) loadBudget();
   });
   document.getElementById('class-quota').addEventListener('click', async () => {
-    // The dialog starts from the first student's own quota, if one has it: usually
-    // the class quota set last time.
+    // The dialog starts from the first student's quota: their own (usually the class
+    // quota set last time), else the default they have now, which fits the course's cap.
     const first = document.querySelector('#quotas tr[data-quota]');
     const current = first
       ? await api('GET', `/api/users/${encodeURIComponent(first.getAttribute('data-quota'))}/quota`).catch(() => null)
@@ -270,7 +270,7 @@ export function init(context) {
     const changed = await editLimits(
       `Quota of every student of ${ctx.group}`,
       'Back to the default',
-      current?.source === 'user' ? current.limits : null,
+      current?.limits ?? null,
       async limits => {
         result = await api('PUT', `${ctx.base}/student-quotas`, limits);
       },
