@@ -28,13 +28,12 @@ from pathlib import Path
 STARTER = Path(__file__).with_name("dbgate_start.js")
 
 
-def environment(dbgate: str, socket: str, web_root: str, pghost: str, user: str) -> dict:
+def environment(dbgate: str, web_root: str, pghost: str, user: str) -> dict:
     """DbGate's settings: where to listen and serve from, and its one connection."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CONNECTIONS", "LABEL_"))}
     env.update(
         {
             "NODE_PATH": str(Path(dbgate) / "node_modules"),
-            "CGU_DBGATE_SOCKET": socket,
             "WEB_ROOT": web_root,
             "WORKSPACE_DIR": str(Path.home() / ".local" / "share" / "cgu-lab" / "dbgate"),
             "CONNECTIONS": "pg",
@@ -57,8 +56,8 @@ def main(argv: list[str]) -> None:
         sys.exit("cgu-lab: the database's web client needs Node.js (node), which is not installed")
     pghost = os.environ.get("PGHOST") or str(Path(socket).parent)
     user = os.environ.get("PGUSER") or getpass.getuser()
-    env = environment(dbgate, socket, web_root, pghost, user)
-    os.execve(node, [node, str(STARTER)], env)  # noqa: S606 - no shell; a fixed argv
+    env = environment(dbgate, web_root, pghost, user)
+    os.execve(node, [node, str(STARTER), socket], env)  # noqa: S606 - no shell; a fixed argv
 
 
 if __name__ == "__main__":
