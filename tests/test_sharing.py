@@ -17,6 +17,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from cgu_lab.controller.clock import FakeClock
 
+from . import ycollab
 from .harness import extension_server_config, wait_until
 from .test_notebooks import execute, server_process
 
@@ -192,6 +193,113 @@ def test_expired_share_stops_working(controller, lab, alice, bob):
     assert bob.get("/notebook/alice/lab/api/contents").status_code == 404
     assert bob.ok("GET", "/api/shared-with-me") == []
     assert alice.ok("GET", "/api/notebooks/alice/lab/shares") == []
+
+
+LIVE = {
+    "type": "notebook",
+    "format": "json",
+    "content": {
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": "c1",
+                "metadata": {},
+                "source": "x = 1",
+                "outputs": [],
+                "execution_count": None,
+            }
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    },
+}
+
+
+def room_of(session, path: str = "live.ipynb") -> tuple[str, dict, dict]:
+    """(uri, headers, connect options) of `path`'s collaboration room for `session`'s
+    browser on the notebook's origin, looked up as JupyterLab does."""
+    found = session.put(
+        ycollab.session_path("/notebook/alice/lab", path), json=ycollab.NOTEBOOK_TYPE
+    )
+    assert found.status_code in (200, 201), found.text
+    found = found.json()
+    return session.notebook_socket(ycollab.room_path("/notebook/alice/lab", found))
+
+
+def test_share_changes_reach_open_collaboration_rooms(controller, lab, alice, bob):
+    """Narrowing an editable share to read-only, letting one expire and revoking one each
+    end the grantee's open collaboration connection through the proxy within seconds; a
+    connection opened again carries the new (read-only) access, whose edits are dropped."""
+    response = httpx.put(
+        f"{controller.url}/notebook/alice/lab/api/contents/live.ipynb", json=LIVE, headers=lab
+    )
+    assert response.status_code in (200, 201), response.text
+    edit = share(alice, grantee="bob", access="edit", expires_in_minutes=30)
+    disk = "/notebook/alice/lab/api/contents/live.ipynb?content=1&format=text&type=file"
+
+    def saved() -> str | None:
+        """The first cell on disk (None while a save is half written)."""
+        try:
+            return ycollab.on_disk_source(alice.ok("GET", disk)["content"])
+        except ValueError:
+            return None
+
+    async def scenario() -> dict:
+        url, headers, connect = await asyncio.to_thread(room_of, alice)
+        owner = await ycollab.YClient.connect(url, headers, **connect)
+        url, headers, connect = await asyncio.to_thread(room_of, bob)
+        editor = await ycollab.YClient.connect(url, headers, **connect)
+        await editor.edit(" + 1")
+        await owner.until(lambda: owner.source() == "x = 1 + 1")
+        # Narrowed to read-only: the editing connection is closed (1008) within seconds...
+        started = time.monotonic()
+        await asyncio.to_thread(share, alice, grantee="bob", access="read")
+        narrowed = await editor.closed(5), time.monotonic() - started
+        await owner.pump(0.2)
+        assert owner.closed_code is None  # ...the owner's is not
+        # ...and opened again it follows live but its edits reach neither owner nor disk.
+        url, headers, connect = await asyncio.to_thread(room_of, bob)
+        viewer = await ycollab.YClient.connect(url, headers, **connect)
+        await owner.edit("0")
+        await viewer.until(lambda: viewer.source() == "x = 1 + 10")
+        await viewer.edit("; import os")
+        await owner.pump(1.0)
+        assert owner.source() == "x = 1 + 10"
+        await asyncio.to_thread(
+            wait_until, lambda: saved() == "x = 1 + 10", 15, 0.5, "the owner's edit saved"
+        )
+        # Expired (no event: the proxy's periodic re-check, its access cache included).
+        shares = await asyncio.to_thread(alice.ok, "GET", "/api/notebooks/alice/lab/shares")
+        read = next(s for s in shares if s["grantee"]["name"] == "bob")
+        with sqlite3.connect(controller.data_dir / "cgu-lab.sqlite") as db:
+            past = (datetime.now(timezone.utc) - timedelta(seconds=1)).isoformat(" ")
+            db.execute("UPDATE shares SET expires_at = ? WHERE id = ?", (past, read["id"]))
+        started = time.monotonic()
+        expired = await viewer.closed(20), time.monotonic() - started
+        # Revoked: closed at once.
+        again = await asyncio.to_thread(share, alice, grantee="bob", access="read")
+        url, headers, connect = await asyncio.to_thread(room_of, bob)
+        viewer = await ycollab.YClient.connect(url, headers, **connect)
+        started = time.monotonic()
+        await asyncio.to_thread(
+            alice.ok, "DELETE", f"/api/notebooks/alice/lab/shares/{again['id']}"
+        )
+        revoked = await viewer.closed(5), time.monotonic() - started
+        await owner.close()
+        return {"narrowed": narrowed, "expired": expired, "revoked": revoked}
+
+    assert edit["access"] == "edit"
+    ended = asyncio.run(scenario())
+    print({what: f"code {code} after {seconds:.2f} s" for what, (code, seconds) in ended.items()})
+    assert {what: code for what, (code, _) in ended.items()} == {
+        "narrowed": 1008,
+        "expired": 1008,
+        "revoked": 1008,
+    }
+    assert ended["narrowed"][1] < 3 and ended["revoked"][1] < 3
+    assert ended["expired"][1] < 5 + 5 + 3  # REVALIDATE_SECONDS + the access cache + slack
+    assert saved() == "x = 1 + 10"
 
 
 @pytest.mark.parametrize(
