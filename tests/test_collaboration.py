@@ -257,3 +257,52 @@ async def test_reader_still_opens_no_other_websocket(jp_ws_fetch, notebook):
     with pytest.raises(HTTPClientError) as refused:
         await jp_ws_fetch("api", "events", "subscribe", headers=who("bob", "read"))
     assert refused.value.code == 403
+
+
+async def test_thirty_readers_follow_one_writer_and_none_writes(
+    jp_fetch, room, jp_serverapp, notebook
+):
+    """A class watching a broadcast: 1 writer and 30 read-only clients on one room. Every
+    reader receives each of the writer's keystrokes; each reader's forged change reaches
+    neither the disk, the writer, the room's document, nor any other reader."""
+    writer = await Client.join(jp_fetch, room, who("alice"))
+    readers = await asyncio.gather(
+        *(Client.join(jp_fetch, room, who(f"student{n}", "read")) for n in range(30))
+    )
+
+    async def all_follow() -> None:
+        await asyncio.gather(
+            *(r.until(lambda r=r: r.source() == writer.source(), seconds=10) for r in readers)
+        )
+
+    for key in "abc":
+        await writer.edit(key)
+        await all_follow()
+    before = writer.source()
+    assert before == "x = 1abc"
+
+    # Each reader forges a change of its own (and a save); none of them goes anywhere.
+    for n, reader in enumerate(readers):
+        await reader.edit(f"#forged{n}#")
+        await reader.send(protocol.raw_message("save") + protocol.write_var_uint(n))
+    await asyncio.gather(writer.pump(1.0), *(r.pump(1.0) for r in readers))
+    assert writer.source() == before
+    for n, reader in enumerate(readers):
+        forged = {m for m in range(30) if f"#forged{m}#" in reader.source()}
+        assert forged == {n}, f"reader {n} received others' forged changes {forged - {n}}"
+    server_doc = await jp_serverapp.web_app.settings["jupyter_server_ydoc"].get_document(
+        path="notes.ipynb", content_type="notebook", file_format="json", copy=False
+    )
+    assert str(server_doc.ycells[0]["source"]) == before
+    await asyncio.gather(*(r.until(lambda r=r: r.raw, seconds=5) for r in readers))
+    assert all(all('"failed"' in text for text in r.raw) for r in readers)
+
+    # The writer's next keystroke still reaches all 30, and only the writer's reaches disk.
+    await writer.edit("!")
+    await asyncio.gather(*(r.until(lambda r=r: "!" in r.source()) for r in readers))
+    await writer.until(lambda: on_disk(notebook) == before + "!")
+    presence = json.loads((await jp_fetch("cgu-lab", "collaboration", headers=who("alice"))).body)
+    (doc,) = [r for r in presence["rooms"] if r["room"].startswith("json:notebook:")]
+    assert doc["editors"] == ["alice"] and len(doc["viewers"]) == 30
+    for client in (writer, *readers):
+        client.socket.close()
