@@ -165,8 +165,13 @@ def awareness(client_id: int, clock: int, name: str) -> bytes:
     return protocol.write_awareness([protocol.Entry(client_id, clock, state)])
 
 
-def on_disk(path) -> str:
-    source = json.loads(path.read_text())["cells"][0]["source"]
+def on_disk(path) -> str | None:
+    """The first cell's source in the file (None while a save is half written: the
+    server truncates and rewrites it in place)."""
+    try:
+        source = json.loads(path.read_text())["cells"][0]["source"]
+    except ValueError:
+        return None
     return "".join(source) if isinstance(source, list) else source
 
 
