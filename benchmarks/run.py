@@ -10,6 +10,7 @@ BENCHMARKS = [
     "start_profile.py",
     "class_burst.py",
     "proxy_overhead.py",
+    "collab_latency.py",
     "culler_pass.py",
     "semester.py",
     "deploy_copy.py",
