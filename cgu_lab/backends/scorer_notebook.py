@@ -103,21 +103,35 @@ def student_message(answer: dict, time_limit: float, memory_limit: int) -> str:
     return "your notebook could not be run; your course's staff can see why"
 
 
+# A CPU run's address space in its cgroup, as a multiple of its memory limit (command()).
+AS_BACKSTOP = 3
+
+
 class NotebookRunner:
     def __init__(self, sandbox: ScorerSandbox) -> None:
         self.sandbox = sandbox
 
     async def command(
-        self, memory_limit: int, time_limit: float, per_process: bool = True
+        self, memory_limit: int, time_limit: float, per_process: bool = True, gpu: bool = False
     ) -> tuple[list[str], dict]:
         """The run's argv and ids. `per_process`: limit each process's address space to
         `memory_limit` (RLIMIT_AS), for runs without a cgroup of their own. With one, the
         cgroup's ceiling is the limit: address space is not memory (a child forked from a
-        kernel inherits its reservations, CUDA reserves far more than it uses), so RLIMIT_AS
-        refused what the limit allows while letting many processes hold it each."""
+        kernel inherits its reservations), so RLIMIT_AS refused what the limit allows while
+        letting many processes hold it each. A CPU run in a cgroup still gets a generous
+        address-space backstop (AS_BACKSTOP times the limit): Linux hands out a huge
+        `bytearray(4 GiB)` without charging a page until it is touched, so only the
+        address space can refuse it at once with a MemoryError the student can read. A GPU
+        run gets none: CUDA reserves far more address space than it ever uses."""
+        if per_process:
+            space = [f"--as={memory_limit}"]
+        elif gpu:
+            space = []
+        else:
+            space = [f"--as={memory_limit * AS_BACKSTOP}"]
         limits = [
             shutil.which("prlimit") or "/usr/bin/prlimit",
-            *([f"--as={memory_limit}"] if per_process else []),
+            *space,
             # CPU seconds a little over the wall limit: the wall clock inside the run
             # is what reports "time"; this is the backstop for a kernel that spins.
             f"--cpu={max(1, math.ceil(time_limit)) + 10}",
@@ -159,7 +173,9 @@ class NotebookRunner:
         `gpu_env`: the GPU the run was given (CUDA_VISIBLE_DEVICES...), for its kernel."""
         size = (await asyncio.to_thread(inputs.stat)).st_size
         async with self.sandbox.confined(memory_limit + RUN_OVERHEAD + size) as run:
-            command, ids = await self.command(memory_limit, time_limit, per_process=not run.name)
+            command, ids = await self.command(
+                memory_limit, time_limit, per_process=not run.name, gpu=bool(gpu_env)
+            )
             job = {
                 **ids,
                 "python": python,
