@@ -15,7 +15,7 @@ from cgu_lab.controller.competitions.boards import Boards
 def test_viewers_share_one_ranking_until_a_change():
     async def scenario():
         now = [0.0]
-        boards = Boards(ttl=10, clock=lambda: now[0])
+        boards = Boards(lambda: now[0], ttl=10)
         ranked = []
         gate = asyncio.Event()
 
@@ -44,7 +44,7 @@ def test_viewers_share_one_ranking_until_a_change():
 
 def test_a_change_during_a_ranking_is_not_lost():
     async def scenario():
-        boards = Boards(ttl=60, clock=lambda: 0.0)
+        boards = Boards(lambda: 0.0, ttl=60)
         scores = ["old"]
         gate = asyncio.Event()
 
@@ -67,7 +67,7 @@ def test_a_change_during_a_ranking_is_not_lost():
 
 def test_a_failed_ranking_is_not_kept():
     async def scenario():
-        boards = Boards(clock=lambda: 0.0)
+        boards = Boards(lambda: 0.0)
         calls = []
 
         async def rank():

@@ -18,7 +18,6 @@ one ranking (one computation per change, however many viewers).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
@@ -28,7 +27,9 @@ TTL = 10.0  # seconds a ranked board is served without an announced change
 class Boards:
     """Ranked boards by (competition id, board), each valid until its competition changes."""
 
-    def __init__(self, ttl: float = TTL, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float], ttl: float = TTL) -> None:
+        """`clock`: seconds that only go forward (the platform's Clock.monotonic), by which
+        a board ages."""
         self.ttl = ttl
         self.clock = clock
         self._versions: dict[int, int] = {}

@@ -110,7 +110,7 @@ class CompetitionService:
         self.clock = clock
         # The ranked leaderboards, shared by every viewer (boards.py); entries and teams
         # announce their changes to it.
-        self.boards = Boards()
+        self.boards = Boards(clock.monotonic)
 
     # -- reading ---------------------------------------------------------------------
 
