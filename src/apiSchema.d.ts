@@ -3498,6 +3498,11 @@ export interface components {
       expires_at: string | null;
       /** Running */
       running: boolean;
+      /**
+       * Viewers
+       * @description People other than the owner following one of the notebook's documents live now (collaboration rooms open through the proxy); null when unknown
+       */
+      viewers?: number | null;
       /** Url */
       url: string;
     };

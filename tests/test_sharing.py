@@ -302,6 +302,39 @@ def test_share_changes_reach_open_collaboration_rooms(controller, lab, alice, bo
     assert saved() == "x = 1 + 10"
 
 
+def test_live_view_counts_who_follows_it(controller, lab, alice, bob, admin):
+    """The course's Live tab counts the people following a live view's notebook live
+    (their collaboration rooms open through the proxy): the owner is not counted, a
+    viewer with two tabs is one, and one who leaves is no longer counted."""
+    created = alice.ok(
+        "POST", "/api/notebooks/alice/lab/broadcast", 201, json={"group": "tutors", "minutes": 30}
+    )
+
+    def viewers() -> int | None:
+        (view,) = admin.ok("GET", "/api/groups/tutors/live")["views"]
+        return view["viewers"]
+
+    async def scenario() -> list:
+        counts = [await asyncio.to_thread(viewers)]
+        url, headers, connect = await asyncio.to_thread(room_of, alice)
+        owner = await ycollab.YClient.connect(url, headers, **connect)
+        counts.append(await asyncio.to_thread(viewers))
+        url, headers, connect = await asyncio.to_thread(room_of, bob)
+        tabs = [await ycollab.YClient.connect(url, headers, **connect) for _ in range(2)]
+        counts.append(await asyncio.to_thread(viewers))
+        for tab in tabs:
+            await tab.close()
+        await asyncio.to_thread(
+            wait_until, lambda: viewers() == 0, 10, 0.2, "the viewer count to drop"
+        )
+        counts.append(await asyncio.to_thread(viewers))
+        await owner.close()
+        return counts
+
+    assert asyncio.run(scenario()) == [0, 0, 1, 0]
+    alice.ok("DELETE", f"/api/notebooks/alice/lab/shares/{created['id']}")
+
+
 @pytest.mark.parametrize(
     ("body", "status", "text"),
     [

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import aiohttp
 from yarl import URL
 
+from ...core.collaboration import document_file_id
 from ...core.lifecycle import State
 from ...core.origins import notebook_slug
 from ...core.sharing import Access
@@ -42,6 +43,8 @@ class Tunnel:
     cookie: object | None  # the OriginCookie of a browser
     bearer: str  # or the API token of a script
     revoked: asyncio.Event = field(default_factory=asyncio.Event)
+    user: str = ""  # who opened it (the viewer count counts people, not their tabs)
+    document_room: bool = False  # a collaboration room of a document (a live follower)
 
 
 async def pump(receive, send, upstream: aiohttp.ClientWebSocketResponse, tunnel: Tunnel) -> None:
@@ -93,6 +96,13 @@ async def pump(receive, send, upstream: aiohttp.ClientWebSocketResponse, tunnel:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await upstream.close()
+
+
+def _document_room(rest: str) -> bool:
+    """Whether a notebook path (after /notebook/<owner>/<name>) is the websocket of a
+    document's collaboration room (`api/collaboration/room/json:notebook:<id>`)."""
+    prefix = "/api/collaboration/room/"
+    return rest.startswith(prefix) and document_file_id(rest[len(prefix) :]) is not None
 
 
 class WebsocketTunnels:
@@ -147,12 +157,32 @@ class WebsocketTunnels:
             return
         await send({"type": "websocket.accept", "subprotocol": upstream.protocol})
         bearer = header(scope, b"authorization").partition(" ")[2].strip()
-        tunnel = Tunnel(route.notebook_id, caller.access, caller.cookie, bearer)
+        tunnel = Tunnel(
+            route.notebook_id,
+            caller.access,
+            caller.cookie,
+            bearer,
+            user=caller.identity.name,
+            document_room=_document_room(parsed[2] if parsed else ""),
+        )
         self._tunnels.setdefault(route.notebook_id, set()).add(tunnel)
         try:
             await pump(receive, send, upstream, tunnel)
         finally:
             self._tunnels.get(route.notebook_id, set()).discard(tunnel)
+
+    def viewers(self, notebook_id: int) -> int:
+        """How many people other than the owner follow one of the notebook's documents
+        live now (a broadcast's audience, as the teacher's Live tab shows it): counted
+        from the open tunnels, so it needs no call to the notebook server and works
+        the same for every backend."""
+        return len(
+            {
+                tunnel.user
+                for tunnel in self._tunnels.get(notebook_id, ())
+                if tunnel.document_room and tunnel.access.level != "owner"
+            }
+        )
 
     async def revalidate(self, notebook_id: int) -> None:
         """Close websockets whose user logged out, or whose access was revoked or narrowed."""

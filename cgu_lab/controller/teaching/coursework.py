@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -86,6 +87,14 @@ class CourseworkService:
         self.notebooks = notebooks
         self.settings = settings
         self._tasks: set[asyncio.Task] = set()
+        # How many follow a notebook live (None: unknown). The notebook proxy, which
+        # holds the open websockets, tells it (`count_viewers_with`); the proxy is built
+        # after the services, and this service must not know the proxy.
+        self._viewers: Callable[[int], int | None] = lambda notebook_id: None
+
+    def count_viewers_with(self, viewers: Callable[[int], int | None]) -> None:
+        """Where the Live tab's viewer counts come from: `viewers(notebook_id)`."""
+        self._viewers = viewers
 
     # -- deployments -----------------------------------------------------------
 
@@ -443,6 +452,7 @@ class CourseworkService:
                     "note": share.note,
                     "expires_at": share.expires_at,
                     "running": nb.state == State.RUNNING.value,
+                    "viewers": (self._viewers(nb.id) if nb.state == State.RUNNING.value else 0),
                     "url": f"/notebook/{owner.name}/{nb.name}/lab"
                     + (f"/tree/{share.path}" if share.path else ""),
                 }

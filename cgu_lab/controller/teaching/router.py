@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Literal
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sse_starlette import EventSourceResponse
 
@@ -414,6 +414,11 @@ class LiveView(BaseModel):
     note: str
     expires_at: datetime | None
     running: bool
+    viewers: int | None = Field(
+        None,
+        description="People other than the owner following one of the notebook's documents "
+        "live now (collaboration rooms open through the proxy); null when unknown",
+    )
     url: str
 
 

@@ -4,11 +4,16 @@
 // shared it) and "End" (stops it; the controller records who did). While the tab
 // shows, it reloads when one of those notebooks changes state (a Server-Sent
 // Events stream); the slow timer is for what no event announces: live views that
-// begin (from another page) or expire, and the students' last activity.
+// begin (from another page) or expire, the students' last activity, and how many
+// follow each live view (VIEWERS_MS while a live view runs: a teacher glances at it).
 import { api, el, replaceRows, showError, showStatus, formatDate, formatCpu, formatMemory } from './common.js';
 import { liveReload } from './live.js';
 
 const FALLBACK_MS = 60_000;
+const VIEWERS_MS = 10_000;
+// Whether a live view runs (its viewer count then moves without any event) and the tab shows.
+let viewsRunning = false;
+let tabShown = false;
 /** @type {import('./course_util.js').CourseContext} */
 let ctx;
 
@@ -31,6 +36,14 @@ async function end(nb) {
   loadLive();
 }
 
+// How many follow the notebook live (its collaboration rooms, counted by the proxy);
+// null when the controller cannot tell.
+function viewersText(view) {
+  if (!view.running) return '—';
+  if (view.viewers === null || view.viewers === undefined) return 'unknown';
+  return view.viewers === 1 ? '1 viewer' : `${view.viewers} viewers`;
+}
+
 function liveViewRow(view) {
   return el(
     'tr',
@@ -43,6 +56,7 @@ function liveViewRow(view) {
     ),
     el('td', {}, view.access === 'read' ? 'read-only' : 'editable'),
     el('td', {}, view.expires_at ? formatDate(view.expires_at) : 'no end'),
+    el('td', { class: 'viewers' }, viewersText(view)),
     el(
       'td',
       { class: 'actions' },
@@ -88,7 +102,8 @@ function liveNotebookRow(nb) {
 
 async function loadLive() {
   const live = await api('GET', `${ctx.base}/live`);
-  replaceRows(document.getElementById('live-views'), live.views.map(liveViewRow), 'No live view now.', 4);
+  viewsRunning = live.views.some(view => view.running);
+  replaceRows(document.getElementById('live-views'), live.views.map(liveViewRow), 'No live view now.', 5);
   replaceRows(
     document.getElementById('live-notebooks'),
     live.notebooks.map(liveNotebookRow),
@@ -143,9 +158,13 @@ export function init(context) {
     () => loadLive().catch(error => showError('live-error', error)),
     { fallbackMs: FALLBACK_MS, shown: false }
   );
+  setInterval(() => {
+    if (viewsRunning && tabShown && !document.hidden) loadLive().catch(error => showError('live-error', error));
+  }, VIEWERS_MS);
   return {
     /** Follow the course's notebooks while the tab shows (its opening reloads the tab). */
     visible(shown) {
+      tabShown = shown;
       live.show(shown);
     }
   };
