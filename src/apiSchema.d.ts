@@ -1088,6 +1088,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/groups/{group}/broadcasts/{share_id}/copy': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Copy a live view's notebook into one of my notebooks (the course's members; audited)
+     * @description The file the live view shows (or `path` of its notebook, or its whole home) goes to `<owner>-<notebook>/` of the caller's notebook, running or stopped; nothing is overwritten. Refused (4xx) when the caller is not in the course, the live view ended, is the caller's own, or `path` is outside what it shows.
+     */
+    post: operations['copy_broadcast_api_groups__group__broadcasts__share_id__copy_post'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/courses': {
     parameters: {
       query?: never;
@@ -2091,6 +2111,45 @@ export interface components {
         [key: string]: unknown;
       } | null;
     };
+    /** BroadcastCopied */
+    BroadcastCopied: {
+      /**
+       * Notebook
+       * @description Your notebook the files went to
+       */
+      notebook: string;
+      /**
+       * Folder
+       * @description The folder of its home they are in
+       */
+      folder: string;
+      /** Copied */
+      copied: number;
+      /**
+       * Skipped
+       * @description Files already there, identical
+       */
+      skipped: number;
+      /**
+       * Conflicts
+       * @description Files already there and different: kept, the copy saved beside them
+       */
+      conflicts: components['schemas']['CopyConflict'][];
+    };
+    /** BroadcastCopy */
+    BroadcastCopy: {
+      /**
+       * Notebook
+       * @description Your notebook to copy into (running or stopped); none: your last used
+       */
+      notebook?: string | null;
+      /**
+       * Path
+       * @description A file or folder of the live view's notebook (empty: the file it shows, or its whole home)
+       * @default
+       */
+      path?: string;
+    };
     /** BroadcastCreate */
     BroadcastCreate: {
       /** Group */
@@ -2490,8 +2549,20 @@ export interface components {
       /** Members */
       members: string[];
     };
+    /** CopyConflict */
+    CopyConflict: {
+      /** Path */
+      path: string;
+      /** Saved As */
+      saved_as: string;
+    };
     /** CourseBroadcast */
     CourseBroadcast: {
+      /**
+       * Id
+       * @description The live view (its share): what Copy to my home names
+       */
+      id: number;
       /** Owner */
       owner: string;
       /** Owner Display Name */
@@ -12964,6 +13035,106 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ShareOut'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  copy_broadcast_api_groups__group__broadcasts__share_id__copy_post: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        group: string;
+        /** @description A numeric id */
+        share_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['BroadcastCopy'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BroadcastCopied'];
         };
       };
       /** @description Bad input: the message names the field and the rule */

@@ -335,6 +335,59 @@ def test_live_view_counts_who_follows_it(controller, lab, alice, bob, admin):
     alice.ok("DELETE", f"/api/notebooks/alice/lab/shares/{created['id']}")
 
 
+def test_a_student_copies_a_live_view_into_their_own_notebook(controller, lab, alice, bob, admin):
+    """Copy to my home: the live view's file lands in the student's stopped notebook's home
+    (as the student's, nothing overwritten), audited; the owner, a path outside a
+    single-file view, an ended view and a stranger to the course are refused with 4xx."""
+    bob.ok("POST", "/api/notebooks", 201, json={"name": "mine", "cpu": 0.5, "memory": "512Mi"})
+    whole = alice.ok(
+        "POST", "/api/notebooks/alice/lab/broadcast", 201, json={"group": "tutors", "minutes": 30}
+    )
+    (shown,) = [
+        b for c in bob.ok("GET", "/api/courses") if c["name"] == "tutors" for b in c["broadcasts"]
+    ]
+    assert shown["id"] == whole["id"]
+    copy = f"/api/groups/tutors/broadcasts/{whole['id']}/copy"
+    copied = bob.ok("POST", copy, json={"notebook": "mine", "path": "hw.ipynb"})
+    assert copied == {
+        "notebook": "mine",
+        "folder": "alice-lab",
+        "copied": 1,
+        "skipped": 0,
+        "conflicts": [],
+    }
+    landed = controller.data_dir / "homes" / "bob" / "mine" / "alice-lab" / "hw.ipynb"
+    assert json.loads(landed.read_text())["nbformat"] == 4
+    again = bob.ok("POST", copy, json={})  # one click: the notebook used last
+    assert (again["notebook"], again["skipped"]) == ("mine", 1) and again["copied"] >= 1
+    events = admin.ok("GET", "/api/audit", params={"action": "broadcast.copied"})
+    assert [e["actor"] for e in events] == ["bob", "bob"]
+    assert events[-1]["target"] == "notebook:bob/mine"
+
+    single = alice.ok(
+        "POST",
+        "/api/notebooks/alice/lab/broadcast",
+        201,
+        json={"group": "tutors", "minutes": 30, "path": "hw.ipynb"},
+    )
+    refusals = [
+        (alice, copy, {}, 400),  # the owner's own notebook
+        (bob, copy, {"path": "../etc"}, 400),
+        (bob, copy, {"notebook": "nope"}, 404),
+        (bob, f"/api/groups/tutors/broadcasts/{single['id']}/copy", {"path": "secret.txt"}, 403),
+        (admin, copy, {}, 404),  # not in the course
+    ]
+    for session, url, body, status in refusals:
+        response = session.post(url, json=body)
+        assert response.status_code == status, (body, response.text)
+        assert response.json()["message"] and response.json()["code"]
+    for created in (whole, single):
+        alice.ok("DELETE", f"/api/notebooks/alice/lab/shares/{created['id']}")
+    ended = bob.post(copy, json={})
+    assert ended.status_code == 404 and "ended" in ended.json()["message"]
+    bob.ok("DELETE", "/api/notebooks/bob/mine")
+
+
 @pytest.mark.parametrize(
     ("body", "status", "text"),
     [

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ...backends.base import BackendError
 from ...core import roles
-from ...core.errors import Invalid, NotFound
+from ...core.errors import Conflict, Forbidden, Invalid, NotFound
 from ...core.lifecycle import State
 from ...core.paths import relative_path
 from ...core.roles import Principal, Role
@@ -45,7 +46,7 @@ from ...store.models import (
 )
 from .. import audit
 from ..accounts.directory import get_group
-from ..archives import deployment_archive, template_archive
+from ..archives import deployment_archive, remove_quietly, template_archive
 from ..clock import Clock
 from ..progress import ProgressBroker, ProgressEvent
 from .assignments import receipt
@@ -365,6 +366,7 @@ class CourseworkService:
             route = await self.notebooks.routes.lookup(nb_owner, nb_name)
             live.append(
                 {
+                    "id": share.id,
                     "owner": nb_owner,
                     "owner_display_name": author.display_name,
                     "notebook": nb_name,
@@ -376,6 +378,103 @@ class CourseworkService:
                 }
             )
         return live
+
+    # -- a student keeps what a live view showed ------------------------------------
+
+    async def copy_broadcast(
+        self, actor: Principal, group: str, share_id: int, notebook: str | None, path: str = ""
+    ) -> dict:
+        """Copy a live view's notebook (its shared file, or `path` of it; the whole home
+        when neither) into `<owner>-<notebook>/` of one of the caller's own notebooks,
+        running or stopped (`notebook`, or the one they used last).
+
+        A live view is read-only and ends: a student who wants to try the teacher's code
+        needs their own copy, and must not need the teacher for it. The copy runs as the
+        teacher's account on the teacher's files (as a deployment does) and lands as the
+        student's, never overwriting (an existing different file keeps its place and the
+        copy goes beside it); refusals leave nothing copied."""
+        path = relative_path(path or "", "path")
+        now = self.clock.now()
+        async with self.db.session() as session:
+            target = await get_group(session, group)
+            if target.id not in actor.groups:
+                raise NotFound(f"you are not in a course '{group}'")
+            share = await session.scalar(
+                select(Share).where(
+                    Share.id == share_id,
+                    Share.group_id == target.id,
+                    or_(Share.expires_at.is_(None), Share.expires_at > now),
+                )
+            )
+            if share is None:
+                raise NotFound(f"course '{group}' shows no live view {share_id} now (it ended?)")
+            owner, _, source = (await self.notebooks.names(session, [share.notebook_id]))[
+                share.notebook_id
+            ].partition("/")
+            if owner == actor.name:
+                raise Invalid("this live view shows your own notebook: its files are yours already")
+            if share.path and path and path != share.path:
+                raise Forbidden(f"this live view shows only '{share.path}'")
+            chosen = path or share.path
+            mine = await self._own_notebook(session, actor, notebook)
+        folder = f"{owner}-{source}"
+        # A spool file of this copy alone, beside the deployments' archives.
+        archive = Path(self.settings.store) / "deployments" / f"copy-{uuid.uuid4().hex}.tar"
+        try:
+            await asyncio.to_thread(archive.parent.mkdir, parents=True, exist_ok=True)
+            try:
+                await self.backend.pack(
+                    owner,
+                    source,
+                    [chosen],
+                    list(DEFAULT_EXCLUDED),
+                    self.settings.template_max_bytes,
+                    self.settings.template_max_files,
+                    archive,
+                )
+                result = await self.backend.unpack(
+                    actor.name, mine.name, archive, folder, f"from {owner}"
+                )
+            except BackendError as error:
+                raise Conflict(f"nothing was copied: {error}") from None
+        finally:
+            await asyncio.to_thread(remove_quietly, archive)
+        copied = {k: result[k] for k in ("copied", "skipped", "conflicts")}
+        async with self.db.session() as session:
+            audit.record(
+                session,
+                actor.name,
+                "broadcast.copied",
+                f"notebook:{actor.name}/{mine.name}",
+                group=target.name,
+                share=share.id,
+                source=f"notebook:{owner}/{source}/{chosen}",
+                folder=folder,
+                copied=copied["copied"],
+                conflicts=len(copied["conflicts"]),
+            )
+        return {"notebook": mine.name, "folder": folder, **copied}
+
+    async def _own_notebook(
+        self, session: AsyncSession, actor: Principal, notebook: str | None
+    ) -> Notebook:
+        """The caller's notebook to copy into: the one named, or the one used last."""
+        if notebook:
+            nb, _ = await self.notebooks.load(session, actor.name, notebook)
+        else:
+            nb = await session.scalar(
+                select(Notebook)
+                .where(Notebook.owner_id == actor.id)
+                .order_by(Notebook.last_activity.desc().nulls_last(), Notebook.id.desc())
+                .limit(1)
+            )
+            if nb is None:
+                raise Conflict(
+                    "you have no notebook to copy into; create one on My notebooks first"
+                )
+        if nb.kind != "jupyter":
+            raise Invalid(f"'{nb.name}' is a virtual machine; copy into a JupyterLab notebook")
+        return nb
 
     async def mark_seen(self, actor: Principal) -> None:
         async with self.db.session() as session:

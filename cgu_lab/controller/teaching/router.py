@@ -36,6 +36,7 @@ from ..api.schemas import (
 )
 from ..notebooks.router import notebook_out
 from .assignments import receipt
+from .schemas import BroadcastCopied, BroadcastCopy
 from .templates import VersionSpec
 
 router = APIRouter(tags=["teaching"], dependencies=[require_scope("teaching")])
@@ -246,6 +247,25 @@ async def broadcast(
         actor, owner, name, body.group, "group", "read", body.path, body.minutes, note="Live view"
     )
     return ShareOut(**created)
+
+
+@router.post(
+    "/groups/{group}/broadcasts/{share_id}/copy",
+    response_model=BroadcastCopied,
+    summary="Copy a live view's notebook into one of my notebooks (the course's members; audited)",
+    description=(
+        "The file the live view shows (or `path` of its notebook, or its whole home) goes to "
+        "`<owner>-<notebook>/` of the caller's notebook, running or stopped; nothing is "
+        "overwritten. Refused (4xx) when the caller is not in the course, the live view ended, "
+        "is the caller's own, or `path` is outside what it shows."
+    ),
+)
+async def copy_broadcast(
+    group: LabelPath, share_id: Id, body: BroadcastCopy, platform: PlatformDep, actor: ActorDep
+) -> BroadcastCopied:
+    return BroadcastCopied(
+        **await platform.coursework.copy_broadcast(actor, group, share_id, body.notebook, body.path)
+    )
 
 
 @router.get(

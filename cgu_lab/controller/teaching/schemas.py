@@ -220,6 +220,7 @@ class CourseDeployment(BaseModel):
 
 
 class CourseBroadcast(BaseModel):
+    id: int = Field(description="The live view (its share): what Copy to my home names")
     owner: str
     owner_display_name: str
     notebook: str
@@ -227,6 +228,32 @@ class CourseBroadcast(BaseModel):
     expires_at: datetime | None
     by: str
     running: bool
+
+
+class BroadcastCopy(Strict):
+    notebook: NotebookName | None = Field(
+        None, description="Your notebook to copy into (running or stopped); none: your last used"
+    )
+    path: RelativePath = Field(
+        "",
+        description="A file or folder of the live view's notebook (empty: the file it shows, "
+        "or its whole home)",
+    )
+
+
+class CopyConflict(BaseModel):
+    path: str
+    saved_as: str
+
+
+class BroadcastCopied(BaseModel):
+    notebook: str = Field(description="Your notebook the files went to")
+    folder: str = Field(description="The folder of its home they are in")
+    copied: int
+    skipped: int = Field(description="Files already there, identical")
+    conflicts: list[CopyConflict] = Field(
+        description="Files already there and different: kept, the copy saved beside them"
+    )
 
 
 class CourseOut(BaseModel):

@@ -1,6 +1,7 @@
 // @ts-check
 // The course page as its students see it: read-only templates, assignments,
-// their own submissions, and the lab files and live views given to the class.
+// their own submissions, and the lab files and live views given to the class (each
+// with Copy to my home).
 import { api, el, replaceRows, formatDate, showStatus } from './common.js';
 
 function deadline(a) {
@@ -51,13 +52,33 @@ function deploymentItem(d) {
   );
 }
 
-function broadcastItem(b) {
+// Copy to my home: the live view's files into the student's notebook used last (the
+// controller picks it), to keep and run after the live view ends.
+async function copyBroadcast(group, b, button) {
+  button.disabled = true;
+  try {
+    const copied = await api('POST', `/api/groups/${encodeURIComponent(group)}/broadcasts/${b.id}/copy`, {});
+    const kept = copied.conflicts.length
+      ? `; ${copied.conflicts.length} file(s) you had were kept, copies beside them`
+      : '';
+    showStatus(`Copied ${copied.copied} file(s) into ${copied.folder}/ of your notebook ${copied.notebook}${kept}.`);
+  } catch (error) {
+    showStatus(error.message, 'error');
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function broadcastItem(group, b) {
+  const copy = el('button', { type: 'button', class: 'small' }, 'Copy to my home');
+  copy.addEventListener('click', () => copyBroadcast(group, b, copy));
   return el(
     'li',
-    {},
+    { dataset: { broadcast: b.id } },
     'Live now: ',
     el('a', { href: b.url }, `${b.owner_display_name || b.owner}'s ${b.notebook}`),
-    b.expires_at ? ` until ${formatDate(b.expires_at)}` : ''
+    b.expires_at ? ` until ${formatDate(b.expires_at)} ` : ' ',
+    copy
   );
 }
 
@@ -88,7 +109,7 @@ export async function init(ctx) {
     );
     listOrEmpty(
       document.getElementById('student-material'),
-      [...course.deployments.map(deploymentItem), ...course.broadcasts.map(broadcastItem)],
+      [...course.deployments.map(deploymentItem), ...course.broadcasts.map(b => broadcastItem(ctx.group, b))],
       'Nothing yet.'
     );
   } catch (error) {
