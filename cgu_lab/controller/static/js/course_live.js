@@ -62,9 +62,29 @@ function liveViewRow(view) {
       { class: 'actions' },
       view.running
         ? el('a', { class: 'button', href: view.url, target: '_blank', rel: 'noopener' }, 'Open read-only')
-        : el('span', { class: 'hint' }, 'not running')
+        : el('span', { class: 'hint' }, 'not running'),
+      view.owner === ctx.me
+        ? el('button', { type: 'button', class: 'danger', onclick: () => endView(view) }, 'End live view')
+        : null
     )
   );
+}
+
+// The teacher ends their own live view before its time: the share is revoked, and the
+// proxy closes the class's open connections to the notebook within seconds.
+async function endView(view) {
+  if (!confirm(`End the live view of ${view.notebook}? The class stops following it at once.`)) return;
+  showError('live-error', null);
+  try {
+    await api(
+      'DELETE',
+      `/api/notebooks/${encodeURIComponent(view.owner)}/${encodeURIComponent(view.notebook)}/shares/${view.id}`
+    );
+    showStatus('Live view ended.');
+  } catch (error) {
+    showError('live-error', error);
+  }
+  loadLive();
 }
 
 function liveNotebookActions(nb) {
