@@ -16,6 +16,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Signal } from '@lumino/signaling';
 import {
   IAssignment,
+  IBroadcastCopied,
   ICourses,
   ICullingStatus,
   IDirectory,
@@ -255,6 +256,16 @@ export namespace CguAPI {
 
   export const coursesSeen = (): Promise<{ message: string }> =>
     requestAPI<{ message: string }>('courses/seen', jsonInit('POST'));
+
+  /** Copy a live view's notebook into this notebook's home. */
+  export const copyBroadcast = (
+    group: string,
+    id: number
+  ): Promise<IBroadcastCopied> =>
+    requestAPI<IBroadcastCopied>(
+      `courses/${encodeURIComponent(group)}/broadcasts/${id}/copy`,
+      jsonInit('POST', {})
+    );
 }
 
 /**

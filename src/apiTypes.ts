@@ -340,6 +340,19 @@ export interface ISubmission {
   url: string;
 }
 
+/** What "Copy to my home" of a live view did (`cgu-lab/courses/<group>/broadcasts/<id>/copy`). */
+export interface IBroadcastCopied {
+  /** This notebook. */
+  notebook: string;
+  /** The folder of the home the files are in, e.g. "prof-lecture". */
+  folder: string;
+  copied: number;
+  /** Already there, identical. */
+  skipped: number;
+  /** Already there and different: kept, the copy saved beside. */
+  conflicts: { path: string; saved_as: string }[];
+}
+
 /** Course material a teacher put into my home. */
 export interface IDeployment {
   id: number;
@@ -355,6 +368,8 @@ export interface IDeployment {
 
 /** A teacher's notebook shown live, read-only, to a course. */
 export interface IBroadcast {
+  /** The live view (its share): what "Copy to my home" names. */
+  id: number;
   owner: string;
   owner_display_name: string;
   notebook: string;

@@ -216,6 +216,14 @@ LIVE = {
 }
 
 
+def put_live(controller, lab) -> None:
+    """(Re)write live.ipynb, the notebook with one cell the collaboration tests open."""
+    response = httpx.put(
+        f"{controller.url}/notebook/alice/lab/api/contents/live.ipynb", json=LIVE, headers=lab
+    )
+    assert response.status_code in (200, 201), response.text
+
+
 def room_of(session, path: str = "live.ipynb") -> tuple[str, dict, dict]:
     """(uri, headers, connect options) of `path`'s collaboration room for `session`'s
     browser on the notebook's origin, looked up as JupyterLab does."""
@@ -231,10 +239,7 @@ def test_share_changes_reach_open_collaboration_rooms(controller, lab, alice, bo
     """Narrowing an editable share to read-only, letting one expire and revoking one each
     end the grantee's open collaboration connection through the proxy within seconds; a
     connection opened again carries the new (read-only) access, whose edits are dropped."""
-    response = httpx.put(
-        f"{controller.url}/notebook/alice/lab/api/contents/live.ipynb", json=LIVE, headers=lab
-    )
-    assert response.status_code in (200, 201), response.text
+    put_live(controller, lab)
     edit = share(alice, grantee="bob", access="edit", expires_in_minutes=30)
     disk = "/notebook/alice/lab/api/contents/live.ipynb?content=1&format=text&type=file"
 
@@ -306,6 +311,7 @@ def test_live_view_counts_who_follows_it(controller, lab, alice, bob, admin):
     """The course's Live tab counts the people following a live view's notebook live
     (their collaboration rooms open through the proxy): the owner is not counted, a
     viewer with two tabs is one, and one who leaves is no longer counted."""
+    put_live(controller, lab)
     created = alice.ok(
         "POST", "/api/notebooks/alice/lab/broadcast", 201, json={"group": "tutors", "minutes": 30}
     )
@@ -360,8 +366,14 @@ def test_a_student_copies_a_live_view_into_their_own_notebook(controller, lab, a
     assert json.loads(landed.read_text())["nbformat"] == 4
     again = bob.ok("POST", copy, json={})  # one click: the notebook used last
     assert (again["notebook"], again["skipped"]) == ("mine", 1) and again["copied"] >= 1
+    # JupyterLab's Course panel copies into the notebook it runs in (cgu-lab/ on its origin).
+    from_lab = bob.post(
+        f"/notebook/bob/mine/cgu-lab/courses/tutors/broadcasts/{whole['id']}/copy", json={}
+    )
+    assert from_lab.status_code == 200, from_lab.text
+    assert (from_lab.json()["notebook"], from_lab.json()["copied"]) == ("mine", 0)
     events = admin.ok("GET", "/api/audit", params={"action": "broadcast.copied"})
-    assert [e["actor"] for e in events] == ["bob", "bob"]
+    assert [e["actor"] for e in events] == ["bob", "bob", "bob"]
     assert events[-1]["target"] == "notebook:bob/mine"
 
     single = alice.ok(

@@ -721,6 +721,7 @@ function deployment(overrides: Partial<IDeployment> = {}): IDeployment {
 
 function broadcast(overrides: Partial<IBroadcast> = {}): IBroadcast {
   return {
+    id: 1,
     owner: 'prof',
     owner_display_name: 'Prof. Lee',
     notebook: 'lecture',

@@ -8,6 +8,7 @@ import { orderAssignments } from '../submit/format';
 import {
   IAssignment,
   IBroadcast,
+  IBroadcastCopied,
   ICourseGroup,
   ICourses,
   IDeployment
@@ -172,5 +173,26 @@ export function broadcastLabel(
   return trans.__(
     "Live: %1's notebook",
     broadcast.owner_display_name || broadcast.owner
+  );
+}
+
+/** What "Copy to my home" did, in a sentence for the panel's status line. */
+export function copiedText(
+  copied: IBroadcastCopied,
+  trans: TranslationBundle
+): string {
+  const kept = copied.conflicts.length
+    ? trans.__(
+        ' %1 file(s) you had already were kept; the copies are beside them.',
+        copied.conflicts.length
+      )
+    : '';
+  return (
+    trans.__(
+      'Copied %1 file(s) into %2/ (%3 already there).',
+      copied.copied,
+      copied.folder,
+      copied.skipped
+    ) + kept
   );
 }

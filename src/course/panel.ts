@@ -12,13 +12,14 @@ import { CguAPI, errorMessage } from '../api';
 import { h, replaceChildren } from '../dom';
 import { pollFrequency, repaintPoll } from '../polling';
 import {
+  copiedText,
   courseSections,
   newArrivals,
   newDeploymentIds,
   newMaterialHint
 } from './format';
 import { renderCourseSection } from './section';
-import { ICourses } from '../apiTypes';
+import { IBroadcast, IBroadcastCopied, ICourses } from '../apiTypes';
 
 /** What the Course panel needs. */
 export interface ICoursePanelOptions {
@@ -35,6 +36,7 @@ export interface ICoursePanelOptions {
   trans: TranslationBundle;
   /** The endpoints; replaceable in tests. */
   fetch?: () => Promise<ICourses>;
+  copyBroadcast?: (group: string, id: number) => Promise<IBroadcastCopied>;
   markSeen?: () => Promise<unknown>;
   origin?: string;
 }
@@ -48,6 +50,7 @@ export class CoursePanel extends Widget {
     this._options = options;
     this._fetch = options.fetch ?? CguAPI.courses;
     this._markSeen = options.markSeen ?? CguAPI.coursesSeen;
+    this._copy = options.copyBroadcast ?? CguAPI.copyBroadcast;
     this._origin = options.origin ?? window.location.origin;
     this._interval = options.interval ?? 60;
     this._trans = options.trans;
@@ -141,6 +144,22 @@ export class CoursePanel extends Widget {
     this._remembered.clear();
   }
 
+  /**
+   * "Copy to my home": the live view's notebook into this notebook's home (a live
+   * view is read-only and ends; the copy is the student's to run). The status
+   * line says what happened and the file browser shows the copy.
+   */
+  async copyBroadcast(group: string, broadcast: IBroadcast): Promise<void> {
+    this._status.textContent = this._trans.__('Copying…');
+    try {
+      const copied = await this._copy(group, broadcast.id);
+      this._status.textContent = copiedText(copied, this._trans);
+      this._options.openPath(copied.folder);
+    } catch (error) {
+      this._status.textContent = errorMessage(error, this._trans);
+    }
+  }
+
   /** One answer, shown; rejects (so the poll backs off) when there is none. */
   private async _refresh(): Promise<void> {
     this._status.textContent = this._trans.__('Loading…');
@@ -229,6 +248,7 @@ export class CoursePanel extends Widget {
         renderCourseSection(section, now, {
           openPath: path => this._options.openPath(path),
           submit: id => this._options.submit(id),
+          copyBroadcast: (group, b) => void this.copyBroadcast(group, b),
           origin: this._origin,
           trans: this._trans
         })
@@ -239,6 +259,7 @@ export class CoursePanel extends Widget {
   private _options: ICoursePanelOptions;
   private _fetch: () => Promise<ICourses>;
   private _markSeen: () => Promise<unknown>;
+  private _copy: (group: string, id: number) => Promise<IBroadcastCopied>;
   private _origin: string;
   private _interval: number;
   private _trans: TranslationBundle;

@@ -23,6 +23,8 @@ import {
 export interface ICourseSectionActions {
   openPath: (path: string) => void;
   submit: (assignmentId: number) => void;
+  /** "Copy to my home" of a live view (no button without it). */
+  copyBroadcast?: (group: string, broadcast: IBroadcast) => void;
   origin: string;
   trans: TranslationBundle;
 }
@@ -183,18 +185,22 @@ function renderBroadcasts(
     h(
       'ul',
       { class: 'cgu-Course-items' },
-      ...section.broadcasts.map(b => renderBroadcast(b, now, actions))
+      ...section.broadcasts.map(b =>
+        renderBroadcast(section.group.name, b, now, actions)
+      )
     )
   ];
 }
 
 function renderBroadcast(
+  group: string,
   b: IBroadcast,
   now: number,
   actions: ICourseSectionActions
 ): HTMLElement {
   const trans = actions.trans;
   const label = broadcastLabel(b, trans);
+  const copy = actions.copyBroadcast;
   return h(
     'li',
     {
@@ -222,7 +228,22 @@ function renderBroadcast(
           'aria-label': trans.__('Open %1 (opens a new tab)', label)
         },
         trans.__('Open')
-      )
+      ),
+      copy
+        ? h(
+            'button',
+            {
+              type: 'button',
+              class: 'jp-mod-styled cgu-Course-copy',
+              'data-cgu': 'course-broadcast-copy',
+              title: trans.__(
+                'Copy this notebook into your home, to keep and run it after the live view ends'
+              ),
+              onclick: () => copy(group, b)
+            },
+            trans.__('Copy to my home')
+          )
+        : null
     ),
     h(
       'div',

@@ -33,8 +33,10 @@ from ..notebooks import router as notebooks
 from ..quotas import router as quotas
 from ..sharing import router as shares
 from ..teaching import router as teaching
+from ..teaching.schemas import BroadcastCopied, BroadcastCopy
 from . import system
 from .deps import ActorDep, IdentityDep, PlatformDep, require_scope
+from .schema_types import Id, LabelPath, RelativePath
 from .schemas import (
     Amount,
     Message,
@@ -63,6 +65,10 @@ class Resize(Strict):
 
 class LabTemplate(TemplatePublish):
     notebook: str = Field("", description="Always this notebook")
+
+
+class LabBroadcastCopy(Strict):
+    path: RelativePath = ""
 
 
 class LabSubmission(Strict):
@@ -259,3 +265,18 @@ async def courses(platform: PlatformDep, actor: ActorDep) -> dict:
 @router.post("/courses/seen", dependencies=OWN)
 async def courses_seen(platform: PlatformDep, actor: ActorDep) -> Message:
     return await teaching.courses_seen(platform, actor)
+
+
+@router.post("/courses/{group}/broadcasts/{share_id}/copy", dependencies=OWN)
+async def copy_broadcast(
+    name: str,
+    group: LabelPath,
+    share_id: Id,
+    body: LabBroadcastCopy,
+    platform: PlatformDep,
+    actor: ActorDep,
+) -> BroadcastCopied:
+    """The Course panel's Copy to my home: into this very notebook, its owner's."""
+    return await teaching.copy_broadcast(
+        group, share_id, BroadcastCopy(notebook=name, path=body.path), platform, actor
+    )
