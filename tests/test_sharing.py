@@ -16,6 +16,7 @@ from cachetools import TTLCache
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from cgu_lab.controller.clock import FakeClock
+from cgu_lab.core.selection import DEFAULT_EXCLUDED, excluded
 
 from . import ycollab
 from .harness import extension_server_config, wait_until
@@ -366,6 +367,9 @@ def test_a_student_copies_a_live_view_into_their_own_notebook(controller, lab, a
     assert json.loads(landed.read_text())["nbformat"] == 4
     again = bob.ok("POST", copy, json={})  # one click: the notebook used last
     assert (again["notebook"], again["skipped"]) == ("mine", 1) and again["copied"] >= 1
+    # The collaboration store (the edit history of every document) stays behind.
+    assert excluded(".jupyter_ystore.db", list(DEFAULT_EXCLUDED))
+    assert not (landed.parent / ".jupyter_ystore.db").exists()
     # JupyterLab's Course panel copies into the notebook it runs in (cgu-lab/ on its origin).
     from_lab = bob.post(
         f"/notebook/bob/mine/cgu-lab/courses/tutors/broadcasts/{whole['id']}/copy", json={}

@@ -23,6 +23,10 @@ DEFAULT_EXCLUDED = (
     ".npm",
     "courses",
     ".cgu",  # the platform's own state in a home: serial ports, the clipboard socket
+    # jupyter-collaboration's store: every document's whole edit history (text typed and
+    # deleted, in every notebook of the home). A copy of a live view, a template or a
+    # submission must carry the files, never what their author typed and took back.
+    ".jupyter_ystore.db*",
 )
 
 
