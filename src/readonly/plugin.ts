@@ -92,6 +92,16 @@ function fixCells(panel: NotebookPanel, trans: TranslationBundle): void {
       );
     }
   });
+  // Each cell's editor takes no typing either: in a live (collaborative) view the
+  // document is a shared model the viewer's editor would write to, and the server
+  // drops what it sends, so typing would only make the viewer's copy disagree.
+  const lockEditors = (): void => {
+    for (const cell of panel.content.widgets) {
+      cell.readOnly = true;
+    }
+  };
+  lockEditors();
+  panel.content.modelContentChanged.connect(lockEditors);
 }
 
 /**
