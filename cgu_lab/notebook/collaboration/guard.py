@@ -114,7 +114,7 @@ class Connection:
         if admitted is None:
             self.presence.dropped += 1
             return None
-        if self.writes:
+        if self.writes and _is_edit(admitted):
             self.presence.last_activity = _now()
         return await self._on_message(admitted)
 
@@ -192,3 +192,14 @@ def attach(handler, user: PlatformUser) -> Connection:
     handler.on_message = connection.on_message
     handler.on_close = connection.on_close
     return connection
+
+
+def _is_edit(message: bytes) -> bool:
+    """Whether a writer's message changes the document (an update), which is what the
+    culler counts as use: an open tab also sends awareness (its cursor, renewed every few
+    seconds) and sync requests, and those alone must not keep an idle notebook running."""
+    try:
+        kind, step = protocol.kind(message)
+    except protocol.ProtocolError:
+        return False
+    return kind == protocol.SYNC and step == protocol.SYNC_UPDATE

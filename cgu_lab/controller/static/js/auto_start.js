@@ -11,6 +11,9 @@ const progressBox = /** @type {HTMLElement} */ (document.getElementById('progres
 const bar = /** @type {HTMLProgressElement} */ (document.getElementById('progress'));
 const log = /** @type {HTMLElement} */ (document.getElementById('progress-log'));
 const stateText = /** @type {HTMLElement} */ (document.getElementById('auto-start-state'));
+// "Restart" in JupyterLab asks for a start at once; a notebook still stopping (the
+// culler's or the liveness watch's stop) is started as soon as that stop has ended.
+let startWhenStopped = new URLSearchParams(window.location.search).get('start') === '1';
 
 /** @param {string} url */
 function land(url) {
@@ -38,6 +41,13 @@ function follow() {
       if (event.ok === false) showStatus(event.message, 'error');
       button.hidden = false;
       progressBox.hidden = event.operation === 'status';
+      if (startWhenStopped) {
+        startWhenStopped = false;
+        if (event.message) {
+          stateText.after(el('p', { class: 'message warn', role: 'alert' }, `Last time: ${event.message}`));
+        }
+        button.click();
+      }
     }
   };
   source.onerror = () => {
@@ -61,7 +71,8 @@ button.addEventListener('click', async () => {
 
 if (button.hidden) {
   follow();
-} else if (new URLSearchParams(window.location.search).get('start') === '1') {
+} else if (startWhenStopped) {
+  startWhenStopped = false;
   button.click(); // "Restart" was pressed in JupyterLab: no second question
 } else {
   button.focus();
