@@ -127,7 +127,11 @@ def _allowed_methods(request: Request, error: StarletteHTTPException) -> str:
     """Every documented method on this path: Starlette's 405 names only the methods of
     the first route it tried, and each method of a path is its own route here."""
     methods: set[str] = set()
-    for template, operations in request.app.openapi().get("paths", {}).items():
+    paths = request.app.openapi().get("paths", {})
+    exact = paths.get(request.url.path)
+    if exact is not None:  # a fixed path wins over a template it also fits (/gpus/fleet)
+        methods = {method.upper() for method in exact}
+    for template, operations in paths.items() if exact is None else ():
         parts = re.split(r"\{[^/{}]+\}", template)
         if re.fullmatch("[^/]+".join(re.escape(part) for part in parts), request.url.path):
             methods |= {method.upper() for method in operations}
