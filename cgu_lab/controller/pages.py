@@ -70,6 +70,9 @@ async def render(
             "csrf": identity.csrf if identity else "",
             "section": section,
             "version": __version__,
+            # Which backend serves this installation: pages offer what it has (the GPUs
+            # page asks for the cluster's GPU products only on Kubernetes).
+            "backend": platform_of(request).backend.name,
             **context,
         },
         status_code=status_code,

@@ -278,6 +278,8 @@ function productRow(product) {
 }
 
 async function loadFleet() {
+  // Only a cluster has nodes to read products from; elsewhere the API would answer 501.
+  if (fleetSection.dataset.backend !== 'kubernetes') return;
   try {
     const fleet = await api('GET', '/api/gpus/fleet');
     fleetSection.hidden = false;
