@@ -172,7 +172,14 @@ test.describe.serial('when a notebook ends for the page', () => {
         `${requests.length} requests since the kill, ${window.length} in the 8 s after the dialog: ` +
         JSON.stringify(byPath(window))
     );
-    expect(window.length, JSON.stringify(byPath(window))).toBeLessThanOrEqual(5);
+    // None of JupyterLab's own requests reach the network (the page answers them); the
+    // platform's check asks at most once a second, and each of the extension's slow
+    // pollers (resources, who is here: 10 s or longer) at most once.
+    const counts: Record<string, number> = byPath(window);
+    expect(Object.keys(counts).filter(path => !path.includes('/cgu-lab/'))).toEqual([]);
+    for (const [path, count] of Object.entries(counts)) {
+      expect(count, path).toBeLessThanOrEqual(path.endsWith('/cgu-lab/info') ? 8 : 1);
+    }
     await snapshot(page, testInfo, '143-killed-only-platform-dialog');
     expect(dialogs.filter(text => !text.includes('Your notebook stopped'))).toEqual([]);
     await expect(page.locator('.jp-Dialog')).toHaveCount(1);
