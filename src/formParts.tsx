@@ -129,3 +129,37 @@ export function Field(props: {
     </div>
   );
 }
+
+/** The resource amounts the Resize and Save as template forms both edit. */
+export type Amount = 'cpus' | 'memoryGiB' | 'gpus';
+
+/** A number input bound to one resource amount of a form's model. */
+export function AmountInput(props: {
+  model: {
+    readonly fields: Readonly<Record<Amount, string>>;
+    setField(what: Amount, value: string): void;
+  };
+  what: Amount;
+  dataCgu: string;
+  id: string;
+  describedBy?: string;
+  min: number;
+  step: number | 'any';
+  disabled?: boolean;
+}): JSX.Element {
+  const { model, what } = props;
+  return (
+    <input
+      type="number"
+      id={props.id}
+      className="jp-mod-styled"
+      min={props.min}
+      step={props.step}
+      value={model.fields[what]}
+      disabled={props.disabled ?? false}
+      aria-describedby={props.describedBy}
+      data-cgu={props.dataCgu}
+      onChange={event => model.setField(what, event.currentTarget.value)}
+    />
+  );
+}

@@ -9,7 +9,7 @@ import * as React from 'react';
 import { CguAPI } from '../api';
 import { IFormBody, openFormDialog } from '../dialog';
 import { formatNumber } from '../format';
-import { DialogFormModel, Field, FormError } from '../formParts';
+import { AmountInput, DialogFormModel, Field, FormError } from '../formParts';
 import { restartTarget } from '../platform/format';
 import { useModel } from '../useModel';
 import { requestedText } from './format';
@@ -103,34 +103,6 @@ export interface IResizeFields {
   gpus: string;
 }
 
-/** A number input of the Resize dialog named `resize-<name>`. */
-function NumberInput(props: {
-  model: ResizeModel;
-  what: 'cpus' | 'memoryGiB' | 'gpus';
-  name: string;
-  id: string;
-  describedBy?: string;
-  min: number;
-  step: number | 'any';
-  disabled?: boolean;
-}): JSX.Element {
-  const { model, what } = props;
-  return (
-    <input
-      type="number"
-      id={props.id}
-      className="jp-mod-styled"
-      min={props.min}
-      step={props.step}
-      value={model.fields[what]}
-      disabled={props.disabled ?? false}
-      aria-describedby={props.describedBy}
-      data-cgu={`resize-${props.name}`}
-      onChange={event => model.setField(what, event.currentTarget.value)}
-    />
-  );
-}
-
 /** The warning, the quota, the current size, the fields and the error. */
 export function ResizeForm(props: { model: ResizeModel }): JSX.Element {
   const { model } = props;
@@ -161,10 +133,10 @@ export function ResizeForm(props: { model: ResizeModel }): JSX.Element {
         note={trans.__('e.g. 2 or 0.5')}
       >
         {(id, describedBy) => (
-          <NumberInput
+          <AmountInput
             model={model}
             what="cpus"
-            name="cpus"
+            dataCgu="resize-cpus"
             id={id}
             describedBy={describedBy}
             min={0.1}
@@ -178,10 +150,10 @@ export function ResizeForm(props: { model: ResizeModel }): JSX.Element {
         note={trans.__('e.g. 4 or 0.5')}
       >
         {(id, describedBy) => (
-          <NumberInput
+          <AmountInput
             model={model}
             what="memoryGiB"
-            name="memory"
+            dataCgu="resize-memory"
             id={id}
             describedBy={describedBy}
             min={0.1}
@@ -218,10 +190,10 @@ export function ResizeForm(props: { model: ResizeModel }): JSX.Element {
         note={trans.__('how many GPUs of that type')}
       >
         {(id, describedBy) => (
-          <NumberInput
+          <AmountInput
             model={model}
             what="gpus"
-            name="gpus"
+            dataCgu="resize-gpus"
             id={id}
             describedBy={describedBy}
             min={0}

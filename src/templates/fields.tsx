@@ -4,7 +4,7 @@
  * `TemplateModel`.
  */
 import * as React from 'react';
-import { Field } from '../formParts';
+import { AmountInput, Field } from '../formParts';
 import { TemplateVisibility } from '../apiTypes';
 import { TemplateModel } from './model';
 
@@ -191,34 +191,6 @@ export function VisibilityFieldset(props: {
         label={trans.__('Only me')}
       />
     </fieldset>
-  );
-}
-
-/** A number input of the resources, bound to a field of the model. */
-function AmountInput(props: {
-  model: TemplateModel;
-  what: 'cpus' | 'memoryGiB' | 'gpus';
-  dataCgu: string;
-  id: string;
-  describedBy?: string;
-  min: number;
-  step: number | 'any';
-  disabled?: boolean;
-}): JSX.Element {
-  const { model, what } = props;
-  return (
-    <input
-      type="number"
-      id={props.id}
-      className="jp-mod-styled"
-      min={props.min}
-      step={props.step}
-      value={model.fields[what]}
-      disabled={props.disabled ?? false}
-      aria-describedby={props.describedBy}
-      data-cgu={props.dataCgu}
-      onChange={event => model.setField(what, event.currentTarget.value)}
-    />
   );
 }
 
