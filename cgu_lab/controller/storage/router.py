@@ -21,7 +21,6 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from ...core.errors import Invalid
-from .. import audit
 from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.schema_types import RelativePath, Strict, UserNamePath
 from ..api.schemas import Message
@@ -105,38 +104,19 @@ def _out(area: service.Area) -> AreaOut:
     )
 
 
-async def _place(platform, actor, kind: str, name: str, write: bool):
-    files = service.files_of(platform.backend)
-    async with platform.db.session() as session:
-        if write:
-            area = await service.writable_area(session, actor, kind, name)
-        else:
-            area = await service.area(session, actor, kind, name)
-    owner, course = (name, None) if kind == "users" else (None, name)
-    place = await files.place(owner, course, actor.name, area.writable)
-    return files, area, place
-
-
 @router.get("/storage", response_model=StorageOverview, summary="My storage and my courses'")
 async def overview(platform: PlatformDep, actor: ActorDep) -> StorageOverview:
-    async with platform.db.session() as session:
-        found = await service.areas(session, actor)
-    storage = getattr(platform.backend, "storage", None)
-    enforcement = (
-        storage.enforcement
-        if storage is not None
-        else "not checked from this page: this platform's backend offers no storage page"
-    )
-    return StorageOverview(areas=[_out(a) for a in found], enforcement=enforcement)
+    found = await service.overview(platform.db, platform.backend, actor)
+    return StorageOverview(areas=[_out(a) for a in found.areas], enforcement=found.enforcement)
 
 
 @router.get("/storage/{kind}/{name}", response_model=FolderOut, summary="A folder of a storage")
 async def list_folder(
     kind: Kind, name: UserNamePath, platform: PlatformDep, actor: ActorDep, path: PathQuery = ""
 ) -> FolderOut:
-    files, area, place = await _place(platform, actor, kind, name, False)
-    answer = await files.run(place, "list", {"path": path})
-    return FolderOut(area=_out(area), **answer)
+    opened = await service.open_area(platform.db, platform.backend, actor, kind, name, False)
+    answer = await opened.files.run(opened.place, "list", {"path": path})
+    return FolderOut(area=_out(opened.area), **answer)
 
 
 @router.get(
@@ -157,8 +137,8 @@ async def download_zip(
         Query(max_length=6, description="Up to six files or folders; a folder zips all it holds"),
     ],
 ) -> StreamingResponse:
-    files, _, place = await _place(platform, actor, kind, name, False)
-    blocks = await files.stream_zip(place, path)
+    opened = await service.open_area(platform.db, platform.backend, actor, kind, name, False)
+    blocks = await opened.files.stream_zip(opened.place, path)
     first = path[0].strip("/") if len(path) == 1 else ""
     filename = f"{first.rsplit('/', 1)[-1] if first not in ('', '.') else name}.zip"
     return StreamingResponse(
@@ -195,32 +175,16 @@ async def upload_chunk(
     offset: Bytes,
     total: Bytes,
 ) -> UploadOut:
-    files, area, place = await _place(platform, actor, kind, name, True)
+    opened = await service.open_area(platform.db, platform.backend, actor, kind, name, True)
     body = bytearray()
     async for part in request.stream():
         body += part
         if len(body) > MAX_CHUNK:
             raise Invalid(f"an upload chunk carries at most {MAX_CHUNK // 2**20} MiB")
-    plan = {
-        "path": path,
-        "upload": upload,
-        "offset": offset,
-        "total": total,
-        "allowance": area.allowance,
-        "whose": area.whose,
-    }
-    answer = await files.run(place, "put", plan, bytes(body))
-    if answer["done"]:
-        async with platform.db.session() as session:
-            audit.record(
-                session,
-                actor.name,
-                "storage.uploaded",
-                f"storage:{kind}/{name}",
-                path=path,
-                bytes=total,
-            )
-    return UploadOut(**answer)
+    received = await service.upload(
+        platform.db, opened, actor, kind, name, bytes(body), path, upload, offset, total
+    )
+    return UploadOut(received=received.received, done=received.done)
 
 
 @router.post(
@@ -232,13 +196,8 @@ async def upload_chunk(
 async def make_folder(
     kind: Kind, name: UserNamePath, body: FolderIn, platform: PlatformDep, actor: ActorDep
 ) -> Message:
-    files, _, place = await _place(platform, actor, kind, name, True)
-    made = await files.run(place, "mkdir", {"path": body.path})
-    async with platform.db.session() as session:
-        audit.record(
-            session, actor.name, "storage.folder", f"storage:{kind}/{name}", path=made["path"]
-        )
-    return Message(message=f"made the folder '{made['path']}'")
+    made = await service.make_folder(platform.db, platform.backend, actor, kind, name, body.path)
+    return Message(message=f"made the folder '{made}'")
 
 
 @router.delete(
@@ -249,13 +208,8 @@ async def make_folder(
 async def delete_entry(
     kind: Kind, name: UserNamePath, platform: PlatformDep, actor: ActorDep, path: PathQuery
 ) -> Message:
-    files, _, place = await _place(platform, actor, kind, name, True)
-    gone = await files.run(place, "delete", {"path": path})
-    async with platform.db.session() as session:
-        audit.record(
-            session, actor.name, "storage.deleted", f"storage:{kind}/{name}", path=gone["path"]
-        )
-    return Message(message=f"deleted '{gone['path']}'")
+    gone = await service.delete(platform.db, platform.backend, actor, kind, name, path)
+    return Message(message=f"deleted '{gone}'")
 
 
 @router.put(
@@ -266,7 +220,4 @@ async def delete_entry(
 async def put_settings(
     name: UserNamePath, body: StorageSettingsIn, platform: PlatformDep, actor: ActorDep
 ) -> AreaOut:
-    async with platform.db.session() as session:
-        await service.set_ta_write(session, actor, name, body.ta_write)
-    async with platform.db.session() as session:
-        return _out(await service.course(session, actor, name))
+    return _out(await service.configure(platform.db, actor, name, body.ta_write))

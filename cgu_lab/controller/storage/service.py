@@ -14,6 +14,7 @@ checked allowance, not a filesystem quota; see local_storage).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -21,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ...core import storage as rules
 from ...core.errors import Forbidden, NotFound, NotSupported
 from ...core.roles import Principal, Role
+from ...store.db import Database
 from ...store.models import Group, Membership, User
 from .. import audit
 from ..quotas import service as quotas
@@ -150,3 +152,117 @@ async def set_ta_write(session: AsyncSession, actor: Principal, name: str, allow
         raise Forbidden(f"only the teachers of '{name}' decide whether its TAs write its storage")
     group.storage_ta_write = allowed
     audit.record(session, actor.name, "storage.settings", f"group:{name}", ta_write=allowed)
+
+
+# -- operations: each one transaction of its own, for the router -----------------
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A storage opened for one request: the backend's files, the area, the place in it."""
+
+    files: Any
+    area: Area
+    place: Any
+
+
+@dataclass(frozen=True)
+class Overview:
+    """The caller's storages, and how the backend enforces allowances."""
+
+    areas: list[Area]
+    enforcement: str
+
+
+async def open_area(
+    db: Database, backend, actor: Principal, kind: str, name: str, write: bool
+) -> Opened:
+    """The storage `kind`/`name` as the caller may use it; Forbidden when `write` is
+    asked of one they may only read, NotSupported on a backend without storage files."""
+    files = files_of(backend)
+    async with db.session() as session:
+        found = await (writable_area if write else area)(session, actor, kind, name)
+    owner, course_name = (name, None) if kind == "users" else (None, name)
+    place = await files.place(owner, course_name, actor.name, found.writable)
+    return Opened(files, found, place)
+
+
+async def overview(db: Database, backend, actor: Principal) -> Overview:
+    async with db.session() as session:
+        found = await areas(session, actor)
+    storage = getattr(backend, "storage", None)
+    enforcement = (
+        storage.enforcement
+        if storage is not None
+        else "not checked from this page: this platform's backend offers no storage page"
+    )
+    return Overview(found, enforcement)
+
+
+@dataclass(frozen=True)
+class Received:
+    """What an upload chunk left: the bytes received so far, and whether the file is in place."""
+
+    received: int
+    done: bool
+
+
+async def _record(db: Database, actor: Principal, action: str, kind: str, name: str, **details):
+    """Audit a change to the files of a storage, once the backend has made it."""
+    async with db.session() as session:
+        audit.record(session, actor.name, action, f"storage:{kind}/{name}", **details)
+
+
+async def upload(
+    db: Database,
+    opened: Opened,
+    actor: Principal,
+    kind: str,
+    name: str,
+    chunk: bytes,
+    path: str,
+    upload: str,
+    offset: int,
+    total: int,
+) -> Received:
+    """One chunk of an upload into a storage opened for writing (the caller opens it
+    before reading the chunk, so a refusal comes first); the last chunk puts the file
+    in place and is audited."""
+    plan = {
+        "path": path,
+        "upload": upload,
+        "offset": offset,
+        "total": total,
+        "allowance": opened.area.allowance,
+        "whose": opened.area.whose,
+    }
+    answer = await opened.files.run(opened.place, "put", plan, chunk)
+    if answer["done"]:
+        await _record(db, actor, "storage.uploaded", kind, name, path=path, bytes=total)
+    return Received(answer["received"], answer["done"])
+
+
+async def make_folder(
+    db: Database, backend, actor: Principal, kind: str, name: str, path: str
+) -> str:
+    """Make a folder; its path as the backend made it."""
+    opened = await open_area(db, backend, actor, kind, name, True)
+    made = await opened.files.run(opened.place, "mkdir", {"path": path})
+    await _record(db, actor, "storage.folder", kind, name, path=made["path"])
+    return made["path"]
+
+
+async def delete(db: Database, backend, actor: Principal, kind: str, name: str, path: str) -> str:
+    """Delete a file or a folder with everything in it; its path as the backend named it."""
+    opened = await open_area(db, backend, actor, kind, name, True)
+    gone = await opened.files.run(opened.place, "delete", {"path": path})
+    await _record(db, actor, "storage.deleted", kind, name, path=gone["path"])
+    return gone["path"]
+
+
+async def configure(db: Database, actor: Principal, name: str, ta_write: bool) -> Area:
+    """Whether a course's TAs may write its storage; the course's area as it now is."""
+    async with db.session() as session:
+        await set_ta_write(session, actor, name, ta_write)
+    async with db.session() as session:
+        return await course(session, actor, name)
