@@ -278,6 +278,41 @@ def test_the_pids_limit_is_an_admin_setting_with_a_floor(monkeypatch):
         Settings()
 
 
+def test_the_local_backend_settings_are_typed_with_their_old_names_and_defaults(monkeypatch):
+    """LocalSettings replaced reads with `getattr` and a default: the same CGU_LAB_<NAME>
+    variables, the same defaults, and the controller's Settings carries them unchanged."""
+    from pydantic import ValidationError
+
+    from cgu_lab.backends.local_settings import LocalSettings
+    from cgu_lab.controller.settings import Settings
+
+    defaults = {
+        "run_as": "auto",
+        "use_cgroups": True,
+        "notebook_pids": 1024,
+        "start_timeout": 90,
+        "stop_timeout": 10,
+        "parallel_starts": 0,
+        "vm_shutdown_timeout": 30,
+        "vm_accelerator": "auto",
+        "training_network": "private",
+        "notebook_network": "private",
+    }
+    for settings in (LocalSettings(), Settings()):
+        assert {name: getattr(settings, name) for name in defaults} == defaults
+    assert set(LocalSettings.model_fields) <= set(Settings.model_fields)
+    assert all(field.description for field in LocalSettings.model_fields.values())
+    monkeypatch.setenv("CGU_LAB_PARALLEL_STARTS", "3")
+    monkeypatch.setenv("CGU_LAB_VM_SHUTDOWN_TIMEOUT", "5.5")
+    monkeypatch.setenv("CGU_LAB_NOTEBOOK_NETWORK", "host")
+    for settings in (LocalSettings(), Settings()):
+        assert (settings.parallel_starts, settings.vm_shutdown_timeout) == (3, 5.5)
+        assert settings.notebook_network == "host"
+    monkeypatch.setenv("CGU_LAB_VM_ACCELERATOR", "kvn")
+    with pytest.raises(ValidationError, match="vm_accelerator"):
+        LocalSettings()
+
+
 def test_a_training_job_gets_the_task_limit_per_rank(tmp_path):
     from cgu_lab.backends.local_limits import Limiter
     from cgu_lab.backends.local_training import LocalTraining
@@ -335,12 +370,13 @@ def test_the_local_backend_prepares_the_folder_of_x_sockets_when_it_opens(tmp_pa
     from pathlib import Path
 
     from cgu_lab.backends.local import LocalBackend
-    from cgu_lab.controller.settings import Settings
+    from cgu_lab.backends.local_settings import LocalSettings
 
     if os.geteuid() != 0:
         pytest.skip("the platform makes it root's only when it runs as root")
     folder = Path("/tmp/.X11-unix")
-    backend = LocalBackend(Settings(data_dir=tmp_path / "data", use_cgroups=False, run_as="self"))
+    settings = LocalSettings(data_dir=tmp_path / "data", use_cgroups=False, run_as="self")
+    backend = LocalBackend(settings)
     asyncio.run(backend.open())
     asyncio.run(backend.close())
     info = folder.stat()

@@ -75,6 +75,7 @@ from .local_command import notebook_argv, notebook_env
 from .local_homes import Homes
 from .local_limits import PLATFORM_NICE, Limiter, favour_platform, instance_id
 from .local_servers import Servers, free_port, log_tail
+from .local_settings import LocalSettings
 from .local_storage import Storage
 from .local_training import LocalTraining
 from .local_vm import LocalVms
@@ -85,7 +86,7 @@ log = logging.getLogger("cgu_lab.local")
 class LocalBackend(Backend):
     name = "local"
 
-    def __init__(self, settings) -> None:
+    def __init__(self, settings: LocalSettings) -> None:
         self.settings = settings
         self.root = Path(settings.data_dir)
         self.homes = self.root / "homes"
@@ -109,7 +110,7 @@ class LocalBackend(Backend):
             self.accounts,
             self.limiter,
             lambda: self.instance,
-            network=getattr(settings, "training_network", "private"),
+            network=settings.training_network,
         )
 
     # -- lifecycle of the backend itself ---------------------------------
@@ -164,7 +165,7 @@ class LocalBackend(Backend):
         """Whether notebook servers get network namespaces of their own: the setting, when
         notebooks run as per-user accounts (making a namespace needs root; run as ourselves,
         a kernel could read the controller's files anyway)."""
-        wanted = getattr(self.settings, "notebook_network", "private") == "private"
+        wanted = self.settings.notebook_network == "private"
         return wanted and self.accounts.mode == "per-user"
 
     def network_sentence(self) -> str:

@@ -33,6 +33,7 @@ from . import local_launch
 from .base import BackendError, NotebookSpec, Observation, ProgressCallback
 from .local_accounts import Account
 from .local_limits import Limiter, Processes
+from .local_settings import LocalSettings
 from .upstream import UNIX, Upstreams, unix_path
 
 USER_HEADER = "X-Cgu-User"
@@ -128,8 +129,8 @@ def log_tail(path: Path, lines: int = 5) -> str:
 class Servers:
     """Launch, wait for, observe and end this installation's notebook servers."""
 
-    def __init__(self, settings, logs: Path, limiter: Limiter) -> None:
-        self.settings = settings  # start_timeout, stop_timeout
+    def __init__(self, settings: LocalSettings, logs: Path, limiter: Limiter) -> None:
+        self.settings = settings  # start_timeout, stop_timeout, parallel_starts
         self.logs = logs
         self.limiter = limiter
         self.instance = ""
@@ -137,7 +138,7 @@ class Servers:
         self.children: dict[int, asyncio.subprocess.Process] = {}
         self.cpus: dict[int, list[int]] = {}
         # Starts in parallel: the setting, else one per core this process may use.
-        slots = getattr(settings, "parallel_starts", 0) or len(os.sched_getaffinity(0))
+        slots = settings.parallel_starts or len(os.sched_getaffinity(0))
         self.queue = StartQueue(slots)
         # Liveness checks ask each server's status over its port or socket, briefly.
         self.http = Upstreams(lambda: {"timeout": aiohttp.ClientTimeout(total=2)}, keepalive=15)

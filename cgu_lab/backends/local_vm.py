@@ -54,6 +54,7 @@ from .base import BackendError, NotebookSpec, ProgressCallback
 from .local_accounts import Account, Accounts
 from .local_homes import Homes
 from .local_servers import Servers, free_port, log_tail
+from .local_settings import LocalSettings
 
 CONSOLE_MODULE = "cgu_lab.backends.local_vm_console"
 
@@ -136,7 +137,14 @@ class LocalVms:
     """The VM half of the local backend: it shares the backend's servers (launcher, limits,
     liveness), accounts and homes, which it is given, and never the backend itself."""
 
-    def __init__(self, settings, root: Path, servers: Servers, accounts: Accounts, files: Homes):
+    def __init__(
+        self,
+        settings: LocalSettings,
+        root: Path,
+        servers: Servers,
+        accounts: Accounts,
+        files: Homes,
+    ):
         self.settings = settings
         self.servers = servers
         self.accounts = accounts
@@ -157,7 +165,7 @@ class LocalVms:
         return {"vm_notebooks": True, "vm_accelerator": accel}
 
     def accelerator(self, uid: int | None, gid: int | None) -> str:
-        wanted = getattr(self.settings, "vm_accelerator", "auto")
+        wanted = self.settings.vm_accelerator
         if wanted == "tcg":
             return "tcg"
         usable = qemu.kvm_usable() and account_can_use("/dev/kvm", uid, gid)
@@ -418,7 +426,7 @@ class LocalVms:
                 await qmp.command("system_powerdown")
         except (qemu.QmpError, OSError, ValueError):
             return  # no QMP: the ordinary stop ends QEMU
-        timeout = float(getattr(self.settings, "vm_shutdown_timeout", 30))
+        timeout = self.settings.vm_shutdown_timeout
         await self.servers.wait_exit(spec.id, server, timeout)
 
     async def remove_storage(self, owner: str, name: str, trash: Path, stamp: str) -> None:

@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr
 
-from ..backends.local_limits import NOTEBOOK_PIDS
+from ..backends.local_settings import LocalSettings
 from ..core.origins import OriginPlan
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CGU_LAB_", extra="ignore")
+class Settings(LocalSettings):
+    """The controller's options; those of the local backend (the data directory, the
+    database, how notebooks run) are `LocalSettings`', inherited under the same
+    `CGU_LAB_<NAME>` names (local_settings says why)."""
 
-    data_dir: Path = Path("data")
-    db_url: str = ""
     # seconds a request waits for a database lock (or a connection) before it is answered
     # 503 "the database is busy" with Retry-After, instead of hanging or failing with a 500
     db_busy_timeout: float = Field(default=30, gt=0)
@@ -36,29 +34,6 @@ class Settings(BaseSettings):
     backend: str = "local"
     session_hours: float = 168
     secure_cookies: bool = False
-    start_timeout: float = 90
-    # local notebooks: servers launched at once; later starts wait in line, their place shown
-    # (local_servers.StartQueue); 0: one per core the controller may use
-    parallel_starts: int = Field(default=0, ge=0)
-    stop_timeout: float = 10
-    # local VM notebooks: seconds a guest has to power off (ACPI) before QEMU is ended,
-    # and the accelerator: "auto" (KVM when usable, else TCG), "kvm" or "tcg"
-    vm_shutdown_timeout: float = 30
-    vm_accelerator: str = "auto"
-    # local backend: "auto" runs notebooks as per-user accounts when root, else as ourselves
-    run_as: str = "auto"
-    # local training jobs: "private" gives each job a loopback of its own and no other
-    # network (torchrun's rendezvous store takes any client), "host" the machine's network
-    training_network: Literal["private", "host"] = "private"
-    # local notebooks: "private" runs each server and its kernels in a network namespace of
-    # their own (the internet through slirp4netns, nothing that listens is reachable from
-    # the host; the proxy reaches the server over a Unix socket); "host" the machine's
-    # network, where a kernel can answer on the controller's host name (development only)
-    notebook_network: Literal["private", "host"] = "private"
-    use_cgroups: bool = True
-    # local notebooks (and each rank of a training job): processes and threads one may hold
-    # at once (a pids cgroup); without it one kernel could take every pid of the host
-    notebook_pids: int = Field(default=NOTEBOOK_PIDS, ge=64)
     # GPUs: how long a notebook must have been idle before a waiting start may reclaim its GPU
     reclaim_idle_minutes: float = 10
     # the idle culler and the monitor: seconds between passes
@@ -87,13 +62,6 @@ class Settings(BaseSettings):
     school_providers_file: Path | None = None
     # seconds between asking the directory whether logged-in directory users still exist
     directory_check_interval: float = Field(default=300, gt=0)
-
-    @model_validator(mode="after")
-    def _derived(self) -> Settings:
-        self.data_dir = Path(self.data_dir).resolve()
-        if not self.db_url:
-            self.db_url = f"sqlite:///{self.data_dir / 'cgu-lab.sqlite'}"
-        return self
 
     @property
     def origins(self) -> OriginPlan:
@@ -144,13 +112,6 @@ class Settings(BaseSettings):
         """
         tag = hashlib.sha256(f"{self.base_url}\n{self.data_dir}".encode()).hexdigest()[:10]
         return f"{'__Host-' if self.https else ''}cgu-lab-session-{tag}"
-
-    @property
-    def controller_socket(self) -> Path:
-        """The controller's Unix socket, for notebook servers on this machine: in their
-        private network namespaces the host's loopback (and so its TCP port) is out of
-        reach, while a file is not. Short on purpose (a socket's path has 107 bytes)."""
-        return self.data_dir / "run" / "controller.sock"
 
     @property
     def internal_url(self) -> str:
