@@ -13,19 +13,29 @@ Leaderboard: `wrk` with 200 connections for a few seconds on the public
 leaderboard of those ENTRIES participants, beside the same load on the
 competition's own description (GET /api/competitions/<id>, one row read) as the
 peer: the ratio is what ranking the board costs per request.
+
+Open pages: 200 viewers follow the board's stream (what the competition page does)
+while CHANGES more entries are scored one after another; for each change, how long
+after the first page each page had the new board (p50/p99/max), and whether every
+page saw the last one. The peer, in the same run: 200 pages asking for the board every
+1.5 s (the page's old polling), timed against one stream follower as the reference:
+how long after the change a polling page first saw it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
+import json
 import random
 import re
 import shutil
 import subprocess
 import time
 
-from platform_under_test import platform
+import httpx
+from platform_under_test import percentile, platform
 
 from cgu_lab.backends.scorer_sandbox import scorer_name
 
@@ -33,6 +43,8 @@ ROWS = 10_000
 ENTRIES = 20
 VIEWERS = 200
 DURATION = 6
+CHANGES = 10
+POLL_SECONDS = 1.5
 LABELS = ("cat", "dog", "bird", "fish")
 
 
@@ -51,6 +63,81 @@ def wrk(url: str, token: str) -> tuple[float, str, str]:
     errors = re.search(r"Socket errors: (.*)", output)
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
     return rate, p99, errors.group(1) if errors else "none"
+
+
+async def follow(
+    client: httpx.AsyncClient, path: str, seen: dict, ready: asyncio.Event, total: int
+):
+    """One open page: note when each board (by its number of entries) first arrived."""
+    async with client.stream("GET", path) as stream:
+        async for line in stream.aiter_lines():
+            if line.startswith("data: "):
+                board = json.loads(line[6:])
+                entries = sum(row["entries"] for row in board["rows"])
+                seen.setdefault(entries, time.perf_counter())
+                ready.set()
+                if entries >= total:
+                    return
+
+
+async def poll_board(client: httpx.AsyncClient, path: str, seen: dict, total: int):
+    """The polling peer: the board every POLL_SECONDS, noting when each was first seen."""
+    while True:
+        board = (await client.get(path)).json()
+        entries = sum(row["entries"] for row in board["rows"])
+        seen.setdefault(entries, time.perf_counter())
+        if entries >= total:
+            return
+        await asyncio.sleep(POLL_SECONDS)
+
+
+async def open_pages(url: str, token: str, cid: int, submit, streamed: bool, first: int):
+    """VIEWERS pages (streams, or pollers beside one reference stream) while CHANGES
+    entries are scored; per page and change, seconds after the reference's arrival."""
+    total = first + CHANGES
+    headers = {"Authorization": f"Bearer {token}"}
+    limits = httpx.Limits(max_connections=VIEWERS + 10)
+    async with httpx.AsyncClient(
+        base_url=url, headers=headers, limits=limits, timeout=60
+    ) as client:
+        board = f"/api/competitions/{cid}/leaderboard"
+        reference: dict = {}
+        pages = [{} for _ in range(VIEWERS)]
+        ready = [asyncio.Event() for _ in range(VIEWERS + 1)]
+        tasks = [
+            asyncio.create_task(follow(client, f"{board}/events", reference, ready[-1], total))
+        ]
+        for seen, event in zip(pages, ready, strict=False):
+            if streamed:
+                tasks.append(
+                    asyncio.create_task(follow(client, f"{board}/events", seen, event, total))
+                )
+            else:
+                tasks.append(asyncio.create_task(poll_board(client, board, seen, total)))
+                event.set()
+        await asyncio.gather(*(event.wait() for event in ready))
+        for _ in range(CHANGES):
+            await asyncio.to_thread(submit)
+        done, pending = await asyncio.wait(tasks, timeout=120)
+        for task in pending:
+            task.cancel()
+        failed = len(pending) + sum(1 for task in done if task.exception() is not None)
+    lags = [
+        seen[n] - reference[n]
+        for seen in pages
+        for n in range(first + 1, total + 1)
+        if n in seen and n in reference
+    ]
+    return lags, failed
+
+
+def describe_lags(lags: list[float]) -> str:
+    if len(lags) < 2:
+        return "too few boards seen"
+    return (
+        f"p50 {percentile(lags, 0.5) * 1000:6.0f} ms, p99 {percentile(lags, 0.99) * 1000:6.0f} ms,"
+        f" max {max(lags) * 1000:6.0f} ms"
+    )
 
 
 def peers(solution_text: str, files: list[str]) -> tuple[float, float]:
@@ -138,6 +225,29 @@ def main() -> None:
             token = clients[0].ok("POST", "/api/me/tokens", 201, json={"name": "bench"})["token"]
             board = clients[0].ok("GET", f"/api/competitions/{cid}/leaderboard")
             assert len(board["rows"]) == ENTRIES
+
+            def score_one_more() -> None:
+                """One more entry, waited for until scored: one change of the board."""
+                client = clients[0]
+                entry = client.ok(
+                    "POST",
+                    f"/api/competitions/{cid}/entries",
+                    201,
+                    content=files[0],
+                    headers={"Content-Type": "text/csv"},
+                )
+                while True:
+                    mine = client.ok("GET", f"/api/competitions/{cid}/entries/mine")
+                    if next(e for e in mine if e["id"] == entry["id"])["state"] == "scored":
+                        return
+                    time.sleep(0.05)
+
+            pages = {}
+            for streamed in (True, False):
+                first = ENTRIES + CHANGES * len(pages)
+                pages[streamed] = asyncio.run(
+                    open_pages(controller.url, token, cid, score_one_more, streamed, first)
+                )
             for client in clients:
                 client.close()
         leaderboard_rps, leaderboard_p99, leaderboard_errors = wrk(
@@ -166,6 +276,14 @@ def main() -> None:
         f" socket errors: {describe_errors}"
     )
     print(f"  ratio leaderboard / plain read: {leaderboard_rps / describe_rps:.2f}")
+    print(f"{VIEWERS} open pages while {CHANGES} more entries are scored, one after another:")
+    (stream_lags, stream_failed), (poll_lags, poll_failed) = pages[True], pages[False]
+    print("  following the stream: each page's new board after the first page's:")
+    print(
+        f"    {describe_lags(stream_lags)}; pages that failed or missed the last: {stream_failed}"
+    )
+    print(f"  peer: asking every {POLL_SECONDS} s: the new board after a stream follower's:")
+    print(f"    {describe_lags(poll_lags)}; pages that failed or missed the last: {poll_failed}")
 
 
 if __name__ == "__main__":

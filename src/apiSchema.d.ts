@@ -1476,6 +1476,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/competitions/{competition_id}/leaderboard/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The leaderboard now and again after each change, as Server-Sent Events (each event's data is the leaderboard's answer) */
+    get: operations['follow_leaderboard_api_competitions__competition_id__leaderboard_events_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/competitions/{competition_id}/teams': {
     parameters: {
       query?: never;
@@ -15913,6 +15930,103 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['CompetitionLeaderboard'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  follow_leaderboard_api_competitions__competition_id__leaderboard_events_get: {
+    parameters: {
+      query?: {
+        board?: 'public' | 'private';
+      };
+      header?: never;
+      path: {
+        /** @description A numeric id */
+        competition_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': unknown;
         };
       };
       /** @description Bad input: the message names the field and the rule */

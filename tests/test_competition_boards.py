@@ -81,3 +81,24 @@ def test_a_failed_ranking_is_not_kept():
         assert await boards.get(1, "public", rank) == "board"
 
     asyncio.run(scenario())
+
+
+def test_followers_wake_once_per_change_and_miss_none():
+    async def scenario():
+        boards = Boards(lambda: 0.0, ttl=60)
+        seen = boards.version(1)
+        followers = [asyncio.create_task(boards.next_change(1, seen)) for _ in range(200)]
+        await asyncio.sleep(0)
+        assert not any(f.done() for f in followers)  # nothing announced yet
+        boards.changed(2)  # another competition's change wakes nobody here
+        await asyncio.sleep(0)
+        assert not any(f.done() for f in followers)
+        boards.changed(1)
+        assert set(await asyncio.gather(*followers)) == {seen + 1}
+        # Changes announced while a follower was busy drawing are not lost: its bookmark is
+        # older, so it returns at once, with the newest version (one redraw for both).
+        boards.changed(1)
+        boards.changed(1)
+        assert await asyncio.wait_for(boards.next_change(1, seen + 1), 1) == seen + 3
+
+    asyncio.run(scenario())

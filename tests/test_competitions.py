@@ -8,8 +8,11 @@ the rules read, can be moved (`site.clock`) and the scoring queue drained, with 
 
 from __future__ import annotations
 
+import concurrent.futures
+import json
 import pwd
 import subprocess
+import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -18,6 +21,8 @@ from cgu_lab.backends.scorer_sandbox import scorer_name
 from cgu_lab.controller import audit
 from cgu_lab.controller.competitions import files
 from cgu_lab.core.competition import in_public
+
+from .harness import http_client
 
 pytestmark = pytest.mark.integration
 
@@ -429,6 +434,60 @@ def test_boards_public_during_private_after_ties_to_the_earlier(
 
     events = site.call(actions)
     assert events.count("competition.entry") == 4 and events.count("competition.scored") == 4
+
+
+def follow_board(session, path: str, subscribed: threading.Event, enough) -> list[dict]:
+    """The boards streamed at `path` until `enough(board)`; `subscribed` is set once the
+    first board (the one as it was on connecting) has arrived."""
+    boards = []
+    with session.stream("GET", path) as stream:
+        assert stream.status_code == 200, stream.read()
+        for line in stream.iter_lines():
+            if line.startswith("data: "):
+                boards.append(json.loads(line[6:]))
+                subscribed.set()
+                if enough(boards[-1]):
+                    break
+    return boards
+
+
+def test_open_pages_follow_the_board_as_scores_arrive(site, course, teacher, alice, bob, login):
+    cid = make(teacher, "followed")["id"]
+    path = f"/api/competitions/{cid}/leaderboard/events"
+    # Who may not look is answered at once, as for the board itself, not with a stream.
+    mallory = login("mallory")
+    assert mallory.get(path).status_code == 404
+    private = alice.get(f"{path}?board=private")
+    assert private.status_code == 403 and "revealed" in private.json()["message"]
+    followers = {name: http_client(site, name) for name in ("alice", "bob")}
+    ready = {name: threading.Event() for name in followers}
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        futures = {
+            name: pool.submit(
+                follow_board, session, path, ready[name], lambda board: len(board["rows"]) == 2
+            )
+            for name, session in followers.items()
+        }
+        assert all(event.wait(30) for event in ready.values()), "a page got no first board"
+        truth = solution_rows()
+        submit(alice, cid, truth)
+        drain(site)  # scored: every open page is told, none asked
+        submit(bob, cid, {i: "wrong" for i in truth})
+        drain(site)
+        seen = {name: future.result(timeout=60) for name, future in futures.items()}
+    for name, boards in seen.items():
+        assert boards[0]["rows"] == []  # as it was on connecting
+        last = boards[-1]["rows"]
+        assert [(r["participant"], r["score"]) for r in last] == [("alice", 1.0), ("bob", 0.0)]
+        assert [r["participant"] for r in last if r["mine"]] == [name]  # each page its own row
+    # A deleted competition ends the stream of a page still open on it.
+    session = http_client(site, "alice")
+    subscribed = threading.Event()
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        open_page = pool.submit(follow_board, session, path, subscribed, lambda board: False)
+        assert subscribed.wait(30)
+        teacher.ok("DELETE", f"/api/competitions/{cid}")
+        assert len(open_page.result(timeout=60)[-1]["rows"]) == 2
 
 
 def test_teams_share_entries_and_limits(site, course, teacher, alice, carol_client, bob):

@@ -22,6 +22,7 @@ from .accounts.security import hash_password, new_password
 from .clock import Clock
 from .competitions.entries import EntryService
 from .competitions.gpus import RunGpus
+from .competitions.leaderboards import Leaderboards
 from .competitions.service import CompetitionService
 from .environments import catalog
 from .environments.builds import EnvironmentBuilds
@@ -69,7 +70,6 @@ class Platform:
             self.db,
             self.auth,
             settings,
-            self.clock,
             getattr(getattr(self.backend, "accounts", None), "clash", None),
         )
         self.templates = TemplateService(self.db, self.backend, settings)
@@ -94,6 +94,7 @@ class Platform:
         self.competitions = CompetitionService(self.db, settings, self.clock)
         run_gpus = RunGpus(self.db, self.notebooks.gpus, self.notebooks.admission.queue_drain)
         self.competition_entries = EntryService(self.db, settings, self.competitions, run_gpus)
+        self.leaderboards = Leaderboards(self.db, self.competitions)
         self.reader = NotebookReader()
         self.culler = Culler(
             self.db, self.notebooks, self.reader, settings.cull_interval, self.clock

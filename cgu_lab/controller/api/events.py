@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Hashable
+from collections.abc import AsyncIterator, Callable, Hashable
+from typing import Any
 
 from sse_starlette import EventSourceResponse, JSONServerSentEvent, ServerSentEvent
 
@@ -79,6 +80,30 @@ def notebook_changes(broker: ProgressBroker, followed: Followed) -> EventSourceR
                     continue
                 states[key] = event.state
                 yield JSONServerSentEvent(change(*who, event))
+
+    return EventSourceResponse(stream())
+
+
+def json_stream(
+    items: AsyncIterator[Any], encode: Callable[[Any], Any] = lambda item: item
+) -> EventSourceResponse:
+    """Each item, made JSON-ready by `encode`, as one event, for at most
+    LIST_STREAM_SECONDS (then the browser reconnects and its session and rights are
+    checked again)."""
+
+    async def stream() -> AsyncIterator[ServerSentEvent]:
+        # The connection's real lifetime, as for notebook_changes (not the platform's clock).
+        deadline = time.monotonic() + LIST_STREAM_SECONDS
+        yield ServerSentEvent(retry=RETRY_MS)
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                try:
+                    item = await asyncio.wait_for(anext(items), left)
+                except (asyncio.TimeoutError, StopAsyncIteration):
+                    return
+                yield JSONServerSentEvent(encode(item))
+        finally:
+            await items.aclose()
 
     return EventSourceResponse(stream())
 

@@ -13,6 +13,11 @@ is decided per request, outside the cache.
 What the platform does not announce (a course's staff changing, a display name) is
 seen within `TTL` seconds. Viewers arriving while a board is being ranked wait for that
 one ranking (one computation per change, however many viewers).
+
+Viewers who keep the page open follow a stream (`leaderboard/events`) instead of asking
+again and again: `next_change` wakes every follower of a competition once per announced
+change, so 200 open pages cost one ranking and 200 writes per score, not 200 requests a
+second.
 """
 
 from __future__ import annotations
@@ -35,12 +40,32 @@ class Boards:
         self._versions: dict[int, int] = {}
         self._boards: dict[Hashable, tuple[int, float, Any]] = {}
         self._ranking: dict[Hashable, tuple[int, asyncio.Task]] = {}
+        self._waiters: dict[int, asyncio.Event] = {}
 
     def changed(self, competition_id: int) -> None:
         """Something a board of this competition shows has changed: rank it again."""
         self._versions[competition_id] = self._versions.get(competition_id, 0) + 1
         for key in [k for k in self._boards if k[0] == competition_id]:
             del self._boards[key]
+        waiting = self._waiters.pop(competition_id, None)
+        if waiting is not None:
+            waiting.set()
+
+    def version(self, competition_id: int) -> int:
+        """How many changes of this competition were announced (a follower's bookmark)."""
+        return self._versions.get(competition_id, 0)
+
+    async def next_change(self, competition_id: int, seen: int) -> int:
+        """Wait until a change after version `seen` is announced; the newest version.
+
+        Changes announced while a follower was busy are not lost (its `seen` is older)
+        and several of them wake it once: it draws the board as it is now."""
+        while self._versions.get(competition_id, 0) == seen:
+            event = self._waiters.get(competition_id)
+            if event is None:
+                event = self._waiters[competition_id] = asyncio.Event()
+            await event.wait()
+        return self._versions[competition_id]
 
     async def get(self, competition_id: int, board: str, rank: Callable[[], Awaitable[Any]]) -> Any:
         """The ranked board, ranked by `rank()` only when it changed (or aged past TTL)."""

@@ -1,4 +1,4 @@
-"""Competition entries: submitting predictions, the scoring queue, leaderboards.
+"""Competition entries: submitting predictions, the scoring queue, reading entries.
 
 A member submits a predictions file while the competition is open, within
 its daily and total limits (counted per team when it has teams; entries whose
@@ -16,13 +16,6 @@ sentence core/competition.py wrote about their file. When the scorer itself
 failed they read that it failed; its output (`log`) is for the course's
 managers only, since a teacher's script may print anything, solution rows
 included.
-
-Leaderboards: the public one ranks each participant's best public score
-while the competition runs; at its end the private one ranks, for each
-participant, the private score of the entry that was their best public one
-(on Kaggle: the automatic choice when none is selected). Ties go to the
-earlier entry. Entries of the course's staff are listed for them and never
-ranked.
 """
 
 from __future__ import annotations
@@ -46,10 +39,9 @@ from ...store.competition_models import (
     Competition,
     CompetitionEntry,
     CompetitionTeam,
-    CompetitionTeamMember,
 )
 from ...store.db import Database
-from ...store.models import Group, Membership, User
+from ...store.models import Group, User
 from .. import audit
 from ..clock import Clock
 from . import files
@@ -90,18 +82,6 @@ class EntryService:
 
     # -- submitting ------------------------------------------------------------------
 
-    async def _team(self, session: AsyncSession, competition: Competition, user_id: int):
-        if not competition.teams:
-            return None
-        return await session.scalar(
-            select(CompetitionTeam)
-            .join(CompetitionTeamMember, CompetitionTeamMember.team_id == CompetitionTeam.id)
-            .where(
-                CompetitionTeamMember.competition_id == competition.id,
-                CompetitionTeamMember.user_id == user_id,
-            )
-        )
-
     def _mine(self, competition: Competition, actor: Principal, team):
         """The condition selecting the entries of the actor's participant (them or their team)."""
         if team is not None:
@@ -140,7 +120,7 @@ class EntryService:
         """Check the entry limits with the submitter's rows locked, so that entries sent at once
         count each other; returns the submitter's team (None without teams)."""
         await session.execute(select(User.id).where(User.id == actor.id).with_for_update())
-        team = await self._team(session, competition, actor.id)
+        team = await self.competitions.team_of(session, competition, actor.id)
         if team is not None:
             await session.execute(
                 select(CompetitionTeam.id).where(CompetitionTeam.id == team.id).with_for_update()
@@ -352,7 +332,7 @@ class EntryService:
         """My entries (my team's, with teams), newest first."""
         async with self.db.session() as session:
             competition, _, manage = await self.competitions.load(session, actor, competition_id)
-            team = await self._team(session, competition, actor.id)
+            team = await self.competitions.team_of(session, competition, actor.id)
             closed = self.clock.now() >= competition.ends_at
             rows = (
                 await session.execute(
@@ -372,105 +352,6 @@ class EntryService:
                 self._out(e, name, team.name if team else None, closed or manage)
                 for e, name in rows
             ]
-
-    async def _staff(self, session: AsyncSession, group: Group) -> set[int]:
-        managers = await session.scalars(
-            select(Membership.user_id).where(
-                Membership.group_id == group.id, Membership.manager.is_(True)
-            )
-        )
-        admins = await session.scalars(select(User.id).where(User.role == "admin"))
-        return set(managers.all()) | set(admins.all())
-
-    async def leaderboard(self, actor: Principal, competition_id: int, board: str) -> dict:
-        """The public board, or the private one (at the end; managers may look earlier).
-
-        Who may see which board, and which row is the viewer's, is decided here for each
-        request; the ranking itself is shared by every viewer and recomputed only when a
-        score (or a team, or the competition) changes (boards.py)."""
-        async with self.db.session() as session:
-            competition, _group, manage = await self.competitions.load(
-                session, actor, competition_id
-            )
-            closed = self.clock.now() >= competition.ends_at
-            if board == "private" and not (closed or manage):
-                raise Forbidden(
-                    "the private leaderboard is revealed when the competition ends, at "
-                    f"{competition.ends_at.isoformat(timespec='minutes')}"
-                )
-            my_team = await self._team(session, competition, actor.id)
-            cid = competition.id
-            head = {
-                "competition_id": cid,
-                "board": board,
-                "final": board == "private" and closed,
-                "metric": competition.metric,
-                "higher_is_better": competition.higher_is_better,
-            }
-        ranked = await self.competitions.boards.get(cid, board, lambda: self._ranked(cid, board))
-        mine = f"team:{my_team.name}" if my_team else f"user:{actor.name}"
-        return {
-            **head,
-            "rows": [{**row, "mine": participant == mine} for participant, row in ranked],
-        }
-
-    async def _ranked(self, competition_id: int, board: str) -> list[tuple[str, dict]]:
-        """Every viewer's board: (participant, row) in rank order, from the database."""
-        async with self.db.session() as session:
-            competition = await session.get(Competition, competition_id)
-            group = await session.get(Group, competition.group_id)
-            staff = await self._staff(session, group)
-            rows = (
-                await session.execute(
-                    select(CompetitionEntry, User.name, User.display_name, CompetitionTeam.name)
-                    .join(User, User.id == CompetitionEntry.user_id)
-                    .outerjoin(CompetitionTeam, CompetitionTeam.id == CompetitionEntry.team_id)
-                    .where(
-                        CompetitionEntry.competition_id == competition.id,
-                        CompetitionEntry.state == "scored",
-                    )
-                )
-            ).all()
-        return self._rank(competition.higher_is_better, rows, staff, board)
-
-    @staticmethod
-    def _rank(higher: bool, rows, staff, board) -> list[tuple[str, dict]]:
-        by_id: dict[int, tuple] = {}
-        counts: dict[str, int] = {}
-        for entry, name, display, team in rows:
-            if entry.user_id in staff:
-                continue
-            participant = f"team:{team}" if team else f"user:{name}"
-            by_id[entry.id] = (entry, participant, team or display or name)
-            counts[participant] = counts.get(participant, 0) + 1
-
-        def entries(field: str, ids) -> list[rules.Entry]:
-            found = []
-            for entry_id in ids:
-                entry, participant, _ = by_id[entry_id]
-                value = getattr(entry, field)
-                if value is not None:
-                    found.append(rules.Entry(participant, value, entry.submitted_at, entry.id))
-            return found
-
-        ranked = rules.leaderboard(entries("public_score", by_id), higher)
-        if board == "private":
-            chosen = [entry.submission_id for _, entry in ranked]
-            ranked = rules.leaderboard(entries("private_score", chosen), higher)
-        return [
-            (
-                e.participant,
-                {
-                    "rank": rank,
-                    "participant": by_id[e.submission_id][2],
-                    "team": e.participant.startswith("team:"),
-                    "score": e.score,
-                    "entries": counts[e.participant],
-                    "submitted_at": e.submitted_at,
-                },
-            )
-            for rank, e in ranked
-        ]
 
     async def everything(self, actor: Principal, competition_id: int) -> list[dict]:
         """Every entry with the scorer's output, for the course's managers."""

@@ -15,9 +15,11 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import FileResponse, Response
 from pydantic import BaseModel, Field
+from sse_starlette import EventSourceResponse
 
 from ...core.errors import Invalid
 from ..api.deps import ActorDep, PlatformDep, require_scope
+from ..api.events import SSE_RESPONSES, json_stream
 from ..api.schema_types import (
     Description,
     GpuTypeName,
@@ -399,8 +401,25 @@ async def leaderboard(
     board: Literal["public", "private"] = "public",
 ) -> CompetitionLeaderboard:
     return CompetitionLeaderboard(
-        **await platform.competition_entries.leaderboard(actor, competition_id, board)
+        **await platform.leaderboards.leaderboard(actor, competition_id, board)
     )
+
+
+@routes.get(
+    "/competitions/{competition_id}/leaderboard/events",
+    response_class=EventSourceResponse,
+    responses=SSE_RESPONSES,
+    summary="The leaderboard now and again after each change, as Server-Sent Events "
+    "(each event's data is the leaderboard's answer)",
+)
+async def follow_leaderboard(
+    competition_id: Id,
+    platform: PlatformDep,
+    actor: ActorDep,
+    board: Literal["public", "private"] = "public",
+) -> EventSourceResponse:
+    boards = await platform.leaderboards.follow(actor, competition_id, board)
+    return json_stream(boards, lambda item: CompetitionLeaderboard(**item).model_dump(mode="json"))
 
 
 @routes.get(

@@ -8,7 +8,8 @@ scoring script (never served to anyone, not even back to the teacher: the
 teacher keeps their own copy). Members of the course see the competition from
 its start; others get a 404, as if it did not exist.
 
-Entries, scoring and leaderboards are `competition_entries.py`.
+Entries and scoring are `entries.py`, leaderboards `leaderboards.py` (ranked once per
+change by `boards.py`).
 """
 
 from __future__ import annotations
@@ -125,6 +126,21 @@ class CompetitionService:
             if manage or group.id in actor.groups:
                 return competition, group, manage
         raise NotFound(f"there is no competition {competition_id} in a course of yours")
+
+    async def team_of(
+        self, session: AsyncSession, competition: Competition, user_id: int
+    ) -> CompetitionTeam | None:
+        """The team `user_id` is in for this competition (None without teams or a team)."""
+        if not competition.teams:
+            return None
+        return await session.scalar(
+            select(CompetitionTeam)
+            .join(CompetitionTeamMember, CompetitionTeamMember.team_id == CompetitionTeam.id)
+            .where(
+                CompetitionTeamMember.competition_id == competition.id,
+                CompetitionTeamMember.user_id == user_id,
+            )
+        )
 
     def describe(self, competition: Competition, group: Group, manage: bool) -> dict:
         metric = METRICS.get(competition.metric)

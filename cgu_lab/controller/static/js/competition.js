@@ -1,10 +1,11 @@
 // @ts-check
 // One competition: its data, submitting predictions, the leaderboard (public while it
 // runs, private once it has ended), my entries; for the course's staff, uploading the
-// files and every entry with the scorer's output. Scores arrive by polling while an
-// entry is queued or being scored. In a code competition the entry is a notebook,
-// which the platform runs on the hidden inputs before scoring what it wrote. With teams,
-// a student forms or joins their own (competition_team.js).
+// files and every entry with the scorer's output. My entries' states are polled while
+// one is queued or being scored; the leaderboard follows a stream of its changes. In a
+// code competition the entry is a notebook, which the platform runs on the hidden inputs
+// before scoring what it wrote. With teams, a student forms or joins their own
+// (competition_team.js).
 import { api, el, replaceRows, showError, showStatus, fact, formatDate, formatMemory, ApiError } from './common.js';
 import { poll } from './poll.js';
 import { setupTeam } from './competition_team.js';
@@ -89,20 +90,38 @@ function showFacts(c) {
   if (!Object.keys(c.files).length) files.append(el('li', { class: 'empty' }, 'No files yet.'));
 }
 
-async function loadBoard() {
-  const hint = /** @type {HTMLElement} */ (document.getElementById('board-hint'));
+/** @type {EventSource | null} */
+let following = null;
+
+// The board follows the platform's stream of it: drawn at once, then again after each
+// score, team or settings change, with no polling (open pages cost nothing between
+// scores). A refused stream (the private board before the end) closes; the board is
+// then asked for once, to show why.
+function followBoard() {
   for (const which of ['public', 'private']) {
     document.getElementById(`board-${which}`)?.setAttribute('aria-pressed', String(which === board));
   }
-  /** @type {Leaderboard} */
-  let data;
+  following?.close();
+  const stream = new EventSource(`/api/competitions/${id}/leaderboard/events?board=${board}`);
+  following = stream;
+  stream.onmessage = event => showBoard(JSON.parse(event.data));
+  stream.onerror = () => {
+    if (stream.readyState === EventSource.CLOSED && following === stream) void loadBoard();
+  };
+}
+
+async function loadBoard() {
   try {
-    data = await api('GET', `/api/competitions/${id}/leaderboard?board=${board}`);
+    showBoard(await api('GET', `/api/competitions/${id}/leaderboard?board=${board}`));
   } catch (error) {
-    hint.textContent = error.message;
+    /** @type {HTMLElement} */ (document.getElementById('board-hint')).textContent = error.message;
     replaceRows(/** @type {HTMLElement} */ (document.getElementById('leaderboard')), [], 'Not shown yet.', 5);
-    return;
   }
+}
+
+/** @param {Leaderboard} data */
+function showBoard(data) {
+  const hint = /** @type {HTMLElement} */ (document.getElementById('board-hint'));
   hint.textContent =
     board === 'public'
       ? 'Scored on the public part of the test set.'
@@ -194,10 +213,11 @@ async function loadAll() {
   return entries.some(e => e.state === 'queued' || e.state === 'scoring');
 }
 
-// Everything is loaded again every POLL_MS while an entry is queued or being scored.
+// The entries are loaded again every POLL_MS while one is queued or being scored (the
+// board follows its own stream).
 const scores = poll(
   async () => {
-    const waiting = await Promise.all([loadMine(), loadAll(), loadBoard()]);
+    const waiting = await Promise.all([loadMine(), loadAll()]);
     return waiting[0] || waiting[1];
   },
   { everyMs: POLL_MS }
@@ -246,9 +266,10 @@ fileForm?.addEventListener('submit', async event => {
 for (const which of /** @type {const} */ (['public', 'private'])) {
   document.getElementById(`board-${which}`)?.addEventListener('click', () => {
     board = which;
-    void loadBoard();
+    followBoard();
   });
 }
 
 showFacts(await api('GET', `/api/competitions/${id}`));
+followBoard();
 await Promise.all([refresh(), setupTeam(String(id), refresh)]);
