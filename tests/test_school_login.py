@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import time
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
@@ -281,7 +280,7 @@ def test_keys_rotate_and_logins_go_on(site, servers):
     _, oidc, _ = servers
     _, _, answer = walk(site, oidc, "anna.o", "anna-pass")
     assert answer.status_code == 303
-    time.sleep(1.1)  # the client refetches a key set at most once a second
+    site.clock.advance(seconds=1.1)  # the client refetches a key set at most once a second
     new = oidc.control("rotate")["kid"]
     _client, _, answer = walk(site, oidc, "anna.o", "anna-pass")
     assert answer.status_code == 303, answer.text[-500:]

@@ -70,6 +70,7 @@ class Platform:
             self.db,
             self.auth,
             settings,
+            self.clock,
             getattr(getattr(self.backend, "accounts", None), "clash", None),
         )
         self.templates = TemplateService(self.db, self.backend, settings)

@@ -18,7 +18,6 @@ joserfc (Authlib's JOSE library): no hand-rolled JWT code. What this module deci
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 
 import httpx
@@ -35,6 +34,7 @@ from joserfc.errors import (
 )
 from joserfc.jwk import KeySet
 
+from ..clock import Clock
 from .refusals import Refused
 from .schemas import OidcProvider
 
@@ -63,8 +63,11 @@ class Verified:
 
 
 class OidcClient:
-    def __init__(self, provider: OidcProvider, redirect_uri: str) -> None:
+    def __init__(self, provider: OidcProvider, redirect_uri: str, clock: Clock) -> None:
+        """`clock`: the platform's, which times the discovery document's and the keys'
+        freshness (a test moves it instead of waiting)."""
         self.provider = provider
+        self.clock = clock
         self.redirect_uri = redirect_uri
         self._metadata: dict | None = None
         self._metadata_at = 0.0
@@ -85,7 +88,7 @@ class OidcClient:
 
     async def metadata(self) -> dict:
         """The provider's discovery document, cached for an hour."""
-        if self._metadata and time.monotonic() - self._metadata_at < METADATA_SECONDS:
+        if self._metadata and self.clock.monotonic() - self._metadata_at < METADATA_SECONDS:
             return self._metadata
         url = self.provider.issuer.rstrip("/") + "/.well-known/openid-configuration"
         try:
@@ -105,14 +108,14 @@ class OidcClient:
                 "issuer_mismatch",
                 502,
             )
-        self._metadata, self._metadata_at = document, time.monotonic()
+        self._metadata, self._metadata_at = document, self.clock.monotonic()
         return document
 
     async def keys(self, refresh: bool = False) -> KeySet:
         """The provider's signing keys; `refresh` fetches them again (a rotated key)."""
         if self._keys is not None and not refresh:
             return self._keys
-        if self._keys is not None and time.monotonic() - self._keys_at < KEYS_REFETCH_SECONDS:
+        if self._keys is not None and self.clock.monotonic() - self._keys_at < KEYS_REFETCH_SECONDS:
             return self._keys
         metadata = await self.metadata()
         try:
@@ -122,7 +125,7 @@ class OidcClient:
                 self._keys = KeySet.import_key_set(reply.json())
         except (httpx.HTTPError, ValueError, KeyError, JoseError) as error:
             raise self._unreachable(error) from None
-        self._keys_at = time.monotonic()
+        self._keys_at = self.clock.monotonic()
         return self._keys
 
     async def authorization(self) -> Authorization:

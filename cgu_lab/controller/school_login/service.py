@@ -21,7 +21,7 @@ import hmac
 import io
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 from cachetools import TTLCache
 from sqlalchemy import select, update
@@ -38,6 +38,7 @@ from ...store.directory_models import DirectoryAccount, DirectoryRule, PreEnrolm
 from ...store.models import Group, Membership, Session, User
 from .. import audit
 from ..accounts.security import new_token, token_hash
+from ..clock import Clock
 from .ldap import DirectoryEntry, LdapDirectory
 from .oidc import Authorization, OidcClient
 from .refusals import Refused
@@ -49,10 +50,6 @@ log = logging.getLogger("cgu_lab.school_login")
 PENDING_SECONDS = 600
 MAX_PENDING = 10_000
 MAX_PRE_ENROL = 5000
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 @dataclass
@@ -83,11 +80,15 @@ class SchoolLogin:
         db: Database,
         auth,
         settings,
+        clock: Clock,
         unix_clash: UnixClash | None = None,
     ) -> None:
         """`auth`: the Authenticator (its caches are dropped when a role or course changes
-        and its `end_sessions` ends a disabled user's sessions)."""
+        and its `end_sessions` ends a disabled user's sessions); `clock`: the platform's,
+        for logins, sessions' ends and the directory checks, and the pending logins' and
+        providers' caches."""
         self.db = db
+        self.clock = clock
         self.auth = auth
         self.settings = settings
         self.unix_clash = unix_clash
@@ -98,14 +99,16 @@ class SchoolLogin:
             )
         }
         self.oidc = {
-            p.id: OidcClient(p, self.redirect_uri(p.id))
+            p.id: OidcClient(p, self.redirect_uri(p.id), clock)
             for p in self.providers.values()
             if isinstance(p, OidcProvider)
         }
         self.ldap = {
             p.id: LdapDirectory(p) for p in self.providers.values() if isinstance(p, LdapProvider)
         }
-        self._pending: TTLCache[str, Pending] = TTLCache(MAX_PENDING, PENDING_SECONDS)
+        self._pending: TTLCache[str, Pending] = TTLCache(
+            MAX_PENDING, PENDING_SECONDS, timer=clock.monotonic
+        )
         self.sealer = Sealer(settings.secrets_dir)
         self.session_lifetime = timedelta(hours=settings.session_hours)
 
@@ -294,17 +297,17 @@ class SchoolLogin:
             await self._courses(session, provider.id, user, link, decision.courses)
             if person.refresh_token:
                 link.refresh_token = self.sealer.seal(person.refresh_token)
-            link.last_checked = _now()
+            link.last_checked = self.clock.now()
             token = new_token()
             session.add(
                 Session(
                     token_hash=token_hash(token),
                     user_id=user.id,
                     csrf=new_token(),
-                    expires_at=_now() + self.session_lifetime,
+                    expires_at=self.clock.now() + self.session_lifetime,
                 )
             )
-            user.last_login = user.last_activity = _now()
+            user.last_login = user.last_activity = self.clock.now()
             audit.record(
                 session,
                 user.name,
@@ -581,7 +584,7 @@ class SchoolLogin:
                     .join(User, User.id == DirectoryAccount.user_id)
                     .where(
                         DirectoryAccount.user_id.in_(
-                            select(Session.user_id).where(Session.expires_at > _now())
+                            select(Session.user_id).where(Session.expires_at > self.clock.now())
                         )
                     )
                 )
@@ -594,7 +597,7 @@ class SchoolLogin:
         for user_id, provider, subject, sealed, name in links:
             known, renewed = await self._still_known(provider, subject, sealed)
             async with self.db.session() as session:
-                values: dict = {"last_checked": _now()}
+                values: dict = {"last_checked": self.clock.now()}
                 if renewed is not None:
                     values["refresh_token"] = self.sealer.seal(renewed) if renewed else ""
                 await session.execute(
