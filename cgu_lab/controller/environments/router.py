@@ -18,7 +18,7 @@ from ..api.events import SSE_RESPONSES, progress_stream
 from ..api.schema_types import LabelPath
 from ..api.schemas import EnvironmentIn, Message
 from . import apps as environment_apps
-from . import catalog as service
+from . import service
 from .schemas import (
     AppOut,
     EnvironmentApps,
@@ -73,8 +73,7 @@ def environment_out(env, actor: roles.Principal) -> EnvironmentDetail:
     "/environments", response_model=list[EnvironmentDetail], summary="Software environments"
 )
 async def list_environments(platform: PlatformDep, actor: ActorDep) -> list[EnvironmentDetail]:
-    async with platform.db.session() as session:
-        return [environment_out(e, actor) for e in await service.list_environments(session)]
+    return [environment_out(e, actor) for e in await service.listed(platform.db)]
 
 
 @router.get(
@@ -121,8 +120,7 @@ async def build_environment(
 async def get_environment(
     name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> EnvironmentDetail:
-    async with platform.db.session() as session:
-        return environment_out(await service.get_environment(session, name), actor)
+    return environment_out(await service.one(platform.db, name), actor)
 
 
 @router.put(
@@ -133,9 +131,8 @@ async def get_environment(
 async def put_environment(
     name: LabelPath, body: EnvironmentIn, platform: PlatformDep, actor: ActorDep
 ) -> EnvironmentDetail:
-    async with platform.db.session() as session:
-        env = await service.save_environment(session, actor, name, **body.model_dump())
-        return environment_out(env, actor)
+    env = await service.save(platform.db, actor, name, **body.model_dump())
+    return environment_out(env, actor)
 
 
 @router.put(
@@ -147,9 +144,8 @@ async def put_environment_apps(
     name: LabelPath, body: EnvironmentApps, platform: PlatformDep, actor: ActorDep
 ) -> EnvironmentDetail:
     apps = None if body.apps is None else [a.model_dump() for a in body.apps]
-    async with platform.db.session() as session:
-        env = await environment_apps.set_apps(session, actor, name, apps)
-        return environment_out(env, actor)
+    env = await service.choose_apps(platform.db, actor, name, apps)
+    return environment_out(env, actor)
 
 
 @router.post(
@@ -175,9 +171,8 @@ async def environment_events(
     name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> EventSourceResponse:
     roles.require_admin(actor, "follow environment builds")
-    async with platform.db.session() as session:
-        env = await service.get_environment(session, name)
-        state, message = env.state, env.message
+    env = await service.one(platform.db, name)
+    state, message = env.state, env.message
     status = {
         "message": message or f"Environment '{name}' is {state}",
         "state": state,
