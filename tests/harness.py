@@ -155,32 +155,39 @@ class Controller:
 
     def kill_notebooks(self) -> None:
         """Stop every notebook server of this installation (end of a test module)."""
-        marker = (
-            (self.data_dir / "instance-id").read_text().strip()
-            if (self.data_dir / "instance-id").exists()
-            else None
-        )
-        if not marker:
-            return
-        import psutil
+        kill_notebooks(self.data_dir)
 
-        killed = []
-        for process in psutil.process_iter():
-            try:
-                if process.environ().get("CGU_LAB_INSTANCE") == marker:
-                    process.kill()
-                    killed.append(process)
-            except (psutil.Error, OSError):
-                continue
-        psutil.wait_procs(killed, timeout=10)
-        # ... and the installation's cgroups (cgu-lab/<instance>/nb-<id>, v1 or v2).
-        for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory"):
-            parent = Path(root) / "cgu-lab" / marker
-            for child in sorted(parent.glob("nb-*")) if parent.is_dir() else ():
-                with contextlib.suppress(OSError):
-                    child.rmdir()
+
+def kill_notebooks(data_dir: Path) -> None:
+    """Stop every notebook server of the installation in `data_dir`, and remove its cgroups
+    (a controller process or an in-process app with the real local backend leaves them
+    running when it stops, as a deployment's controller does)."""
+    marker = (
+        (data_dir / "instance-id").read_text().strip()
+        if (data_dir / "instance-id").exists()
+        else None
+    )
+    if not marker:
+        return
+    import psutil
+
+    killed = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get("CGU_LAB_INSTANCE") == marker:
+                process.kill()
+                killed.append(process)
+        except (psutil.Error, OSError):
+            continue
+    psutil.wait_procs(killed, timeout=10)
+    # ... and the installation's cgroups (cgu-lab/<instance>/nb-<id>, v1 or v2).
+    for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory"):
+        parent = Path(root) / "cgu-lab" / marker
+        for child in sorted(parent.glob("nb-*")) if parent.is_dir() else ():
             with contextlib.suppress(OSError):
-                parent.rmdir()
+                child.rmdir()
+        with contextlib.suppress(OSError):
+            parent.rmdir()
 
 
 def notebook_host(base_url: str, owner: str, name: str) -> str:

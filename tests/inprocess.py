@@ -10,7 +10,10 @@ behind uvicorn.
 
 The backend is the local one with notebook servers left out (`FakeLocalBackend`): a
 start "launches" nothing and returns at once, a stop stops nothing, a running notebook
-is always seen alive. Tests that need a real JupyterLab stay on `harness.Controller`.
+is always seen alive. Tests that need a real JupyterLab either stay on
+`harness.Controller` or give `InProcess` the real `LocalBackend` (and call `serve`, so
+that notebook servers reach the controller), as tests/test_gpus_and_culling.py does to
+move the clock under real kernels.
 
 Nothing here waits for wall-clock time: `settle` waits for a notebook's current start or
 stop to finish (the controller's own task), `sample_monitor` runs the monitor's next
@@ -276,6 +279,17 @@ class InProcess:
     def sample_monitor(self) -> None:
         """The monitor's next pass, now (it runs every `monitor_interval` seconds)."""
         self.call(self.platform.monitor.sample)
+
+    def cull(self) -> list:
+        """The idle culler's next pass, now (it runs every `cull_interval` seconds); its
+        decisions. Move `clock` first to let idle time pass."""
+        return self.call(self.platform.culler.pass_once)
+
+    def drain_queue(self) -> None:
+        """Give queued notebooks their turn now and wait until each has begun its start, so
+        that `settle` finds it: after a stop the controller gives that turn in a task of
+        its own, which a test cannot otherwise wait for."""
+        self.call(self.platform.notebooks.admission.drain_queue)
 
     def serve(self) -> str:
         """Serve the app on `url` over real HTTP as well (for a browser); returns the URL."""

@@ -1,5 +1,14 @@
 """GPU types, placement, the queue and reclaim, the idle culler and monitoring,
-against a real controller with real notebook servers and shortened timings.
+with real notebook servers (their environment, a kernel kept busy, their memory)
+and the controller in this process, so that idle time passes by moving its clock.
+
+The controller is `InProcess` with the real local backend (tests/inprocess.py):
+the app, its store and proxy as a process would run them, and JupyterLab servers
+really started. Its culler and monitor wait a day between passes and the test runs
+each pass when it wants it (`cull`, `sample_monitor`), after moving the platform's
+clock past a reclaim threshold, an idle limit or a warning's countdown instead of
+sleeping through them. The servers' own times (a kernel's last activity) are real
+time: a moved clock reads them as that much older, as a later real pass would.
 
 No GPU is on this machine, so an admin declares one (as the API allows for
 planning a layout); notebooks given it start with CUDA_VISIBLE_DEVICES set.
@@ -8,61 +17,78 @@ planning a layout); notebooks given it start with CUDA_VISIBLE_DEVICES set.
 import asyncio
 import json
 import shutil
-import time
 
 import pytest
 import websockets
 
+from cgu_lab.backends.local import LocalBackend
+
 from .harness import (
-    Controller,
+    PASSWORD,
+    Session,
     execute_request,
+    kill_notebooks,
     reachable_dir,
     wait_running,
     wait_state,
     wait_until,
 )
+from .inprocess import InProcess
 from .test_notebooks import server_process
 
 pytestmark = pytest.mark.integration
 
 
+# Between passes of the culler and the monitor: longer than any move of this module's
+# clock, so that each pass is one the test runs (`fast.cull()`, `fast.sample_monitor()`).
+A_DAY = 86400
+
+
 @pytest.fixture(scope="module")
 def fast():
-    """A controller whose culler and monitor run every second; reclaim takes notebooks idle 30 s."""
+    """The controller in this process with real notebook servers; reclaim takes notebooks
+    idle 30 s (of its clock, which the tests move)."""
     base = reachable_dir()
-    ctl = Controller(
+    site = InProcess(
         base / "data",
-        env={
-            "CGU_LAB_CULL_INTERVAL": "1",
-            "CGU_LAB_MONITOR_INTERVAL": "1",
-            "CGU_LAB_RECLAIM_IDLE_MINUTES": "0.5",
-        },
-    )
-    ctl.create_user("ops", "admin")
+        backend=LocalBackend,
+        cull_interval=A_DAY,
+        monitor_interval=A_DAY,
+        reclaim_idle_minutes=0.5,
+    ).start()
+    # Served over HTTP too: notebook servers ask the controller, kernels' websockets go
+    # through its proxy.
+    site.serve()
+    site.create_user("ops", "admin")
     for name in ("ann", "ben", "cat"):
-        ctl.create_user(name)
-    ctl.start()
-    with ctl.client("ops") as ops:
+        site.create_user(name)
+    with client(site, "ops") as ops:
         ops.ok(
             "PUT",
             "/api/quotas/default",
             json={"cpu": 4, "memory": "8Gi", "notebooks": 3, "gpus": {"standard": 1, "premium": 1}},
         )
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
+    yield site
+    site.stop()
+    kill_notebooks(site.data_dir)
     shutil.rmtree(base, ignore_errors=True)
+
+
+def client(site, name):
+    """`name` logged in on the app over real HTTP (the notebook servers' own requests and
+    the websockets need the served app; one way for every client of the module)."""
+    return Session(site.url, name, PASSWORD, site=site)
 
 
 @pytest.fixture(scope="module")
 def ops(fast):
-    with fast.client("ops") as session:
+    with client(fast, "ops") as session:
         yield session
 
 
 @pytest.fixture(scope="module")
 def users(fast):
-    sessions = {name: fast.client(name) for name in ("ann", "ben", "cat")}
+    sessions = {name: client(fast, name) for name in ("ann", "ben", "cat")}
     yield sessions
     for session in sessions.values():
         session.close()
@@ -127,8 +153,9 @@ def test_shared_gpu_placement_queue_and_drain(fast, ops, users):
     assert ops.delete("/api/gpus/GPU-test-0").status_code == 409
     holders = ops.ok("GET", "/api/gpus")[0]["holders"]
     assert holders == ["ann/gpu", "ben/gpu"]
-    # When ann stops, cat's turn comes by itself.
+    # When ann stops, cat's turn comes by itself (in a task of the controller's: wait for it).
     ann.ok("POST", "/api/notebooks/ann/gpu/stop?wait=true", 202)
+    fast.drain_queue()
     wait_running(cat, "cat", "gpu")
     assert state(cat, "cat", "gpu")["devices"] == ["GPU-test-0"]
 
@@ -144,20 +171,23 @@ def test_reclaim_stops_idle_notebooks_for_a_waiting_start(fast, ops, users):
     # ben and cat hold the GPU (shared); once idle for 30 s a whole-GPU start reclaims it.
     assert ann.ok("POST", "/api/notebooks/ann/big/start", 202)["state"] == "queued"
     ann.ok("POST", "/api/notebooks/ann/big/stop", 202)
-    # Idle time passes on the controller's own clock (a process): wait until it reads
-    # both as idle for longer than the reclaim threshold (JupyterLab's countdown asks
-    # the same reading), rather than sleeping past it.
+    # Idle time passes on the controller's clock, moved past the reclaim threshold; both
+    # read as idle for longer than it (JupyterLab's countdown asks the same reading).
+    fast.clock.advance(seconds=32)
     wait_until(
         lambda: all(
             (s.ok("GET", f"/notebook/{s.name}/gpu/cgu-lab/culling")["idle_seconds"] or 0) > 31
             for s in (ben, cat)
         ),
-        timeout=60,
-        interval=1,
+        timeout=10,
         what="ben's and cat's notebooks to be idle for 30 s",
     )
     started = ann.ok("POST", "/api/notebooks/ann/big/start", 202)
     assert started["state"] == "queued" and "stopping 2 idle notebooks" in started["message"]
+    # The controller stops them in tasks of its own; each stop gives the queue its turn.
+    for session in (ben, cat):
+        fast.settle(session.name, "gpu")
+    fast.drain_queue()
     wait_running(ann, "ann", "big")
     for session in (ben, cat):
         stopped = state(session, session.name, "gpu")
@@ -209,19 +239,27 @@ def test_idle_culler_warns_then_stops_and_spares_the_busy_the_persistent_and_the
                     break
 
     asyncio.run(start_long_cell())
-    # ann is warned first, with a countdown, and presses "keep running" once.
+    # ann is warned first (12 s idle: the clock is moved past it), with a countdown, and
+    # presses "keep running" once.
+    fast.clock.advance(seconds=13)
     warned = wait_until(
         lambda: (s := ann.ok("GET", "/api/notebooks/ann/cull/culling"))["action"] == "warn" and s,
-        timeout=30,
+        timeout=10,
         what="ann's warning",
     )
     assert warned["stop_at"] and "will be stopped" in warned["message"]
     ann.ok("POST", "/api/notebooks/ann/cull/keep-running")
     assert ann.ok("GET", "/api/notebooks/ann/cull/culling")["action"] == "keep"
-    kept_at = time.monotonic()
-    # ... and is stopped only a full idle period after that, with the reason recorded.
-    wait_state(ann, "ann", "cull", "stopped", seconds=45)
-    assert time.monotonic() - kept_at >= 20
+    kept_at = fast.clock.monotonic()
+    # ... and is stopped only a full idle period after that, with the reason recorded:
+    # warned again 12 s idle after keeping it, stopped 12 s after that warning.
+    fast.clock.advance(seconds=13)
+    fast.cull()
+    assert ann.ok("GET", "/api/notebooks/ann/cull")["state"] == "running"
+    fast.clock.advance(seconds=12)
+    fast.cull()
+    wait_state(ann, "ann", "cull", "stopped")
+    assert fast.clock.monotonic() - kept_at >= 20
     stopped = state(ann, "ann", "cull")
     assert stopped["message"].startswith("Stopped by the idle culler: idle for")
     assert state(ben, "ben", "cull")["state"] == "running"
@@ -243,8 +281,12 @@ def test_idle_culler_warns_then_stops_and_spares_the_busy_the_persistent_and_the
 def test_monitoring_and_metrics(fast, ops, users):
     ann = users["ann"]
     ann.ok("POST", "/api/notebooks/ann/gpu/start?wait=true", 202)
+    # Two passes of the monitor, now (a history of at least two samples).
+    fast.sample_monitor()
+    fast.sample_monitor()
     snapshot = wait_until(
         lambda: (m := ops.ok("GET", "/api/monitoring"))["notebooks"] and m,
+        timeout=10,
         what="a monitoring sample with the notebook",
     )
     assert snapshot["node"]["memory_total"] > 0 and 0 <= snapshot["node"]["cpu_percent"] <= 100
