@@ -301,7 +301,7 @@ class LocalBackend(Backend):
                 if self.slirp4netns:
                     plan["outbound"] = self.slirp4netns
             await progress(25, "Starting JupyterLab" + (f" (try {attempt + 1})" if attempt else ""))
-            process = await self.servers.launch(plan, log_path, spec.id)
+            process = await self.servers.launch(plan, log_path, spec.id, warm=jupyter)
             state = self.servers.launched(spec.id, process, port, account, limits)
             if sock is not None:
                 state["socket"] = str(sock)

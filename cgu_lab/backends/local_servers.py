@@ -34,6 +34,7 @@ from .base import BackendError, NotebookSpec, Observation, ProgressCallback
 from .local_accounts import Account
 from .local_limits import Limiter, Processes
 from .local_settings import LocalSettings
+from .local_warm import WarmLaunchers, WarmProcess
 from .upstream import UNIX, Upstreams, unix_path
 
 USER_HEADER = "X-Cgu-User"
@@ -142,6 +143,8 @@ class Servers:
         self.queue = StartQueue(slots)
         # Liveness checks ask each server's status over its port or socket, briefly.
         self.http = Upstreams(lambda: {"timeout": aiohttp.ClientTimeout(total=2)}, keepalive=15)
+        # JupyterLab forked from a pre-imported launcher per environment (local_warm).
+        self.warm = WarmLaunchers(logs)
 
     def bind(self, instance: str) -> None:
         """This installation's identity, known once the backend opens."""
@@ -150,6 +153,7 @@ class Servers:
 
     async def close(self) -> None:
         await self.http.close()
+        await self.warm.close()
 
     def log_path(self, owner: str, name: str) -> Path:
         return self.logs / owner / f"{name}.log"
@@ -168,8 +172,22 @@ class Servers:
     # -- start -------------------------------------------------------------------
 
     async def launch(
-        self, plan: dict, log_path: Path, notebook_id: int
-    ) -> asyncio.subprocess.Process:
+        self, plan: dict, log_path: Path, notebook_id: int, warm: Path | None = None
+    ) -> asyncio.subprocess.Process | WarmProcess:
+        """Start `plan` through the launcher; a JupyterLab (`warm`: its `jupyter-lab`) is
+        forked by that environment's warm launcher when one is ready and cgroups tell
+        whose the server is (local_warm), else exec'd as below."""
+        if warm is not None and self.limiter.mode != "rlimit":
+            launcher = self.warm.get(warm)
+            if launcher is not None:
+                log = await asyncio.to_thread(open, log_path, "ab")
+                with log:
+                    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+                    log.write(f"\n--- starting at {stamp} (warm launcher) ---\n".encode())
+                    log.flush()
+                    forked = await launcher.launch(plan, log)
+                if forked is not None:
+                    return forked
         # The launcher carries the marker from its first instruction, so a stop
         # that comes before it has exec'd the server still recognises it.
         env = {**os.environ, "CGU_LAB_INSTANCE": self.instance, "CGU_NOTEBOOK_ID": str(notebook_id)}

@@ -1,0 +1,197 @@
+"""A warm launcher: one pre-imported JupyterLab per environment that forks per notebook.
+
+Why: most of a notebook start's CPU is Python importing jupyter_server, JupyterLab and the
+server extensions (benchmarks/start_profile.py), the same work for every student of a
+class. This program, run by the environment's own interpreter, does it once; each start
+is then a fork that does what `local_launch` does before its exec (the same `apply`:
+cgroups, limits, private network, the user's account, home) and runs the server in
+process with the command line and environment the exec'd `jupyter-lab` would get.
+
+It is started by the controller (local_warm.WarmLaunchers), as root, with one end of a
+socket pair as its only way in: no path in the file system, so nothing but the
+controller reaches it. It holds nothing of any user: a start request carries only a
+socket pair's end (for that start) and the server's log; the plan itself, with the
+notebook's secrets, goes from the controller straight to the forked child over that
+socket, after the fork, so the launcher's memory (which every later child inherits)
+never holds another student's secrets. It has no threads and no event loop (it checks
+before each fork), its memory is private (a fork copies it; nothing is mapped shared).
+
+Per start: fork; the child waits for a go-ahead on a pipe; the launcher sends the
+child's pid to the controller, then the go-ahead. Should the launcher die before
+that, the child reads the pipe's end and exits, so a start is never run unknown to the
+controller (which then starts it the exec'd way). The launcher waits for its children
+through pidfds and reports each one's exit status on that start's socket.
+
+Imports only the standard library and `local_launch` before the server's packages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import json
+import os
+import random
+import select
+import site
+import socket
+import sys
+import threading
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import local_launch  # noqa: E402 - beside this file, like the exec'd launcher
+
+sys.path.remove(HERE)
+
+MAX_PLAN = 1 << 20
+
+
+def preimport() -> list[str]:
+    """Import JupyterLab, jupyter_server and the server extensions this environment
+    enables (their modules as listed by their extension points): what every start
+    would import again. Returns the extensions found, for the log."""
+    importlib.import_module("jupyterlab.labapp")
+    from jupyter_core.paths import jupyter_config_path
+    from jupyter_server.extension.config import ExtensionConfigManager
+
+    manager = ExtensionConfigManager(read_config_path=jupyter_config_path())
+    names = [name for name, on in manager.get_jpserver_extensions().items() if on]
+    for name in names:
+        try:
+            package = importlib.import_module(name)
+            points = getattr(package, "_jupyter_server_extension_points", lambda: [])()
+            for point in points:
+                importlib.import_module(point.get("module", name))
+        except Exception:  # a broken extension fails in its own start
+            traceback.print_exc()
+    return names
+
+
+def user_site(home: str) -> None:
+    """Put the account's user site-packages on the path, as an exec'd interpreter
+    started with HOME=home by that account would (only where this interpreter has
+    user sites at all: a virtual environment does not)."""
+    if not site.ENABLE_USER_SITE:
+        return
+    site.USER_BASE = None
+    site.USER_SITE = None
+    os.environ["HOME"] = home
+    folder = site.getusersitepackages()
+    if os.path.isdir(folder):
+        site.addsitedir(folder)
+
+
+def serve(reply: socket.socket, go: int, log: int) -> None:  # pragma: no cover - forked
+    """The child: wait for the go-ahead, read the plan, become the notebook's server."""
+    code = 1
+    try:
+        if os.read(go, 1) != b"1":
+            os._exit(1)
+        data = reply.recv(MAX_PLAN)
+        plan = json.loads(data)
+        os.setsid()
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        local_launch.apply(plan)  # closes every descriptor above stderr, ours included
+        os.environ.clear()
+        os.environ.update(plan["env"])
+        user_site(plan["env"].get("HOME", ""))
+        random.seed()  # not the launcher's state, shared by every child
+        sys.argv = list(plan["argv"])
+        from jupyterlab.labapp import LabApp
+
+        LabApp.launch_instance()
+        code = 0
+    except SystemExit as ended:
+        code = ended.code if isinstance(ended.code, int) else (0 if ended.code is None else 1)
+        if not isinstance(ended.code, int | None):
+            print(ended.code, file=sys.stderr)
+    except BaseException:  # reported in the server's log
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # the log may be gone
+                stream.flush()
+        os._exit(code)
+
+
+def start(control: socket.socket, watched: dict) -> bool:
+    """One request: fork a child for it. False when the controller has gone."""
+    try:
+        message, fds, _, _ = socket.recv_fds(control, 16, 2)
+    except OSError:
+        return False
+    if not message and not fds:
+        return False  # the controller closed its end
+    if len(fds) != 2:
+        for fd in fds:
+            os.close(fd)
+        return True
+    reply = socket.socket(fileno=fds[0])
+    log = fds[1]
+    if threading.active_count() != 1:
+        reply.close()
+        os.close(log)
+        print("warm launcher: a thread appeared; refusing to fork", file=sys.stderr)
+        return False
+    go_r, go_w = os.pipe()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(go_w)
+        serve(reply, go_r, log)
+    os.close(go_r)
+    os.close(log)
+    try:
+        pidfd = os.pidfd_open(pid)
+        reply.send(json.dumps({"pid": pid}).encode())
+        os.write(go_w, b"1")
+    except OSError:
+        pass  # the child reads the pipe's end and exits; it is reaped below
+    else:
+        watched[pidfd] = (pid, reply)
+        os.close(go_w)
+        return True
+    os.close(go_w)
+    os.waitpid(pid, 0)
+    reply.close()
+    return True
+
+
+def reap(pidfd: int, watched: dict) -> None:
+    pid, reply = watched.pop(pidfd)
+    os.close(pidfd)
+    _, status = os.waitpid(pid, 0)
+    with contextlib.suppress(OSError):  # the controller has gone
+        reply.send(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode())
+    reply.close()
+
+
+def main() -> None:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    # As the exec'd `jupyter-lab` has it: its own folder first on the path, not ours.
+    sys.path[0] = sys.argv[2]
+    names = preimport()
+    if threading.active_count() != 1:
+        sys.exit("warm launcher: importing the server started a thread; not forking from it")
+    gc.collect()
+    gc.freeze()  # the children's collector leaves these pages shared
+    print(f"warm launcher {os.getpid()}: ready with {', '.join(names)}", flush=True)
+    control.send(b"ready")
+    watched: dict[int, tuple[int, socket.socket]] = {}
+    while True:
+        readable, _, _ = select.select([control, *watched], [], [])
+        for item in readable:
+            if item is control:
+                if not start(control, watched):
+                    return  # the controller closed its end: leave the servers running
+            else:
+                reap(item, watched)
+
+
+if __name__ == "__main__":
+    main()
