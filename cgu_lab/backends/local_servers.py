@@ -177,7 +177,7 @@ class Servers:
         """Start `plan` through the launcher; a JupyterLab (`warm`: its `jupyter-lab`) is
         forked by that environment's warm launcher when one is ready and cgroups tell
         whose the server is (local_warm), else exec'd as below."""
-        if warm is not None and self.limiter.mode != "rlimit":
+        if warm is not None and self.settings.warm_starts and self.limiter.mode != "rlimit":
             launcher = self.warm.get(warm)
             if launcher is not None:
                 log = await asyncio.to_thread(open, log_path, "ab")

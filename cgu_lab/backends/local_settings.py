@@ -47,6 +47,10 @@ class LocalSettings(BaseSettings):
     parallel_starts: int = Field(default=0, ge=0)
     """CGU_LAB_PARALLEL_STARTS: servers launched at once; later starts wait in line, their
     place shown (local_servers.StartQueue); 0: one per core the controller may use."""
+    warm_starts: bool = True
+    """CGU_LAB_WARM_STARTS: fork notebook servers from a pre-imported launcher per
+    environment (local_warm) where cgroups hold the notebooks, instead of exec'ing each:
+    a start then costs the server's set-up, not its imports; off: every start is exec'd."""
     vm_shutdown_timeout: float = 30
     """CGU_LAB_VM_SHUTDOWN_TIMEOUT: seconds a VM guest has to power off (ACPI) before QEMU
     is ended."""
