@@ -19,6 +19,7 @@ from ..store.models import CullPolicyRow, Quota, User
 from . import audit
 from .accounts.auth import Authenticator
 from .accounts.security import hash_password, new_password
+from .class_sessions.service import ClassSessions
 from .clock import Clock
 from .competitions.entries import EntryService
 from .competitions.gpus import RunGpus
@@ -91,6 +92,8 @@ class Platform:
             settings,
             self.clock,
         )
+        self.class_sessions = ClassSessions(self.db, self.notebooks, settings, self.clock)
+        self.notebooks.admission.held = self.class_sessions.check_start
         self.training = TrainingService(self.db, self.backend, self.notebooks.gpus, self.clock)
         self.competitions = CompetitionService(self.db, settings, self.clock)
         run_gpus = RunGpus(self.db, self.notebooks.gpus, self.notebooks.admission.queue_drain)
@@ -157,6 +160,7 @@ class Platform:
             asyncio.create_task(self.quota_mirror.run()),
             asyncio.create_task(self.competition_entries.run()),
             asyncio.create_task(self.school_login.run()),
+            asyncio.create_task(self.class_sessions.run()),
         ]
 
     async def close(self) -> None:

@@ -12,6 +12,7 @@ from .accounts import admin_router as user_admin
 from .accounts import invitations_router as invitations
 from .accounts import router as accounts
 from .api import lab, system
+from .class_sessions import router as class_sessions
 from .competitions import router as competitions
 from .competitions import teams_router as competition_teams
 from .environments import router as catalog
@@ -50,6 +51,7 @@ def router() -> APIRouter:
         teaching,
         help_queue,
         help_lab,
+        class_sessions,
         competitions,
         competition_teams,
         training,

@@ -43,6 +43,12 @@ class Settings(LocalSettings):
     liveness_interval: float = 5
     # seconds between passes that mirror quotas into the cluster (kubernetes backend)
     quota_sync_interval: float = 30
+    # class sessions (controller/class_sessions/): seconds between pre-warm passes, and
+    # the CPU and memory the platform can hold for booked sessions at once ("" = not
+    # bounded: only GPUs, counted from the pool, limit what can be booked)
+    class_session_interval: float = Field(default=30, gt=0)
+    class_cpu_capacity: str = ""
+    class_memory_capacity: str = ""
     # energy estimate: power of a GPU held by an idle notebook vs a free, parked GPU (watts)
     gpu_held_idle_watts: float = 60
     gpu_parked_watts: float = 15

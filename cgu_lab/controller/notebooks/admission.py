@@ -72,9 +72,14 @@ class NotebookAdmission:
         self._draining = asyncio.Lock()
         self._drain_again = False
         self._background: set[asyncio.Task] = set()
+        # Capacity that class sessions hold for their courses (controller/class_sessions/,
+        # set by the platform): it refuses a start that would take a booked window's seats.
+        self.held: Callable[[AsyncSession, Notebook], Awaitable[None]] | None = None
 
     async def admit(self, session: AsyncSession, nb: Notebook, reclaim: bool = True) -> Admission:
         """Where a start can go now: devices, idle notebooks to stop first, or a queue place."""
+        if self.held is not None:
+            await self.held(session, nb)
         if not nb.gpus or not nb.gpu_type:
             return Admission(devices=())
         gpu_type = await catalog.get_gpu_type(session, nb.gpu_type)

@@ -1,0 +1,224 @@
+"""Class sessions: a teacher books a window for a course; the platform holds the capacity
+against everyone else's starts, pre-warms each student's notebook (their own, from the
+template, on their origin) before the start and stops the unused ones after the grace.
+
+In process, with the platform's FakeClock moved instead of waiting; the pre-warm pass is
+run at once (`pass_once`) where the loop would run it on its next turn.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+COURSE = "sess101"
+TEMPLATE = "sess-lab"
+FILE = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+@pytest.fixture(scope="module")
+def inprocess_settings():
+    # The loop waits a day between passes: the tests run each pass themselves.
+    return {
+        "class_session_interval": 86400,
+        "class_cpu_capacity": "8",
+        "class_memory_capacity": "64Gi",
+    }
+
+
+@pytest.fixture(scope="module")
+def site(in_process):
+    return in_process
+
+
+@pytest.fixture(scope="module")
+def course(site, admin, login):
+    admin.ok("POST", "/api/groups", 201, json={"name": COURSE})
+    admin.ok("PUT", f"/api/groups/{COURSE}/members/teacher", json={"manager": True})
+    for student in ("alice", "bob"):
+        admin.ok("PUT", f"/api/groups/{COURSE}/members/{student}", json={"manager": False})
+    teacher = login("teacher")
+    teacher.ok("POST", "/api/notebooks", 201, json={"name": "prep", "memory": "512Mi"})
+    folder = site.backend.files.home("teacher", "prep") / "week1"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "task.ipynb").write_text(json.dumps(FILE))
+    teacher.ok(
+        "POST",
+        "/api/templates",
+        201,
+        json={
+            "name": TEMPLATE,
+            "notebook": "prep",
+            "paths": ["week1"],
+            "visibility": "group",
+            "group": COURSE,
+            "cpu": 2,
+            "memory": "1Gi",
+        },
+    )
+    return COURSE
+
+
+def window(site, minutes_ahead: float, length: float = 60) -> dict:
+    start = site.clock.now() + timedelta(minutes=minutes_ahead)
+    return {
+        "starts_at": start.isoformat(),
+        "ends_at": (start + timedelta(minutes=length)).isoformat(),
+    }
+
+
+def run_pass(site) -> None:
+    site.call(site.platform.class_sessions.pass_once)
+
+
+def finish(site, teacher, booked: dict) -> None:
+    """Cancel a session, so the next test starts from a free platform."""
+    teacher.ok("POST", f"/api/courses/{COURSE}/sessions/{booked['id']}/cancel")
+
+
+def test_only_the_course_teachers_book_and_the_rules_hold(site, course, login):
+    teacher, alice, bob = login("teacher"), login("alice"), login("bob")
+    outsider = login("carol", "student")
+    body = {"title": "Week 1 lab", "template": TEMPLATE, **window(site, 30)}
+
+    refused = alice.post(f"/api/courses/{COURSE}/sessions", json=body)
+    assert refused.status_code == 403 and refused.json()["code"] == "forbidden"
+    assert "teachers" in refused.json()["message"]
+    hidden = outsider.get(f"/api/courses/{COURSE}/sessions")
+    assert hidden.status_code == 404 and hidden.json()["code"] == "not_found"
+    assert outsider.post(f"/api/courses/{COURSE}/sessions", json=body).status_code == 404
+
+    backwards = {**body, "ends_at": body["starts_at"], "starts_at": body["ends_at"]}
+    wrong = teacher.post(f"/api/courses/{COURSE}/sessions", json=backwards)
+    assert wrong.status_code == 400 and "end after it starts" in wrong.json()["message"]
+    past = teacher.post(f"/api/courses/{COURSE}/sessions", json={**body, **window(site, -5)})
+    assert past.status_code == 400 and "future" in past.json()["message"]
+    naive = {**body, "starts_at": body["starts_at"][:19], "ends_at": body["ends_at"][:19]}
+    assert teacher.post(f"/api/courses/{COURSE}/sessions", json=naive).status_code == 400
+    unknown = teacher.post(f"/api/courses/{COURSE}/sessions", json={**body, "template": "nope"})
+    assert unknown.status_code == 404
+
+    booked = teacher.ok("POST", f"/api/courses/{COURSE}/sessions", 201, json=body)
+    assert booked["seats"] == 2 and booked["template"] == TEMPLATE
+    assert booked["held"]["cpu_milli"] == 4000 and booked["held"]["now"] is False
+    assert booked["phase"] == "booked"
+
+    # A second booking in the same window passes the 8 CPUs: refused with what is left.
+    crowded = teacher.post(f"/api/courses/{COURSE}/sessions", json={**body, "seats": 3})
+    assert crowded.status_code == 409, crowded.text
+    assert "4 CPUs left" in crowded.json()["message"] and crowded.json()["code"] == "conflict"
+    # Students see the session (and only their own seat); the monitoring list is the admin's.
+    seen = bob.ok("GET", f"/api/courses/{COURSE}/sessions")
+    assert [s["id"] for s in seen["sessions"]] == [booked["id"]] and not seen["manages"]
+    assert [s["id"] for s in bob.ok("GET", "/api/class-sessions/mine")] == [booked["id"]]
+    assert outsider.ok("GET", "/api/class-sessions/mine") == []
+    assert teacher.get("/api/class-sessions/ahead").status_code == 403
+    ahead = login("root-admin").ok("GET", "/api/class-sessions/ahead")
+    assert booked["id"] in [s["id"] for s in ahead]
+    assert alice.post(f"/api/courses/{COURSE}/sessions/{booked['id']}/cancel").status_code == 403
+    cancelled = teacher.ok("POST", f"/api/courses/{COURSE}/sessions/{booked['id']}/cancel")
+    assert cancelled["phase"] == "cancelled"
+    assert bob.ok("GET", "/api/class-sessions/mine") == []
+    # The cancelled one holds nothing: the bigger booking fits now.
+    bigger = teacher.ok("POST", f"/api/courses/{COURSE}/sessions", 201, json={**body, "seats": 4})
+    finish(site, teacher, bigger)
+
+
+def test_a_booked_sessions_capacity_cannot_be_taken_by_others(site, course, login):
+    teacher, alice = login("teacher"), login("alice")
+    outsider = login("carol", "student")
+    login("root-admin").ok(
+        "PUT", "/api/users/carol/quota", json={"cpu": 8, "memory": "8Gi", "notebooks": 3}
+    )
+    # Four seats of 2 CPUs (two for students who have not joined yet): 8 CPUs from the
+    # pre-warm (5 minutes ahead) to the end.
+    body = {"title": "Exam", "template": TEMPLATE, "seats": 4, **window(site, 10)}
+    booked = teacher.ok("POST", f"/api/courses/{COURSE}/sessions", 201, json=body)
+    outsider.ok("POST", "/api/notebooks", 201, json={"name": "big", "cpu": 4, "memory": "1Gi"})
+
+    site.clock.advance(minutes=6)  # inside the hold, before the pre-warm pass ran
+    refused = outsider.post("/api/notebooks/carol/big/start")
+    assert refused.status_code == 409, refused.text
+    answer = refused.json()
+    assert answer["code"] == "capacity_held"
+    assert "class session 'Exam'" in answer["message"] and "after the session" in answer["message"]
+    # The class's own starts draw from the seats: a student's start is not refused.
+    alice.ok("POST", "/api/notebooks", 201, json={"name": "own", "cpu": 2, "memory": "1Gi"})
+    alice.ok("POST", "/api/notebooks/alice/own/start", 202)
+    site.settle("alice", "own")
+    alice.ok("POST", "/api/notebooks/alice/own/stop", 202)
+    site.settle("alice", "own")
+
+    # Cancelled: the capacity is free at once.
+    finish(site, teacher, booked)
+    outsider.ok("POST", "/api/notebooks/carol/big/start", 202)
+    site.settle("carol", "big")
+    outsider.ok("POST", "/api/notebooks/carol/big/stop", 202)
+    site.settle("carol", "big")
+    site.clock.advance(minutes=70)
+
+
+def test_prewarm_at_the_right_moment_and_stop_the_unused_after_the_grace(site, course, login):
+    teacher, alice, bob = login("teacher"), login("alice"), login("bob")
+    body = {
+        "title": "Week 2 lab",
+        "template": TEMPLATE,
+        "prewarm_minutes": 5,
+        "grace_minutes": 10,
+        **window(site, 20),
+    }
+    booked = teacher.ok("POST", f"/api/courses/{COURSE}/sessions", 201, json=body)
+    started = len(site.backend.started)
+    run_pass(site)
+    assert len(site.backend.started) == started  # 20 minutes ahead: too early
+
+    site.clock.advance(minutes=14)
+    run_pass(site)
+    assert len(site.backend.started) == started  # 6 minutes ahead: still too early
+    too_early = alice.post(f"/api/courses/{COURSE}/sessions/{booked['id']}/open")
+    assert too_early.status_code == 404 and "pre-warmed" in too_early.json()["message"]
+
+    site.clock.advance(minutes=2)  # 4 minutes ahead: inside the pre-warm
+    run_pass(site)
+    seen = teacher.ok("GET", f"/api/courses/{COURSE}/sessions/{booked['id']}")
+    people = {p["student"]: p for p in seen["people"]}
+    assert set(people) == {"alice", "bob"}
+    for student, person in people.items():
+        assert person["message"] == "Pre-warmed for Week 2 lab", person
+        site.settle(student, person["notebook"])
+    seen = teacher.ok("GET", f"/api/courses/{COURSE}/sessions/{booked['id']}")
+    assert seen["in"] == 2 and seen["phase"] == "warming" and seen["held"]["now"]
+    assert {f"{p['student']}/{p['notebook']}" for p in seen["people"]} <= set(site.backend.started)
+
+    # The pre-warmed notebook is the student's own, from the template, on their origin.
+    name = people["alice"]["notebook"]
+    opened = alice.ok("POST", f"/api/courses/{COURSE}/sessions/{booked['id']}/open")
+    assert opened == {"notebook": name, "state": "running", "url": f"/notebook/alice/{name}/lab"}
+    mine = alice.ok("GET", f"/api/notebooks/alice/{name}")
+    assert mine["state"] == "running"
+    home = site.backend.files.home("alice", name)
+    assert json.loads((home / "week1" / "task.ipynb").read_text()) == FILE
+    assert bob.get(f"/api/notebooks/alice/{name}").status_code == 404
+    mine_seen = bob.ok("GET", f"/api/courses/{COURSE}/sessions/{booked['id']}")
+    assert [p["student"] for p in mine_seen["people"]] == ["bob"]
+
+    # The grace ends 10 minutes after the start: bob never opened his; it is stopped.
+    site.clock.advance(minutes=10)
+    run_pass(site)
+    assert f"bob/{people['bob']['notebook']}" not in site.backend.stopped
+    site.clock.advance(minutes=5)
+    run_pass(site)
+    site.settle("bob", people["bob"]["notebook"])
+    assert f"bob/{people['bob']['notebook']}" in site.backend.stopped
+    assert f"alice/{name}" not in site.backend.stopped
+    assert alice.ok("GET", f"/api/notebooks/alice/{name}")["state"] == "running"
+    stopped = bob.ok("GET", f"/api/notebooks/bob/{people['bob']['notebook']}")
+    assert stopped["state"] == "stopped"
+    audit = login("root-admin").ok("GET", "/api/audit", params={"action": "class_session."})
+    actions = {e["action"] for e in audit}
+    assert {"class_session.booked", "class_session.prewarmed", "class_session.swept"} <= actions
+    alice.ok("POST", f"/api/notebooks/alice/{name}/stop", 202)
+    site.settle("alice", name)
+    site.clock.advance(minutes=60)
