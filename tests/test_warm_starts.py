@@ -23,7 +23,7 @@ import pytest
 
 from cgu_lab.backends.base import BackendError, EnvironmentSpec, NotebookSpec
 from cgu_lab.backends.local import LocalBackend
-from cgu_lab.backends.local_warm import WarmProcess
+from cgu_lab.backends.local_warm import WarmProcess, interpreter_of
 from cgu_lab.controller.settings import Settings
 from cgu_lab.store.db import Database
 from cgu_lab.store.models import User
@@ -111,6 +111,15 @@ async def kernel_pid(backend: LocalBackend, notebook: NotebookSpec, state: dict)
     raise AssertionError("no kernel process")
 
 
+def test_only_a_python_jupyter_lab_is_forked(tmp_path):
+    assert interpreter_of(JUPYTER) is not None
+    wrapper = tmp_path / "jupyter-lab"
+    wrapper.write_text('#!/bin/sh\nexec conda run jupyter-lab "$@"\n')
+    wrapper.chmod(0o755)
+    assert interpreter_of(wrapper) is None
+    assert interpreter_of(tmp_path / "missing") is None
+
+
 def test_a_forked_server_is_what_an_exec_d_one_is():
     root = reachable_dir()
     url = f"sqlite:///{root / 'store.sqlite'}"
@@ -134,18 +143,20 @@ async def compare(backend: LocalBackend, url: str) -> None:
     notebooks = [spec(9100 + i, owner) for i, owner in enumerate(owners)]
     states: list[dict] = []
     try:
-        launcher = await backend.servers.warm.begin(JUPYTER)
+        launcher = await backend.servers.warm.launcher(JUPYTER)
         assert launcher is not None, "the warm launcher did not start (logs/warm-launcher.log)"
         for notebook in notebooks[:2]:
             states.append(await backend.start(notebook, progress))
         warm = [backend.servers.children[n.id] for n in notebooks[:2]]
         assert all(isinstance(process, WarmProcess) for process in warm)
-        # Killed: the next start is exec'd, and a new launcher is begun.
-        os.kill(launcher.process.pid, signal.SIGKILL)
-        await launcher.process.wait()
+        # A launcher that does not answer: the start is exec'd, the launcher ended.
+        os.kill(launcher.process.pid, signal.SIGSTOP)
         states.append(await backend.start(notebooks[2], progress))
         assert not isinstance(backend.servers.children[notebooks[2].id], WarmProcess)
-        assert await backend.servers.warm.begin(JUPYTER) is not None
+        assert await launcher.process.wait() == -signal.SIGKILL
+        # Killed: the next start begins a new one.
+        again = await backend.servers.warm.launcher(JUPYTER)
+        assert again is not None and again.process.pid != launcher.process.pid
 
         pids = [state["pid"] for state in states]
         host_net = os.readlink("/proc/self/ns/net")

@@ -178,7 +178,7 @@ class Servers:
         forked by that environment's warm launcher when one is ready and cgroups tell
         whose the server is (local_warm), else exec'd as below."""
         if warm is not None and self.settings.warm_starts and self.limiter.mode != "rlimit":
-            launcher = self.warm.get(warm)
+            launcher = await self.warm.launcher(warm)
             if launcher is not None:
                 log = await asyncio.to_thread(open, log_path, "ab")
                 with log:

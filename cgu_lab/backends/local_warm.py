@@ -1,17 +1,19 @@
 """The controller's side of warm launchers (local_warm_launcher): start, use, replace.
 
-One warm launcher per environment prefix, started the first time a notebook of that
-environment starts (that start, and any while the launcher imports, take the exec'd
-way: local_servers.Servers.launch). A start through it costs a fork and the server's own
-set-up, not the imports (benchmarks/start_profile.py, issue 25).
+One warm launcher per environment's `jupyter-lab`, started by the first start of a
+notebook of that environment, which waits for it: its imports cost what an exec'd start's
+do, and every later start then costs a fork and the server's own set-up, not the imports
+(benchmarks/start_profile.py, issue 25). Starts that arrive while it imports (a class's
+burst) wait for it too, rather than each importing the same packages again.
 
 Only where cgroups hold the notebooks: a forked server's /proc/<pid>/environ is the
 launcher's, without the notebook's markers, so the cgroup is what tells whose it is
 (local_limits.Processes.belongs); in rlimit mode every start is exec'd.
 
-A launcher that died (killed, crashed, or an import that started a thread) costs no
-start: the request fails before anything runs for it, the start is exec'd, and the next
-start begins a new launcher.
+A launcher that died (killed, crashed, or an import that started a thread) or does not
+answer costs no start: the request fails before anything runs for it, the start is
+exec'd (local_servers.Servers.launch), and the next start begins a new launcher. So
+does an environment whose `jupyter-lab` is not a Python script.
 """
 
 from __future__ import annotations
@@ -128,8 +130,12 @@ class WarmLauncher:
         return WarmProcess(pid, mine)
 
     def close(self) -> None:
-        """Closing our end ends the launcher; the servers it forked keep running."""
+        """Closing our end ends the launcher (a stuck one is killed); the servers it
+        forked keep running."""
         self.control.close()
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
 
 
 class WarmLaunchers:
@@ -140,24 +146,21 @@ class WarmLaunchers:
         self.ready: dict[Path, WarmLauncher] = {}
         self.starting: dict[Path, asyncio.Task] = {}
 
-    def get(self, jupyter: Path) -> WarmLauncher | None:
-        """The ready launcher for this `jupyter-lab`, else None (and one is begun)."""
+    async def launcher(self, jupyter: Path) -> WarmLauncher | None:
+        """The launcher for this `jupyter-lab`, begun or waited for if need be; None
+        when it has none (not a Python script, or its launcher could not start)."""
         python = interpreter_of(jupyter)
         if python is None:
             return None
-        launcher = self.ready.get(jupyter)
-        if launcher is not None and launcher.alive:
-            return launcher
+        current = self.ready.get(jupyter)
+        if current is not None and current.alive:
+            return current
         self.ready.pop(jupyter, None)
-        if jupyter not in self.starting:
+        task = self.starting.get(jupyter)
+        if task is None:
             task = asyncio.get_running_loop().create_task(self._begin(jupyter, python))
             self.starting[jupyter] = task
-        return None
-
-    async def begin(self, jupyter: Path) -> WarmLauncher | None:
-        """Start (or wait for) the launcher of this `jupyter-lab`: class sessions pre-warm."""
-        if self.get(jupyter) is None and jupyter in self.starting:
-            await asyncio.shield(self.starting[jupyter])
+        await asyncio.shield(task)  # a cancelled start leaves it to the next one
         return self.ready.get(jupyter)
 
     async def _begin(self, jupyter: Path, python: Path) -> None:
