@@ -110,6 +110,31 @@ async def query(
     return list((await session.scalars(statement)).all())
 
 
+async def page(
+    db: Database, filters: Filters, before_id: int | None, limit: int
+) -> list[AuditEvent]:
+    """One page of the log for the admin API, in a transaction of its own."""
+    async with db.session() as session:
+        return await query(
+            session,
+            actor=filters.actor,
+            action=filters.action,
+            target=filters.target,
+            user=filters.user,
+            since=filters.since,
+            until=filters.until,
+            before_id=before_id,
+            limit=limit,
+        )
+
+
+async def record_export(db: Database, actor: str, filters: Filters) -> None:
+    """Note that `actor` exported the log with `filters`, committed before the first row is
+    sent, so an export never goes unrecorded."""
+    async with db.session() as session:
+        record(session, actor, "audit.exported", "audit", filters=filters.as_dict())
+
+
 def _safe_cell(value: str) -> str:
     """A cell a spreadsheet shows as text: one starting with = + - @ (or a tab or
     carriage return) would otherwise be run as a formula when the file is opened."""

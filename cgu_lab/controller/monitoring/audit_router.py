@@ -99,25 +99,13 @@ async def list_events(
     page: AuditPageDep,
 ) -> list[AuditOut]:
     require_admin(actor, "read the audit log")
-    filters = query.filters()
-    async with platform.db.session() as session:
-        events = await service.query(
-            session,
-            actor=filters.actor,
-            action=filters.action,
-            target=filters.target,
-            user=filters.user,
-            since=filters.since,
-            until=filters.until,
-            before_id=page.before,
-            limit=page.limit,
+    events = await service.page(platform.db, query.filters(), page.before, page.limit)
+    return [
+        AuditOut(
+            id=e.id, at=e.at, actor=e.actor, action=e.action, target=e.target, details=e.details
         )
-        return [
-            AuditOut(
-                id=e.id, at=e.at, actor=e.actor, action=e.action, target=e.target, details=e.details
-            )
-            for e in events
-        ]
+        for e in events
+    ]
 
 
 @router.get(
@@ -133,8 +121,7 @@ async def export_events(
 ) -> StreamingResponse:
     require_admin(actor, "export the audit log")
     filters = query.filters()
-    async with platform.db.session() as session:
-        service.record(session, actor.name, "audit.exported", "audit", filters=filters.as_dict())
+    await service.record_export(platform.db, actor.name, filters)
     stamp = platform.clock.now().strftime("%Y%m%d-%H%M%S")
     return StreamingResponse(
         service.export_csv(platform.db, filters),
