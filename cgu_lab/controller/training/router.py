@@ -5,11 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 from fastapi.responses import PlainTextResponse
 
-from ...core.errors import NotSupported
 from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.schema_types import LabelPath, UserNamePath
 from ..api.schemas import ImagesOut, Message, TrainingCreate, TrainingOut
-from ..environments import catalog
 
 router = APIRouter(tags=["training"], dependencies=[require_scope("training")])
 
@@ -108,12 +106,4 @@ async def delete(
 
 @router.get("/images", response_model=ImagesOut, summary="Images for the custom-image choice")
 async def images(platform: PlatformDep, actor: ActorDep) -> ImagesOut:
-    async with platform.db.session() as session:
-        environments = sorted(
-            {e.image for e in await catalog.list_environments(session) if e.image}
-        )
-    try:
-        used = await platform.backend.images(actor.name)
-    except NotSupported:
-        used = []
-    return ImagesOut(environments=environments, used=sorted(set(used)))
+    return await platform.training.images(actor)

@@ -32,6 +32,7 @@ from ...core.roles import Principal
 from ...store.db import Database
 from ...store.models import GpuType, Group, Membership, TrainingJob, User
 from .. import audit
+from ..api.schemas import ImagesOut
 from ..clock import Clock
 from ..environments import catalog
 from ..quotas import service as quotas
@@ -55,6 +56,19 @@ class TrainingService:
         self.clock = clock
         self.backend = backend
         self.gpus = gpus
+
+    async def images(self, actor: Principal) -> ImagesOut:
+        """The images the custom-image choice offers: the environments' and those the
+        backend saw `actor` use (none where the backend cannot tell)."""
+        async with self.db.session() as session:
+            environments = sorted(
+                {e.image for e in await catalog.list_environments(session) if e.image}
+            )
+        try:
+            used = await self.backend.images(actor.name)
+        except NotSupported:
+            used = []
+        return ImagesOut(environments=environments, used=sorted(set(used)))
 
     def _checked_request(
         self,
