@@ -42,8 +42,7 @@ def _rule_out(row) -> RuleOut:
 )
 async def school_login(platform: PlatformDep, actor: ActorDep) -> DirectorySettingsOut:
     service = platform.school_login
-    async with platform.db.session() as session:
-        rules = await service.list_rules(session, actor)
+    rules = await service.list_rules(actor)
     providers = [
         ProviderOut(
             id=p.id,
@@ -64,9 +63,7 @@ async def school_login(platform: PlatformDep, actor: ActorDep) -> DirectorySetti
     summary="Map a claim value or LDAP group to a role and/or a course (admins)",
 )
 async def add_rule(body: RuleIn, platform: PlatformDep, actor: ActorDep) -> RuleOut:
-    async with platform.db.session() as session:
-        row = await platform.school_login.add_rule(session, actor, body)
-        return _rule_out(row)
+    return _rule_out(await platform.school_login.add_rule(actor, body))
 
 
 @router.delete(
@@ -75,8 +72,7 @@ async def add_rule(body: RuleIn, platform: PlatformDep, actor: ActorDep) -> Rule
     summary="Remove a mapping rule (applies from each user's next login)",
 )
 async def delete_rule(rule_id: Id, platform: PlatformDep, actor: ActorDep) -> Response:
-    async with platform.db.session() as session:
-        await platform.school_login.delete_rule(session, actor, rule_id)
+    await platform.school_login.delete_rule(actor, rule_id)
     return Response(status_code=204)
 
 
@@ -88,9 +84,7 @@ async def delete_rule(rule_id: Id, platform: PlatformDep, actor: ActorDep) -> Re
 async def pre_enrol(
     name: LabelPath, body: PreEnrolIn, platform: PlatformDep, actor: ActorDep
 ) -> PreEnrolOut:
-    async with platform.db.session() as session:
-        result = await platform.school_login.pre_enrol(session, actor, name, body.csv)
-    return PreEnrolOut(**result)
+    return await platform.school_login.pre_enrol(actor, name, body.csv)
 
 
 @router.get(
@@ -99,5 +93,4 @@ async def pre_enrol(
     summary="The e-mail addresses still waiting for a first school login in a group",
 )
 async def pre_enrolments(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> list[str]:
-    async with platform.db.session() as session:
-        return await platform.school_login.pre_enrolments(session, actor, name)
+    return await platform.school_login.pre_enrolments(actor, name)

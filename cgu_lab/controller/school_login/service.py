@@ -42,7 +42,7 @@ from ..clock import Clock
 from .ldap import DirectoryEntry, LdapDirectory
 from .oidc import Authorization, OidcClient
 from .refusals import Refused
-from .schemas import LdapProvider, OidcProvider, RuleIn, load_providers
+from .schemas import LdapProvider, OidcProvider, PreEnrolOut, RuleIn, load_providers
 from .sealing import Sealer
 
 log = logging.getLogger("cgu_lab.school_login")
@@ -468,16 +468,24 @@ class SchoolLogin:
 
     # -- rules (the System page) -----------------------------------------------------
 
-    async def list_rules(self, session: AsyncSession, actor: Principal) -> list[DirectoryRule]:
+    async def list_rules(self, actor: Principal) -> list[DirectoryRule]:
         roles.require_admin(actor, "see the school login's rules")
-        return list((await session.scalars(select(DirectoryRule).order_by(DirectoryRule.id))).all())
+        async with self.db.session() as session:
+            return list(
+                (await session.scalars(select(DirectoryRule).order_by(DirectoryRule.id))).all()
+            )
 
-    async def add_rule(
-        self, session: AsyncSession, actor: Principal, rule: RuleIn
-    ) -> DirectoryRule:
+    async def add_rule(self, actor: Principal, rule: RuleIn) -> DirectoryRule:
+        """The new rule, added and audited in one transaction."""
         roles.require_admin(actor, "map the school's directory to roles and courses")
         if rule.provider:
             self.provider(rule.provider)
+        async with self.db.session() as session:
+            return await self._add_rule(session, actor, rule)
+
+    async def _add_rule(
+        self, session: AsyncSession, actor: Principal, rule: RuleIn
+    ) -> DirectoryRule:
         if rule.course and not await session.scalar(
             select(Group.id).where(Group.name == rule.course)
         ):
@@ -507,23 +515,32 @@ class SchoolLogin:
         )
         return row
 
-    async def delete_rule(self, session: AsyncSession, actor: Principal, rule_id: int) -> None:
+    async def delete_rule(self, actor: Principal, rule_id: int) -> None:
         roles.require_admin(actor, "map the school's directory to roles and courses")
-        row = await session.get(DirectoryRule, rule_id)
-        if row is None:
-            raise NotFound(f"there is no school login rule {rule_id}")
-        await session.delete(row)
-        audit.record(
-            session, actor.name, "school.rule_deleted", f"school_rule:{rule_id}", value=row.value
-        )
+        async with self.db.session() as session:
+            row = await session.get(DirectoryRule, rule_id)
+            if row is None:
+                raise NotFound(f"there is no school login rule {rule_id}")
+            await session.delete(row)
+            audit.record(
+                session,
+                actor.name,
+                "school.rule_deleted",
+                f"school_rule:{rule_id}",
+                value=row.value,
+            )
 
     # -- pre-enrolment -----------------------------------------------------------------
 
-    async def pre_enrol(
-        self, session: AsyncSession, actor: Principal, group_name: str, text: str
-    ) -> dict[str, list[str]]:
+    async def pre_enrol(self, actor: Principal, group_name: str, text: str) -> PreEnrolOut:
         """Course places for students who have not logged in yet, by e-mail; all or
         nothing (a bad address refuses the file with its line)."""
+        async with self.db.session() as session:
+            return PreEnrolOut(**await self._pre_enrol(session, actor, group_name, text))
+
+    async def _pre_enrol(
+        self, session: AsyncSession, actor: Principal, group_name: str, text: str
+    ) -> dict[str, list[str]]:
         group = await session.scalar(select(Group).where(Group.name == group_name))
         if group is None:
             raise NotFound(f"there is no group '{group_name}'")
@@ -558,19 +575,18 @@ class SchoolLogin:
         )
         return result
 
-    async def pre_enrolments(
-        self, session: AsyncSession, actor: Principal, group_name: str
-    ) -> list[str]:
-        group = await session.scalar(select(Group).where(Group.name == group_name))
-        if group is None:
-            raise NotFound(f"there is no group '{group_name}'")
-        roles.require_group_manager(actor, group.id, group.name)
-        rows = await session.scalars(
-            select(PreEnrolment.email)
-            .where(PreEnrolment.group_id == group.id)
-            .order_by(PreEnrolment.email)
-        )
-        return list(rows.all())
+    async def pre_enrolments(self, actor: Principal, group_name: str) -> list[str]:
+        async with self.db.session() as session:
+            group = await session.scalar(select(Group).where(Group.name == group_name))
+            if group is None:
+                raise NotFound(f"there is no group '{group_name}'")
+            roles.require_group_manager(actor, group.id, group.name)
+            rows = await session.scalars(
+                select(PreEnrolment.email)
+                .where(PreEnrolment.group_id == group.id)
+                .order_by(PreEnrolment.email)
+            )
+            return list(rows.all())
 
     # -- the periodic check and log-out ---------------------------------------------------
 
