@@ -14,23 +14,19 @@ router = APIRouter(tags=["quotas"], dependencies=[require_scope("quotas")])
 
 @router.get("/quotas/default", response_model=QuotaOut, summary="The default quota of every user")
 async def get_default(platform: PlatformDep, actor: ActorDep) -> QuotaOut:
-    async with platform.db.session() as session:
-        return QuotaOut(**await service.describe_default(session))
+    return await service.default_quota(platform.db)
 
 
 @router.put("/quotas/default", response_model=QuotaOut, summary="Change the default quota (admins)")
 async def put_default(body: LimitsIn, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
-    async with platform.db.session() as session:
-        await service.set_default(session, actor, body.to_limits())
-        out = QuotaOut(**await service.describe_default(session))
+    out = await service.set_default(platform.db, actor, body.to_limits())
     platform.quota_mirror.poke()  # every user on the default: each namespace, within a pass
     return out
 
 
 @router.get("/users/{name}/quota", response_model=QuotaOut, summary="A user's limits and use")
 async def get_user_quota(name: UserNamePath, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
-    async with platform.db.session() as session:
-        return QuotaOut(**await service.describe_user(session, actor, name))
+    return await service.user_quota(platform.db, actor, name)
 
 
 @router.put(
@@ -41,8 +37,7 @@ async def get_user_quota(name: UserNamePath, platform: PlatformDep, actor: Actor
 async def put_user_quota(
     name: UserNamePath, body: LimitsIn, platform: PlatformDep, actor: ActorDep
 ) -> QuotaOut:
-    async with platform.db.session() as session:
-        await service.set_user(session, actor, name, body.to_limits())
+    await service.set_user(platform.db, actor, name, body.to_limits())
     await platform.quota_mirror.mirror(name)
     return await get_user_quota(name, platform, actor)
 
@@ -53,16 +48,14 @@ async def put_user_quota(
     summary="Remove a user's own quota; the default applies again (admins)",
 )
 async def delete_user_quota(name: UserNamePath, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
-    async with platform.db.session() as session:
-        await service.set_user(session, actor, name, None)
+    await service.set_user(platform.db, actor, name, None)
     await platform.quota_mirror.mirror(name)
     return await get_user_quota(name, platform, actor)
 
 
 @router.get("/groups/{name}/quota", response_model=QuotaOut, summary="A group's budget and use")
 async def get_group_quota(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
-    async with platform.db.session() as session:
-        return QuotaOut(**await service.describe_group(session, actor, name))
+    return await service.group_quota(platform.db, actor, name)
 
 
 @router.put(
@@ -71,8 +64,7 @@ async def get_group_quota(name: LabelPath, platform: PlatformDep, actor: ActorDe
 async def put_group_quota(
     name: LabelPath, body: LimitsIn, platform: PlatformDep, actor: ActorDep
 ) -> QuotaOut:
-    async with platform.db.session() as session:
-        await service.set_group(session, actor, name, body.to_limits())
+    await service.set_group(platform.db, actor, name, body.to_limits())
     await platform.quota_mirror.mirror(name, group=True)
     return await get_group_quota(name, platform, actor)
 
@@ -81,8 +73,7 @@ async def put_group_quota(
     "/groups/{name}/quota", response_model=QuotaOut, summary="Remove a group's budget (admins)"
 )
 async def delete_group_quota(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> QuotaOut:
-    async with platform.db.session() as session:
-        await service.set_group(session, actor, name, None)
+    await service.set_group(platform.db, actor, name, None)
     await platform.quota_mirror.mirror(name, group=True)
     return await get_group_quota(name, platform, actor)
 
@@ -95,8 +86,7 @@ async def delete_group_quota(name: LabelPath, platform: PlatformDep, actor: Acto
 async def put_class_quota(
     name: LabelPath, body: LimitsIn, platform: PlatformDep, actor: ActorDep
 ) -> ClassQuotaOut:
-    async with platform.db.session() as session:
-        students = await service.set_course_students(session, actor, name, body.to_limits())
+    students = await service.set_course_students(platform.db, actor, name, body.to_limits())
     for student in students:
         await platform.quota_mirror.mirror(student)
     count = f"{len(students)} student{'' if len(students) == 1 else 's'}"
@@ -112,8 +102,7 @@ async def put_class_quota(
 async def request_budget(
     name: LabelPath, body: BudgetRequestIn, platform: PlatformDep, actor: ActorDep
 ) -> Message:
-    async with platform.db.session() as session:
-        await service.request_budget(session, actor, name, body.message)
+    await service.request_budget(platform.db, actor, name, body.message)
     return Message(
         message="your request was sent: administrators read it in the audit log and answer "
         "by changing the budget, which this page then shows"

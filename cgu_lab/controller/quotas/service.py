@@ -21,9 +21,11 @@ from ...core.errors import Forbidden, Invalid, QuotaExceeded
 from ...core.lifecycle import HOLDING
 from ...core.quota import Limits
 from ...core.resources import Resources
+from ...store.db import Database
 from ...store.models import Group, Membership, Notebook, Quota, User
 from .. import audit
 from ..accounts.directory import get_group, get_user, require_manages_account, require_manages_user
+from ..api.schemas import QuotaOut
 
 DEFAULT_LIMITS = Limits(cpu_milli=4000, memory=8 * 2**30, gpus={}, notebooks=2)
 
@@ -149,38 +151,36 @@ def usage_dict(used: Resources) -> dict:
     }
 
 
-async def describe_user(session: AsyncSession, actor: roles.Principal, name: str) -> dict:
+async def _describe_user(session: AsyncSession, actor: roles.Principal, name: str) -> QuotaOut:
     user = await get_user(session, name)
     if user.id != actor.id:
         await require_manages_user(session, actor, user)
     limits, source = await user_limits(session, user.id)
-    return {
-        "subject": f"user:{user.name}",
-        "source": source,
-        "limits": limits_dict(limits),
-        "usage": usage_dict(await usage(session, user_id=user.id)),
-    }
+    return QuotaOut(
+        subject=f"user:{user.name}",
+        source=source,
+        limits=limits_dict(limits),
+        usage=usage_dict(await usage(session, user_id=user.id)),
+    )
 
 
-async def describe_group(session: AsyncSession, actor: roles.Principal, name: str) -> dict:
+async def _describe_group(session: AsyncSession, actor: roles.Principal, name: str) -> QuotaOut:
     group = await get_group(session, name)
     if not (roles.can_manage_group(actor, group.id) or group.id in actor.groups):
         raise Forbidden(f"you are not in group '{name}'")
     budget = await group_limits(session, group.id)
-    return {
-        "subject": f"group:{group.name}",
-        "source": "group" if budget is not None else "none",
-        "limits": limits_dict(budget),
-        "usage": usage_dict(await usage(session, group_id=group.id)),
-    }
+    return QuotaOut(
+        subject=f"group:{group.name}",
+        source="group" if budget is not None else "none",
+        limits=limits_dict(budget),
+        usage=usage_dict(await usage(session, group_id=group.id)),
+    )
 
 
-async def describe_default(session: AsyncSession) -> dict:
-    return {
-        "subject": "default",
-        "source": "default",
-        "limits": limits_dict(await default_limits(session)),
-    }
+async def _describe_default(session: AsyncSession) -> QuotaOut:
+    return QuotaOut(
+        subject="default", source="default", limits=limits_dict(await default_limits(session))
+    )
 
 
 async def _store(
@@ -218,12 +218,12 @@ async def _store(
     )
 
 
-async def set_default(session: AsyncSession, actor: roles.Principal, limits: Limits) -> None:
+async def _set_default(session: AsyncSession, actor: roles.Principal, limits: Limits) -> None:
     roles.require_admin(actor, "change the default quota")
     await _store(session, actor, "default", "default", limits)
 
 
-async def set_group(
+async def _set_group(
     session: AsyncSession, actor: roles.Principal, name: str, limits: Limits | None
 ) -> None:
     roles.require_admin(actor, "set a group's budget")
@@ -231,7 +231,7 @@ async def set_group(
     await _store(session, actor, "group", f"group:{group.name}", limits, group_id=group.id)
 
 
-async def set_user(
+async def _set_user(
     session: AsyncSession, actor: roles.Principal, name: str, limits: Limits | None
 ) -> None:
     """Admins set any user's quota; a group manager sets a student's within a group budget.
@@ -273,7 +273,7 @@ async def set_user(
     await _store(session, actor, "user", f"user:{user.name}", limits, user_id=user.id)
 
 
-async def set_course_students(
+async def _set_course_students(
     session: AsyncSession, actor: roles.Principal, name: str, limits: Limits
 ) -> list[str]:
     """Give every student of a course the same quota at once; the names, sorted.
@@ -339,7 +339,7 @@ async def set_course_students(
 MAX_REQUEST_CHARS = 1000
 
 
-async def request_budget(
+async def _request_budget(
     session: AsyncSession, actor: roles.Principal, name: str, message: str
 ) -> None:
     """Ask the administrators for more budget for a course the actor manages.
@@ -368,3 +368,54 @@ async def request_budget(
         budget=limits_dict(await group_limits(session, group.id)),
         usage=usage_dict(await usage(session, group_id=group.id)),
     )
+
+
+# -- operations for the API: each one transaction of its own ---------------------------
+
+
+async def default_quota(db: Database) -> QuotaOut:
+    async with db.session() as session:
+        return await _describe_default(session)
+
+
+async def set_default(db: Database, actor: roles.Principal, limits: Limits) -> QuotaOut:
+    """Change the default quota (admins); the new default, read in the same transaction."""
+    async with db.session() as session:
+        await _set_default(session, actor, limits)
+        return await _describe_default(session)
+
+
+async def user_quota(db: Database, actor: roles.Principal, name: str) -> QuotaOut:
+    async with db.session() as session:
+        return await _describe_user(session, actor, name)
+
+
+async def set_user(db: Database, actor: roles.Principal, name: str, limits: Limits | None) -> None:
+    """Set a user's quota, or remove it with `limits` None (see `_set_user` for who may)."""
+    async with db.session() as session:
+        await _set_user(session, actor, name, limits)
+
+
+async def group_quota(db: Database, actor: roles.Principal, name: str) -> QuotaOut:
+    async with db.session() as session:
+        return await _describe_group(session, actor, name)
+
+
+async def set_group(db: Database, actor: roles.Principal, name: str, limits: Limits | None) -> None:
+    """Set a group's budget, or remove it with `limits` None (admins)."""
+    async with db.session() as session:
+        await _set_group(session, actor, name, limits)
+
+
+async def set_course_students(
+    db: Database, actor: roles.Principal, name: str, limits: Limits
+) -> list[str]:
+    """The students of course `name` whose quota became `limits` (see `_set_course_students`)."""
+    async with db.session() as session:
+        return await _set_course_students(session, actor, name, limits)
+
+
+async def request_budget(db: Database, actor: roles.Principal, name: str, message: str) -> None:
+    """Ask the administrators for more budget (see `_request_budget`)."""
+    async with db.session() as session:
+        await _request_budget(session, actor, name, message)
