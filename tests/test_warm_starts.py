@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import aiohttp
+import psutil
 import pytest
 
 from cgu_lab.backends.base import BackendError, EnvironmentSpec, NotebookSpec
@@ -187,9 +188,22 @@ async def compare(backend: LocalBackend, url: str) -> None:
             os.PRIO_PROCESS, exec_pid
         )
         assert status_lines(warm_pid, "CapEff")["CapEff"] == ["0000000000000000"]
+        # What ps and the backend read: its command line, its environment with the markers.
+        for notebook, state in zip(notebooks, states, strict=True):
+            server = backend.servers.processes.server(state, notebook.id)
+            assert server is not None and backend.servers.processes.marked(server, notebook.id)
+        commands = [
+            [
+                word.replace(notebooks[i].owner, "<owner>").replace(str(notebooks[i].id), "<id>")
+                for word in psutil.Process(pids[i]).cmdline()
+                if word  # the warm one's room to spare: empty arguments after its own
+            ]
+            for i in (0, 2)
+        ]
+        assert commands[0] == commands[1] and str(JUPYTER) in commands[0]
         kernels = [await kernel_pid(backend, notebooks[i], states[i]) for i in (0, 2)]
         envs = []
-        for i, pid in zip((0, 2), kernels, strict=True):
+        for i, pid in [(0, warm_pid), (2, exec_pid), (0, kernels[0]), (2, kernels[1])]:
             home, server = str(backend.files.home(notebooks[i].owner, "lab")), str(pids[i])
             envs.append(
                 {
@@ -198,7 +212,8 @@ async def compare(backend: LocalBackend, url: str) -> None:
                     if name not in PER_NOTEBOOK
                 }
             )
-        assert envs[0] == envs[1]
+        assert envs[0] == envs[1]  # the servers' own
+        assert envs[2] == envs[3]  # their kernels'
         # Two students' servers share no writable memory with each other.
         shared = [writable_shared(pid) for pid in pids[:2]]
         assert not (shared[0] & shared[1]), shared

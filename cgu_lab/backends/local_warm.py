@@ -32,6 +32,7 @@ log = logging.getLogger("cgu_lab.local.warm")
 PROGRAM = str(Path(__file__).with_name("local_warm_launcher.py"))
 READY_TIMEOUT = 120.0  # its imports, on a busy host
 PID_TIMEOUT = 10.0
+ROOM = 4096  # bytes of a server's command line; 8 times that of its environment
 
 
 def interpreter_of(jupyter: Path) -> Path | None:
@@ -175,6 +176,7 @@ class WarmLaunchers:
                     PROGRAM,
                     str(theirs.fileno()),
                     str(jupyter.parent),
+                    "-" * ROOM,  # room for a server's command line (local_warm_launcher)
                     pass_fds=(theirs.fileno(),),
                     stdin=asyncio.subprocess.DEVNULL,
                     stdout=output,
@@ -185,6 +187,7 @@ class WarmLaunchers:
                         "PATH": f"{jupyter.parent}:/usr/local/bin:/usr/bin:/bin",
                         "HOME": "/nonexistent",
                         "LANG": os.environ.get("LANG", "C.UTF-8"),
+                        "CGU_WARM_ROOM": "-" * (8 * ROOM),  # and for its environment
                     },
                     start_new_session=True,
                     cwd="/",

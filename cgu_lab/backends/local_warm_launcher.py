@@ -28,6 +28,7 @@ Imports only the standard library and `local_launch` before the server's package
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 import importlib
 import json
@@ -84,6 +85,30 @@ def user_site(home: str) -> None:
         site.addsitedir(folder)
 
 
+def retitle(argv: list[str], env: dict[str, str]) -> bool:
+    """Write the server's command line and environment over the launcher's, in place.
+
+    Why: `ps`, psutil and the backend read a process's /proc/<pid>/cmdline and environ,
+    which the kernel takes from the memory the process was exec'd with: a forked server
+    showed the launcher's, without `jupyter-lab` and without the notebook's markers
+    (local_limits.Processes). The launcher is started with room to spare in both
+    (local_warm pads them); the rest is filled with NULs (a trailing run of empty
+    arguments, where an exec'd server has none). Only after os.environ is replaced: the
+    C library's own `environ` then no longer points into that memory. False when the
+    new ones do not fit (then only the cgroup tells whose the server is).
+    """
+    fields = open("/proc/self/stat", "rb").read().rsplit(b")", 1)[1].split()  # noqa: SIM115
+    # Fields 48-51 of proc(5), counted from 3 after the command's name.
+    arg_start, arg_end, env_start, env_end = (int(fields[n - 3]) for n in (48, 49, 50, 51))
+    args = b"".join(os.fsencode(word) + b"\0" for word in argv)
+    pairs = b"".join(os.fsencode(f"{name}={value}") + b"\0" for name, value in env.items())
+    if len(args) > arg_end - arg_start or len(pairs) > env_end - env_start:
+        return False
+    ctypes.memmove(arg_start, args.ljust(arg_end - arg_start, b"\0"), arg_end - arg_start)
+    ctypes.memmove(env_start, pairs.ljust(env_end - env_start, b"\0"), env_end - env_start)
+    return True
+
+
 def serve(reply: socket.socket, go: int, log: int) -> None:  # pragma: no cover - forked
     """The child: wait for the go-ahead, read the plan, become the notebook's server."""
     code = 1
@@ -98,6 +123,9 @@ def serve(reply: socket.socket, go: int, log: int) -> None:  # pragma: no cover 
         local_launch.apply(plan)  # closes every descriptor above stderr, ours included
         os.environ.clear()
         os.environ.update(plan["env"])
+        # As the kernel starts a script: its interpreter, then the script and its arguments.
+        if not retitle([sys.orig_argv[0], *plan["argv"]], plan["env"]):
+            print("warm launcher: the command line did not fit; ps shows the launcher's")
         user_site(plan["env"].get("HOME", ""))
         random.seed()  # not the launcher's state, shared by every child
         sys.argv = list(plan["argv"])
