@@ -163,6 +163,7 @@ class Allocator:
         self._used: dict[str, Occupancy] = {}
         self._indexes: dict[Offer, _OfferIndex] = {}
         self._watchers: dict[str, list[_OfferIndex]] = {}
+        self._changes: Counter[str] = Counter()
         for holding in holdings:
             self._take(holding)
         self._used = {
@@ -182,6 +183,12 @@ class Allocator:
         """The notebooks on a device (a notebook twice if its holding names it twice)."""
         return tuple(self._holders.get(device_id, ()))
 
+    def changes(self, node: str) -> int:
+        """How often the holdings on `node`'s devices changed since this allocator was built:
+        an answer worked out for the node (reclaim's plan for it) holds while this is the
+        same."""
+        return self._changes[node]
+
     def accepted_by_node(self, offer: Offer) -> Mapping[str, Sequence[Device]]:
         """The devices `offer` may use, grouped by node, whether free or not."""
         return self._index(offer).accepted
@@ -190,15 +197,17 @@ class Allocator:
         """Choose `count` devices on one node as `place` would; nothing is held yet."""
         if count <= 0:
             return ()
-        best: tuple[int, str, tuple[str, ...]] | None = None
+        # The node whose first `count` free slots add up to the fewest, then the first node
+        # by name (names are unique, so that decides); only the winner's slots are read.
+        best: tuple[int, str] | None = None
+        best_free: list[_Slot] = []
         for node, free in self._index(offer).free.items():
             if len(free) < count:
                 continue
-            chosen = free[:count]
-            key = (sum(slot[0] for slot in chosen), node, tuple(slot[2] for slot in chosen))
+            key = (free[0][0] if count == 1 else sum(slot[0] for slot in free[:count]), node)
             if best is None or key < best:
-                best = key
-        return best[2] if best else None
+                best, best_free = key, free
+        return tuple(slot[2] for slot in best_free[:count]) if best else None
 
     def hold(self, holding: Holding) -> None:
         """Count `holding` as taken; a notebook holds one set of GPUs at a time."""
@@ -249,6 +258,9 @@ class Allocator:
         return index
 
     def _refresh(self, device_id: str) -> None:
+        device = self._devices.get(device_id)
+        if device is not None:
+            self._changes[device.node] += 1
         for index in self._watchers.get(device_id, ()):
             index.refresh(self._devices[device_id], self._used)
 

@@ -89,6 +89,9 @@ class Reclaimer:
         }
         self._ranked = sorted(self._idle, key=lambda v: (-self._idle[v], v))
         self._accepted: dict[Offer, dict[str, Device]] = {}
+        # Each node's greedy plan for an (offer, count), with the allocator's count of the
+        # node's changes it was made at: a pass asks again for the nodes nothing changed on.
+        self._plans: dict[tuple[Offer, int, str], tuple[int, set[int] | None]] = {}
 
     def choose(self, offer: Offer, count: int) -> tuple[int, ...] | None:
         """As `choose_victims`, against the allocator as it is now."""
@@ -139,9 +142,23 @@ class Reclaimer:
     def _nodes(self, offer: Offer, count: int, accepted: Mapping[str, Device]) -> list[set[int]]:
         """One greedy plan per node where a stoppable notebook holds one of the offer's devices."""
         by_node = self._allocator.accepted_by_node(offer)
+        holding = self._allocator.holding
+        held = {
+            accepted[device_id].node
+            for victim in self._ranked
+            if (found := holding(victim)) is not None
+            for device_id in found.devices
+            if device_id in accepted
+        }
         plans = []
-        for node in sorted({device.node for _, device in self._held_devices(accepted)}):
-            victims = _open_node(self._allocator, offer, count, by_node[node], self._idle)
+        for node in sorted(held):
+            changes = self._allocator.changes(node)
+            known = self._plans.get((offer, count, node))
+            if known is not None and known[0] == changes:
+                victims = known[1]
+            else:
+                victims = _open_node(self._allocator, offer, count, by_node[node], self._idle)
+                self._plans[offer, count, node] = (changes, victims)
             if victims:
                 plans.append((_preference(victims, self._idle), node, victims))
         return [victims for _, _, victims in sorted(plans)]
@@ -159,24 +176,37 @@ def _open_node(
     devices: Sequence[Device],
     idle: Mapping[int, float],
 ) -> set[int] | None:
-    """Greedily open `count` devices of one node: the cheapest device each round."""
+    """Greedily open `count` devices of one node: the cheapest device each round.
+
+    A device's price changes only when a victim chosen in the last round holds it, so
+    each round prices those again and keeps the others' (the same choice, found without
+    pricing every device every round; keys end with the device's id, so the cheapest is
+    one device whatever the order)."""
     if len(devices) < count:
         return None
     chosen: set[int] = set()
-    remaining = list(devices)
+    holders = {device.id: allocator.holders(device.id) for device in devices}
+    prices: dict[str, tuple[tuple[int, float, int, str], Device, set[int]] | None] = {}
+    stale = list(devices)
     for _ in range(count):
-        best: tuple[tuple[int, float, int, str], Device, set[int]] | None = None
-        for device in remaining:
+        for device in stale:
             extra = _open_slot(allocator, offer, device, idle, chosen)
-            if extra is None:
-                continue
-            key = (*_preference(extra, idle), device.index, device.id)
-            if best is None or key < best[0]:
-                best = (key, device, extra)
+            prices[device.id] = (
+                None
+                if extra is None
+                else ((*_preference(extra, idle), device.index, device.id), device, extra)
+            )
+        best = min((price for price in prices.values() if price is not None), default=None)
         if best is None:
             return None
-        chosen |= best[2]
-        remaining.remove(best[1])
+        added = best[2]
+        chosen |= added
+        del prices[best[1].id]
+        stale = [
+            device
+            for device in devices
+            if device.id in prices and any(h in added for h in holders[device.id])
+        ]
     return chosen
 
 
@@ -196,6 +226,8 @@ def _open_slot(
         return set(left) if all(h in idle for h in left) else None
     need = len(left) - offer.share + 1
     extra: set[int] = set()
+    if need <= 0:
+        return extra  # a free slot already
     for holder in sorted({h for h in left if h in idle}, key=lambda h: (-idle[h], h)):
         if need <= 0:
             break
