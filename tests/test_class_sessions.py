@@ -222,3 +222,85 @@ def test_prewarm_at_the_right_moment_and_stop_the_unused_after_the_grace(site, c
     alice.ok("POST", f"/api/notebooks/alice/{name}/stop", 202)
     site.settle("alice", name)
     site.clock.advance(minutes=60)
+
+
+def test_booked_gpus_are_kept_for_the_class(site, course, login, admin):
+    """Two whole GPUs, both booked: an outsider's GPU start in the window is refused while
+    a seat is outstanding, though a GPU is free; the class's own notebooks get them."""
+    teacher, bob = login("teacher"), login("bob")
+    outsider = login("carol", "student")
+    admin.ok("PUT", "/api/gpu-types/cls", json={"display_name": "Class GPU"})
+    for index in range(2):
+        admin.ok("POST", "/api/gpus", 201, json={"device_id": f"GPU-cls-{index}", "model": "T"})
+    admin.ok(
+        "PUT",
+        "/api/quotas/default",
+        json={"cpu": 4, "memory": "8Gi", "notebooks": 3, "gpus": {"cls": 1}},
+    )
+    admin.ok(
+        "PUT",
+        "/api/users/carol/quota",
+        json={"cpu": 8, "memory": "8Gi", "notebooks": 3, "gpus": {"cls": 1}},
+    )
+    teacher.ok(
+        "POST",
+        "/api/templates",
+        201,
+        json={
+            "name": "sess-gpu",
+            "notebook": "prep",
+            "paths": ["week1"],
+            "visibility": "group",
+            "group": COURSE,
+            "cpu": 1,
+            "memory": "512Mi",
+            "gpu_type": "cls",
+            "gpus": 1,
+        },
+    )
+    body = {"title": "GPU lab", "template": "sess-gpu", "grace_minutes": 30, **window(site, 10)}
+    booked = teacher.ok("POST", f"/api/courses/{COURSE}/sessions", 201, json=body)
+    assert booked["held"]["gpus"] == {"cls": 2}
+    more = teacher.post(f"/api/courses/{COURSE}/sessions", json={**body, "seats": 1})
+    assert more.status_code == 409 and "1 GPU of type 'cls' asked, 0 left" in more.text
+
+    gpu_body = {"name": "gpu", "cpu": 1, "memory": "512Mi", "gpu_type": "cls", "gpus": 1}
+    outsider.ok("POST", "/api/notebooks", 201, json=gpu_body)
+    outsider.ok("POST", "/api/notebooks/carol/gpu/start", 202)  # before the hold: free
+    site.settle("carol", "gpu")
+    outsider.ok("POST", "/api/notebooks/carol/gpu/stop", 202)
+    site.settle("carol", "gpu")
+
+    site.clock.advance(minutes=6)
+    refused = outsider.post("/api/notebooks/carol/gpu/start")
+    assert refused.status_code == 409 and refused.json()["code"] == "capacity_held"
+    assert "'cls' GPU" in refused.json()["message"]
+
+    run_pass(site)
+    seats = teacher.ok("GET", f"/api/courses/{COURSE}/sessions/{booked['id']}")["people"]
+    for person in seats:
+        site.settle(person["student"], person["notebook"])
+    seen = teacher.ok("GET", f"/api/courses/{COURSE}/sessions/{booked['id']}")
+    assert seen["in"] == 2, seen
+    devices = [
+        login(p["student"]).ok("GET", f"/api/notebooks/{p['student']}/{p['notebook']}")["devices"]
+        for p in seen["people"]
+    ]
+    assert sorted(d for held in devices for d in held) == ["GPU-cls-0", "GPU-cls-1"]
+    # Bob stops his: his seat is still the class's, so the GPU he freed is not carol's.
+    bobs = next(p["notebook"] for p in seen["people"] if p["student"] == "bob")
+    bob.ok("POST", f"/api/notebooks/bob/{bobs}/stop", 202)
+    site.settle("bob", bobs)
+    again = outsider.post("/api/notebooks/carol/gpu/start")
+    assert again.status_code == 409 and again.json()["code"] == "capacity_held"
+    # ...and bob gets it back with one click.
+    opened = bob.ok("POST", f"/api/courses/{COURSE}/sessions/{booked['id']}/open")
+    site.settle("bob", bobs)
+    assert bob.ok("GET", f"/api/notebooks/bob/{bobs}")["state"] == "running"
+    assert opened["url"] == f"/notebook/bob/{bobs}/lab"
+    for person in seen["people"]:
+        owner = login(person["student"])
+        owner.ok("POST", f"/api/notebooks/{person['student']}/{person['notebook']}/stop", 202)
+        site.settle(person["student"], person["notebook"])
+    finish(site, teacher, booked)
+    site.clock.advance(minutes=90)
