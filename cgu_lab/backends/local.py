@@ -36,7 +36,8 @@ data directory; nothing is made under /tmp or /run.
 The parts live beside it: accounts in local_accounts, homes and copies of their
 files in local_homes (the file tool itself in local_files), limits and process
 bookkeeping in local_limits, launching, watching and ending servers in local_servers
-(which VM notebooks share), the launcher itself in local_launch, environments in
+(which VM notebooks share), the launcher itself in local_launch (and, forking JupyterLab
+from a pre-imported process per environment, local_warm), environments in
 local_environments, training jobs (torchrun) in local_training,
 VM notebooks (QEMU) in local_vm.
 """

@@ -201,6 +201,10 @@ def reap(pidfd: int, watched: dict) -> None:
 
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
+    # Started from the controller's event loop, at its favoured nice (local_limits): its
+    # imports are a notebook's work, not the platform's, and wait their turn like one.
+    if os.getpriority(os.PRIO_PROCESS, 0) < 0:
+        os.setpriority(os.PRIO_PROCESS, 0, 0)
     # As the exec'd `jupyter-lab` has it: its own folder first on the path, not ours.
     sys.path[0] = sys.argv[2]
     names = preimport()
