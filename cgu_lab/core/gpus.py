@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from .errors import Invalid
 
@@ -84,7 +85,11 @@ def free_slots(device: Device, offer: Offer, used: Mapping[str, Occupancy]) -> i
     """How many more notebooks of `offer` this device can take."""
     if not offer.accepts(device):
         return 0
-    current = used.get(device.id)
+    return _open_slots(offer, used.get(device.id))
+
+
+def _open_slots(offer: Offer, current: Occupancy | None) -> int:
+    """How many more notebooks of `offer` a device it accepts can take, used as `current`."""
     if current is None:
         return offer.share
     if current.offer != offer.name:
@@ -120,8 +125,15 @@ class _OfferIndex:
         self.slot_of: dict[str, _Slot] = {}
 
     def build(self, devices: Iterable[Device], used: Mapping[str, Occupancy]) -> None:
+        # Whether the offer accepts a device depends on its model and MIG profile only, and a
+        # fleet of thousands of devices has a few of each (an index is built once a pass).
+        verdicts: dict[tuple[str, str], bool] = {}
         for device in devices:
-            if self.offer.accepts(device):
+            kind = (device.model, device.mig_profile)
+            accepted = verdicts.get(kind)
+            if accepted is None:
+                accepted = verdicts[kind] = self.offer.accepts(device)
+            if accepted:
                 self.accepted.setdefault(device.node, []).append(device)
                 free = self.free.setdefault(device.node, [])
                 slot = self._slot(device, used)
@@ -140,7 +152,8 @@ class _OfferIndex:
             insort(free, slot)
 
     def _slot(self, device: Device, used: Mapping[str, Occupancy]) -> _Slot | None:
-        slots = free_slots(device, self.offer, used)
+        """The device's entry among the free ones (it is one the offer accepts), or None."""
+        slots = _open_slots(self.offer, used.get(device.id))
         if slots <= 0:
             return None
         slot = self.slot_of[device.id] = (slots, device.index, device.id)
@@ -159,6 +172,7 @@ class Allocator:
     def __init__(self, devices: Iterable[Device], holdings: Iterable[Holding] = ()) -> None:
         self._devices: dict[str, Device] = {device.id: device for device in devices}
         self._holdings: dict[int, Holding] = {}
+        self._holdings_view = MappingProxyType(self._holdings)
         self._holders: dict[str, list[int]] = {}
         self._used: dict[str, Occupancy] = {}
         self._indexes: dict[Offer, _OfferIndex] = {}
@@ -175,6 +189,11 @@ class Allocator:
     def used(self) -> Mapping[str, Occupancy]:
         """Which offer uses each device and by how many notebooks, as `occupancy` says."""
         return self._used
+
+    @property
+    def holdings(self) -> Mapping[int, Holding]:
+        """What each notebook holds now, by notebook id (read only)."""
+        return self._holdings_view
 
     def holding(self, notebook_id: int) -> Holding | None:
         return self._holdings.get(notebook_id)
@@ -199,15 +218,19 @@ class Allocator:
             return ()
         # The node whose first `count` free slots add up to the fewest, then the first node
         # by name (names are unique, so that decides); only the winner's slots are read.
-        best: tuple[int, str] | None = None
-        best_free: list[_Slot] = []
-        for node, free in self._index(offer).free.items():
-            if len(free) < count:
-                continue
-            key = (free[0][0] if count == 1 else sum(slot[0] for slot in free[:count]), node)
-            if best is None or key < best:
-                best, best_free = key, free
-        return tuple(slot[2] for slot in best_free[:count]) if best else None
+        free = self._index(offer).free
+        if count == 1:
+            best = min(((slots[0][0], node) for node, slots in free.items() if slots), default=None)
+        else:
+            best = min(
+                (
+                    (sum(slot[0] for slot in slots[:count]), node)
+                    for node, slots in free.items()
+                    if len(slots) >= count
+                ),
+                default=None,
+            )
+        return None if best is None else tuple(slot[2] for slot in free[best[1]][:count])
 
     def hold(self, holding: Holding) -> None:
         """Count `holding` as taken; a notebook holds one set of GPUs at a time."""

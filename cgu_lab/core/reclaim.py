@@ -113,11 +113,13 @@ class Reclaimer:
 
     def _held_devices(self, accepted: Mapping[str, Device]) -> Iterator[tuple[int, Device]]:
         """The offer's devices that a stoppable notebook holds, longest idle holder first."""
+        holdings = self._allocator.holdings
         for victim in self._ranked:
-            holding = self._allocator.holding(victim)
-            for device_id in holding.devices if holding else ():
-                if device_id in accepted:
-                    yield victim, accepted[device_id]
+            holding = holdings.get(victim)
+            if holding is not None:
+                for device_id in holding.devices:
+                    if device_id in accepted:
+                        yield victim, accepted[device_id]
 
     def _one_gpu(self, offer: Offer, accepted: Mapping[str, Device]) -> list[set[int]]:
         """The best device to open: only devices a stoppable notebook holds can open."""
@@ -142,11 +144,11 @@ class Reclaimer:
     def _nodes(self, offer: Offer, count: int, accepted: Mapping[str, Device]) -> list[set[int]]:
         """One greedy plan per node where a stoppable notebook holds one of the offer's devices."""
         by_node = self._allocator.accepted_by_node(offer)
-        holding = self._allocator.holding
+        holdings = self._allocator.holdings
         held = {
             accepted[device_id].node
             for victim in self._ranked
-            if (found := holding(victim)) is not None
+            if (found := holdings.get(victim)) is not None
             for device_id in found.devices
             if device_id in accepted
         }
