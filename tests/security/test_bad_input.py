@@ -1,7 +1,9 @@
 """Bad input gets a 4xx with {message, code}, never a 500 or a silent coercion.
 
-Each case of the security review (issue 9, item 8) is replayed against a real
-controller process: numbers beyond any column (1e308, ids of 2^63), enums in
+Each case of the security review (issue 9, item 8) is replayed against the controller
+app in the test's process (tests/inprocess.py: every request goes through the whole
+ASGI app, its middleware, FastAPI's validation and the error handlers, as behind
+uvicorn; no notebook server is needed): numbers beyond any column (1e308, ids of 2^63), enums in
 the query string, bodies that are not JSON or not UTF-8, JSON types that must
 not pass for one another, and display names that are markup or a novel. The
 framework's own refusals (unknown route, wrong method) answer in the same shape.
@@ -14,6 +16,12 @@ import json
 import pytest
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def site(in_process):
+    return in_process
+
 
 ID_TOO_BIG = 2**63
 JSON_HEADERS = {"Content-Type": "application/json"}
@@ -275,10 +283,8 @@ def test_wrong_method_is_405_listing_every_allowed_method(admin):
     assert {"GET", "PUT"} <= allowed and "POST" not in allowed
 
 
-def test_errors_without_login_keep_the_shape(controller):
-    import httpx
-
-    with httpx.Client(base_url=controller.url) as anonymous:
+def test_errors_without_login_keep_the_shape(site):
+    with site.anonymous() as anonymous:
         refused(anonymous.get("/api/users"), 401)
         refused(anonymous.get(f"/api/deployments/{ID_TOO_BIG}"), (400, 401))
         refused(anonymous.get("/api/nothing-here"), 404)
