@@ -19,11 +19,16 @@ minutes) before queueing the request. Stopping notebooks still hold their GPUs
 time the same work. For comparison it also times `gpus.place` from scratch,
 which recounts every holding on each call.
 
+The target (issue 25) is a whole pass within 50 ms. Beside the wall-clock time it
+prints the pass's CPU time (`time.process_time`), which a busy machine inflates
+far less: on a shared machine that is the figure to compare, with the load shown.
+
 Run from the repository root: `.venv/bin/python benchmarks/culler_pass.py`.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import sys
@@ -44,6 +49,7 @@ PASSES = 15
 MAX_STOPS = 200
 MIN_RECLAIM_IDLE = 600.0
 NOW = datetime(2025, 3, 4, 14, 0, tzinfo=timezone.utc)
+TARGET = 0.050  # seconds per pass (issue 25)
 
 OFFERS = {
     "premium": Offer("premium", models=frozenset({"A5000"})),
@@ -143,6 +149,7 @@ def running(rng: random.Random, devices: list[Device]) -> tuple[list[Holding], l
 
 
 def one_pass(devices, holdings, activities, pending) -> dict[str, float]:
+    cpu = time.process_time()
     t0 = time.perf_counter()
     decisions = plan(POLICIES, activities, NOW, MAX_STOPS)
     t1 = time.perf_counter()
@@ -181,6 +188,7 @@ def one_pass(devices, holdings, activities, pending) -> dict[str, float]:
     t3 = time.perf_counter()
     return {
         "total": t3 - t0,
+        "cpu": time.process_time() - cpu,
         "cull": t1 - t0,
         "index": t2 - t1,
         "serve": t3 - t2,
@@ -218,6 +226,7 @@ def main() -> None:
         f"{first['victims']} idle notebooks, {first['queued']} queued"
     )
     print(f"whole pass over {PASSES} passes:  {ms([r['total'] for r in results])}")
+    print(f"  its CPU time:               {ms([r['cpu'] for r in results])}")
     print(f"  culling decisions (plan):  {ms([r['cull'] for r in results])}")
     print(f"  allocator index + reclaim candidates: {ms([r['index'] for r in results])}")
     print(f"  place / reclaim 500 requests: {ms([r['serve'] for r in results])}")
@@ -231,8 +240,14 @@ def main() -> None:
         f"for comparison, gpus.place from scratch: {scratch * 1000:.2f} ms per request, "
         f"so {scratch * PENDING * 1000:.0f} ms for {PENDING} requests"
     )
-    verdict = "within" if statistics.median(r["total"] for r in results) < 0.1 else "OVER"
-    print(f"target: under 100 ms per pass -> {verdict}")
+    wall = statistics.median(r["total"] for r in results)
+    cpu = statistics.median(r["cpu"] for r in results)
+    load = os.getloadavg()[0]
+    print(
+        f"target (issue 25): a pass within {TARGET * 1000:.0f} ms -> wall "
+        f"{'within' if wall <= TARGET else 'OVER'}, CPU {'within' if cpu <= TARGET else 'OVER'} "
+        f"(load average {load:.2f} on {os.cpu_count()} cores)"
+    )
 
 
 if __name__ == "__main__":
