@@ -1,8 +1,9 @@
 """The administrator's side of users and their notebooks (see `controller.user_admin`).
 
-The Users page lists accounts with how they use the platform (`UserActivityOut`,
-also answered by /api/users); an administrator stops all of a user's notebooks
-at once, or opens one with access of their own, time-limited and audited.
+The Users page lists accounts with how they use the platform
+(`accounts.service.UserActivityOut`, answered by /api/users); an administrator
+stops all of a user's notebooks at once, or opens one with access of their own,
+time-limited and audited.
 """
 
 from __future__ import annotations
@@ -15,29 +16,9 @@ from pydantic import BaseModel, Field
 
 from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.schema_types import LINE_PATTERN, LabelPath, Strict, UserNamePath, number, text
-from ..api.schemas import UserOut
 from . import user_admin as service
 
 router = APIRouter(dependencies=[require_scope("notebooks")])
-
-
-class UserActivityOut(UserOut):
-    last_activity: datetime | None = Field(
-        None, description="Latest page or API call, login, or notebook activity"
-    )
-    notebooks: int = Field(0, description="Notebooks the user has")
-    running: int = Field(0, description="Notebooks holding resources (starting, running, stopping)")
-    queued: int = Field(0, description="Notebooks waiting for a GPU")
-
-
-def with_activity(out: UserOut, activity: service.Activity) -> UserActivityOut:
-    return UserActivityOut(
-        **out.model_dump(),
-        last_activity=activity.last_activity,
-        notebooks=activity.notebooks,
-        running=activity.running,
-        queued=activity.queued,
-    )
 
 
 class StoppedOut(BaseModel):

@@ -6,34 +6,15 @@ An existing account the caller does not fully manage is invited rather than adde
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from fastapi import APIRouter
-from pydantic import BaseModel
 
 from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.schema_types import LabelPath, UserNamePath
 from ..api.schemas import Message
-from . import invitations
-from .directory import get_group, get_user
+from . import service
+from .service import GroupInvitationOut, InvitationOut
 
 router = APIRouter(dependencies=[require_scope("accounts")])
-
-
-class InvitationOut(BaseModel):
-    group: str
-    display_name: str
-    manager: bool
-    invited_by: str
-    created_at: datetime
-
-
-class GroupInvitationOut(BaseModel):
-    user: str
-    display_name: str
-    manager: bool
-    invited_by: str
-    created_at: datetime
 
 
 @router.get(
@@ -43,18 +24,7 @@ class GroupInvitationOut(BaseModel):
     summary="Groups that invited me",
 )
 async def list_invitations(platform: PlatformDep, actor: ActorDep) -> list[InvitationOut]:
-    async with platform.db.session() as session:
-        rows = await invitations.pending(session, actor)
-    return [
-        InvitationOut(
-            group=group.name,
-            display_name=group.display_name,
-            manager=invitation.manager,
-            invited_by=invitation.invited_by,
-            created_at=invitation.created_at,
-        )
-        for invitation, group in rows
-    ]
+    return await service.my_invitations(platform.db, actor)
 
 
 @router.post(
@@ -64,9 +34,7 @@ async def list_invitations(platform: PlatformDep, actor: ActorDep) -> list[Invit
     summary="Accept an invitation: join the group",
 )
 async def accept_invitation(group: LabelPath, platform: PlatformDep, actor: ActorDep) -> Message:
-    async with platform.db.session() as session:
-        await invitations.answer(session, actor, group, accept=True)
-    platform.auth.forget_user(actor.id)
+    await service.answer_invitation(platform.db, platform.auth, actor, group, accept=True)
     return Message(message=f"you joined group '{group}'")
 
 
@@ -77,8 +45,7 @@ async def accept_invitation(group: LabelPath, platform: PlatformDep, actor: Acto
     summary="Decline an invitation",
 )
 async def decline_invitation(group: LabelPath, platform: PlatformDep, actor: ActorDep) -> Message:
-    async with platform.db.session() as session:
-        await invitations.answer(session, actor, group, accept=False)
+    await service.answer_invitation(platform.db, platform.auth, actor, group, accept=False)
     return Message(message=f"you declined the invitation to group '{group}'")
 
 
@@ -91,18 +58,7 @@ async def decline_invitation(group: LabelPath, platform: PlatformDep, actor: Act
 async def group_invitations(
     name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> list[GroupInvitationOut]:
-    async with platform.db.session() as session:
-        rows = await invitations.for_group(session, actor, await get_group(session, name))
-    return [
-        GroupInvitationOut(
-            user=user.name,
-            display_name=user.display_name or user.name,
-            manager=invitation.manager,
-            invited_by=invitation.invited_by,
-            created_at=invitation.created_at,
-        )
-        for invitation, user in rows
-    ]
+    return await service.group_invitations(platform.db, actor, name)
 
 
 @router.delete(
@@ -114,7 +70,5 @@ async def group_invitations(
 async def withdraw_invitation(
     name: LabelPath, user: UserNamePath, platform: PlatformDep, actor: ActorDep
 ) -> Message:
-    async with platform.db.session() as session:
-        target = await get_group(session, name)
-        await invitations.withdraw(session, actor, target, await get_user(session, user))
+    await service.withdraw_invitation(platform.db, actor, name, user)
     return Message(message=f"the invitation of '{user}' to group '{name}' was withdrawn")

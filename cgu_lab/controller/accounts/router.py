@@ -7,17 +7,11 @@ Putting an existing account into a group answers 200 when it took effect and
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
-from sqlalchemy import delete, select
+from pydantic import Field
 
-from ...core.errors import NotFound
-from ...core.roles import Role, can_manage_group
-from ...store.models import ApiToken, User
-from .. import audit
+from ...core.roles import Role
 from ..api.deps import ActorDep, IdentityDep, PlatformDep, require_scope
 from ..api.schema_types import (
     DisplayName,
@@ -34,8 +28,6 @@ from ..api.schemas import (
     GroupCreate,
     GroupOut,
     GroupPatch,
-    GroupRef,
-    ImportResult,
     MemberOut,
     MemberPut,
     Message,
@@ -52,24 +44,10 @@ from ..api.schemas import (
     UserPatch,
 )
 from ..root import Platform
-from ..teaching import staff as course_staff
-from . import directory as service
-from . import roster_import, user_admin
-from .admin_router import UserActivityOut, with_activity
+from . import service
+from .service import ImportOut, InvitationSent, TaAdded, UserActivityOut
 
 router = APIRouter(dependencies=[require_scope("accounts")])
-
-
-class ImportOut(ImportResult):
-    invited: list[str] = []
-
-
-class InvitationSent(BaseModel):
-    message: str
-    code: str = "invited"
-    group: str
-    user: str
-    manager: bool
 
 
 class TaCreate(Strict):
@@ -78,46 +56,10 @@ class TaCreate(Strict):
     email: Email = Field("", description="For a new account")
 
 
-class TaAdded(BaseModel):
-    message: str
-    member: MemberOut
-    created: bool = Field(description="A new TA account was made")
-    invited: bool = Field(description="An existing staff account was invited (joins on accepting)")
-    one_time_password: str | None = Field(
-        description="The new account's password, shown this once; it must be changed at login"
-    )
-
-
 def unix_clash(platform: Platform):
     """The host's check of a new user's system account name (local backend), if any."""
     accounts = getattr(platform.backend, "accounts", None)
     return getattr(accounts, "clash", None)
-
-
-async def user_out(session, user: User) -> UserOut:
-    groups = await service.user_groups(session, user.id)
-    return UserOut(
-        name=user.name,
-        display_name=user.display_name,
-        email=user.email,
-        role=user.role,
-        active=user.active,
-        must_change_password=user.must_change_password,
-        created_at=user.created_at,
-        last_login=user.last_login,
-        groups=[GroupRef(name=g.name, manager=m) for g, m in groups],
-    )
-
-
-def token_out(token: ApiToken) -> TokenOut:
-    return TokenOut(
-        id=token.id,
-        name=token.name,
-        prefix=token.prefix,
-        created_at=token.created_at,
-        expires_at=token.expires_at,
-        last_used=token.last_used,
-    )
 
 
 # -- me ----------------------------------------------------------------------
@@ -125,8 +67,7 @@ def token_out(token: ApiToken) -> TokenOut:
 
 @router.get("/me", response_model=UserOut, tags=["me"], summary="Who am I")
 async def me(platform: PlatformDep, who: IdentityDep) -> UserOut:
-    async with platform.db.session() as session:
-        return await user_out(session, await session.get(User, who.user_id))
+    return await service.me(platform.db, who.user_id)
 
 
 @router.put("/me/password", response_model=Message, tags=["me"], summary="Change my password")
@@ -137,13 +78,7 @@ async def change_password(body: PasswordChange, platform: PlatformDep, who: Iden
 
 @router.get("/me/tokens", response_model=list[TokenOut], tags=["me"], summary="My API tokens")
 async def list_tokens(platform: PlatformDep, actor: ActorDep) -> list[TokenOut]:
-    async with platform.db.session() as session:
-        rows = await session.scalars(
-            select(ApiToken)
-            .where(ApiToken.user_id == actor.id, ApiToken.notebook_id.is_(None))
-            .order_by(ApiToken.id)
-        )
-        return [token_out(t) for t in rows.all()]
+    return await service.tokens(platform.db, actor)
 
 
 @router.post(
@@ -154,33 +89,16 @@ async def list_tokens(platform: PlatformDep, actor: ActorDep) -> list[TokenOut]:
     summary="Create an API token",
 )
 async def create_token(body: TokenCreate, platform: PlatformDep, actor: ActorDep) -> TokenCreated:
-    expires = (
-        platform.clock.now() + timedelta(days=body.expires_in_days)
-        if body.expires_in_days
-        else None
+    return await service.create_token(
+        platform.db, platform.auth, platform.clock, actor, body.name, body.expires_in_days
     )
-    raw, row = await platform.auth.create_token(actor.id, body.name, expires_at=expires)
-    async with platform.db.session() as session:
-        audit.record(session, actor.name, "token.created", f"user:{actor.name}", name=body.name)
-    return TokenCreated(token=raw, info=token_out(row))
 
 
 @router.delete(
     "/me/tokens/{token_id}", response_model=Message, tags=["me"], summary="Revoke an API token"
 )
 async def revoke_token(token_id: Id, platform: PlatformDep, actor: ActorDep) -> Message:
-    async with platform.db.session() as session:
-        result = await session.execute(
-            delete(ApiToken).where(
-                ApiToken.id == token_id,
-                ApiToken.user_id == actor.id,
-                ApiToken.notebook_id.is_(None),
-            )
-        )
-        if not result.rowcount:
-            raise NotFound(f"you have no token {token_id}")
-        audit.record(session, actor.name, "token.revoked", f"user:{actor.name}", id=token_id)
-    platform.auth.forget_user(actor.id)
+    await service.revoke_token(platform.db, platform.auth, actor, token_id)
     return Message(message="the token was revoked")
 
 
@@ -200,10 +118,7 @@ async def list_users(
     role: RoleName | None = None,
     group: LabelQuery = None,
 ) -> list[UserActivityOut]:
-    async with platform.db.session() as session:
-        users = await service.list_users(session, actor, q, role, group)
-        activity = await user_admin.activity_of(session, users)
-        return [with_activity(await user_out(session, u), activity[u.id]) for u in users]
+    return await service.list_users(platform.db, actor, q, role, group)
 
 
 @router.post(
@@ -214,21 +129,18 @@ async def list_users(
     summary="Create an account",
 )
 async def create_user(body: UserCreate, platform: PlatformDep, actor: ActorDep) -> UserCreated:
-    async with platform.db.session() as session:
-        created = await service.create_user(
-            session,
-            actor,
-            body.name,
-            Role(body.role),
-            body.display_name,
-            body.email,
-            body.password,
-            body.group,
-            unix_clash(platform),
-        )
-        out = await user_out(session, created.user)
-    platform.auth.forget_user(actor.id)
-    return UserCreated(user=out, one_time_password=created.one_time_password)
+    return await service.create_user(
+        platform.db,
+        platform.auth,
+        actor,
+        body.name,
+        Role(body.role),
+        body.display_name,
+        body.email,
+        body.password,
+        body.group,
+        unix_clash(platform),
+    )
 
 
 @router.post(
@@ -238,11 +150,9 @@ async def create_user(body: UserCreate, platform: PlatformDep, actor: ActorDep) 
     summary="Create accounts from a CSV class list (all or nothing)",
 )
 async def import_users(body: RosterIn, platform: PlatformDep, actor: ActorDep) -> ImportOut:
-    async with platform.db.session() as session:
-        result = await roster_import.import_roster(
-            session, actor, body.csv, None, unix_clash(platform)
-        )
-    return ImportOut(**result)
+    return await service.import_roster(
+        platform.db, platform.auth, actor, body.csv, None, unix_clash(platform)
+    )
 
 
 @router.get(
@@ -252,32 +162,23 @@ async def import_users(body: RosterIn, platform: PlatformDep, actor: ActorDep) -
     summary="One account, with its last activity and notebooks",
 )
 async def get_user(name: UserNamePath, platform: PlatformDep, actor: ActorDep) -> UserActivityOut:
-    async with platform.db.session() as session:
-        user = await service.get_user(session, name)
-        await service.require_manages_user(session, actor, user)
-        activity = await user_admin.activity_of(session, [user])
-        return with_activity(await user_out(session, user), activity[user.id])
+    return await service.account(platform.db, actor, name)
 
 
 @router.patch("/users/{name}", response_model=UserOut, tags=["users"], summary="Change an account")
 async def update_user(
     name: UserNamePath, body: UserPatch, platform: PlatformDep, actor: ActorDep
 ) -> UserOut:
-    async with platform.db.session() as session:
-        user = await service.update_user(
-            session,
-            actor,
-            name,
-            body.display_name,
-            body.email,
-            Role(body.role) if body.role else None,
-            body.active,
-        )
-        out = await user_out(session, user)
-    if body.active is False:
-        await platform.auth.end_sessions(user.id)
-    platform.auth.forget_user(user.id)
-    return out
+    return await service.update_user(
+        platform.db,
+        platform.auth,
+        actor,
+        name,
+        body.display_name,
+        body.email,
+        Role(body.role) if body.role else None,
+        body.active,
+    )
 
 
 @router.post(
@@ -287,33 +188,17 @@ async def update_user(
     summary="Reset a password to a new one-time password",
 )
 async def reset_password(name: UserNamePath, platform: PlatformDep, actor: ActorDep) -> PasswordOut:
-    async with platform.db.session() as session:
-        password = await service.reset_password(session, actor, name)
-        user = await service.get_user(session, name)
-    await platform.auth.end_sessions(user.id)
+    password = await service.reset_password(platform.db, platform.auth, actor, name)
     return PasswordOut(one_time_password=password)
 
 
 @router.delete("/users/{name}", response_model=Message, tags=["users"], summary="Delete an account")
 async def delete_user(name: UserNamePath, platform: PlatformDep, actor: ActorDep) -> Message:
-    async with platform.db.session() as session:
-        user = await service.delete_user(session, actor, name)
-    platform.auth.forget_user(user.id)
+    await service.delete_user(platform.db, platform.auth, actor, name)
     return Message(message=f"user '{name}' was deleted")
 
 
 # -- groups --------------------------------------------------------------------
-
-
-def group_out(group, members: int, actor) -> GroupOut:
-    return GroupOut(
-        name=group.name,
-        display_name=group.display_name,
-        description=group.description,
-        kind=group.kind,
-        members=members,
-        managed=can_manage_group(actor, group.id),
-    )
 
 
 @router.get(
@@ -323,8 +208,7 @@ def group_out(group, members: int, actor) -> GroupOut:
     summary="Groups I belong to (admins: all)",
 )
 async def list_groups(platform: PlatformDep, actor: ActorDep) -> list[GroupOut]:
-    async with platform.db.session() as session:
-        return [group_out(g, n, actor) for g, n in await service.list_groups(session, actor)]
+    return await service.list_groups(platform.db, actor)
 
 
 @router.post(
@@ -335,18 +219,8 @@ async def list_groups(platform: PlatformDep, actor: ActorDep) -> list[GroupOut]:
     summary="Create a group or course",
 )
 async def create_group(body: GroupCreate, platform: PlatformDep, actor: ActorDep) -> GroupOut:
-    async with platform.db.session() as session:
-        group = await service.create_group(
-            session, actor, body.name, body.display_name, body.description, body.kind
-        )
-    platform.auth.forget_user(actor.id)
-    return GroupOut(
-        name=group.name,
-        display_name=group.display_name,
-        description=group.description,
-        kind=group.kind,
-        members=0 if actor.is_admin else 1,
-        managed=True,
+    return await service.create_group(
+        platform.db, platform.auth, actor, body.name, body.display_name, body.description, body.kind
     )
 
 
@@ -354,19 +228,12 @@ async def create_group(body: GroupCreate, platform: PlatformDep, actor: ActorDep
 async def update_group(
     name: LabelPath, body: GroupPatch, platform: PlatformDep, actor: ActorDep
 ) -> GroupOut:
-    async with platform.db.session() as session:
-        group = await service.update_group(
-            session, actor, name, body.display_name, body.description
-        )
-        members = len(await service.members(session, actor, name))
-    return group_out(group, members, actor)
+    return await service.update_group(platform.db, actor, name, body.display_name, body.description)
 
 
 @router.delete("/groups/{name}", response_model=Message, tags=["groups"], summary="Delete a group")
 async def delete_group(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> Message:
-    async with platform.db.session() as session:
-        await service.delete_group(session, actor, name)
-    platform.auth.forget_memberships()
+    await service.delete_group(platform.db, platform.auth, actor, name)
     return Message(message=f"group '{name}' was deleted")
 
 
@@ -377,11 +244,7 @@ async def delete_group(name: LabelPath, platform: PlatformDep, actor: ActorDep) 
     summary="Members of a group",
 )
 async def list_members(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> list[MemberOut]:
-    async with platform.db.session() as session:
-        rows = await service.members(session, actor, name)
-    return [
-        MemberOut(name=u.name, display_name=u.display_name, role=u.role, manager=m) for u, m in rows
-    ]
+    return await service.members(platform.db, actor, name)
 
 
 @router.put(
@@ -399,24 +262,10 @@ async def list_members(name: LabelPath, platform: PlatformDep, actor: ActorDep) 
 async def put_member(
     name: LabelPath, user: UserNamePath, body: MemberPut, platform: PlatformDep, actor: ActorDep
 ):
-    async with platform.db.session() as session:
-        result = await service.set_member(session, actor, name, user, body.manager)
-    member = result.user
-    if result.invited:
-        sent = InvitationSent(
-            message=(
-                f"'{member.name}' was invited to group '{name}'"
-                f"{' as a manager' if body.manager else ''}; they join when they accept"
-            ),
-            group=name,
-            user=member.name,
-            manager=body.manager,
-        )
-        return JSONResponse(sent.model_dump(), status_code=202)
-    platform.auth.forget_user(member.id)
-    return MemberOut(
-        name=member.name, display_name=member.display_name, role=member.role, manager=body.manager
-    )
+    result = await service.set_member(platform.db, platform.auth, actor, name, user, body.manager)
+    if isinstance(result, InvitationSent):
+        return JSONResponse(result.model_dump(), status_code=202)
+    return result
 
 
 @router.post(
@@ -435,23 +284,15 @@ async def put_member(
 async def add_ta(
     name: LabelPath, body: TaCreate, platform: PlatformDep, actor: ActorDep
 ) -> TaAdded:
-    async with platform.db.session() as session:
-        added = await course_staff.add_ta(
-            session, actor, name, body.name, body.display_name, body.email, unix_clash(platform)
-        )
-    user = added.user
-    platform.auth.forget_user(user.id)
-    return TaAdded(
-        message=added.message,
-        member=MemberOut(
-            name=user.name,
-            display_name=user.display_name,
-            role=user.role,
-            manager=not added.invited,
-        ),
-        created=added.created,
-        invited=added.invited,
-        one_time_password=added.one_time_password,
+    return await service.add_ta(
+        platform.db,
+        platform.auth,
+        actor,
+        name,
+        body.name,
+        body.display_name,
+        body.email,
+        unix_clash(platform),
     )
 
 
@@ -464,9 +305,7 @@ async def add_ta(
 async def remove_member(
     name: LabelPath, user: UserNamePath, platform: PlatformDep, actor: ActorDep
 ) -> Message:
-    async with platform.db.session() as session:
-        member = await service.remove_member(session, actor, name, user)
-    platform.auth.forget_user(member.id)
+    await service.remove_member(platform.db, platform.auth, actor, name, user)
     return Message(message=f"'{user}' left group '{name}'")
 
 
@@ -485,9 +324,6 @@ async def remove_member(
 async def import_group(
     name: LabelPath, body: RosterIn, platform: PlatformDep, actor: ActorDep
 ) -> ImportOut:
-    async with platform.db.session() as session:
-        result = await roster_import.import_roster(
-            session, actor, body.csv, name, unix_clash(platform)
-        )
-    platform.auth.forget_memberships()
-    return ImportOut(**result)
+    return await service.import_roster(
+        platform.db, platform.auth, actor, body.csv, name, unix_clash(platform)
+    )
