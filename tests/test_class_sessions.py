@@ -304,3 +304,19 @@ def test_booked_gpus_are_kept_for_the_class(site, course, login, admin):
         site.settle(person["student"], person["notebook"])
     finish(site, teacher, booked)
     site.clock.advance(minutes=90)
+
+
+def test_the_pages_carry_the_sessions_parts(site, course, login):
+    """The course page's tab (its teachers), the monitoring page's bookings ahead and My
+    notebooks' upcoming sessions are on their pages (ui-tests drive them in Chromium)."""
+    course_page = login("teacher").get(f"/courses/{COURSE}")
+    assert course_page.status_code == 200
+    assert 'id="panel-sessions"' in course_page.text and 'id="session-form"' in course_page.text
+    student_page = login("alice").get(f"/courses/{COURSE}")
+    assert student_page.status_code == 200 and 'id="session-form"' not in student_page.text
+    monitoring = login("root-admin").get("/admin/monitoring")
+    assert monitoring.status_code == 200 and 'id="bookings-ahead"' in monitoring.text
+    notebooks = login("alice").get("/notebooks")
+    assert notebooks.status_code == 200 and 'id="my-sessions"' in notebooks.text
+    module = login("alice").get("/static/js/class_sessions.js")
+    assert module.status_code == 200 and "export async function initMine" in module.text

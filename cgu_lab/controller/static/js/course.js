@@ -1,6 +1,6 @@
 // @ts-check
 // The course page: a course's managers run it in tabs (course_members.js,
-// course_staff.js, course_work.js, course_live.js, course_help.js); its students get a
+// course_staff.js, course_work.js, course_live.js, course_help.js, class_sessions.js); its students get a
 // read-only view (course_student.js).
 import { showStatus } from './common.js';
 
@@ -54,13 +54,14 @@ function setupTabs(onShow) {
 
 try {
   if (root.dataset.manage === 'yes') {
-    const [members, staff, newTa, work, live, help] = await Promise.all([
+    const [members, staff, newTa, work, live, help, sessions] = await Promise.all([
       import('./course_members.js'),
       import('./course_staff.js'),
       import('./course_new_ta.js'),
       import('./course_work.js'),
       import('./course_live.js'),
-      import('./course_help.js')
+      import('./course_help.js'),
+      import('./class_sessions.js')
     ]);
     members.init(ctx);
     staff.init(ctx);
@@ -68,9 +69,11 @@ try {
     work.init(ctx);
     const liveTab = live.init(ctx);
     const helpTab = help.init(ctx);
+    const sessionsTab = sessions.initCourse(ctx);
     setupTabs(tab => {
       liveTab.visible(tab === 'live');
       helpTab.visible(tab === 'help');
+      sessionsTab.visible(tab === 'sessions');
     });
   } else {
     (await import('./course_student.js')).init(ctx);

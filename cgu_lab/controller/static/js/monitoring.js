@@ -11,6 +11,7 @@ import { poll } from './poll.js';
 import { round, percent, figure, bytes } from './monitoring_format.js';
 import { createCharts, drawSystem, drawAllocation, drawStates, drawStops } from './monitoring_charts.js';
 import { bar, drawWho } from './monitoring_tables.js';
+import { initAhead } from './class_sessions.js';
 
 // The page's state, all of it: the other monitoring modules get what they need as arguments.
 const charts = createCharts();
@@ -261,3 +262,5 @@ pauseButton.addEventListener('click', () => {
 });
 
 updates.now();
+// Class sessions booked ahead: read once per visit (bookings change by the day).
+initAhead();

@@ -13,6 +13,7 @@ import {
 } from './common.js';
 import { liveReload } from './live.js';
 import { appLinks } from './notebook_apps.js';
+import { initMine } from './class_sessions.js';
 
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['NotebookOut']} NotebookOut */
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['GpuTypeOut']} GpuTypeOut */
@@ -368,6 +369,7 @@ async function main() {
   }
   refresh();
   refreshShared();
+  initMine();
 }
 
 main();
