@@ -5,6 +5,7 @@ and the refusals around each."""
 
 import json
 import shutil
+import subprocess
 from datetime import datetime, timedelta, timezone
 
 import httpx
@@ -194,6 +195,28 @@ def test_deploy_lab_files_to_the_class_never_overwriting(school, people, prep):
     done = wait_deployment(prof, first["id"])
     assert done["state"] == "done" and set(done["report"]) == {"alice", "bob", "tina"}
     assert done["report"]["alice"] == {"copied": 1, "skipped": 0, "conflicts": []}
+    # Stored once: every member's file is the same one, root's, which no member can change
+    # in place; the store itself is gone (the members' links keep the file).
+    courses = school.data_dir / "coursework"
+    copies = [courses / who / "ml/week1/task.ipynb" for who in ("alice", "bob", "tina")]
+    assert len({(c.stat().st_ino, c.stat().st_uid, oct(c.stat().st_mode)) for c in copies}) == 1
+    assert copies[0].stat().st_uid == 0 and copies[0].stat().st_nlink == 3
+    assert copies[1].parent.stat().st_uid != 0  # the folder is Bob's own
+    writes = subprocess.run(
+        [
+            "setpriv",
+            f"--reuid={copies[1].parent.stat().st_uid}",
+            "--regid=65534",
+            "--clear-groups",
+            "sh",
+            "-c",
+            f"echo changed >> '{copies[1]}'",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert writes.returncode != 0 and "Permission denied" in writes.stderr
+    assert not any((school.data_dir / "lab-files").iterdir())
     # Bob sees it in every notebook of his, stopped or running, under courses/ml/.
     assert (
         bob.ok("GET", "/notebook/bob/ml-lab/api/contents/courses/ml/week1/task.ipynb")["type"]
@@ -232,6 +255,9 @@ def test_deploy_lab_files_to_the_class_never_overwriting(school, people, prep):
         "/notebook/alice/ml-lab/api/contents/courses/ml/week1/task.ipynb?format=text&type=file",
     )
     assert mine["content"] == "my answers"
+    # Alice's save made her own copy (copy on first write); Bob's is the stored one still.
+    assert copies[0].stat().st_uid != 0 and copies[0].stat().st_nlink == 1
+    assert copies[1].stat().st_uid == 0 and copies[1].read_text() != "my answers"
     # The course overview flags new material until seen.
     course = alice.ok("GET", "/api/courses")[0]
     assert course["name"] == "ml" and all(d["new"] for d in course["deployments"])

@@ -249,6 +249,21 @@ class Backend(abc.ABC):
         returns how many files were copied, skipped (identical) and kept with a suffix."""
         raise self._no_file_copies()
 
+    async def store_once(self, source: Path) -> Any | None:
+        """Keep an archive's files once for many members' copies of it (a class's lab
+        files), where this backend can share one copy among them: what `unpack_stored`
+        takes, to be given back to `drop_stored`. None: every member gets a copy (unpack)."""
+        return None
+
+    async def unpack_stored(
+        self, owner: str, area: str, stored: Any, destination: str, label: str
+    ) -> dict[str, Any]:
+        """`unpack` of what `store_once` kept, sharing its files (same report)."""
+        raise self._no_file_copies()
+
+    async def drop_stored(self, stored: Any) -> None:  # noqa: B027 (nothing kept by default)
+        """Give back what `store_once` kept; the members' copies stay."""
+
     def _no_file_copies(self) -> NotSupported:
         return NotSupported(
             "copying files of notebooks (templates, submissions, lab files) is not available "

@@ -368,6 +368,17 @@ class LocalBackend(Backend):
     ) -> dict:
         return await self.files.unpack(owner, area, source, destination, label, on_progress)
 
+    async def store_once(self, source: Path) -> Any | None:
+        return await self.files.store_once(source)
+
+    async def unpack_stored(
+        self, owner: str, area: str, stored: Any, destination: str, label: str
+    ) -> dict:
+        return await self.files.unpack_stored(owner, area, stored, destination, label)
+
+    async def drop_stored(self, stored: Any) -> None:
+        await self.files.drop_stored(stored)
+
     # -- stop, observe, sweep ---------------------------------------------
 
     async def stop(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:

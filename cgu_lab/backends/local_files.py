@@ -84,7 +84,7 @@ class Blocked(Exception):
 
 
 @contextlib.contextmanager
-def _opened(fd: int) -> Iterator[int]:
+def opened(fd: int) -> Iterator[int]:
     try:
         yield fd
     finally:
@@ -149,7 +149,7 @@ def own_folder(path: Path, mode: int, uid: int | None = None, gid: int | None = 
         if error.errno not in NOT_THERE:
             raise
         raise Refused(f"{path} is not a real folder (a link or a file is in its place)") from None
-    with _opened(fd):
+    with opened(fd):
         os.fchmod(fd, mode)
         if uid is None or os.fstat(fd).st_uid == uid:
             return False
@@ -170,7 +170,7 @@ def chown_tree(top: Path, uid: int, gid: int) -> None:
                 os.chown(name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
 
 
-def _sha256_fd(fd: int) -> str:
+def sha256_fd(fd: int) -> str:
     digest = hashlib.sha256()
     while chunk := os.read(fd, CHUNK):
         digest.update(chunk)
@@ -210,7 +210,7 @@ def _visit(
                 raise
             skipped.append({"path": relative, "reason": "it changed while it was read"})
             return
-        with _opened(inner):
+        with opened(inner):
             _visit_children(inner, relative, patterns, found, depth + 1)
     elif stat.S_ISREG(info.st_mode):
         chosen[relative] = info
@@ -241,7 +241,7 @@ def _select(
         except Blocked as blocked:
             found[1].append({"path": relative, "reason": str(blocked)})
             continue
-        with _opened(parent):
+        with opened(parent):
             _visit(parent, parts[-1], relative, patterns, found, len(parts) - 1)
     chosen, skipped = found
     return sorted(chosen.items()), skipped
@@ -251,7 +251,7 @@ def selection(
     root: Path, paths: list[str], patterns: list[str]
 ) -> tuple[list[tuple[str, os.stat_result]], list[dict]]:
     """The regular files a selection covers, and what was left out and why."""
-    with _opened(open_root(root)) as root_fd:
+    with opened(open_root(root)) as root_fd:
         return _select(root_fd, paths, patterns)
 
 
@@ -263,7 +263,7 @@ def _open_chosen(base_fd: int, relative: str, seen: os.stat_result) -> int:
         parent = open_dir(base_fd, parts[:-1])
     except Blocked:
         raise changed from None
-    with _opened(parent):
+    with opened(parent):
         try:
             fd = os.open(parts[-1], FILE_FLAGS, dir_fd=parent)
         except OSError as error:
@@ -301,7 +301,7 @@ def pack(
     out,
     base: str = "",
 ) -> dict:
-    with _opened(open_root(root)) as root_fd, _opened(_open_base(root_fd, base)) as base_fd:
+    with opened(open_root(root)) as root_fd, opened(_open_base(root_fd, base)) as base_fd:
         files, skipped = _select(base_fd, paths, patterns)
         total = sum(info.st_size for _, info in files)
         if len(files) > max_files:
@@ -374,13 +374,13 @@ def _same_content(dir_fd: int, name: str, temporary: str) -> bool:
         fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
     except OSError:
         return False
-    with _opened(fd):
+    with opened(fd):
         info = os.fstat(fd)
         new = os.stat(temporary, dir_fd=dir_fd, follow_symlinks=False)
         if not stat.S_ISREG(info.st_mode) or info.st_size != new.st_size:
             return False
-        with _opened(os.open(temporary, FILE_FLAGS, dir_fd=dir_fd)) as other:
-            return _sha256_fd(fd) == _sha256_fd(other)
+        with opened(os.open(temporary, FILE_FLAGS, dir_fd=dir_fd)) as other:
+            return sha256_fd(fd) == sha256_fd(other)
 
 
 def _write_temporary(dir_fd: int, stream, member: tarfile.TarInfo) -> str:
@@ -416,7 +416,7 @@ def _place(dir_fd: int, name: str, stream, member: tarfile.TarInfo, label: str) 
 def unpack(root: Path, destination: str, label: str, source, progress=None) -> dict:
     """Write the tar on `source` below `destination` of the home (see the module's rules)."""
     target = components(destination, "destination")
-    with _opened(open_root(root)) as root_fd:
+    with opened(open_root(root)) as root_fd:
         try:
             base_fd = open_dir(root_fd, target, create=True)
         except Blocked as blocked:
@@ -424,7 +424,7 @@ def unpack(root: Path, destination: str, label: str, source, progress=None) -> d
                 f"the files could not be copied into '{'/'.join(target)}': {blocked}; "
                 "move it out of the way and try again"
             ) from None
-        with _opened(base_fd):
+        with opened(base_fd):
             return _unpack_into(base_fd, target, label, source, progress)
 
 
@@ -448,7 +448,7 @@ def _unpack_into(base_fd: int, target: list[str], label: str, source, progress) 
                 reason = f"'{shown(blocked.path)}' {blocked.reason}"
                 refused.append({"path": shown(*parts), "reason": reason})
                 continue
-            with _opened(folder):
+            with opened(folder):
                 if member.isdir():
                     continue
                 placed = _place(folder, parts[-1], archive.extractfile(member), member, label)

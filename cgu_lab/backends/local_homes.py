@@ -3,6 +3,8 @@
     homes/<user>/<notebook>/   a notebook's home and root directory
     coursework/<user>/<group>/ material deployed to a course's members; every
                                home links to it as `courses`
+    lab-files/<id>/            a class's lab files while they are linked into its
+                               members' course folders (local_class_files.py)
 
 Folders are made and handed to their account through O_NOFOLLOW descriptors
 (local_files.own_folder), so a link planted in a home's place is refused, never
@@ -17,10 +19,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
+import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
+from . import local_class_files as class_files
 from .base import BackendError
 from .local_accounts import Account, Accounts
 from .local_files import Refused, chown_tree, own_folder
@@ -54,6 +60,16 @@ def _tool_plan(command: str, plan: dict, root: Path, account: Account) -> dict:
         "gid": account.gid,
         "keep_stdin": True,
     }
+
+
+@dataclass
+class StoredFiles:
+    """A class's lab files unpacked once (`folder`), from `archive`; `linking` turns off
+    when the file system refuses a link, and the members still to go get copies."""
+
+    archive: Path
+    folder: Path
+    linking: bool = True
 
 
 class Homes:
@@ -140,6 +156,43 @@ class Homes:
         if code != 0:
             _tool_result(code, lines, "report")
         return json.loads(output)
+
+    # -- a class's lab files, stored once (local_class_files.py) ---------------------
+
+    async def store_once(self, source: Path) -> StoredFiles | None:
+        """The archive unpacked once for linking into members' folders; None without
+        per-user accounts (one account would own every member's copy at once)."""
+        if self.accounts.mode != "per-user":
+            return None
+        stored = StoredFiles(source, self.coursework.parent / "lab-files" / uuid.uuid4().hex)
+        await asyncio.to_thread(own_folder, stored.folder.parent, 0o700)
+        try:
+            await asyncio.to_thread(class_files.store, source, stored.folder)
+        except (OSError, Refused) as error:
+            await self.drop_stored(stored)
+            raise BackendError(f"the lab files could not be stored: {error}") from None
+        return stored
+
+    async def unpack_stored(
+        self, owner: str, area: str, stored: StoredFiles, destination: str, label: str
+    ) -> dict:
+        """Link the stored files into the owner's folder; copy them where links fail."""
+        if not stored.linking:
+            return await self.unpack(owner, area, stored.archive, destination, label)
+        account = await self.accounts.account(owner)
+        root = await self._file_root(owner, area, "unpack", account)
+        try:
+            return await asyncio.to_thread(
+                class_files.link, stored.folder, root, destination, label, account.uid, account.gid
+            )
+        except class_files.CannotLink:
+            stored.linking = False  # this file system: a copy per member from here on
+            return await self.unpack(owner, area, stored.archive, destination, label)
+        except Refused as error:
+            raise BackendError(str(error)) from None
+
+    async def drop_stored(self, stored: StoredFiles) -> None:
+        await asyncio.to_thread(shutil.rmtree, stored.folder, True)
 
     async def _file_root(self, owner: str, area: str, command: str, account: Account) -> Path:
         """The folder the tool works in, made the owner's where a copy may create it."""

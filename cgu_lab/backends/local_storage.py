@@ -47,7 +47,7 @@ from pathlib import Path
 
 from .base import BackendError
 from .local_accounts import Account, Accounts, account_stem, installation_tag
-from .local_files import DIR_FLAGS, Refused, _opened, own_folder
+from .local_files import DIR_FLAGS, Refused, opened, own_folder
 from .storage_answer import answer
 
 log = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ class Storage:
     def _link(folder: Path, name: str, target: Path, account: Account) -> None:
         """A link `name` in `folder`, made through an O_NOFOLLOW fd of the folder; a file
         the user put there under that name is left alone (they chose it)."""
-        with _opened(os.open(folder, DIR_FLAGS)) as fd, contextlib.suppress(FileExistsError):
+        with opened(os.open(folder, DIR_FLAGS)) as fd, contextlib.suppress(FileExistsError):
             os.symlink(target, name, dir_fd=fd)
             if account.uid is not None:
                 os.chown(name, account.uid, account.gid, dir_fd=fd, follow_symlinks=False)
@@ -275,7 +275,7 @@ def _root_folder(path: Path, mode: int, gid: int | None, acl: bytes | None = Non
         raise BackendError(
             f"{path} is not a real folder (a link or a file is in its place)"
         ) from None
-    with _opened(fd):
+    with opened(fd):
         if gid is not None:
             os.fchown(fd, 0, gid)
         os.fchmod(fd, mode)

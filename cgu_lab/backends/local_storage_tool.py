@@ -53,7 +53,7 @@ from ..core.allowance import Room, check
 from ..core.errors import Conflict, DomainError, Invalid, NotFound
 from ..core.paths import components
 from ..files.usage import home_use
-from .local_files import Blocked, _opened, open_dir, open_root
+from .local_files import Blocked, open_dir, open_root, opened
 
 PARTIAL = ".cgu-upload-"
 ABANDONED = 24 * 3600  # seconds after which another upload's partial is abandoned
@@ -73,7 +73,7 @@ def _folder(root_fd: int, parts: list[str], create: bool = False) -> int:
 def list_folder(root: Path, path: str) -> dict:
     parts = components(path, "folder")
     entries = []
-    with _opened(open_root(root)) as root_fd, _opened(_folder(root_fd, parts)) as fd:
+    with opened(open_root(root)) as root_fd, opened(_folder(root_fd, parts)) as fd:
         for name in sorted(os.listdir(fd))[:MAX_LIST]:
             if name.startswith("."):
                 continue
@@ -138,7 +138,7 @@ def put(root: Path, plan: dict, source) -> dict:
     except DomainError:
         _forget(root, parts, upload)  # a refused upload leaves nothing, not even its start
         raise
-    with _opened(open_root(root)) as root_fd, _opened(_folder(root_fd, parts[:-1], True)) as fd:
+    with opened(open_root(root)) as root_fd, opened(_folder(root_fd, parts[:-1], True)) as fd:
         name, partial = parts[-1], _partial(parts[-1], upload)
         flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC
         if offset == 0:
@@ -150,7 +150,7 @@ def put(root: Path, plan: dict, source) -> dict:
             raise Conflict(
                 "this upload's earlier part is gone; start it again", received=0
             ) from None
-        with _opened(out):
+        with opened(out):
             have = os.fstat(out).st_size
             if have != offset:
                 raise Conflict(
@@ -166,12 +166,12 @@ def put(root: Path, plan: dict, source) -> dict:
 
 
 def _forget(root: Path, parts: list[str], upload: str) -> None:
-    with _opened(open_root(root)) as root_fd:
+    with opened(open_root(root)) as root_fd:
         try:
             fd = open_dir(root_fd, parts[:-1])
         except Blocked:
             return
-        with _opened(fd), contextlib.suppress(FileNotFoundError):
+        with opened(fd), contextlib.suppress(FileNotFoundError):
             os.unlink(_partial(parts[-1], upload), dir_fd=fd)
 
 
@@ -201,7 +201,7 @@ def mkdir(root: Path, path: str) -> dict:
     parts = components(path, "folder")
     if not parts or parts[-1].startswith("."):
         raise Invalid("give the folder a name that does not start with '.'")
-    with _opened(open_root(root)) as root_fd, _opened(_folder(root_fd, parts[:-1])) as fd:
+    with opened(open_root(root)) as root_fd, opened(_folder(root_fd, parts[:-1])) as fd:
         try:
             os.mkdir(parts[-1], 0o777, dir_fd=fd)
         except FileExistsError:
@@ -213,7 +213,7 @@ def delete(root: Path, path: str) -> dict:
     parts = components(path, "path")
     if not parts:
         raise Invalid("choose a file or a folder to delete, not the whole storage")
-    with _opened(open_root(root)) as root_fd, _opened(_folder(root_fd, parts[:-1])) as fd:
+    with opened(open_root(root)) as root_fd, opened(_folder(root_fd, parts[:-1])) as fd:
         try:
             info = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
         except FileNotFoundError:
@@ -227,7 +227,7 @@ def delete(root: Path, path: str) -> dict:
 
 def _remove_tree(parent: int, name: str) -> None:
     """Remove a folder's tree through O_NOFOLLOW fds: links inside are unlinked, not followed."""
-    with _opened(os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)) as fd:
+    with opened(os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)) as fd:
         for child in os.listdir(fd):
             info = os.stat(child, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISDIR(info.st_mode):

@@ -47,14 +47,23 @@ A refusal is 413 `{message, code: over_allowance, limit, used, needed}` (or
 later chunk removes the part of the file its earlier chunks wrote. The use
 comes from `transfer.allowance.HomeUsage`, cached and moved by each write
 (why: its docstring); the extension hands it its allowance.
+
+A class's lab files are stored once and linked into each member's course folder,
+as files of root's they cannot change in place (backends/local_class_files.py).
+Here they are shown writable, and the first save of one puts the student's own
+copy in its place before writing (copy on first write), so saving just works and
+never changes a classmate's file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import secrets
+import shutil
+import stat
 from typing import NoReturn
 
 import nbformat
@@ -151,7 +160,12 @@ class ShareAwareContentsManager(AsyncLargeFileManager):
         model = await super().get(path, content=content, type=type, format=format, **kwargs)
         user = CURRENT_USER.get()
         limited = user is not None and (user.access == "read" or bool(user.scope))
-        return _read_only(model) if limited else model
+        if limited:
+            return _read_only(model)
+        if not model.get("writable") and model.get("type") != "directory":
+            # A class's shared lab file: saving it makes the student's own copy.
+            model["writable"] = await asyncio.to_thread(self._shared_file, path)
+        return model
 
     def mark_trusted_cells(self, nb, path=""):
         if _caller_is_owner():
@@ -179,6 +193,8 @@ class ShareAwareContentsManager(AsyncLargeFileManager):
         if added > 0:
             what = f"uploading '{path}'" if chunk is not None else f"saving '{path}'"
             await self._make_room(added, what, path if appends else None)
+        if not appends:
+            await asyncio.to_thread(self._own_copy, path)
         try:
             saved = await super().save(model, path)
         except BaseException:
@@ -200,6 +216,37 @@ class ShareAwareContentsManager(AsyncLargeFileManager):
     async def delete_file(self, path):
         await super().delete_file(path)
         self.home_usage.forget()  # freed, or moved to a trash inside the home: walk again
+
+    # -- a class's lab files, stored once (backends/local_class_files.py) ---------------
+
+    def _shared_file(self, path: str) -> bool:
+        """Whether `path` is a lab file the platform linked into this home for a class: a
+        regular file of root's in a home whose server runs as its own account (nothing
+        else can put a file of root's there)."""
+        if os.geteuid() == 0:
+            return False
+        try:
+            info = os.lstat(self._get_os_path(path.strip("/")))
+        except (OSError, web.HTTPError):
+            return False
+        return stat.S_ISREG(info.st_mode) and info.st_uid == 0
+
+    def _own_copy(self, path: str) -> None:
+        """Copy on first write: before a save replaces a shared lab file, put the owner's
+        own copy in its place (what a save writes then changes no classmate's file). The
+        copy is made beside it and renamed over it, so the file never goes missing."""
+        if not self._shared_file(path):
+            return
+        os_path = self._get_os_path(path.strip("/"))
+        folder, name = os.path.split(os_path)
+        temporary = os.path.join(folder, f".~{name}.{secrets.token_hex(4)}")
+        try:
+            shutil.copyfile(os_path, temporary, follow_symlinks=False)
+            os.chmod(temporary, os.lstat(os_path).st_mode & 0o777 | 0o200)
+            os.replace(temporary, os_path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
 
     def _growth(self, model: dict, path: str, appends: bool) -> int:
         """Bytes the home grows by: the content, less the file it replaces (not for an
