@@ -10,6 +10,7 @@ fresh search per request, `idle_since` called); random cases must give equal ans
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta, timezone
 
 from hypothesis import given, settings
@@ -39,7 +40,12 @@ def reference_decide(policy: CullPolicy, activity: Activity, now: datetime) -> D
     if since is None or idle is None:
         return Decision(nid, "keep", culling._working(policy, activity), None, None, idle)
     spans = culling._spans(policy)
-    due, cause, reason = culling._earliest_due(spans, activity, since, idle, now)
+    due, cause = since + spans.idle, "idle"
+    reason = f"idle for {culling.minutes_text(idle)} (limit {spans.idle_text})"
+    if spans.lifetime is not None and activity.started_at + spans.lifetime < due:
+        due, cause = activity.started_at + spans.lifetime, "lifetime"
+        hours = math.floor((now - activity.started_at).total_seconds() / 360) / 10
+        reason = f"running for {culling._count(hours, 'hour')} (limit {spans.lifetime_text})"
     warn, warned_at = spans.warn, activity.warned_at
     if not warn:
         stop_at, pending = due, reason
