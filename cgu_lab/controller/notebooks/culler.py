@@ -29,6 +29,7 @@ from ..accounts.directory import get_group
 from ..clock import Clock
 from .reader import NotebookReader
 from .routes import SYSTEM, Route
+from .schemas import CullPolicyOut
 from .service import NotebookService
 
 log = logging.getLogger("cgu_lab.culler")
@@ -88,72 +89,81 @@ async def load_policies(session) -> Policies:
     )
 
 
-def policy_dict(row: CullPolicyRow | None, scope: str) -> dict:
+def policy_out(row: CullPolicyRow | None, scope: str) -> CullPolicyOut:
     policy = _policy(row) if row else DEFAULT_POLICY
-    return {
-        "scope": scope,
-        "enabled": row.enabled if row else True,
-        "idle_minutes": policy.idle_minutes,
-        "warn_minutes": policy.warn_minutes,
-        "gpu_idle_percent": policy.gpu_idle_percent,
-        "max_lifetime_hours": policy.max_lifetime_hours,
-        "inherited": row is None,
-    }
-
-
-async def get_policy(session, group: str | None) -> dict:
-    group_id = (await get_group(session, group)).id if group else None
-    row = await session.scalar(
-        select(CullPolicyRow).where(
-            CullPolicyRow.group_id.is_(None)
-            if group_id is None
-            else CullPolicyRow.group_id == group_id
-        )
-    )
-    return policy_dict(row, f"group:{group}" if group else "default")
-
-
-async def set_policy(
-    session, actor: Principal, group: str | None, enabled: bool, policy: culling.CullPolicy | None
-) -> dict:
-    """Save the default policy (group None) or a group's override; None removes an override."""
-    require_admin(actor, "change the idle culler's policy")
-    group_id = (await get_group(session, group)).id if group else None
-    row = await session.scalar(
-        select(CullPolicyRow).where(
-            CullPolicyRow.group_id.is_(None)
-            if group_id is None
-            else CullPolicyRow.group_id == group_id
-        )
-    )
-    scope = f"group:{group}" if group else "default"
-    if policy is None:
-        if row is not None and group_id is not None:
-            await session.delete(row)
-        audit.record(session, actor.name, "culling.policy_removed", scope)
-        return policy_dict(None, scope)
-    policy.validate()
-    if row is None:
-        row = CullPolicyRow(group_id=group_id)
-        session.add(row)
-    row.enabled = enabled
-    row.idle_minutes = policy.idle_minutes
-    row.warn_minutes = policy.warn_minutes
-    row.gpu_idle_percent = policy.gpu_idle_percent
-    row.max_lifetime_hours = policy.max_lifetime_hours
-    row.updated_by = actor.name
-    audit.record(
-        session,
-        actor.name,
-        "culling.policy_set",
-        scope,
-        enabled=enabled,
+    return CullPolicyOut(
+        scope=scope,
+        enabled=row.enabled if row else True,
         idle_minutes=policy.idle_minutes,
         warn_minutes=policy.warn_minutes,
         gpu_idle_percent=policy.gpu_idle_percent,
         max_lifetime_hours=policy.max_lifetime_hours,
+        inherited=row is None,
     )
-    return policy_dict(row, scope)
+
+
+async def get_policy(db: Database, group: str | None) -> CullPolicyOut:
+    """The platform's policy (group None) or a group's, as it applies to the group."""
+    async with db.session() as session:
+        group_id = (await get_group(session, group)).id if group else None
+        row = await session.scalar(
+            select(CullPolicyRow).where(
+                CullPolicyRow.group_id.is_(None)
+                if group_id is None
+                else CullPolicyRow.group_id == group_id
+            )
+        )
+    return policy_out(row, f"group:{group}" if group else "default")
+
+
+async def set_policy(
+    db: Database,
+    actor: Principal,
+    group: str | None,
+    enabled: bool,
+    policy: culling.CullPolicy | None,
+) -> CullPolicyOut:
+    """Save the default policy (group None) or a group's override; None removes an override.
+
+    One transaction, audited inside it."""
+    async with db.session() as session:
+        require_admin(actor, "change the idle culler's policy")
+        group_id = (await get_group(session, group)).id if group else None
+        row = await session.scalar(
+            select(CullPolicyRow).where(
+                CullPolicyRow.group_id.is_(None)
+                if group_id is None
+                else CullPolicyRow.group_id == group_id
+            )
+        )
+        scope = f"group:{group}" if group else "default"
+        if policy is None:
+            if row is not None and group_id is not None:
+                await session.delete(row)
+            audit.record(session, actor.name, "culling.policy_removed", scope)
+            return policy_out(None, scope)
+        policy.validate()
+        if row is None:
+            row = CullPolicyRow(group_id=group_id)
+            session.add(row)
+        row.enabled = enabled
+        row.idle_minutes = policy.idle_minutes
+        row.warn_minutes = policy.warn_minutes
+        row.gpu_idle_percent = policy.gpu_idle_percent
+        row.max_lifetime_hours = policy.max_lifetime_hours
+        row.updated_by = actor.name
+        audit.record(
+            session,
+            actor.name,
+            "culling.policy_set",
+            scope,
+            enabled=enabled,
+            idle_minutes=policy.idle_minutes,
+            warn_minutes=policy.warn_minutes,
+            gpu_idle_percent=policy.gpu_idle_percent,
+            max_lifetime_hours=policy.max_lifetime_hours,
+        )
+        return policy_out(row, scope)
 
 
 def exemption(policies: Policies, group: str | None) -> str:
@@ -377,6 +387,18 @@ class Culler:
 
     def _route_of(self, notebook_id: int) -> Route | None:
         return self.notebooks.routes.by_id(notebook_id)
+
+    async def notebook(self, owner: str, name: str) -> tuple[Notebook, str | None]:
+        """The notebook and the name of the group it is charged to (whose policy applies);
+        NotFound when there is none. Who may see it is the caller's to check."""
+        async with self.db.session() as session:
+            nb, _ = await self.notebooks.load(session, owner, name)
+            group = (
+                await session.scalar(select(Group.name).where(Group.id == nb.group_id))
+                if nb.group_id
+                else None
+            )
+        return nb, group
 
     async def keep_running(self, actor: Principal | None, owner: str, name: str) -> None:
         async with self.db.session() as session:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from sqlalchemy import select
 
 from ...core.culling import CullPolicy
 from ...core.errors import NotFound
 from ...core.roles import may_manage_notebook
-from ...store.models import Group
 from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.schema_types import LabelPath, UserNamePath
 from ..api.schemas import CullingStatus, CullPolicyIn, CullPolicyOut, Message
@@ -25,8 +23,7 @@ def _policy(body: CullPolicyIn) -> CullPolicy:
 
 @router.get("/culling/policy", response_model=CullPolicyOut, summary="The platform's idle policy")
 async def get_default_policy(platform: PlatformDep, actor: ActorDep) -> CullPolicyOut:
-    async with platform.db.session() as session:
-        return CullPolicyOut(**await culler.get_policy(session, None))
+    return await culler.get_policy(platform.db, None)
 
 
 @router.put(
@@ -37,18 +34,14 @@ async def get_default_policy(platform: PlatformDep, actor: ActorDep) -> CullPoli
 async def put_default_policy(
     body: CullPolicyIn, platform: PlatformDep, actor: ActorDep
 ) -> CullPolicyOut:
-    async with platform.db.session() as session:
-        return CullPolicyOut(
-            **await culler.set_policy(session, actor, None, body.enabled, _policy(body))
-        )
+    return await culler.set_policy(platform.db, actor, None, body.enabled, _policy(body))
 
 
 @router.get("/groups/{name}/culling", response_model=CullPolicyOut, summary="A group's idle policy")
 async def get_group_policy(
     name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> CullPolicyOut:
-    async with platform.db.session() as session:
-        return CullPolicyOut(**await culler.get_policy(session, name))
+    return await culler.get_policy(platform.db, name)
 
 
 @router.put(
@@ -59,10 +52,7 @@ async def get_group_policy(
 async def put_group_policy(
     name: LabelPath, body: CullPolicyIn, platform: PlatformDep, actor: ActorDep
 ) -> CullPolicyOut:
-    async with platform.db.session() as session:
-        return CullPolicyOut(
-            **await culler.set_policy(session, actor, name, body.enabled, _policy(body))
-        )
+    return await culler.set_policy(platform.db, actor, name, body.enabled, _policy(body))
 
 
 @router.delete(
@@ -73,18 +63,12 @@ async def put_group_policy(
 async def delete_group_policy(
     name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> CullPolicyOut:
-    async with platform.db.session() as session:
-        return CullPolicyOut(**await culler.set_policy(session, actor, name, True, None))
+    return await culler.set_policy(platform.db, actor, name, True, None)
 
 
 async def _notebook(platform, actor, owner: str, name: str):
-    async with platform.db.session() as session:
-        nb, _ = await platform.notebooks.load(session, owner, name)
-        group = (
-            await session.scalar(select(Group.name).where(Group.id == nb.group_id))
-            if nb.group_id
-            else None
-        )
+    """The notebook and its group, for its owner, an admin or an editor; else 404."""
+    nb, group = await platform.culler.notebook(owner, name)
     if not may_manage_notebook(actor, nb.owner_id):
         principal_access = await platform.shares.access(actor, nb.id)
         if principal_access is None or principal_access.level == "read":
