@@ -23,7 +23,8 @@ devices that stoppable notebooks hold can open; the search walks those
 notebooks longest idle first and ends at the first device one of them opens
 alone. A multi-GPU request stays on one node, so each node gets a greedy plan
 (its cheapest devices, one at a time) and the smallest plan wins. A pass that
-serves many requests keeps one `Reclaimer`, which ranks the candidates once.
+serves many requests keeps one `Reclaimer`, which ranks the candidates once
+and keeps each node's plan until the allocator reports a change on that node.
 
 A request that cannot be served waits in a queue, first come first served
 per GPU type.
