@@ -5,7 +5,9 @@
  * `jupyter.lab.menus` and `jupyter.lab.toolbars`); the code adds the command,
  * its palette item and, for a toolbar button that needs more than a command
  * button (a `data-cgu` landmark, the notebook's path, a late visibility), the
- * widget for the schema's toolbar item.
+ * widget for the schema's toolbar item. The palette item is added here because
+ * the command palette has no schema form: JupyterLab's settings declare main
+ * menus, context menus and toolbars only (the launcher has none either).
  */
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette, IToolbarWidgetRegistry } from '@jupyterlab/apputils';

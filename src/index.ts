@@ -43,7 +43,9 @@
  * pure helpers (`format.ts`); `commands.ts` registers a command with its
  * palette item and the widget of its notebook-toolbar button. Where commands
  * show (File menu, context menus, toolbars) is declared in `schema/*.json`
- * (`jupyter.lab.menus`, `jupyter.lab.toolbars`), never placed in code.
+ * (`jupyter.lab.menus`, `jupyter.lab.toolbars`), never placed in code. Code
+ * adds only what has no schema form: palette and launcher items, and the
+ * transfer button's drop-down (transfer/commands.ts).
  */
 import { appsPlugin } from './apps/plugin';
 import { clipboardPlugin } from './clipboard/plugin';

@@ -11,6 +11,7 @@
 import RFB from '@novnc/novnc';
 import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
+import { h } from '../dom';
 import { DesktopClipboard } from './clipboard';
 
 export interface IDesktopOptions {
@@ -29,18 +30,20 @@ export class DesktopPanel extends Widget {
     this.title.label = viewOnly
       ? trans.__('Desktop (view only)')
       : trans.__('Desktop');
-    this.status = document.createElement('div');
-    this.status.className = 'cgu-DesktopPanel-status';
-    this.retry = document.createElement('button');
-    this.retry.className = 'jp-Button jp-mod-styled jp-mod-accept';
-    this.retry.textContent = trans.__('Connect again');
-    this.retry.onclick = () => this.connect();
-    this.screen = document.createElement('div');
-    this.screen.className = 'cgu-DesktopPanel-screen';
-    const bar = document.createElement('div');
-    bar.className = 'cgu-DesktopPanel-bar';
-    bar.append(this.status, this.retry);
-    this.node.append(bar, this.screen);
+    this.status = h('div', { class: 'cgu-DesktopPanel-status' });
+    this.retry = h(
+      'button',
+      {
+        class: 'jp-Button jp-mod-styled jp-mod-accept',
+        onclick: () => this.connect()
+      },
+      trans.__('Connect again')
+    );
+    this.screen = h('div', { class: 'cgu-DesktopPanel-screen' });
+    this.node.append(
+      h('div', { class: 'cgu-DesktopPanel-bar' }, this.status, this.retry),
+      this.screen
+    );
   }
 
   /** The connection, while there is one (tests and the benchmark read it). */

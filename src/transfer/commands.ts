@@ -209,7 +209,12 @@ export function registerTransferMenu(env: ITransferEnv): void {
   );
 }
 
-/** Open the transfer menu for `folder` under the toolbar's "Files" button. */
+/**
+ * Open the transfer menu for `folder` under the toolbar's "Files" button. Built
+ * here, not declared: `jupyter.lab.menus` knows the main menu bar and context
+ * menus, not a toolbar button's drop-down, and its items carry this notebook's
+ * folder as their argument.
+ */
 function openTransferMenu(env: ITransferEnv, folder: string): void {
   const { app, canWrite } = env;
   const menu = new Menu({ commands: app.commands });
