@@ -8,6 +8,8 @@
 #   scripts/kube-cluster.sh env              KEY=VALUE lines the tests read (addresses, names)
 #   scripts/kube-cluster.sh import X.tar...  load docker-archives into its containerd
 #   scripts/kube-cluster.sh kubectl ARGS...  kubectl as the cluster's administrator
+#   scripts/kube-cluster.sh fleet N          N simulated GPU nodes (KWOK) beside the real one
+#                                            (CGU_KUBE_FLEET=N does it at start)
 #   scripts/kube-cluster.sh can-run          exit 0 when this host can run it (else says why)
 #
 # What runs: etcd (Debian's etcd-server) and kube-apiserver, kube-controller-manager,
@@ -41,6 +43,10 @@ BUILD="$ROOT/.build/kube"
 CACHE="${CGU_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cgu-lab/kube}"
 COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy cri-clean pause)
 ADDONS=(coredns)
+# Operators built from their upstream module (a `tool` line in tools/<name>/go.mod, nothing
+# of theirs copied here); each one's CRDs and RBAC come from that module's own manifests,
+# saved beside the binary as <name>.manifests.tar when it is built.
+OPERATORS=(training-operator kwok)
 
 ID="${CGU_KUBE_ID:-$(printf '%s' "$ROOT" | sha256sum | cut -c1-6)}"
 [[ "$ID" =~ ^[a-z0-9]{1,8}$ ]] || { echo "kube-cluster.sh: CGU_KUBE_ID must be 1-8 of a-z0-9" >&2; exit 2; }
@@ -56,6 +62,11 @@ KUBELET_PORT=$((PORT_BASE + 5))
 KUBELET_HEALTHZ=$((PORT_BASE + 6))
 PROXY_HEALTHZ=$((PORT_BASE + 7))
 PROXY_METRICS=$((PORT_BASE + 8))
+OPERATOR_METRICS=$((PORT_BASE + 9))   # the training operator's metrics, probes, webhook server
+OPERATOR_PROBES=$((PORT_BASE + 10))
+OPERATOR_WEBHOOKS=$((PORT_BASE + 11))
+KWOK_PORT=$((PORT_BASE + 12))          # kwok's own server (metrics, healthz)
+FLEET="${CGU_KUBE_FLEET:-0}"           # simulated GPU nodes `start` makes (scripts/kube-cluster.sh fleet N)
 HOST_IP="$NET.255.1"    # the host's end of the veth: the API server listens here
 NODE_IP="$NET.255.2"    # the namespace's end: the node's address
 POD_CIDR="$NET.0.0/24"
@@ -108,7 +119,31 @@ module_key() {
     LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-16
 }
 
-module_of() { case "$1" in coredns) echo "$SRC/coredns" ;; *) echo "$SRC" ;; esac; }
+module_of() {
+  case "$1" in
+    coredns) echo "$SRC/coredns" ;;
+    training-operator | kwok) echo "$ROOT/tools/$1" ;;
+    *) echo "$SRC" ;;
+  esac
+}
+
+is_operator() { [[ " ${OPERATORS[*]} " == *" $1 "* ]]; }
+
+# The upstream manifests an operator needs at start, from its module in Go's module cache,
+# as one tar beside the binary (so a cached binary brings them along, without Go).
+# training-operator: the PyTorchJob CRD (used when ../shared/upstream-crds has none) and
+# the ClusterRole its manager needs.
+operator_manifests() {  # operator_manifests NAME GO OUTDIR
+  local name="$1" go="$2" out="$3" mod dir
+  case "$name" in
+    training-operator)
+      mod="github.com/kubeflow/training-operator"
+      dir="$(cd "$(module_of "$name")" && "$go" list -m -f '{{.Dir}}' "$mod")"
+      tar -C "$dir/manifests/base" -cf "$out/$name.manifests.tar" crds/kubeflow.org_pytorchjobs.yaml rbac/role.yaml
+      ;;
+    *) tar -cf "$out/$name.manifests.tar" -T /dev/null ;;  # kwok: its default stages are built in
+  esac
+}
 
 ldflags() {
   local version minor pkg flags="-s -w"
@@ -125,16 +160,17 @@ ldflags() {
 # cache outside the clone, else `go build` (all missing ones of a module in one run).
 build() {
   local names=("$@") name key dir missing=() todo
-  [ ${#names[@]} -gt 0 ] || names=("${COMPONENTS[@]}" "${ADDONS[@]}")
+  [ ${#names[@]} -gt 0 ] || names=("${COMPONENTS[@]}" "${ADDONS[@]}" "${OPERATORS[@]}")
   mkdir -p "$BUILD"
   for name in "${names[@]}"; do
     dir="$(module_of "$name")"
-    [ -d "$dir/cmd/$name" ] || [ "$name" = coredns ] || die "unknown binary '$name'"
+    [ -d "$dir/cmd/$name" ] || [ "$name" = coredns ] || is_operator "$name" || die "unknown binary '$name'"
     key="$(module_key "$dir")"
     if [ -x "$BUILD/$name" ] && [ "$(cat "$BUILD/.$name.key" 2>/dev/null)" = "$key" ]; then
       continue
     fi
-    if [ -x "$CACHE/$key/$name" ]; then
+    if [ -x "$CACHE/$key/$name" ] && { ! is_operator "$name" || [ -f "$CACHE/$key/$name.manifests.tar" ]; }; then
+      if is_operator "$name"; then cp -f "$CACHE/$key/$name.manifests.tar" "$BUILD/$name.manifests.tar"; fi
       cp -f "$CACHE/$key/$name" "$BUILD/$name.tmp" && mv -f "$BUILD/$name.tmp" "$BUILD/$name"
       echo "$key" >"$BUILD/.$name.key"
       log "$name from the cache ($CACHE/$key)"
@@ -145,7 +181,7 @@ build() {
   [ ${#missing[@]} -gt 0 ] || return 0
   local go t
   go="$(go_bin)"
-  for dir in "$SRC" "$SRC/coredns"; do
+  for dir in "$SRC" "$SRC/coredns" "$ROOT/tools/training-operator" "$ROOT/tools/kwok"; do
     todo=()
     for name in "${missing[@]}"; do [ "$(module_of "$name")" = "$dir" ] && todo+=("$name"); done
     [ ${#todo[@]} -gt 0 ] || continue
@@ -157,11 +193,19 @@ build() {
     mkdir -p "$out"
     if [ "$dir" = "$SRC/coredns" ]; then
       (cd "$dir" && CGO_ENABLED=0 nice -n 19 "$go" build -trimpath -ldflags="-s -w" -o "$out/coredns" .)
+    elif is_operator "${todo[0]}"; then
+      (cd "$dir" && CGO_ENABLED=0 nice -n 19 "$go" build -trimpath -ldflags="-s -w" -o "$out/${todo[0]}" \
+        "$(awk '$1 == "tool" { print $2; exit }' go.mod)")
+      operator_manifests "${todo[0]}" "$go" "$out"
     else
       for name in "${todo[@]}"; do pkgs+=("./cmd/$name"); done
       (cd "$dir" && CGO_ENABLED=0 nice -n 19 "$go" build -trimpath -ldflags="$(ldflags)" -o "$out/" "${pkgs[@]}")
     fi
     for name in "${todo[@]}"; do
+      if is_operator "$name"; then
+        mv -f "$out/$name.manifests.tar" "$BUILD/$name.manifests.tar"
+        store "$key" "$name.manifests.tar"
+      fi
       mv -f "$out/$name" "$BUILD/$name"
       echo "$key" >"$BUILD/.$name.key"
       store "$key" "$name"
@@ -323,6 +367,9 @@ pki() {
   token scheduler 'system:kube-scheduler,system:kube-scheduler'
   token kubelet "system:node:$NODE,system:node:$NODE,\"system:nodes\""
   token proxy 'system:kube-proxy,system:kube-proxy'
+  # the training operator: only the upstream ClusterRole (bound at start) applies to it
+  token training-operator 'cgu-training-operator,cgu-training-operator'
+  token kwok 'cgu-kwok,cgu-kwok'
   rm -f "$p"/*.csr "$p"/*.ext "$p"/*.srl
   chmod 600 "$p"/*.key "$p"/*.token "$p/tokens.csv"
 }
@@ -445,7 +492,7 @@ iptables: {masqueradeAll: true, localhostNodePorts: false, syncPeriod: 30s, minS
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
   local who
-  for who in admin kcm scheduler kubelet proxy; do kubeconfig "$who"; done
+  for who in admin kcm scheduler kubelet proxy training-operator kwok; do kubeconfig "$who"; done
 }
 
 # -- the network namespace -----------------------------------------------------------------------
@@ -742,6 +789,187 @@ gpus() {
   kc label node "$NODE" --overwrite "${labels[@]}" >/dev/null
 }
 
+# Kubeflow's training operator (v1.8.1, tools/training-operator), PyTorchJobs only, on the
+# host like the control plane. Its CRD: the one in ../shared/upstream-crds when that folder
+# exists (the version the backend's objects are validated against), else its own module's.
+# Its webhooks stay unregistered (no ValidatingWebhookConfiguration: the CRD's schema
+# validates), but it waits for its certificate rotator before it starts its controllers:
+# the rotator fills a Secret (in the namespace MY_POD_NAMESPACE names) and waits for the
+# certificate to appear in a fixed /tmp/k8s-webhook-server/serving-certs, where a pod
+# would have the Secret mounted. On the host, run.sh plays that volume (it copies the
+# Secret there every 2 s) in a private /tmp of its own mount namespace, which also keeps
+# instances on one host apart. Workers get no init container (upstream's waits for the master's
+# name with an alpine image, and there is no registry): ranks retry their rendezvous anyway.
+training_operator() {
+  local m="$STATE/training-operator" shared="$ROOT/../shared/upstream-crds/kubeflow.org_pytorchjobs.v1.9.0.yaml.gz"
+  rm -rf "$m"
+  mkdir -p "$m"
+  tar -C "$m" -xf "$BUILD/training-operator.manifests.tar"
+  echo '[]' >"$m/init-containers.yaml"
+  cat >"$m/run.sh" <<'EOF'
+#!/bin/sh
+# run.sh KUBECONFIG COMMAND...: see training_operator in scripts/kube-cluster.sh
+set -e
+kubeconfig="$1"
+shift
+mount -t tmpfs -o size=16m tmpfs /tmp
+dir=/tmp/k8s-webhook-server/serving-certs
+mkdir -p "$dir"
+copy() {
+  found="$(kubectl --kubeconfig="$kubeconfig" -n kubeflow get secret training-operator-webhook-cert \
+    -o 'jsonpath={.data.tls\.crt} {.data.tls\.key}' 2>/dev/null)" || return 0
+  set -- $found
+  [ $# = 2 ] || return 0
+  echo "$1" | base64 -d >"$dir/.tls.crt" && mv -f "$dir/.tls.crt" "$dir/tls.crt"
+  echo "$2" | base64 -d >"$dir/.tls.key" && mv -f "$dir/.tls.key" "$dir/tls.key"
+}
+(while :; do copy; sleep 2; done) &
+exec "$@"
+EOF
+  if [ -f "$shared" ]; then zcat "$shared" >"$m/pytorchjobs.yaml"; else cp "$m/crds/kubeflow.org_pytorchjobs.yaml" "$m/pytorchjobs.yaml"; fi
+  kc apply --server-side -f "$m/pytorchjobs.yaml" >/dev/null
+  local deadline=$(($(date +%s) + 60))
+  until kc get crd pytorchjobs.kubeflow.org -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null | grep -q True; do
+    [ "$(date +%s)" -lt "$deadline" ] || die "the PyTorchJob CRD was not Established after 60s"
+    sleep 0.5
+  done
+  kc apply -f "$m/rbac/role.yaml" >/dev/null
+  kc apply -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: cgu-training-operator}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: training-operator}
+subjects: [{kind: User, apiGroup: rbac.authorization.k8s.io, name: cgu-training-operator}]
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: kubeflow}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: training-operator-webhook-cert, namespace: kubeflow}
+EOF
+  daemon training-operator env MY_POD_NAMESPACE=kubeflow \
+    unshare --mount --propagation private sh "$m/run.sh" "$STATE/training-operator.kubeconfig" \
+    "$BUILD/training-operator" --kubeconfig="$STATE/training-operator.kubeconfig" \
+    --enable-scheme=pytorchjob --metrics-bind-address="127.0.0.1:$OPERATOR_METRICS" \
+    --health-probe-bind-address="127.0.0.1:$OPERATOR_PROBES" --webhook-server-port="$OPERATOR_WEBHOOKS" \
+    --pytorch-init-container-template-file="$m/init-containers.yaml" \
+    --controller-threads=2 --zap-log-level=info
+  wait_for training-operator 90 curl -fsS --max-time 1 "http://127.0.0.1:$OPERATOR_PROBES/readyz"
+  log "training operator ready (PyTorchJob) [$(elapsed)]"
+}
+
+# -- the fleet: simulated GPU nodes (KWOK) --------------------------------------------------------
+
+# The school's machines, one shape per slot of 20 (a fleet of N cycles through them):
+# labels as NVIDIA's GPU Feature Discovery writes them, resources as its device plugin
+# advertises them. Fields: product memory(MiB) count arch mig-strategy replicas resources.
+# Time-slicing as the device plugin does it by default (renameByDefault: false): the
+# slices stay nvidia.com/gpu and GFD appends -SHARED to the product.
+FLEET_SHAPES=(
+  "NVIDIA-RTX-A5000 24564 4 amd64 none 0 nvidia.com/gpu=4"
+  "NVIDIA-RTX-A5000 24564 4 amd64 none 0 nvidia.com/gpu=4"
+  "NVIDIA-RTX-A5000 24564 4 amd64 none 0 nvidia.com/gpu=4"
+  "NVIDIA-RTX-A5000 24564 4 amd64 none 0 nvidia.com/gpu=4"
+  "NVIDIA-RTX-A5000 24564 4 amd64 none 0 nvidia.com/gpu=4"
+  "Tesla-V100-SXM2-32GB 32768 8 amd64 none 0 nvidia.com/gpu=8"
+  "Tesla-V100-SXM2-32GB 32768 8 amd64 none 0 nvidia.com/gpu=8"
+  "Tesla-V100-SXM2-32GB 32768 8 amd64 none 0 nvidia.com/gpu=8"
+  "Quadro-P4000 8192 1 amd64 none 0 nvidia.com/gpu=1"
+  "Quadro-P4000 8192 1 amd64 none 0 nvidia.com/gpu=1"
+  "Quadro-P4000 8192 1 amd64 none 0 nvidia.com/gpu=1"
+  "Quadro-P4000 8192 1 amd64 none 0 nvidia.com/gpu=1"
+  "Quadro-P4000 8192 1 amd64 none 0 nvidia.com/gpu=1"
+  "Quadro-P4000 8192 1 amd64 none 0 nvidia.com/gpu=1"
+  "NVIDIA-A100-SXM4-80GB 81920 4 amd64 mixed 0 nvidia.com/gpu=2,nvidia.com/mig-1g.10gb=7,nvidia.com/mig-3g.40gb=2"
+  "NVIDIA-H100-80GB-HBM3 81559 8 amd64 mixed 0 nvidia.com/gpu=4,nvidia.com/mig-1g.10gb=14,nvidia.com/mig-2g.20gb=6"
+  "NVIDIA-RTX-A5000-SHARED 24564 4 amd64 none 4 nvidia.com/gpu=16"
+  "NVIDIA-RTX-A5000-SHARED 24564 4 amd64 none 4 nvidia.com/gpu=16"
+  "NVIDIA-Jetson-AGX-Orin 32768 1 arm64 none 0 nvidia.com/gpu=1"
+  "NVIDIA-Jetson-AGX-Orin 32768 1 arm64 none 0 nvidia.com/gpu=1"
+)
+
+# kwok on the host, managing only nodes annotated kwok.x-k8s.io/node=fake (the real node
+# stays the kubelet's): it keeps their leases and status, and plays their pods' lives
+# (Running when bound, gone when deleted). Pod IPs come from a range no real pod uses.
+kwok_up() {
+  alive kwok >/dev/null && return 0
+  kc apply -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: cgu-kwok}
+rules:
+  - apiGroups: [""]
+    resources: [nodes, pods]
+    verbs: [get, list, watch, update, patch, delete]
+  - apiGroups: [""]
+    resources: [nodes/status, pods/status]
+    verbs: [update, patch]
+  - apiGroups: [""]
+    resources: [events]
+    verbs: [create, patch, update]
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    verbs: [get, list, watch, create, update, patch, delete]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: cgu-kwok}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cgu-kwok}
+subjects: [{kind: User, apiGroup: rbac.authorization.k8s.io, name: cgu-kwok}]
+EOF
+  daemon kwok "$BUILD/kwok" --kubeconfig="$STATE/kwok.kubeconfig" \
+    --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+    --cidr="$NET.192.1/18" --node-ip="$NODE_IP" --server-address="127.0.0.1:$KWOK_PORT" \
+    --node-lease-duration-seconds=40
+  wait_for kwok 60 curl -fsS --max-time 1 "http://127.0.0.1:$KWOK_PORT/healthz"
+}
+
+# fleet N: N simulated nodes named <cluster>-gpu-<i> (more are removed, with their pods).
+# They carry the taint GPU nodes commonly carry (nvidia.com/gpu=present:NoSchedule), which
+# only GPU pods tolerate (cgu-lab's do): CoreDNS and CPU notebooks never land on a node
+# that does not exist. GPU pods may: tests that need a GPU pod to really run make the
+# fleet go first (`fleet 0`), as tests/test_kube_fleet.py does when it is done.
+fleet() {
+  local n="$1" i shape product memory count arch mig replicas resources json pair labels
+  [[ "$n" =~ ^[0-9]+$ ]] || die "fleet N: N is a number of nodes"
+  running || die "the cluster is not running"
+  build kwok
+  [ "$n" = 0 ] || kwok_up
+  local doc="$STATE/fleet.yaml"
+  : >"$doc"
+  for ((i = 0; i < n; i++)); do
+    shape="${FLEET_SHAPES[$((i % ${#FLEET_SHAPES[@]}))]}"
+    read -r product memory count arch mig replicas resources <<<"$shape"
+    json="\"cpu\": \"32\", \"memory\": \"256Gi\", \"pods\": \"110\", \"ephemeral-storage\": \"1Ti\""
+    for pair in ${resources//,/ }; do json+=", \"${pair%%=*}\": \"${pair#*=}\""; done
+    labels="\"kubernetes.io/hostname\": \"$NAME-gpu-$i\", \"kubernetes.io/os\": \"linux\", \"kubernetes.io/arch\": \"$arch\", \"type\": \"kwok\", \"cgu-kube/fleet\": \"$ID\""
+    labels+=", \"nvidia.com/gpu.present\": \"true\", \"nvidia.com/gpu.product\": \"$product\", \"nvidia.com/gpu.memory\": \"$memory\", \"nvidia.com/gpu.count\": \"$count\", \"nvidia.com/mig.strategy\": \"$mig\""
+    [ "$replicas" = 0 ] || labels+=", \"nvidia.com/gpu.replicas\": \"$replicas\", \"nvidia.com/gpu.sharing-strategy\": \"time-slicing\""
+    cat >>"$doc" <<EOF
+{"apiVersion": "v1", "kind": "Node",
+ "metadata": {"name": "$NAME-gpu-$i", "labels": {$labels},
+              "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}},
+ "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
+ "status": {"capacity": {$json}, "allocatable": {$json}}}
+EOF
+  done
+  [ "$n" = 0 ] || kc apply -f "$doc" >/dev/null
+  # nodes beyond N go
+  local extra
+  extra="$(kc get nodes -l "cgu-kube/fleet=$ID" -o name | awk -F"$NAME-gpu-" -v n="$n" '$2 + 0 >= n')"
+  [ -z "$extra" ] || kc delete --wait=false $extra >/dev/null
+  if [ "$n" -gt 0 ]; then
+    local deadline=$(($(date +%s) + 120))
+    until [ "$(kc get nodes -l "cgu-kube/fleet=$ID" -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c True)" -ge "$n" ]; do
+      [ "$(date +%s)" -lt "$deadline" ] || die "the fleet's nodes were not Ready after 120s"
+      sleep 1
+    done
+  fi
+  log "fleet: $n simulated GPU nodes Ready [$(elapsed)]"
+}
+
 # -- start, stop ---------------------------------------------------------------------------------------
 
 node_ready() {
@@ -761,12 +989,13 @@ start() {
     return 0
   fi
   stop_all keep
-  build
+  build "${COMPONENTS[@]}" "${ADDONS[@]}" training-operator   # kwok: with the fleet
   packages
   # a start that fails leaves nothing behind (the host restored, as after stop)
   trap 'rc=$?; if [ $rc -ne 0 ]; then log "start failed; cleaning up (logs in $STATE/logs)"; stop_all keep; fi' EXIT
   local port
-  for port in "$API_PORT" "$ETCD_PORT" "$ETCD_PEER_PORT" "$KCM_PORT" "$SCHED_PORT"; do
+  for port in "$API_PORT" "$ETCD_PORT" "$ETCD_PEER_PORT" "$KCM_PORT" "$SCHED_PORT" \
+    "$OPERATOR_METRICS" "$OPERATOR_PROBES" "$OPERATOR_WEBHOOKS" "$KWOK_PORT"; do
     port_free "$port" || die "port 127.0.0.1:$port is in use (another program? set CGU_KUBE_PORT_BASE or CGU_KUBE_ID)"
   done
   mkdir -p "$STATE/run" "$STATE/logs" "$RUN"
@@ -857,6 +1086,8 @@ start() {
     [ "$(date +%s)" -lt "$deadline" ] || { kc -n kube-system get pods -o wide >&2; die "CoreDNS was not ready after ${START_TIMEOUT}s"; }
     sleep 0.5
   done
+  training_operator
+  [ "$FLEET" = 0 ] || fleet "$FLEET"
   wait "$importing" || true
   [ "$(cat "$STATE/run/import.rc" 2>/dev/null)" = 0 ] || { cat "$STATE/logs/import.log" >&2; die "importing the images failed"; }
   cat "$STATE/logs/import.log" >&2
@@ -869,7 +1100,7 @@ start() {
 # images (containerd's content store) for the next start.
 stop_all() {
   mkdir -p "$STATE/run"
-  stop_these provisioner kube-proxy kubelet kube-scheduler kube-controller-manager
+  stop_these kwok training-operator provisioner kube-proxy kubelet kube-scheduler kube-controller-manager
   # pods' sandboxes through CRI: the runtime runs CNI DEL and removes their network namespaces
   if alive containerd >/dev/null && [ -x "$BUILD/cri-clean" ]; then
     timeout 120 "$BUILD/cri-clean" "unix://$SOCK" >/dev/null 2>&1 || log "some pod sandboxes could not be removed cleanly"
@@ -934,5 +1165,6 @@ case "${1:-}" in
   import) shift; running || die "the cluster is not running"; import_images "$@" ;;
   kubectl) shift; kc "$@" ;;
   _provisioner) provisioner ;;
+  fleet) shift; fleet "${1:?usage: kube-cluster.sh fleet N}" ;;
   *) sed -n '2,10p' "$0" >&2; exit 2 ;;
 esac
