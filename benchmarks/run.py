@@ -9,6 +9,7 @@ BENCHMARKS = [
     "start_time.py",
     "start_profile.py",
     "class_burst.py",
+    "prewarm_open.py",
     "proxy_overhead.py",
     "collab_latency.py",
     "culler_pass.py",
