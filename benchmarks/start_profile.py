@@ -9,6 +9,9 @@ Each part is measured on its own, as root, on this host (median of RUNS):
 - JupyterLab itself, from exec until `/api/status` answers, with the platform's server
   extensions as the notebooks' environment has them, then without some, to show
   what each costs at start; and its imports alone (`python -c 'import ...'`);
+- JupyterLab forked from a warm launcher (backends/local_warm: the imports done once
+  per environment), from the request until `/api/status` answers, and what the
+  launcher's own imports cost once;
 - slirp4netns and the controller's own work are read from a real start in
   class_burst.py (the notebook's processes, the controller's CPU per start).
 
@@ -17,6 +20,7 @@ CPU-seconds are user + system of the process and its waited children.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import resource
@@ -35,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from cgu_lab.backends import local_launch  # noqa: E402
 from cgu_lab.backends.local_limits import Limiter  # noqa: E402
+from cgu_lab.backends.local_warm import WarmLaunchers  # noqa: E402
 
 RUNS = 3
 BIN = Path(sys.executable).parent
@@ -94,14 +99,12 @@ def cgroups() -> float:
     return (time.process_time() - began) / RUNS
 
 
-def server(disabled: tuple[str, ...]) -> tuple[float, float]:
-    """CPU-seconds and wall seconds of one JupyterLab until /api/status answers."""
-    home = Path(tempfile.mkdtemp(prefix="cgu-prof-"))
-    sock = home / "s.sock"
+def lab_command(home: Path, disabled: tuple[str, ...] = ()) -> tuple[list[str], dict]:
+    """A JupyterLab on a socket in `home`, with a token: its argv and environment."""
     argv = [
         str(BIN / "jupyter-lab"),
         "--no-browser",
-        f"--ServerApp.sock={sock}",
+        f"--ServerApp.sock={home / 's.sock'}",
         "--ServerApp.allow_root=True",
         "--IdentityProvider.token=t",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
@@ -113,31 +116,80 @@ def server(disabled: tuple[str, ...]) -> tuple[float, float]:
         "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
         "LANG": "C.UTF-8",
     }
+    return argv, env
+
+
+def answered(sock: Path, gone) -> None:
+    """Until the server on `sock` answers /api/status (`gone()`: it exited)."""
+    transport = httpx.HTTPTransport(uds=str(sock))
+    deadline = time.monotonic() + 120
+    with httpx.Client(transport=transport, timeout=2) as client:
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                # A local Host, or Jupyter Server refuses the request.
+                if client.get("http://localhost/api/status?token=t").status_code == 200:
+                    return
+            if gone() or time.monotonic() > deadline:
+                raise RuntimeError("jupyter-lab did not answer")
+            time.sleep(0.02)
+
+
+def cpu_of_pid(pid: int) -> float:
+    """User + system CPU-seconds of a running process (not of its children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def server(disabled: tuple[str, ...]) -> tuple[float, float]:
+    """CPU-seconds and wall seconds of one JupyterLab until /api/status answers."""
+    home = Path(tempfile.mkdtemp(prefix="cgu-prof-"))
+    argv, env = lab_command(home, disabled)
     began = time.perf_counter()
     process = subprocess.Popen(
         argv, env=env, cwd=home, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        transport = httpx.HTTPTransport(uds=str(sock))
-        deadline = time.monotonic() + 120
-        with httpx.Client(transport=transport, timeout=2) as client:
-            while True:
-                with contextlib.suppress(httpx.HTTPError):
-                    # A local Host, or Jupyter Server refuses the request.
-                    if client.get("http://localhost/api/status?token=t").status_code == 200:
-                        break
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("jupyter-lab did not answer")
-                time.sleep(0.02)
-        wall = time.perf_counter() - began
-        fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks = os.sysconf("SC_CLK_TCK")
-        cpu = (int(fields[11]) + int(fields[12])) / ticks
-        return cpu, wall
+        answered(home / "s.sock", lambda: process.poll() is not None)
+        return cpu_of_pid(process.pid), time.perf_counter() - began
     finally:
         process.terminate()
         process.wait()
         shutil.rmtree(home, ignore_errors=True)
+
+
+async def warm_servers() -> tuple[float, float, float]:
+    """The warm launcher's own CPU-seconds (once per environment), then the median
+    CPU-seconds and wall seconds of a JupyterLab it forks, until /api/status answers.
+    The fork's child is a new process: its CPU counts from the fork."""
+    logs = Path(tempfile.mkdtemp(prefix="cgu-prof-warm-"))
+    launchers = WarmLaunchers(logs)
+    try:
+        launcher = await launchers.launcher(BIN / "jupyter-lab")
+        if launcher is None:
+            raise RuntimeError(f"no warm launcher: {(logs / 'warm-launcher.log').read_text()}")
+        imports = cpu_of_pid(launcher.process.pid)
+        runs = []
+        for _ in range(RUNS):
+            home = Path(tempfile.mkdtemp(prefix="cgu-prof-"))
+            argv, env = lab_command(home)
+            began = time.perf_counter()
+            with open(home / "log", "ab") as log:
+                process = await launcher.launch({"argv": argv, "env": env, "cwd": str(home)}, log)
+            if process is None:
+                raise RuntimeError("the warm launcher refused a start")
+            try:
+                gone = lambda forked=process: forked.returncode is not None  # noqa: E731
+                await asyncio.to_thread(answered, home / "s.sock", gone)
+                runs.append((cpu_of_pid(process.pid), time.perf_counter() - began))
+            finally:
+                os.kill(process.pid, 15)
+                await process.wait()
+                shutil.rmtree(home, ignore_errors=True)
+        cpu = statistics.median(r[0] for r in runs)
+        return imports, cpu, statistics.median(r[1] for r in runs)
+    finally:
+        await launchers.close()
+        shutil.rmtree(logs, ignore_errors=True)
 
 
 def imports(modules: str) -> float:
@@ -171,6 +223,12 @@ def main() -> None:
         cpu = statistics.median(r[0] for r in runs)
         wall = statistics.median(r[1] for r in runs)
         print(f"| {label}: exec → /api/status | {cpu:.2f} (wall {wall:.2f} s) |")
+    imports, cpu, wall = asyncio.run(warm_servers())
+    print(f"| warm launcher's imports, once per environment (local_warm) | {imports:.2f} |")
+    print(
+        f"| JupyterLab forked from the warm launcher: fork → /api/status | {cpu:.2f} "
+        f"(wall {wall:.2f} s) |"
+    )
     print(f"| imports only: jupyterlab.labapp | {imports('jupyterlab.labapp'):.2f} |")
     print(f"| imports only: jupyter_server.serverapp | {imports('jupyter_server.serverapp'):.2f} |")
     print(f"| imports only: cgu_lab.notebook.app | {imports('cgu_lab.notebook.app'):.2f} |")

@@ -89,8 +89,8 @@ def writable_shared(pid: int) -> set[str]:
     return found
 
 
-async def kernel_pid(backend: LocalBackend, notebook: NotebookSpec, state: dict) -> int:
-    """Start a kernel in the notebook's server (as the proxy asks) and find its process."""
+async def ask(notebook: NotebookSpec, state: dict, method: str, path: str, body: dict) -> int:
+    """A state change in the notebook's server, as the proxy sends it; its status."""
     connector = aiohttp.UnixConnector(path=state["socket"])
     headers = {
         "X-Cgu-User": notebook.owner,
@@ -100,9 +100,14 @@ async def kernel_pid(backend: LocalBackend, notebook: NotebookSpec, state: dict)
         "Cookie": "_xsrf=x",
     }
     async with aiohttp.ClientSession(connector=connector) as client:
-        url = f"http://localhost{notebook.base_path}api/kernels"
-        async with client.post(url, headers=headers, json={}) as response:
-            assert response.status == 201, await response.text()
+        url = f"http://localhost{notebook.base_path}{path}"
+        async with client.request(method, url, headers=headers, json=body) as response:
+            return response.status
+
+
+async def kernel_pid(backend: LocalBackend, notebook: NotebookSpec, state: dict) -> int:
+    """Start a kernel in the notebook's server and find its process."""
+    assert await ask(notebook, state, "POST", "api/kernels", {}) == 201
     for _ in range(200):
         children = backend.servers.processes.tree(state, notebook.id)
         kernels = [p for p in children if "ipykernel" in " ".join(p.cmdline())]
@@ -174,6 +179,21 @@ async def compare(backend: LocalBackend, url: str) -> None:
             assert os.readlink(f"/proc/{pid}/cwd") == str(backend.files.home(notebook.owner, "lab"))
             assert os.getsid(pid) == pid  # a session of its own
             assert await backend.servers.answers(notebook, state)
+            # What its extensions keep in its home, there (paths computed at import too).
+            home = backend.files.home(notebook.owner, "lab")
+            log = backend.log_path(notebook.owner, "lab").read_text()
+            assert (home / ".local/share/jupyter/file_id_manager.db").is_file(), [
+                notebook.id,
+                [line for line in log.splitlines() if "atabase" in line],
+            ]
+            assert "Traceback" not in log
+            theme = "lab/api/settings/@jupyterlab/apputils-extension:themes"
+            assert (
+                await ask(notebook, state, "PUT", theme, {"raw": '{"theme-scrollbars": true}'})
+                == 204
+            )
+            settings = home / ".jupyter/lab/user-settings/@jupyterlab/apputils-extension"
+            assert (settings / "themes.jupyterlab-settings").is_file()
             # Nothing of the others': no descriptor on their logs, sockets or homes.
             for fd in os.listdir(f"/proc/{pid}/fd"):
                 target = os.readlink(f"/proc/{pid}/fd/{fd}")

@@ -106,7 +106,15 @@ class WarmLauncher:
         return self.process.returncode is None and self.control.fileno() >= 0
 
     async def launch(self, plan: dict, log_file: IO[bytes]) -> WarmProcess | None:
-        """Fork a server for `plan`; None when the launcher cannot (then nothing ran)."""
+        """Fork a server for `plan`; None when the launcher cannot (then nothing ran), or
+        when its environment names Jupyter's folders otherwise than an exec'd server's
+        (the launcher computed them, at import, from HOME alone)."""
+        env = plan["env"]
+        home = env.get("HOME", "")
+        if not home or env.get("JUPYTER_CONFIG_DIR") != f"{home}/.jupyter":
+            return None
+        if any(name.startswith(("JUPYTER_", "XDG_")) for name in set(env) - {"JUPYTER_CONFIG_DIR"}):
+            return None  # paths the launcher's imports computed without them
         loop = asyncio.get_running_loop()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         mine.setblocking(False)
@@ -170,6 +178,8 @@ class WarmLaunchers:
         process = None
         try:
             self.logs.mkdir(parents=True, exist_ok=True)
+            empty = (self.logs / "warm-launcher-home").resolve()
+            empty.mkdir(mode=0o700, exist_ok=True)
             with open(self.logs / "warm-launcher.log", "ab") as output:  # noqa: ASYNC230
                 process = await asyncio.create_subprocess_exec(
                     str(python),
@@ -185,12 +195,15 @@ class WarmLaunchers:
                     # take a marked launcher for a notebook's stray process).
                     env={
                         "PATH": f"{jupyter.parent}:/usr/local/bin:/usr/bin:/bin",
-                        "HOME": "/nonexistent",
+                        # A folder of its own: paths modules compute from HOME at import
+                        # start with it, and a forked server moves them to its home
+                        # (local_warm_launcher.rebase).
+                        "HOME": str(empty),
                         "LANG": os.environ.get("LANG", "C.UTF-8"),
                         "CGU_WARM_ROOM": "-" * (8 * ROOM),  # and for its environment
                     },
                     start_new_session=True,
-                    cwd="/",
+                    cwd=empty,
                 )
             theirs.close()
             loop = asyncio.get_running_loop()

@@ -48,6 +48,9 @@ import local_launch  # noqa: E402 - beside this file, like the exec'd launcher
 sys.path.remove(HERE)
 
 MAX_PLAN = 1 << 20
+# The HOME the launcher imported with (local_warm: a folder of its own), as modules that
+# compute paths from it see it: resolved.
+LAUNCHER_HOME = os.path.realpath(os.environ.get("HOME", "/"))
 
 
 def preimport() -> list[str]:
@@ -69,6 +72,68 @@ def preimport() -> list[str]:
         except Exception:  # a broken extension fails in its own start
             traceback.print_exc()
     return names
+
+
+def moved(value: object, old: str, new: str) -> object:
+    """`value` with the path prefix `old` made `new` (strings, lists, tuples); else None."""
+    if isinstance(value, str):
+        if value == old or value.startswith(old + os.sep):
+            return new + value[len(old) :]
+        return None
+    if isinstance(value, list | tuple) and any(moved(v, old, new) is not None for v in value):
+        return type(value)(v if moved(v, old, new) is None else moved(v, old, new) for v in value)
+    return None
+
+
+def rebase(old: str, new: str) -> int:
+    """Move paths the launcher's imports computed from its own HOME to the account's.
+
+    Why: some modules compute paths from HOME once, at import: jupyter_server_fileid's
+    database, JupyterLab's user settings and workspaces, send2trash's trash (and
+    jupyter_core resolves HOME with realpath, so no path that leads elsewhere at run
+    time can stand in for it). An exec'd server computes them from its own home. Here
+    every module's strings (and lists of them), its classes' attributes, their traits'
+    default values and traitlets' per-class copy of those are looked at once. Returns
+    how many were moved, for the log.
+    """
+    from traitlets import HasTraits, TraitType
+
+    count = 0
+    for module in list(sys.modules.values()):
+        names = getattr(module, "__dict__", None)
+        if not isinstance(names, dict):
+            continue
+        for name, value in list(names.items()):
+            fixed = moved(value, old, new)
+            if fixed is not None:
+                names[name] = fixed
+                count += 1
+            elif isinstance(value, type) and value.__module__ == module.__name__:
+                count += rebase_class(value, old, new, HasTraits, TraitType)
+    return count
+
+
+def rebase_class(cls: type, old: str, new: str, has_traits: type, trait_type: type) -> int:
+    count = 0
+    for name, item in list(vars(cls).items()):
+        if isinstance(item, trait_type):
+            fixed = moved(item.default_value, old, new)
+            if fixed is not None:
+                item.default_value = fixed
+                count += 1
+        elif name == "_static_immutable_initial_values" and isinstance(item, dict):
+            for trait, value in list(item.items()):
+                fixed = moved(value, old, new)
+                if fixed is not None:
+                    item[trait] = fixed
+                    count += 1
+        elif not name.startswith("__"):
+            fixed = moved(item, old, new)
+            if fixed is not None:
+                with contextlib.suppress(AttributeError, TypeError):
+                    setattr(cls, name, fixed)
+                    count += 1
+    return count
 
 
 def user_site(home: str) -> None:
@@ -123,6 +188,7 @@ def serve(reply: socket.socket, go: int, log: int) -> None:  # pragma: no cover 
         local_launch.apply(plan)  # closes every descriptor above stderr, ours included
         os.environ.clear()
         os.environ.update(plan["env"])
+        rebase(LAUNCHER_HOME, plan["env"]["HOME"])
         # As the kernel starts a script: its interpreter, then the script and its arguments.
         if not retitle([sys.orig_argv[0], *plan["argv"]], plan["env"]):
             print("warm launcher: the command line did not fit; ps shows the launcher's")
