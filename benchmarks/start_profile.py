@@ -223,8 +223,8 @@ def main() -> None:
         cpu = statistics.median(r[0] for r in runs)
         wall = statistics.median(r[1] for r in runs)
         print(f"| {label}: exec → /api/status | {cpu:.2f} (wall {wall:.2f} s) |")
-    imports, cpu, wall = asyncio.run(warm_servers())
-    print(f"| warm launcher's imports, once per environment (local_warm) | {imports:.2f} |")
+    once, cpu, wall = asyncio.run(warm_servers())
+    print(f"| warm launcher's imports, once per environment (local_warm) | {once:.2f} |")
     print(
         f"| JupyterLab forked from the warm launcher: fork → /api/status | {cpu:.2f} "
         f"(wall {wall:.2f} s) |"
