@@ -1,3 +1,4 @@
+import { galata, IJupyterLabPageFixture } from '@jupyterlab/galata';
 import { APIRequestContext, expect, Page, request, TestInfo } from '@playwright/test';
 import * as fs from 'fs';
 import * as path from 'path';
@@ -89,4 +90,133 @@ export async function stopRunning(api: APIRequestContext, owner: string): Promis
       await api.post(`/api/notebooks/${owner}/${notebook.name}/stop?wait=true`);
     }
   }
+}
+
+/**
+ * Code run once in a notebook's own kernel, as its owner: settings in the server's config
+ * file in the notebook's home (its Jupyter config directory; a `jupyter_server_config.d`
+ * there would be read for server extensions only) that load galata's in-page helpers, the lab
+ * extension JupyterLab ships for its own UI tests, and show JupyterLab's application
+ * object to the page (which those helpers drive). Only that notebook's server reads it,
+ * and only from its next start: nothing of the platform's own configuration changes, so
+ * notebooks of other specs (and of anyone outside the tests) never carry test helpers.
+ */
+const GALATA_CONFIG = `
+import json, pathlib
+import jupyterlab.galata
+from jupyter_core.paths import jupyter_config_dir
+path = pathlib.Path(jupyter_config_dir()) / "jupyter_server_config.json"
+config = json.loads(path.read_text()) if path.exists() else {}
+helpers = str(pathlib.Path(jupyterlab.galata.__file__).parent)
+config.setdefault("LabServerApp", {})["extra_labextensions_path"] = [helpers]
+config.setdefault("LabApp", {})["expose_app_in_browser"] = True
+path.parent.mkdir(parents=True, exist_ok=True)
+path.write_text(json.dumps(config))
+`;
+
+/**
+ * Run `code` in a new kernel of the notebook `page` shows (its origin, its cookie), the
+ * kernel started and shut down through `api`; fails with the kernel's error, if any.
+ */
+async function runInKernel(page: Page, api: APIRequestContext, notebook: string, code: string): Promise<void> {
+  const started = await api.post(`${notebook}/api/kernels`, { data: { name: 'python3' } });
+  expect(started.status()).toBe(201);
+  const kernel = (await started.json()).id as string;
+  try {
+    const reply = await page.evaluate(
+      ({ path, code }) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}`);
+          const id = crypto.randomUUID();
+          const said: string[] = [];
+          socket.onerror = () => reject(new Error(`the kernel's channel at ${path} failed`));
+          socket.onopen = () =>
+            socket.send(
+              JSON.stringify({
+                channel: 'shell',
+                header: {
+                  msg_id: id,
+                  msg_type: 'execute_request',
+                  session: crypto.randomUUID(),
+                  username: '',
+                  version: '5.3',
+                  date: new Date().toISOString()
+                },
+                parent_header: {},
+                metadata: {},
+                content: { code, silent: false, store_history: false, user_expressions: {}, allow_stdin: false },
+                buffers: []
+              })
+            );
+          socket.onmessage = event => {
+            const message = JSON.parse(event.data as string);
+            if (message.parent_header?.msg_id !== id) {
+              return;
+            }
+            if (message.msg_type === 'stream' || message.msg_type === 'error') {
+              said.push(message.content.text ?? `${message.content.ename}: ${message.content.evalue}`);
+            }
+            if (message.msg_type === 'execute_reply') {
+              socket.close();
+              resolve(`${message.content.status} ${said.join('')}`.trim());
+            }
+          };
+        }),
+      { path: `${notebook}/api/kernels/${kernel}/channels`, code }
+    );
+    expect(reply).toBe('ok');
+  } finally {
+    await api.delete(`${notebook}/api/kernels/${kernel}`);
+  }
+}
+
+/**
+ * Make `owner`'s running notebook `name` drivable by galata (GALATA_CONFIG says how), then
+ * restart it so that its server loads the helpers. `page` is logged in as the owner.
+ */
+export async function loadGalata(page: Page, api: APIRequestContext, owner: string, name: string): Promise<void> {
+  const notebook = `/notebook/${owner}/${name}`;
+  await openNotebook(page, notebook);
+  await runInKernel(page, api, notebook, GALATA_CONFIG);
+  expect((await api.post(`/api/notebooks/${owner}/${name}/stop?wait=true`)).status()).toBe(202);
+  expect((await api.post(`/api/notebooks/${owner}/${name}/start?wait=true`)).status()).toBe(202);
+}
+
+/**
+ * `page` with galata's JupyterLab helpers (`lab.notebook`, `lab.menu`, `lab.filebrowser`,
+ * `lab.kernel`...) for the notebook at `notebook`, whose server loadGalata prepared; opens
+ * `path` there (`tree/<file>`, or the lab itself) on the notebook's own origin, to which
+ * the controller sends the page, and waits until the application and the helpers are up
+ * and the platform's extension has said who the user is (as `lab.goto` and `lab.reload` do).
+ *
+ * No galata fixture: those mock the user, settings and workspace and start from one base
+ * URL with no log-in, where these pages are the platform's real users, logged in first.
+ */
+export async function openLab(page: Page, notebook: string, path = ''): Promise<IJupyterLabPageFixture> {
+  await openNotebook(page, notebook, path ? `lab/${path}` : 'lab');
+  const origin = new URL(page.url()).origin;
+  const lab = galata.addHelpersToPage(
+    page,
+    `${origin}${notebook}`,
+    async shown => {
+      await expect(shown.locator('#jupyterlab-splash')).toHaveCount(0, { timeout: 90_000 });
+      await expect(shown.locator('body')).toHaveAttribute('data-cgu-access', /owner|edit|read/, {
+        timeout: 90_000
+      });
+    },
+    '/lab'
+  );
+  // What galata's own goto waits for, after a navigation of ours: the plugins started,
+  // its helpers there and holding the application.
+  await lab.waitForCondition(() =>
+    page.evaluate(async () => {
+      const app = (window as any).jupyterapp;
+      if (typeof app !== 'object') {
+        return false;
+      }
+      await app.started;
+      return typeof (window as any).galata?.app === 'object';
+    })
+  );
+  return lab;
 }

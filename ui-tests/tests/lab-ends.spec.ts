@@ -1,6 +1,15 @@
 import { APIRequestContext, expect, Page, Request, test } from '@playwright/test';
 import { execFileSync } from 'child_process';
-import { apiToken, asToken, login, notebookJson, openNotebook, snapshot, startNotebook } from './helpers';
+import {
+  apiToken,
+  asToken,
+  loadGalata,
+  login,
+  notebookJson,
+  openLab,
+  snapshot,
+  startNotebook
+} from './helpers';
 
 /**
  * When a page's notebook ends for it, and what a read-only view lets a viewer do:
@@ -11,6 +20,8 @@ import { apiToken, asToken, login, notebookJson, openNotebook, snapshot, startNo
  *   connections and the extension's stop), instead of a flood of refused requests;
  * - a notebook server killed under its owner: only the platform's "Your notebook stopped"
  *   shows, never JupyterLab's "Kernel died unexpectedly" / "Error Starting Kernel" first.
+ *
+ * JupyterLab itself is driven through galata's helpers (helpers.ts: openLab).
  */
 const NOTEBOOK = '/notebook/ui-student/ends';
 
@@ -43,8 +54,9 @@ test.describe.serial('when a notebook ends for the page', () => {
     const owner = await (await browser.newContext()).newPage();
     await login(owner, 'ui-student');
     api = await asToken(baseURL!, await apiToken(owner));
-    await owner.close();
     await startNotebook(api, 'ui-student', 'ends');
+    await loadGalata(owner, api, 'ui-student', 'ends');
+    await owner.close();
     await put(api, 'notes.txt', { type: 'file', format: 'text', content: 'TA notes' });
     await put(api, 'hw.ipynb', notebookJson(['x = 1', 'print("hello from the owner")']));
   });
@@ -60,16 +72,17 @@ test.describe.serial('when a notebook ends for the page', () => {
     ).json();
     const viewer = await (await browser.newContext()).newPage();
     await login(viewer, 'ui-pupil');
-    await openNotebook(viewer, NOTEBOOK, 'lab/tree/hw.ipynb');
+    const lab = await openLab(viewer, NOTEBOOK, 'tree/hw.ipynb');
     await expect(viewer.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
     const cells = viewer.locator('.jp-NotebookPanel .jp-Notebook .jp-Cell');
     await expect(cells).toHaveCount(2, { timeout: 30_000 });
+    expect(await lab.notebook.getCellCount()).toBe(2);
     const sources = () => cells.locator('.jp-InputArea-editor').allInnerTexts();
     const before = await sources();
 
     // Shift+Enter on the last cell: JupyterLab would run it and add an empty cell below.
-    await cells.nth(1).click();
-    await viewer.keyboard.press('Escape');
+    expect(await lab.notebook.selectCells(1)).toBe(true);
+    expect(await lab.notebook.isCellInEditingMode(1)).toBe(false);
     await viewer.keyboard.press('Shift+Enter');
     await expect(viewer.getByText('read-only: you cannot run cells').first()).toBeVisible({ timeout: 10_000 });
     await expect(cells).toHaveCount(2);
@@ -81,11 +94,12 @@ test.describe.serial('when a notebook ends for the page', () => {
       await viewer.keyboard.press(key);
     }
     // The notebook toolbar's buttons for the same.
-    for (const command of ['notebook:insert-cell-below', 'notebook:cut-cell', 'notebook:paste-cell-below']) {
-      await viewer.locator(`.jp-NotebookPanel-toolbar [data-command="${command}"]`).first().click();
+    for (const item of ['insert', 'cut', 'paste']) {
+      expect(await lab.notebook.clickToolbarItem(item), item).toBe(true);
     }
     await viewer.waitForTimeout(500);
     await expect(cells).toHaveCount(2);
+    expect(await lab.notebook.getCellCount()).toBe(2);
     expect(await sources()).toEqual(before);
     await expect(viewer.getByText('you cannot change the cells here').first()).toBeVisible();
     await snapshot(viewer, testInfo, '141-readonly-no-structural-edits');
@@ -100,10 +114,11 @@ test.describe.serial('when a notebook ends for the page', () => {
       ).json();
       const ta = await (await browser.newContext()).newPage();
       await login(ta, 'ui-ta');
-      await openNotebook(ta, NOTEBOOK, 'lab/tree/notes.txt');
+      const lab = await openLab(ta, NOTEBOOK, 'tree/notes.txt');
       await expect(ta.locator('.jp-MainAreaWidget').filter({ hasText: 'TA notes' })).toBeVisible({ timeout: 60_000 });
-      await ta.goto(`${NOTEBOOK}/lab/tree/hw.ipynb`);
+      await lab.goto('tree/hw.ipynb');
       await expect(ta.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+      expect(await lab.notebook.isOpen('hw.ipynb')).toBe(true);
       if (access === 'edit') {
         // An editor's notebook has a kernel, whose connection must not retry for ever either.
         await expect(ta.locator('#jp-main-statusbar').getByText(/\| Idle/)).toBeVisible({ timeout: 90_000 });
@@ -133,8 +148,9 @@ test.describe.serial('when a notebook ends for the page', () => {
   test('a killed server shows only the platform\'s "Your notebook stopped"', async ({ page }, testInfo) => {
     test.setTimeout(300_000);
     await login(page, 'ui-student');
-    await openNotebook(page, NOTEBOOK, 'lab/tree/hw.ipynb');
+    const lab = await openLab(page, NOTEBOOK, 'tree/hw.ipynb');
     await expect(page.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+    expect(await lab.notebook.isActive('hw.ipynb')).toBe(true);
     await expect(page.locator('#jp-main-statusbar').getByText(/\| Idle/)).toBeVisible({ timeout: 90_000 });
     // Every dialog that appears, in order, with its first words.
     const dialogs: string[] = [];

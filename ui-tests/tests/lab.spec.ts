@@ -1,5 +1,14 @@
 import { APIRequestContext, expect, test } from '@playwright/test';
-import { apiToken, asToken, login, notebookJson, openNotebook, snapshot, startNotebook } from './helpers';
+import {
+  apiToken,
+  asToken,
+  loadGalata,
+  login,
+  notebookJson,
+  openLab,
+  snapshot,
+  startNotebook
+} from './helpers';
 
 /**
  * A teaching day inside JupyterLab, without a single raw error: the way back
@@ -7,6 +16,8 @@ import { apiToken, asToken, login, notebookJson, openNotebook, snapshot, startNo
  * TA whose share is revoked (dialog, status bar, a reload that shows a page),
  * a read-only viewer whose "run cell" says why at once, and a notebook culled
  * for idleness that says so with a Restart button.
+ *
+ * JupyterLab itself is driven through galata's helpers (helpers.ts: openLab).
  */
 const NOTEBOOK = '/notebook/ui-student/day';
 
@@ -27,6 +38,7 @@ test.describe.serial('a teaching day in JupyterLab', () => {
     await login(ops, 'ui-admin');
     admin = await asToken(baseURL!, await apiToken(ops));
     await startNotebook(api, 'ui-student', 'day');
+    await loadGalata(owner, api, 'ui-student', 'day');
     await put(api, 'data', { type: 'directory' });
     await put(api, 'data/iris.csv', { type: 'file', format: 'text', content: 'a,b\n1,2\n3,4\n' });
     await put(api, 'helper.py', { type: 'file', format: 'text', content: 'SCALE = 2\n' });
@@ -52,15 +64,19 @@ test.describe.serial('a teaching day in JupyterLab', () => {
     page
   }, testInfo) => {
     await login(page, 'ui-student');
-    await openNotebook(page, NOTEBOOK, 'lab/tree/hw.ipynb');
+    const lab = await openLab(page, NOTEBOOK, 'tree/hw.ipynb');
     await expect(page.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+    expect(await lab.notebook.isOpen('hw.ipynb')).toBe(true);
     // A top-bar button and a File menu item, both declared in the settings schema.
     const topBar = page.locator('#jp-top-bar [data-command="cgu-lab:open-portal"]');
     await expect(topBar).toBeVisible();
-    await page.getByRole('menuitem', { name: 'File' }).click();
-    await expect(page.getByRole('menuitem', { name: 'Back to cgu-lab portal' })).toBeVisible();
+    await lab.menu.open('File');
+    const portalItem = await lab.menu.getMenuItemLocator('File>Back to cgu-lab portal');
+    expect(portalItem).not.toBeNull();
+    await expect(portalItem!).toBeVisible();
     await snapshot(page, testInfo, '60-lab-portal-menu');
-    await page.keyboard.press('Escape');
+    await lab.menu.closeAll();
+    expect(await lab.menu.isAnyOpen()).toBe(false);
 
     await page.locator('[data-cgu="submit-button"]').first().click();
     const dialog = page.locator('[data-cgu="submit-dialog"]');
@@ -92,9 +108,10 @@ test.describe.serial('a teaching day in JupyterLab', () => {
     ).json();
     const ta = await (await browser.newContext()).newPage();
     await login(ta, 'ui-ta');
-    await openNotebook(ta, NOTEBOOK, 'lab/tree/notes.txt');
+    const lab = await openLab(ta, NOTEBOOK, 'tree/notes.txt');
     await expect(ta.locator('[data-cgu="access-status"]')).toHaveText('Shared: can edit');
     await expect(ta.locator('.jp-MainAreaWidget').filter({ hasText: 'TA notes' })).toBeVisible({ timeout: 60_000 });
+    expect(await lab.activity.isTabActive('notes.txt')).toBe(true);
     // The TA's layout is the TA's: the owner's workspace never learns of notes.txt.
     await expect
       .poll(async () => JSON.stringify(await (await api.get(`${NOTEBOOK}/lab/api/workspaces/default`)).json()), {
@@ -141,11 +158,11 @@ test.describe.serial('a teaching day in JupyterLab', () => {
     ).json();
     const viewer = await (await browser.newContext()).newPage();
     await login(viewer, 'ui-pupil');
-    await openNotebook(viewer, NOTEBOOK, 'lab/tree/hw.ipynb');
+    const lab = await openLab(viewer, NOTEBOOK, 'tree/hw.ipynb');
     await expect(viewer.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
-    const cell = viewer.locator('.jp-Notebook .jp-Cell').nth(1);
-    await cell.click();
-    await viewer.keyboard.press('Escape');
+    const cell = (await lab.notebook.getCellLocator(1))!;
+    expect(await lab.notebook.selectCells(1)).toBe(true);
+    expect(await lab.notebook.isCellInEditingMode(1)).toBe(false);
     await viewer.keyboard.press('Shift+Enter');
     await expect(viewer.getByText('read-only: you cannot run cells').first()).toBeVisible({ timeout: 10_000 });
     await expect(cell.locator('.jp-InputPrompt')).not.toContainText('*');
@@ -157,12 +174,12 @@ test.describe.serial('a teaching day in JupyterLab', () => {
   test('a notebook culled for idleness says so, with a Restart button', async ({ page }, testInfo) => {
     test.setTimeout(300_000);
     await login(page, 'ui-student');
-    await openNotebook(page, NOTEBOOK);
+    const lab = await openLab(page, NOTEBOOK);
     // Idle after 18 s, warned 9 s before; the culler's next pass stops it.
     expect(
       (await admin.put('/api/culling/policy', { data: { idle_minutes: 0.3, warn_minutes: 0.15 } })).status()
     ).toBe(200);
-    await page.reload();
+    await lab.reload();
     await expect(page.locator('body')).toHaveAttribute('data-cgu-access', 'owner', { timeout: 60_000 });
     await expect(page.getByText(/idle for .* and stops in/).first()).toBeVisible({ timeout: 60_000 });
     await expect(page.locator('[data-cgu="culling-status"]')).toContainText('Idle: stops in');
