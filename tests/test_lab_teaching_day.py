@@ -1,11 +1,13 @@
 """A teaching day without a single raw error: what a student or TA meets inside JupyterLab.
 
 The rules first (no server): the idle figures and their words, the GPU devices a
-notebook was given, the pages the proxy shows browsers. Then a real controller
-with real JupyterLab processes: a notebook that is culled or dies answers the
-page's requests with why and where to restart; a revoked visitor reloading gets
-a page, not JSON; the idle countdown follows kernel activity at once; a
-group-exempt notebook says so; the Submit dialog learns the template's files.
+notebook was given, the pages the proxy shows browsers. Then the controller in the
+test's process (tests/inprocess.py, with the real local backend) and real JupyterLab
+processes, so that idle time passes by moving the platform's clock: a notebook that
+is culled or dies answers the page's requests with why and where to restart; a
+revoked visitor reloading gets a page, not JSON; the idle countdown follows kernel
+activity at once; a group-exempt notebook says so; the Submit dialog learns the
+template's files.
 """
 
 from __future__ import annotations
@@ -17,18 +19,20 @@ from datetime import datetime, timedelta, timezone
 import httpx
 import pytest
 
+from cgu_lab.backends.local import LocalBackend
 from cgu_lab.controller.proxy.replies import page_html
 from cgu_lab.core.culling import Activity, CullPolicy, decide, minutes_text, time_left_text
 from cgu_lab.notebook.gpus import allocation, parse_device, summary, visible_devices
 
 from .harness import (
-    Controller,
+    kill_notebooks,
     notebook_host,
     reachable_dir,
     wait_running,
     wait_state,
     wait_until,
 )
+from .inprocess import InProcess
 from .test_notebooks import execute, server_process
 
 T0 = datetime(2027, 3, 1, 9, 0, tzinfo=timezone.utc)
@@ -122,25 +126,28 @@ def test_proxy_pages_escape_what_they_show():
     assert b'href="/&quot;x"' in body and b'data-cgu-code="no_access"' in body
 
 
-# -- a real controller ---------------------------------------------------------------------
+# -- the controller, with real notebook servers ---------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def day():
-    """Passes of the culler only every 20 s: the page's figures must not wait for them."""
+    """The controller in this process with real JupyterLab servers. The culler passes only
+    when a test runs one (`day.cull()`): the page's figures must not wait for a pass. The
+    liveness check runs every second, as a deployment's does every few."""
     base = reachable_dir()
-    ctl = Controller(
-        base / "data",
-        env={"CGU_LAB_CULL_INTERVAL": "20", "CGU_LAB_LIVENESS_INTERVAL": "1"},
-    )
-    ctl.create_user("ops", "admin")
-    ctl.create_user("prof", "teacher")
-    ctl.create_user("ann")
-    ctl.create_user("tom", "ta")
-    ctl.start()
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
+    site = InProcess(
+        base / "data", backend=LocalBackend, cull_interval=86400, liveness_interval=1
+    ).start()
+    # Served over HTTP too: notebook servers ask the controller, kernels' websockets and
+    # the browser's plain requests reach it on its port.
+    site.serve()
+    site.create_user("ops", "admin")
+    site.create_user("prof", "teacher")
+    site.create_user("ann")
+    site.create_user("tom", "ta")
+    yield site
+    site.stop()
+    kill_notebooks(site.data_dir)
     shutil.rmtree(base, ignore_errors=True)
 
 
@@ -245,7 +252,9 @@ def test_the_idle_countdown_follows_the_kernel_and_a_culled_page_is_told_why(day
     assert run_cell(ann, "ann", "day", kernel["id"], "print('hi')") == "hi\n"
     status = ann.ok("GET", "/notebook/ann/day/cgu-lab/culling")
     assert status["action"] == "keep" and status["idle_seconds"] < 10 and not status["exempt"]
-    # The page's poll finds the warning as the window opens, not at the next pass.
+    # The page's poll finds the warning as the window opens, not at the next pass. (These
+    # 15 s pass in real time: the cell run below is stamped by the kernel with the real
+    # time, and must read as later than this warning, as it is for a student.)
     warned = wait_until(
         lambda: (s := ann.ok("GET", "/notebook/ann/day/cgu-lab/culling"))["action"] == "warn" and s,
         timeout=40,
@@ -261,7 +270,14 @@ def test_the_idle_countdown_follows_the_kernel_and_a_culled_page_is_told_why(day
     fresh = ann.ok("GET", "/notebook/ann/day/cgu-lab/culling")
     assert fresh["action"] == "keep" and fresh["message"] == "" and fresh["idle_seconds"] < 5
     # Left alone, it is culled; JupyterLab's next request learns why and where to restart.
-    wait_state(ann, "ann", "day", "stopped", seconds=90)  # the culler's pass, on its clock
+    # The culler's passes, each after the clock is moved past the idle 30 s (a warning
+    # first, then its 15 s).
+    for _ in range(3):
+        day.clock.advance(seconds=31)
+        day.cull()
+        if ann.ok("GET", "/api/notebooks/ann/day")["state"] != "running":
+            break
+    wait_state(ann, "ann", "day", "stopped")
     stopped = ann.get("/notebook/ann/day/cgu-lab/info")
     assert stopped.status_code == 503
     body = stopped.json()
@@ -274,6 +290,9 @@ def test_the_idle_countdown_follows_the_kernel_and_a_culled_page_is_told_why(day
     page = ann.get("/notebook/ann/day/lab", headers={"Accept": "text/html"})
     assert page.status_code == 303 and "/notebook/auto-start/ann/day" in page.headers["location"]
     ops.ok("PUT", "/api/culling/policy", json={"idle_minutes": 600, "warn_minutes": 10})
+    # Back to the real time for the module's later tests: a stop's record is stamped by
+    # the store's own default (real time), which a start stamped ahead would outdate.
+    day.clock.set(datetime.now(timezone.utc))
 
 
 @pytest.mark.integration
@@ -281,7 +300,14 @@ def test_a_notebook_that_died_says_so(day, people):
     ann = people["ann"]
     ann.ok("POST", "/api/notebooks/ann/day/start?wait=true", 202)
     server_process("ann", "day").kill()
-    wait_state(ann, "ann", "day", "stopped", seconds=20)  # the liveness check notices
+    # The liveness check (every second) notices; its stop is the controller's own task.
+    wait_until(
+        lambda: ann.ok("GET", "/api/notebooks/ann/day")["state"] != "running",
+        timeout=20,
+        interval=0.2,
+        what="the dead server to be noticed",
+    )
+    wait_state(ann, "ann", "day", "stopped")
     body = ann.get("/notebook/ann/day/cgu-lab/info").json()
     assert (body["code"], body["cause"]) == ("notebook_stopped", "died")
     assert body["reason"] == "its server stopped by itself"
