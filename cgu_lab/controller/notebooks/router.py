@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Query
-from sqlalchemy import select
 from sse_starlette import EventSourceResponse
 
 from ...core.errors import Forbidden
-from ...store.models import Group, Notebook, User
 from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.events import SSE_RESPONSES, notebook_changes, progress_stream
 from ..api.schema_types import LabelPath, SearchQuery, StateName, UserNamePath, UserNameQuery
 from ..api.schemas import Message, NotebookCreate, NotebookOut, NotebookPatch
 from .lifecycle import Changes
-from .routes import base_path
 from .service import NotebookRequest
 
 router = APIRouter(tags=["notebooks"], dependencies=[require_scope("notebooks")])
@@ -21,50 +18,8 @@ router = APIRouter(tags=["notebooks"], dependencies=[require_scope("notebooks")]
 RESOURCE_FIELDS = ("cpu", "memory", "gpu_type", "gpus")
 
 
-async def group_names(session, notebooks: list[Notebook]) -> dict[int, str]:
-    """The names of the groups these notebooks are charged to, in one query."""
-    ids = {nb.group_id for nb in notebooks if nb.group_id}
-    if not ids:
-        return {}
-    rows = await session.execute(select(Group.id, Group.name).where(Group.id.in_(ids)))
-    return dict(rows.tuples().all())
-
-
-async def notebook_out(
-    session, nb: Notebook, owner: str, groups: dict[int, str] | None = None
-) -> NotebookOut:
-    """One notebook as the API shows it; `groups` from `group_names` saves a query per row."""
-    if groups is None:
-        groups = await group_names(session, [nb])
-    group = groups.get(nb.group_id) if nb.group_id else None
-    return NotebookOut(
-        owner=owner,
-        name=nb.name,
-        display_name=nb.display_name,
-        environment=nb.environment,
-        kind=nb.kind,
-        image=nb.image,
-        cpu_milli=nb.cpu_milli,
-        memory=nb.memory,
-        gpu_type=nb.gpu_type,
-        gpus=nb.gpus,
-        group=group,
-        persistent=nb.persistent,
-        state=nb.state,
-        message=nb.message,
-        url=base_path(owner, nb.name) + "lab",
-        devices=nb.devices,
-        created_at=nb.created_at,
-        started_at=nb.started_at,
-        stopped_at=nb.stopped_at,
-        last_activity=nb.last_activity,
-    )
-
-
 async def _current(platform, actor, owner: str, name: str) -> NotebookOut:
-    async with platform.db.session() as session:
-        nb, _ = await platform.notebooks.visible(session, actor, owner, name)
-        return await notebook_out(session, nb, owner)
+    return await platform.notebooks.view(actor, owner, name)
 
 
 @router.get(
@@ -77,10 +32,7 @@ async def list_notebooks(
     state: StateName | None = None,
     q: SearchQuery = "",
 ) -> list[NotebookOut]:
-    async with platform.db.session() as session:
-        rows = await platform.notebooks.list_notebooks(session, actor, owner, state, q)
-        groups = await group_names(session, [nb for nb, _ in rows])
-        return [await notebook_out(session, nb, o, groups) for nb, o in rows]
+    return await platform.notebooks.listed(actor, owner, state, q)
 
 
 @router.get(
@@ -97,19 +49,11 @@ async def notebooks_events(
         raise Forbidden("you may follow only your own notebooks")
 
     async def followed(nb_id: int) -> tuple[str, str] | None:
-        async with platform.db.session() as session:
-            row = (
-                await session.execute(
-                    select(Notebook.owner_id, User.name, Notebook.name)
-                    .join(User, User.id == Notebook.owner_id)
-                    .where(Notebook.id == nb_id)
-                )
-            ).first()
-        if row is None:
+        found = await platform.notebooks.followed(nb_id)
+        if found is None:
             return None
-        owner_id, owner_name, name = row
-        mine = owner_name == owner if owner else actor.is_admin or owner_id == actor.id
-        return (owner_name, name) if mine else None
+        mine = found.owner == owner if owner else actor.is_admin or found.owner_id == actor.id
+        return (found.owner, found.name) if mine else None
 
     return notebook_changes(platform.broker, followed)
 
@@ -232,13 +176,11 @@ async def stop_notebook(
 async def notebook_events(
     owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> EventSourceResponse:
-    async with platform.db.session() as session:
-        nb, _ = await platform.notebooks.visible(session, actor, owner, name)
-        current = await notebook_out(session, nb, owner)
+    notebook_id, current = await platform.notebooks.view_with_id(actor, owner, name)
     status = {
         "message": current.message or current.state,
         "state": current.state,
         "ok": True,
         "url": current.url if current.state == "running" else None,
     }
-    return progress_stream(platform.broker, nb.id, status)
+    return progress_stream(platform.broker, notebook_id, status)

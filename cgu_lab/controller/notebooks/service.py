@@ -39,7 +39,8 @@ from ..progress import ProgressBroker
 from ..quotas import service as quotas
 from .admission import NotebookAdmission
 from .lifecycle import NotebookLifecycle
-from .routes import RouteTable
+from .routes import RouteTable, base_path
+from .schemas import NotebookOut
 from .specs import NotebookSpecs, load_notebook, validated_resources
 
 
@@ -71,6 +72,55 @@ class NotebookRequest:
     starting: bool = False
     # The submission this is a TA's copy of: one copy per owner and submission.
     submission: int | None = None
+
+
+async def group_names(session: AsyncSession, notebooks: list[Notebook]) -> dict[int, str]:
+    """The names of the groups these notebooks are charged to, in one query."""
+    ids = {nb.group_id for nb in notebooks if nb.group_id}
+    if not ids:
+        return {}
+    rows = await session.execute(select(Group.id, Group.name).where(Group.id.in_(ids)))
+    return dict(rows.tuples().all())
+
+
+async def notebook_out(
+    session: AsyncSession, nb: Notebook, owner: str, groups: dict[int, str] | None = None
+) -> NotebookOut:
+    """One notebook as the API shows it; `groups` from `group_names` saves a query per row."""
+    if groups is None:
+        groups = await group_names(session, [nb])
+    group = groups.get(nb.group_id) if nb.group_id else None
+    return NotebookOut(
+        owner=owner,
+        name=nb.name,
+        display_name=nb.display_name,
+        environment=nb.environment,
+        kind=nb.kind,
+        image=nb.image,
+        cpu_milli=nb.cpu_milli,
+        memory=nb.memory,
+        gpu_type=nb.gpu_type,
+        gpus=nb.gpus,
+        group=group,
+        persistent=nb.persistent,
+        state=nb.state,
+        message=nb.message,
+        url=base_path(owner, nb.name) + "lab",
+        devices=nb.devices,
+        created_at=nb.created_at,
+        started_at=nb.started_at,
+        stopped_at=nb.stopped_at,
+        last_activity=nb.last_activity,
+    )
+
+
+@dataclass(frozen=True)
+class Followed:
+    """Whose a notebook is, for deciding whether a follower of notebook events sees it."""
+
+    owner_id: int
+    owner: str
+    name: str
 
 
 class NotebookService:
@@ -152,6 +202,59 @@ class NotebookService:
             )
         statement = statement.order_by(User.name, Notebook.name).limit(limit)
         return [(nb, owner_name) for nb, owner_name in (await session.execute(statement)).all()]
+
+    async def view(self, actor: roles.Principal, owner: str, name: str) -> NotebookOut:
+        """One notebook as the API shows it, if the caller may manage it (else NotFound)."""
+        return (await self.view_with_id(actor, owner, name))[1]
+
+    async def view_with_id(
+        self, actor: roles.Principal, owner: str, name: str
+    ) -> tuple[int, NotebookOut]:
+        """`view`, with the notebook's id (its progress events are keyed by it)."""
+        async with self.db.session() as session:
+            nb, _ = await self.visible(session, actor, owner, name)
+            return nb.id, await notebook_out(session, nb, owner)
+
+    async def mine(self, actor: roles.Principal, name: str, owner: str) -> NotebookOut | None:
+        """The caller's own notebook `name` as the API shows it (named as `owner`'s);
+        None when they have none of that name."""
+        async with self.db.session() as session:
+            nb = await session.scalar(
+                select(Notebook).where(Notebook.owner_id == actor.id, Notebook.name == name)
+            )
+            return None if nb is None else await notebook_out(session, nb, owner)
+
+    async def loaded(self, owner: str, name: str) -> Notebook:
+        """The notebook (NotFound when there is none), read in a transaction of its own;
+        who may see it is the caller's to check."""
+        async with self.db.session() as session:
+            nb, _ = await self.load(session, owner, name)
+        return nb
+
+    async def listed(
+        self,
+        actor: roles.Principal,
+        owner: str | None = None,
+        state: str | None = None,
+        query: str = "",
+    ) -> list[NotebookOut]:
+        """The notebooks `list_notebooks` finds, as the API shows them, in one transaction."""
+        async with self.db.session() as session:
+            rows = await self.list_notebooks(session, actor, owner, state, query)
+            groups = await group_names(session, [nb for nb, _ in rows])
+            return [await notebook_out(session, nb, o, groups) for nb, o in rows]
+
+    async def followed(self, notebook_id: int) -> Followed | None:
+        """Whose the notebook is (None once deleted), for the notebook events' filter."""
+        async with self.db.session() as session:
+            row = (
+                await session.execute(
+                    select(Notebook.owner_id, User.name, Notebook.name)
+                    .join(User, User.id == Notebook.owner_id)
+                    .where(Notebook.id == notebook_id)
+                )
+            ).first()
+        return Followed(*row) if row is not None else None
 
     async def names(self, session: AsyncSession, ids: list[int]) -> dict[int, str]:
         """'owner/name' of notebooks by id."""

@@ -217,22 +217,12 @@ class CourseworkService:
         folder, label = f"{job.group}/{job.destination}", f"from {job.teacher}"
         slots = asyncio.Semaphore(PARALLEL_COPIES)
         done = 0
-        # Where the backend can, the files are stored once and shared by every member's
-        # copy (on one machine: linked, copied on a member's first write); else one copy each.
-        stored = await self.backend.store_once(archive) if members else None
 
         async def copy(member: str) -> None:
             nonlocal done
             async with slots:
                 try:
-                    if stored is not None:
-                        result = await self.backend.unpack_stored(
-                            member, "courses", stored, folder, label
-                        )
-                    else:
-                        result = await self.backend.unpack(
-                            member, "courses", archive, folder, label
-                        )
+                    result = await self.backend.unpack(member, "courses", archive, folder, label)
                     report[member] = {k: result[k] for k in ("copied", "skipped", "conflicts")}
                 except BackendError as error:
                     report[member] = {"error": str(error)}
@@ -247,11 +237,7 @@ class CourseworkService:
                 ),
             )
 
-        try:
-            await asyncio.gather(*(copy(member) for member in members))
-        finally:
-            if stored is not None:
-                await self.backend.drop_stored(stored)
+        await asyncio.gather(*(copy(member) for member in members))
 
     async def _finish(self, job: _CopyJob, state: str, report: dict[str, dict]) -> None:
         """Keep the outcome and its report, then tell those watching the progress."""
@@ -309,6 +295,15 @@ class CourseworkService:
             if deployment is None or not roles.can_manage_group(actor, deployment.group_id):
                 raise NotFound(f"there is no deployment {deployment_id} of a group you manage")
             return deployment
+
+    async def deployment_in_group(
+        self, actor: Principal, deployment_id: int
+    ) -> tuple[Deployment, str | None]:
+        """`deployment`, with the name of the group it went to."""
+        async with self.db.session() as session:
+            deployment = await self.deployment(actor, deployment_id)
+            group = await session.scalar(select(Group.name).where(Group.id == deployment.group_id))
+        return deployment, group
 
     # -- what a member sees -------------------------------------------------------
 

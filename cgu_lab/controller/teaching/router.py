@@ -7,12 +7,10 @@ from typing import Literal
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
-from sqlalchemy import select
 from sse_starlette import EventSourceResponse
 
 from ...core.errors import Forbidden
 from ...core.resources import parse_cpu, parse_memory
-from ...store.models import Group, Notebook
 from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.events import SSE_RESPONSES, progress_stream
 from ..api.schema_types import Id, LabelPath, LabelQuery, SearchQuery, UserNamePath
@@ -34,7 +32,6 @@ from ..api.schemas import (
     TemplatePublish,
     TemplateVersionOut,
 )
-from ..notebooks.router import notebook_out
 from .assignments import receipt
 from .schemas import BroadcastCopied, BroadcastCopy
 from .templates import VersionSpec
@@ -96,12 +93,9 @@ async def list_templates(
     "/templates/{name}", response_model=TemplateOut, summary="A template with all its versions"
 )
 async def get_template(name: LabelPath, platform: PlatformDep, actor: ActorDep) -> TemplateOut:
-    async with platform.db.session() as session:
-        template = await platform.templates.get(session, actor, name)
-        versions = await platform.templates.versions(session, template)
-        rows = await platform.templates.listing(actor, retired=True)
-    _, _, author, group = next(row for row in rows if row[0].id == template.id)
-    return template_out(template, versions[0] if versions else None, author, group, actor, versions)
+    found = await platform.templates.detail(actor, name)
+    newest = found.versions[0] if found.versions else None
+    return template_out(found.template, newest, found.author, found.group, actor, found.versions)
 
 
 @router.post(
@@ -113,10 +107,9 @@ async def get_template(name: LabelPath, platform: PlatformDep, actor: ActorDep) 
 async def publish_template(
     body: TemplatePublish, platform: PlatformDep, actor: ActorDep
 ) -> TemplateOut:
-    async with platform.db.session() as session:
-        nb, _ = await platform.notebooks.load(session, actor.name, body.notebook)
-        cpu_milli = parse_cpu(body.cpu) if body.cpu is not None else nb.cpu_milli
-        memory = parse_memory(body.memory) if body.memory is not None else nb.memory
+    nb = await platform.notebooks.loaded(actor.name, body.notebook)
+    cpu_milli = parse_cpu(body.cpu) if body.cpu is not None else nb.cpu_milli
+    memory = parse_memory(body.memory) if body.memory is not None else nb.memory
     gpus = body.gpus if body.gpu_type else 0
     spec = VersionSpec(
         body.version_label,
@@ -206,9 +199,7 @@ async def list_deployments(
 async def get_deployment(
     deployment_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> DeploymentOut:
-    deployment = await platform.coursework.deployment(actor, deployment_id)
-    async with platform.db.session() as session:
-        group = await session.scalar(select(Group.name).where(Group.id == deployment.group_id))
+    deployment, group = await platform.coursework.deployment_in_group(actor, deployment_id)
     return deployment_out(deployment, group, platform.coursework)
 
 
@@ -386,13 +377,10 @@ async def get_submission(
 )
 async def open_submission(submission_id: Id, platform: PlatformDep, actor: ActorDep) -> NotebookOut:
     owner, name = await platform.assignments.open(actor, submission_id)
-    async with platform.db.session() as session:
-        nb = await session.scalar(
-            select(Notebook).where(Notebook.owner_id == actor.id, Notebook.name == name)
-        )
-        if nb is None:
-            raise Forbidden("the notebook could not be created")
-        return await notebook_out(session, nb, owner)
+    opened = await platform.notebooks.mine(actor, name, owner)
+    if opened is None:
+        raise Forbidden("the notebook could not be created")
+    return opened
 
 
 # -- the course page: a student's own submissions, the class's notebooks now -----------

@@ -44,6 +44,16 @@ class VersionSpec:
     gpus: int
 
 
+@dataclass(frozen=True)
+class TemplateDetail:
+    """One template for its page: every version (newest first), its author and group."""
+
+    template: Template
+    versions: list[TemplateVersion]
+    author: str
+    group: str | None
+
+
 class TemplateService:
     def __init__(self, db: Database, backend, settings) -> None:
         self.db = db
@@ -136,6 +146,19 @@ class TemplateService:
                 )
                 result.append((template, newest, author or "", group_name))
             return result
+
+    async def detail(self, actor: Principal, name: str) -> TemplateDetail:
+        """A template the caller may use, with all its versions, its author and group."""
+        async with self.db.session() as session:
+            template = await self.get(session, actor, name)
+            versions = await self.versions(session, template)
+            author = await session.scalar(select(User.name).where(User.id == template.owner_id))
+            group = (
+                await session.scalar(select(Group.name).where(Group.id == template.group_id))
+                if template.group_id is not None
+                else None
+            )
+        return TemplateDetail(template, versions, author or "", group)
 
     async def versions(self, session: AsyncSession, template: Template) -> list[TemplateVersion]:
         rows = await session.scalars(
