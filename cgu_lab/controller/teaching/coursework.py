@@ -217,12 +217,22 @@ class CourseworkService:
         folder, label = f"{job.group}/{job.destination}", f"from {job.teacher}"
         slots = asyncio.Semaphore(PARALLEL_COPIES)
         done = 0
+        # Where the backend can, the files are stored once and shared by every member's
+        # copy (on one machine: linked, copied on a member's first write); else one copy each.
+        stored = await self.backend.store_once(archive) if members else None
 
         async def copy(member: str) -> None:
             nonlocal done
             async with slots:
                 try:
-                    result = await self.backend.unpack(member, "courses", archive, folder, label)
+                    if stored is not None:
+                        result = await self.backend.unpack_stored(
+                            member, "courses", stored, folder, label
+                        )
+                    else:
+                        result = await self.backend.unpack(
+                            member, "courses", archive, folder, label
+                        )
                     report[member] = {k: result[k] for k in ("copied", "skipped", "conflicts")}
                 except BackendError as error:
                     report[member] = {"error": str(error)}
@@ -237,7 +247,11 @@ class CourseworkService:
                 ),
             )
 
-        await asyncio.gather(*(copy(member) for member in members))
+        try:
+            await asyncio.gather(*(copy(member) for member in members))
+        finally:
+            if stored is not None:
+                await self.backend.drop_stored(stored)
 
     async def _finish(self, job: _CopyJob, state: str, report: dict[str, dict]) -> None:
         """Keep the outcome and its report, then tell those watching the progress."""
