@@ -1,7 +1,8 @@
 """A notebook whose server dies is marked stopped within seconds, with the reason.
 
-A real controller and a real JupyterLab process: the server is killed behind
-the controller's back, as a crash or the memory limit would.
+A real JupyterLab process, killed behind the controller's back as a crash or the
+memory limit would, and the controller in the test's process (tests/inprocess.py with
+the real local backend: no controller process to start).
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ import shutil
 
 import pytest
 
-from .harness import Controller, reachable_dir, wait_until
+from cgu_lab.backends.local import LocalBackend
+
+from .harness import kill_notebooks, reachable_dir, wait_until
+from .inprocess import InProcess
 from .test_notebooks import server_process
 
 pytestmark = pytest.mark.integration
@@ -19,12 +23,12 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="module")
 def watched():
     base = reachable_dir()
-    ctl = Controller(base / "data", env={"CGU_LAB_LIVENESS_INTERVAL": "1"})
-    ctl.create_user("mia")
-    ctl.start()
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
+    site = InProcess(base / "data", backend=LocalBackend, liveness_interval=1).start()
+    site.serve()  # the notebook server's own requests reach the controller on its port
+    site.create_user("mia")
+    yield site
+    site.stop()
+    kill_notebooks(site.data_dir)
     shutil.rmtree(base, ignore_errors=True)
 
 
