@@ -164,6 +164,13 @@ async def compare(backend: LocalBackend, url: str) -> None:
         again = await backend.servers.warm.launcher(JUPYTER)
         assert again is not None and again.process.pid != launcher.process.pid
 
+        # A restarted controller adopts them (a new backend over the same data).
+        restarted = LocalBackend(backend.settings)
+        await restarted.open()
+        for notebook, state in zip(notebooks, states, strict=True):
+            seen = await restarted.observe(notebook, state)
+            assert seen.alive and seen.ready, seen.detail
+        await restarted.close()
         pids = [state["pid"] for state in states]
         host_net = os.readlink("/proc/self/ns/net")
         nets = {os.readlink(f"/proc/{pid}/ns/net") for pid in pids}
