@@ -13,6 +13,8 @@ from datetime import timedelta
 
 import pytest
 
+from cgu_lab.core import culling
+
 COURSE = "sess101"
 TEMPLATE = "sess-lab"
 FILE = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
@@ -20,9 +22,11 @@ FILE = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 @pytest.fixture(scope="module")
 def inprocess_settings():
-    # The loop waits a day between passes: the tests run each pass themselves.
+    # The loop waits a day between passes: the tests run each pass themselves. The
+    # culler too: its readings of these fake servers would replace the ones a test sets.
     return {
         "class_session_interval": 86400,
+        "cull_interval": 86400,
         "class_cpu_capacity": "8",
         "class_memory_capacity": "64Gi",
     }
@@ -67,6 +71,15 @@ def window(site, minutes_ahead: float, length: float = 60) -> dict:
         "starts_at": start.isoformat(),
         "ends_at": (start + timedelta(minutes=length)).isoformat(),
     }
+
+
+def notebook_id(site, owner: str, name: str) -> int:
+    async def read() -> int:
+        async with site.platform.db.session() as session:
+            nb, _ = await site.platform.notebooks.load(session, owner, name)
+            return nb.id
+
+    return site.call(read)
 
 
 def run_pass(site) -> None:
@@ -287,6 +300,22 @@ def test_booked_gpus_are_kept_for_the_class(site, course, login, admin):
         for p in seen["people"]
     ]
     assert sorted(d for held in devices for d in held) == ["GPU-cls-0", "GPU-cls-1"]
+    # Both class notebooks idle past the reclaim limit (as the culler would have read
+    # them): an outsider's start waits in the queue; reclaim does not stop the class's.
+    admission = site.platform.notebooks.admission
+    for person in seen["people"]:
+        nb_id = notebook_id(site, person["student"], person["notebook"])
+        quiet = site.clock.now()
+        admission.activity[nb_id] = culling.Activity(nb_id, quiet, quiet)
+    site.clock.advance(minutes=11)
+    waiting = outsider.ok("POST", "/api/notebooks/carol/gpu/start", 202)
+    assert waiting["state"] == "queued", waiting
+    for person in seen["people"]:
+        owner = login(person["student"])
+        state = owner.ok("GET", f"/api/notebooks/{person['student']}/{person['notebook']}")
+        assert state["state"] == "running"
+    outsider.ok("POST", "/api/notebooks/carol/gpu/stop", 202)
+    admission.activity.clear()
     # Bob stops his: his seat is still the class's, so the GPU he freed is not carol's.
     bobs = next(p["notebook"] for p in seen["people"] if p["student"] == "bob")
     bob.ok("POST", f"/api/notebooks/bob/{bobs}/stop", 202)

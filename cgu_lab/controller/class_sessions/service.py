@@ -354,34 +354,41 @@ class ClassSessions:
 
     # -- the admission's hook ----------------------------------------------------------
 
-    async def check_start(self, session: AsyncSession, nb: Notebook) -> None:
+    async def check_start(self, session: AsyncSession, nb: Notebook) -> frozenset[int]:
         """Refuse a start that would take capacity a running or warming session holds for
-        its students (runs in the start's transaction; see the module's docstring)."""
+        its students (runs in the start's transaction; see the module's docstring).
+
+        Returns the class notebooks this start may not reclaim: a session's students'
+        running notebooks, unless the starter is one of them (reclaim ahead of a session
+        is the class's, never against it).
+        """
         now = self.clock.now()
         active = [b for b in await self._bookings(session, now, now) if rules.holds_at(b, now)]
-        if not active:
-            return
         waiting: list[tuple[rules.Booking, int]] = []
+        kept: set[int] = set()
         for booking in active:
             group_id = await session.scalar(select(Group.id).where(Group.name == booking.course))
             members = {u.id for u in await self._students(session, group_id)}
-            holders = await session.scalars(
-                select(Notebook.owner_id)
-                .where(
-                    Notebook.owner_id.in_(members),
-                    Notebook.id != nb.id,
-                    Notebook.state.in_([s.value for s in HOLDING]),
+            holding = (
+                await session.execute(
+                    select(Notebook.id, Notebook.owner_id).where(
+                        Notebook.owner_id.in_(members),
+                        Notebook.id != nb.id,
+                        Notebook.state.in_([s.value for s in HOLDING]),
+                    )
                 )
-                .distinct()
-            )
-            left = rules.outstanding(booking, len(holders.all()), nb.owner_id in members)
+            ).all()
+            member = nb.owner_id in members
+            if not member:
+                kept.update(notebook_id for notebook_id, _ in holding)
+            left = rules.outstanding(booking, len({owner for _, owner in holding}), member)
             if left:
                 waiting.append((booking, left))
-        if not waiting:
-            return
-        await self._check_cpu_memory(session, nb, waiting)
-        if nb.gpus and nb.gpu_type:
-            await self._check_gpus(session, nb, waiting)
+        if waiting:
+            await self._check_cpu_memory(session, nb, waiting)
+            if nb.gpus and nb.gpu_type:
+                await self._check_gpus(session, nb, waiting)
+        return frozenset(kept)
 
     async def _check_cpu_memory(
         self, session: AsyncSession, nb: Notebook, waiting: list[tuple[rules.Booking, int]]

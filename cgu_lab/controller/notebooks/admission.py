@@ -73,13 +73,13 @@ class NotebookAdmission:
         self._drain_again = False
         self._background: set[asyncio.Task] = set()
         # Capacity that class sessions hold for their courses (controller/class_sessions/,
-        # set by the platform): it refuses a start that would take a booked window's seats.
-        self.held: Callable[[AsyncSession, Notebook], Awaitable[None]] | None = None
+        # set by the platform): it refuses a start that would take a booked window's seats,
+        # and names the class's notebooks that this start may not reclaim.
+        self.held: Callable[[AsyncSession, Notebook], Awaitable[frozenset[int]]] | None = None
 
     async def admit(self, session: AsyncSession, nb: Notebook, reclaim: bool = True) -> Admission:
         """Where a start can go now: devices, idle notebooks to stop first, or a queue place."""
-        if self.held is not None:
-            await self.held(session, nb)
+        kept = await self.held(session, nb) if self.held is not None else frozenset()
         if not nb.gpus or not nb.gpu_type:
             return Admission(devices=())
         gpu_type = await catalog.get_gpu_type(session, nb.gpu_type)
@@ -104,7 +104,7 @@ class NotebookAdmission:
                     allocator,
                     offer,
                     nb.gpus,
-                    await self._candidates(session),
+                    [c for c in await self._candidates(session) if c.notebook_id not in kept],
                     self.settings.reclaim_idle_minutes * 60,
                 )
                 if victims:
