@@ -238,23 +238,19 @@ def test_prewarm_at_the_right_moment_and_stop_the_unused_after_the_grace(site, c
 
 
 def test_booked_gpus_are_kept_for_the_class(site, course, login, admin):
-    """Two whole GPUs, both booked: an outsider's GPU start in the window is refused while
-    a seat is outstanding, though a GPU is free; the class's own notebooks get them."""
+    """Two whole GPUs, both booked. Before the hold an outsider takes one; in the hold
+    another outsider's start is refused while seats are outstanding; the pre-warm
+    reclaims the first outsider's idle notebook for the class (never the other way
+    round), and a student's freed seat stays the class's."""
     teacher, bob = login("teacher"), login("bob")
-    outsider = login("carol", "student")
+    carol, dave = login("carol", "student"), login("dave", "student")
     admin.ok("PUT", "/api/gpu-types/cls", json={"display_name": "Class GPU"})
     for index in range(2):
         admin.ok("POST", "/api/gpus", 201, json={"device_id": f"GPU-cls-{index}", "model": "T"})
-    admin.ok(
-        "PUT",
-        "/api/quotas/default",
-        json={"cpu": 4, "memory": "8Gi", "notebooks": 3, "gpus": {"cls": 1}},
-    )
-    admin.ok(
-        "PUT",
-        "/api/users/carol/quota",
-        json={"cpu": 8, "memory": "8Gi", "notebooks": 3, "gpus": {"cls": 1}},
-    )
+    limits = {"cpu": 4, "memory": "8Gi", "notebooks": 3, "gpus": {"cls": 1}}
+    admin.ok("PUT", "/api/quotas/default", json=limits)
+    for outsider in ("carol", "dave"):
+        admin.ok("PUT", f"/api/users/{outsider}/quota", json={**limits, "cpu": 8})
     teacher.ok(
         "POST",
         "/api/templates",
@@ -271,56 +267,67 @@ def test_booked_gpus_are_kept_for_the_class(site, course, login, admin):
             "gpus": 1,
         },
     )
-    body = {"title": "GPU lab", "template": "sess-gpu", "grace_minutes": 30, **window(site, 10)}
+    body = {"title": "GPU lab", "template": "sess-gpu", "grace_minutes": 30, **window(site, 20)}
     booked = teacher.ok("POST", f"/api/courses/{COURSE}/sessions", 201, json=body)
     assert booked["held"]["gpus"] == {"cls": 2}
     more = teacher.post(f"/api/courses/{COURSE}/sessions", json={**body, "seats": 1})
     assert more.status_code == 409 and "1 GPU of type 'cls' asked, 0 left" in more.text
 
     gpu_body = {"name": "gpu", "cpu": 1, "memory": "512Mi", "gpu_type": "cls", "gpus": 1}
-    outsider.ok("POST", "/api/notebooks", 201, json=gpu_body)
-    outsider.ok("POST", "/api/notebooks/carol/gpu/start", 202)  # before the hold: free
+    for outsider in (carol, dave):
+        outsider.ok("POST", "/api/notebooks", 201, json=gpu_body)
+    carol.ok("POST", "/api/notebooks/carol/gpu/start", 202)  # before the hold: free
     site.settle("carol", "gpu")
-    outsider.ok("POST", "/api/notebooks/carol/gpu/stop", 202)
-    site.settle("carol", "gpu")
+    carol_started = site.clock.now()
 
-    site.clock.advance(minutes=6)
-    refused = outsider.post("/api/notebooks/carol/gpu/start")
+    site.clock.advance(minutes=16)  # inside the hold (pre-warm: 5 minutes ahead)
+    refused = dave.post("/api/notebooks/dave/gpu/start")
     assert refused.status_code == 409 and refused.json()["code"] == "capacity_held"
     assert "'cls' GPU" in refused.json()["message"]
 
+    # Carol's notebook has been idle since it started (as the culler would have read it):
+    # the pre-warm reclaims it for the class's second seat.
+    admission = site.platform.notebooks.admission
+    carol_id = notebook_id(site, "carol", "gpu")
+    admission.activity[carol_id] = culling.Activity(carol_id, carol_started, carol_started)
     run_pass(site)
+    site.settle("carol", "gpu")
+    site.call(admission.drain_queue)  # the queue's turn after the reclaim, done now
     seats = teacher.ok("GET", f"/api/courses/{COURSE}/sessions/{booked['id']}")["people"]
     for person in seats:
         site.settle(person["student"], person["notebook"])
     seen = teacher.ok("GET", f"/api/courses/{COURSE}/sessions/{booked['id']}")
     assert seen["in"] == 2, seen
+    reclaimed = carol.ok("GET", "/api/notebooks/carol/gpu")
+    assert reclaimed["state"] == "stopped" and "needed this GPU" in reclaimed["message"]
     devices = [
         login(p["student"]).ok("GET", f"/api/notebooks/{p['student']}/{p['notebook']}")["devices"]
         for p in seen["people"]
     ]
     assert sorted(d for held in devices for d in held) == ["GPU-cls-0", "GPU-cls-1"]
-    # Both class notebooks idle past the reclaim limit (as the culler would have read
-    # them): an outsider's start waits in the queue; reclaim does not stop the class's.
-    admission = site.platform.notebooks.admission
+
+    # Both class notebooks idle past the reclaim limit: an outsider's start waits in the
+    # queue; reclaim does not stop the class's.
+    admission.activity.clear()
     for person in seen["people"]:
         nb_id = notebook_id(site, person["student"], person["notebook"])
         quiet = site.clock.now()
         admission.activity[nb_id] = culling.Activity(nb_id, quiet, quiet)
     site.clock.advance(minutes=11)
-    waiting = outsider.ok("POST", "/api/notebooks/carol/gpu/start", 202)
+    waiting = dave.ok("POST", "/api/notebooks/dave/gpu/start", 202)
     assert waiting["state"] == "queued", waiting
     for person in seen["people"]:
         owner = login(person["student"])
         state = owner.ok("GET", f"/api/notebooks/{person['student']}/{person['notebook']}")
         assert state["state"] == "running"
-    outsider.ok("POST", "/api/notebooks/carol/gpu/stop", 202)
+    dave.ok("POST", "/api/notebooks/dave/gpu/stop", 202)
     admission.activity.clear()
-    # Bob stops his: his seat is still the class's, so the GPU he freed is not carol's.
+
+    # Bob stops his: his seat is still the class's, so the GPU he freed is not dave's.
     bobs = next(p["notebook"] for p in seen["people"] if p["student"] == "bob")
     bob.ok("POST", f"/api/notebooks/bob/{bobs}/stop", 202)
     site.settle("bob", bobs)
-    again = outsider.post("/api/notebooks/carol/gpu/start")
+    again = dave.post("/api/notebooks/dave/gpu/start")
     assert again.status_code == 409 and again.json()["code"] == "capacity_held"
     # ...and bob gets it back with one click.
     opened = bob.ok("POST", f"/api/courses/{COURSE}/sessions/{booked['id']}/open")

@@ -67,9 +67,8 @@ def test_what_a_booking_holds_and_keeps_for_its_students():
     assert rules.holds_at(lab, lab.starts_at - timedelta(minutes=5))
     assert not rules.holds_at(lab, lab.ends_at)
     assert rules.total(lab) == {"cpu_milli": 20_000, "memory": 10 * 2**30, "gpus": {"half": 10}}
-    assert rules.outstanding(lab, holding_members=3, starter_is_member=False) == 7
-    assert rules.outstanding(lab, holding_members=3, starter_is_member=True) == 6
-    assert rules.outstanding(lab, holding_members=12, starter_is_member=True) == 0
+    assert rules.outstanding(lab, holding_members=3) == 7
+    assert rules.outstanding(lab, holding_members=12) == 0
     refusal = rules.refusal(lab, "every free 'half' GPU")
     assert refusal.code == "capacity_held" and refusal.status == 409
     assert "after the session" in refusal.message

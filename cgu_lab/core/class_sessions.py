@@ -174,11 +174,11 @@ def check_fits(booking: Booking, others: Iterable[Booking], capacity: Capacity) 
         )
 
 
-def outstanding(booking: Booking, holding_members: int, starter_is_member: bool) -> int:
-    """Seats the booking still keeps for its students now: those not yet used by a running
-    notebook of theirs, less the starter's own seat (a student's start draws from it)."""
-    left = booking.seats - holding_members - (1 if starter_is_member else 0)
-    return max(0, left)
+def outstanding(booking: Booking, holding_members: int) -> int:
+    """Seats the booking still keeps from others now: those no running notebook of its
+    students uses yet. (Its own students are never kept out by it: they share its seats,
+    whoever of them starts first.)"""
+    return max(0, booking.seats - holding_members)
 
 
 def refusal(booking: Booking, what: str) -> CapacityHeld:

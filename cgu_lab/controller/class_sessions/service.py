@@ -378,10 +378,10 @@ class ClassSessions:
                     )
                 )
             ).all()
-            member = nb.owner_id in members
-            if not member:
-                kept.update(notebook_id for notebook_id, _ in holding)
-            left = rules.outstanding(booking, len({owner for _, owner in holding}), member)
+            if nb.owner_id in members:
+                continue  # the class's own start draws from its seats
+            kept.update(notebook_id for notebook_id, _ in holding)
+            left = rules.outstanding(booking, len({owner for _, owner in holding}))
             if left:
                 waiting.append((booking, left))
         if waiting:
