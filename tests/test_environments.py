@@ -140,8 +140,7 @@ def controller():
     PIP_CACHE.mkdir(parents=True, exist_ok=True)
     base = reachable_dir()
     ctl = Controller(base / "data", env={"CGU_LAB_PIP_CACHE": str(PIP_CACHE)})
-    ctl.create_user("root-admin", "admin")
-    ctl.create_user("alice")
+    ctl.create_users([("root-admin", "admin"), ("alice", "student")])
     ctl.start()
     yield ctl
     ctl.stop()

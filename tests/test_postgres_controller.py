@@ -25,8 +25,7 @@ def pg_controller():
     ctl = Controller(
         base / "data", db_url=server.set(database=name).render_as_string(hide_password=False)
     )
-    ctl.create_user("pg-admin", "admin")
-    ctl.create_user("carol")
+    ctl.create_users([("pg-admin", "admin"), ("carol", "student")])
     ctl.start()
     yield ctl
     ctl.stop()

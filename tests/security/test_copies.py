@@ -30,10 +30,9 @@ PASSWD_LINE = b"root:x:0:0"
 def site():
     base = reachable_dir()
     ctl = Controller(base / "data", env={"CGU_LAB_RUN_AS": "self"})
-    ctl.create_user("boss", "admin")
-    ctl.create_user("prof", "teacher")
-    ctl.create_user("alice")
-    ctl.create_user("bob")
+    ctl.create_users(
+        [("boss", "admin"), ("prof", "teacher"), ("alice", "student"), ("bob", "student")]
+    )
     ctl.start()
     outside = base / "outside"
     outside.mkdir()

@@ -151,8 +151,7 @@ def twins():
     for label in MEMORY:
         base = reachable_dir()
         ctl = Controller(base / "data")
-        ctl.create_user("boss", "admin")
-        ctl.create_user("alice")
+        ctl.create_users([("boss", "admin"), ("alice", "student")])
         installations[label] = (base, ctl.start())
     yield {label: ctl for label, (_, ctl) in installations.items()}
     for base, ctl in installations.values():
