@@ -12,26 +12,6 @@ from ..api.schemas import ImagesOut, Message, TrainingCreate, TrainingOut
 router = APIRouter(tags=["training"], dependencies=[require_scope("training")])
 
 
-def training_out(job, owner: str, live: dict) -> TrainingOut:
-    return TrainingOut(
-        owner=owner,
-        name=job.name,
-        image=job.image,
-        command=list(job.command),
-        workers=job.workers,
-        cpu_milli=job.cpu_milli,
-        memory=job.memory,
-        gpu_type=job.gpu_type,
-        gpus=job.gpus,
-        state=job.state,
-        phase=live["phase"],
-        message=live["message"],
-        replicas=live["replicas"],
-        created_at=job.created_at,
-        submitted_at=job.submitted_at,
-    )
-
-
 @router.post(
     "/training",
     response_model=TrainingOut,
@@ -51,18 +31,14 @@ async def submit(body: TrainingCreate, platform: PlatformDep, actor: ActorDep) -
         body.gpus,
         body.group,
     )
-    job, live = await platform.training.status(actor, actor.name, job.name)
-    return training_out(job, actor.name, live)
+    return await platform.training.status(actor, actor.name, job.name)
 
 
 @router.get(
     "/training", response_model=list[TrainingOut], summary="My training jobs (admins: everyone's)"
 )
 async def listing(platform: PlatformDep, actor: ActorDep) -> list[TrainingOut]:
-    return [
-        training_out(job, owner, {"phase": job.state, "message": job.message, "replicas": {}})
-        for job, owner in await platform.training.listing(actor)
-    ]
+    return await platform.training.listing(actor)
 
 
 @router.get(
@@ -73,8 +49,7 @@ async def listing(platform: PlatformDep, actor: ActorDep) -> list[TrainingOut]:
 async def status(
     owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> TrainingOut:
-    job, live = await platform.training.status(actor, owner, name)
-    return training_out(job, owner, live)
+    return await platform.training.status(actor, owner, name)
 
 
 @router.get(

@@ -32,7 +32,7 @@ from ...core.roles import Principal
 from ...store.db import Database
 from ...store.models import GpuType, Group, Membership, TrainingJob, User
 from .. import audit
-from ..api.schemas import ImagesOut
+from ..api.schemas import ImagesOut, TrainingOut
 from ..clock import Clock
 from ..environments import catalog
 from ..quotas import service as quotas
@@ -46,6 +46,28 @@ def job_resources(job: TrainingJob) -> Resources:
         cpu_milli=job.cpu_milli * replicas,
         memory=job.memory * replicas,
         gpus={job.gpu_type: job.gpus * replicas} if job.gpu_type and job.gpus else {},
+    )
+
+
+def training_out(
+    job: TrainingJob, owner: str, phase: str, message: str, replicas: dict
+) -> TrainingOut:
+    return TrainingOut(
+        owner=owner,
+        name=job.name,
+        image=job.image,
+        command=list(job.command),
+        workers=job.workers,
+        cpu_milli=job.cpu_milli,
+        memory=job.memory,
+        gpu_type=job.gpu_type,
+        gpus=job.gpus,
+        state=job.state,
+        phase=phase,
+        message=message,
+        replicas=replicas,
+        created_at=job.created_at,
+        submitted_at=job.submitted_at,
     )
 
 
@@ -302,26 +324,26 @@ class TrainingService:
             raise NotFound(f"{owner} has no training job '{name}'")
         return row[0], row[1]
 
-    async def listing(self, actor: Principal) -> list[tuple[TrainingJob, str]]:
+    async def listing(self, actor: Principal) -> list[TrainingOut]:
+        """The caller's jobs (an admin's: everyone's), newest first, as stored; the backend's
+        live phase of a job is `status`'s to ask."""
         async with self.db.session() as session:
             statement = select(TrainingJob, User.name).join(User, User.id == TrainingJob.owner_id)
             if not actor.is_admin:
                 statement = statement.where(TrainingJob.owner_id == actor.id)
             rows = await session.execute(statement.order_by(TrainingJob.created_at.desc()))
-            return [(job, owner) for job, owner in rows.all()]
+            return [
+                training_out(job, owner, job.state, job.message, {}) for job, owner in rows.all()
+            ]
 
-    async def status(self, actor: Principal, owner: str, name: str) -> tuple[TrainingJob, dict]:
+    async def status(self, actor: Principal, owner: str, name: str) -> TrainingOut:
+        """The job with where it stands: the backend's phase once it was submitted."""
         async with self.db.session() as session:
             job, group = await self._mine(session, actor, owner, name)
-        live: dict = {"phase": job.state, "message": job.message, "replicas": {}}
-        if job.state == "submitted":
-            status = await self.backend.training_status(owner, name, group)
-            live = {
-                "phase": status.phase,
-                "message": status.message,
-                "replicas": dict(status.replicas),
-            }
-        return job, live
+        if job.state != "submitted":
+            return training_out(job, owner, job.state, job.message, {})
+        status = await self.backend.training_status(owner, name, group)
+        return training_out(job, owner, status.phase, status.message, dict(status.replicas))
 
     async def logs(self, actor: Principal, owner: str, name: str, replica: str, index: int) -> str:
         async with self.db.session() as session:
