@@ -216,6 +216,22 @@ def test_prewarm_at_the_right_moment_and_stop_the_unused_after_the_grace(site, c
     assert bob.get(f"/api/notebooks/alice/{name}").status_code == 404
     mine_seen = bob.ok("GET", f"/api/courses/{COURSE}/sessions/{booked['id']}")
     assert [p["student"] for p in mine_seen["people"]] == ["bob"]
+    # A student who joins the course after the pre-warm gets theirs on the next pass.
+    admin = login("root-admin")
+    erin = login("erin", "student")
+    admin.ok("PUT", f"/api/groups/{COURSE}/members/erin", json={"manager": False})
+    run_pass(site)
+    (late,) = erin.ok("GET", f"/api/courses/{COURSE}/sessions/{booked['id']}")["people"]
+    assert late["student"] == "erin" and late["message"] == "Pre-warmed for Week 2 lab"
+    site.settle("erin", late["notebook"])
+    assert erin.ok("GET", f"/api/notebooks/erin/{late['notebook']}")["state"] == "running"
+    run_pass(site)  # once: the next pass starts nothing more
+    started_now = len(site.backend.started)
+    run_pass(site)
+    assert len(site.backend.started) == started_now
+    erin.ok("POST", f"/api/notebooks/erin/{late['notebook']}/stop", 202)
+    site.settle("erin", late["notebook"])
+    admin.ok("DELETE", f"/api/groups/{COURSE}/members/erin")
 
     # The grace ends 10 minutes after the start: bob never opened his; it is stopped.
     site.clock.advance(minutes=10)

@@ -498,18 +498,37 @@ class ClassSessions:
             ).all()
         for row, course in rows:
             booking = booking_of(row, course)
-            if row.prewarmed_at is None and rules.due_for_prewarm(booking, now):
+            if rules.due_for_prewarm(booking, now):
+                # Again on later passes, for students who joined the course since.
                 await self._prewarm(row.id, row.group_id, booking)
-            elif row.prewarmed_at is not None and row.swept_at is None:
+            if row.prewarmed_at is not None and row.swept_at is None:
                 await self._sweep(row.id, booking, now)
 
     async def _prewarm(self, session_id: int, group_id: int, booking: rules.Booking) -> None:
+        """Each student without a seat yet gets their notebook started (once: a refused
+        start is kept in the seat's message for the teacher, not tried every pass)."""
         async with self.db.session() as session:
             row = await session.get(ClassSession, session_id)
             version = await session.get(TemplateVersion, row.template_version_id)
             template = await session.get(Template, version.template_id)
-            students = [(u.id, u.name) for u in await self._students(session, group_id)]
+            seated = set(
+                (
+                    await session.scalars(
+                        select(ClassSessionSeat.user_id).where(
+                            ClassSessionSeat.session_id == session_id
+                        )
+                    )
+                ).all()
+            )
+            students = [
+                (u.id, u.name)
+                for u in await self._students(session, group_id)
+                if u.id not in seated
+            ]
             template_name, number = template.name, version.version
+            first = row.prewarmed_at is None
+        if not students and not first:
+            return
         for user_id, student in students:
             message = f"Pre-warmed for {booking.title}"
             notebook_id = None
@@ -526,7 +545,7 @@ class ClassSessions:
                 seat.message = message[:500]
         async with self.db.session() as session:
             row = await session.get(ClassSession, session_id)
-            row.prewarmed_at = self.clock.now()
+            row.prewarmed_at = row.prewarmed_at or self.clock.now()
             audit.record(
                 session,
                 ACTOR,
