@@ -12,11 +12,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from sqlalchemy import func, select
 
 from ...core import names
 from ...core.errors import NotFound
-from ...store.models import User
 from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.schema_types import LabelPath, UserNamePath
 from ..api.schemas import AccessOut
@@ -48,15 +46,7 @@ async def user_access(
     route = await platform.notebooks.routes.lookup(owner, name)
     if route is None or route.owner_id != actor.id:
         raise NotFound(f"{owner} has no notebook '{name}'")
-    async with platform.db.session() as session:
-        grantee = await session.scalar(select(User).where(User.name == user, User.active))
-        if grantee is None and "@" in user:
-            found = (
-                await session.scalars(
-                    select(User).where(func.lower(User.email) == user.lower(), User.active)
-                )
-            ).all()
-            grantee = found[0] if len(found) == 1 else None  # never a guess between two
+    grantee = await platform.shares.named_user(user)
     if grantee is None:
         return AccessOut(access=None, scope=[], user=None)
     if grantee.name == owner:

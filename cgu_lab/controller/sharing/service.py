@@ -341,6 +341,21 @@ class ShareService:
                 for share, nb, owner in rows.all()
             ]
 
+    async def named_user(self, user: str) -> User | None:
+        """The active user a notebook server asks about: by platform name, else by the
+        e-mail address of exactly one active user (an ingress such as Kubeflow's names
+        users by e-mail; between two it never guesses). None when there is none."""
+        async with self.db.session() as session:
+            found = await session.scalar(select(User).where(User.name == user, User.active))
+            if found is None and "@" in user:
+                matches = (
+                    await session.scalars(
+                        select(User).where(func.lower(User.email) == user.lower(), User.active)
+                    )
+                ).all()
+                found = matches[0] if len(matches) == 1 else None
+        return found
+
     async def directory(self, actor: Principal, query: str, limit: int = 20) -> dict:
         """People and groups to share with: found by name, never listed wholesale."""
         query = query.strip().lower()
