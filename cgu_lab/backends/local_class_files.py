@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import stat
 from pathlib import Path
@@ -114,7 +115,9 @@ def _link_folder(source: Path, files, base_fd: int, parts, member, report: dict)
 
 def _place(source_fd: int, folder_fd: int, name: str, label: str) -> str | None:
     """Link one stored file into the member's folder; None if the same file was there."""
-    candidates = [name, *(beside_name(name, label, n) for n in range(1, MAX_BESIDE + 1))]
+    candidates = itertools.chain(
+        [name], (beside_name(name, label, n) for n in range(1, MAX_BESIDE + 1))
+    )
     for index, candidate in enumerate(candidates):
         try:
             os.link(
