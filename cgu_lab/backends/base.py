@@ -204,6 +204,13 @@ class Backend(abc.ABC):
         """Facts for the admin page: how limits are enforced, what is supported."""
         return {"name": self.name}
 
+    def notebook_path(self, owner: str, name: str) -> str | None:
+        """The path a notebook's server answers at where it is not the controller's
+        `/notebook/<owner>/<name>/` (Kubeflow's `/notebook/<namespace>/<name>/`), else None.
+        The server's pages link under its own path, so the proxy routes both to the
+        notebook and forwards under the server's."""
+        return None
+
     @property
     def ingress_header(self) -> str:
         """The request header, lower-case, in which notebook servers trust an ingress to

@@ -66,6 +66,20 @@ def kubeflow_profile_of(existing: Obj, subject: str, settings: KubeSettings) -> 
     return annotations.get("owner") == subject
 
 
+def usable_by(existing: Obj, subject: str, settings: KubeSettings, group: bool = False) -> bool:
+    """Whether an existing namespace may serve `subject` (a user, or a group): one this
+    installation made for that very subject, or the user's Kubeflow profile. Being ours is
+    not enough, for names meet (jane.doe and jane-doe both give kubeflow-jane-doe, as in
+    Kubeflow) and two people must never share a namespace's notebooks and secrets."""
+    if not objects.is_ours(existing, settings):
+        return not group and kubeflow_profile_of(existing, subject, settings)
+    meta = existing.get("metadata", {})
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    return annotations.get("owner") == subject and labels.get(
+        names.GROUP if group else names.USER
+    ) == names.slug(subject, 63)
+
+
 def controller_role_binding(namespace_name: str, settings: KubeSettings) -> Obj:
     """Grants the controller the namespace-manager ClusterRole in this namespace only."""
     return {
@@ -200,9 +214,15 @@ class Namespaces:
             built = namespace(name, subject, settings, group)
             if await api.create(built, True) is None:
                 existing = await api.get("Namespace", name) or {}
-                if not objects.is_ours(existing, settings) and not kubeflow_profile_of(
-                    existing, subject, settings
+                if objects.is_ours(existing, settings) and not usable_by(
+                    existing, subject, settings, group
                 ):
+                    owner = (existing.get("metadata", {}).get("annotations") or {}).get("owner")
+                    raise BackendError(
+                        f"the namespace {name} is {owner or 'someone else'}'s: their name "
+                        f"and {subject} give the same namespace; an administrator renames one"
+                    )
+                if not usable_by(existing, subject, settings, group):
                     raise BackendError(
                         f"the namespace {name} exists but does not belong to this platform "
                         f"(installation '{settings.installation}'); rename it or change the prefix"

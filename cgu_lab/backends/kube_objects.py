@@ -92,22 +92,26 @@ def _notebook_annotations(spec: NotebookSpec, server_type: str) -> dict[str, str
     }
 
 
-def server_path(spec: NotebookSpec, settings: KubeSettings) -> str:
-    """The path the notebook server answers at (its base URL and NB_PREFIX).
+def kubeflow_path(owner: str, name: str, settings: KubeSettings) -> str | None:
+    """Kubeflow's `/notebook/<namespace>/<name>/` (with the Kubeflow object name) when
+    notebook_paths is "kubeflow"; None where the server answers at the controller's path.
+    Kubeflow's Istio route sends that path as is, and JupyterLab's own links stay under
+    it, where a rewrite to another base URL let only the first page load."""
+    if settings.notebook_paths != "kubeflow":
+        return None
+    ref = names.Naming(
+        settings.user_prefix,
+        settings.group_prefix,
+        kubeflow=settings.namespace_naming == "kubeflow",
+    ).notebook(owner, name)
+    return f"/notebook/{ref.namespace}/{ref.name}/"
 
-    By default the controller's `/notebook/<owner>/<name>/`, which its proxy forwards
-    unchanged. With notebook_paths "kubeflow", Kubeflow's `/notebook/<namespace>/<name>/`
-    (with the Kubeflow object name): Kubeflow's Istio route sends that path as is, and
-    JupyterLab's own links stay under it, where a rewrite to another base URL let only
-    the first page load."""
-    if settings.notebook_paths == "kubeflow":
-        ref = names.Naming(
-            settings.user_prefix,
-            settings.group_prefix,
-            kubeflow=settings.namespace_naming == "kubeflow",
-        ).notebook(spec.owner, spec.name)
-        return f"/notebook/{ref.namespace}/{ref.name}/"
-    return spec.base_path
+
+def server_path(spec: NotebookSpec, settings: KubeSettings) -> str:
+    """The path the notebook server answers at (its base URL and NB_PREFIX): Kubeflow's
+    (kubeflow_path) or the controller's `/notebook/<owner>/<name>/`, which its proxy
+    forwards unchanged."""
+    return kubeflow_path(spec.owner, spec.name, settings) or spec.base_path
 
 
 def notebook_args(spec: NotebookSpec, settings: KubeSettings) -> list[str]:

@@ -195,6 +195,10 @@ class KubernetesBackend(Backend):
             "training_jobs": "Kubeflow PyTorchJob (needs the training operator)",
         }
 
+    def notebook_path(self, owner: str, name: str) -> str | None:
+        """CGU_LAB_KUBE_NOTEBOOK_PATHS=kubeflow: the server answers at Kubeflow's path."""
+        return objects.kubeflow_path(owner, name, self.kube)
+
     @property
     def ingress_header(self) -> str:
         """CGU_LAB_KUBE_INGRESS_HEADER: the header notebook pods trust (kube_objects passes

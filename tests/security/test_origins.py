@@ -380,7 +380,9 @@ def test_host_names_and_made_up_tokens_do_not_grow_the_proxys_memory(tmp_path, m
         auth=auth,
         origin_auth=OriginAuth(auth, tmp_path / "secrets", clock),
         backend=SimpleNamespace(ingress_header=""),
-        notebooks=SimpleNamespace(routes=SimpleNamespace(lookup=lookup)),
+        notebooks=SimpleNamespace(
+            routes=SimpleNamespace(lookup=lookup, at_server_path=lambda first, second: None)
+        ),
     )
     proxy = NotebookProxy(platform)
 

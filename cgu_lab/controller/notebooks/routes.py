@@ -9,6 +9,7 @@ filled again from the database (`reconcile`) when the controller starts.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from sqlalchemy import select
 
@@ -36,6 +37,15 @@ class Route:
     state: State
     target: str | None
     secret: str
+    # Where the server answers when not at base_path (Backend.notebook_path): JupyterLab's
+    # links use it, so the proxy routes it to this notebook too and forwards under it.
+    server_path: str | None = None
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The paths this notebook is reached at on its origin (cookies go on each)."""
+        own = base_path(quote(self.owner), quote(self.name))
+        return (own, self.server_path) if self.server_path else (own,)
 
 
 class RouteTable:
@@ -43,6 +53,7 @@ class RouteTable:
         self.db = db
         self.backend = backend
         self._routes: dict[tuple[str, str], Route] = {}
+        self._by_server_path: dict[str, tuple[str, str]] = {}
 
     def update(self, nb: Notebook, owner: str) -> None:
         """Record the notebook's current state (and address, once it runs)."""
@@ -52,12 +63,25 @@ class RouteTable:
             if state is State.RUNNING and nb.backend_state
             else None
         )
+        server_path = self.backend.notebook_path(owner, nb.name)
         self._routes[(owner, nb.name)] = Route(
-            nb.id, nb.owner_id, owner, nb.name, state, target, nb.proxy_secret
+            nb.id, nb.owner_id, owner, nb.name, state, target, nb.proxy_secret, server_path
         )
+        if server_path:
+            self._by_server_path[server_path] = (owner, nb.name)
 
     def forget(self, owner: str, name: str) -> None:
-        self._routes.pop((owner, name), None)
+        route = self._routes.pop((owner, name), None)
+        if route is not None and route.server_path:
+            self._by_server_path.pop(route.server_path, None)
+
+    def at_server_path(self, first: str, second: str) -> Route | None:
+        """The notebook whose server answers at `/notebook/<first>/<second>/` where that is
+        not its owner and name (Kubeflow's namespace and object name). Only a running
+        server's pages link there, and every running notebook is in the table (reconcile
+        adopts them at the controller's start), so no database read is needed."""
+        key = self._by_server_path.get(base_path(first, second))
+        return self._routes.get(key) if key is not None else None
 
     def items(self) -> list[tuple[tuple[str, str], Route]]:
         return list(self._routes.items())

@@ -19,6 +19,10 @@ answered here, by the controller's API under the browser user's identity and
 scoped to this notebook and their access, never with a credential a kernel
 can read. The isolation headers go on every answer (proxy_replies.py).
 
+A server answering at another path than the controller's (Kubeflow's
+`/notebook/<namespace>/<name>/`, Route.server_path) is reached at both, since its
+pages link under its own; requests go to it under that path.
+
 Here: one HTTP request's path through the proxy (origin check, caller, access,
 forwarding and the refusals a person sees). The replies live in proxy_replies.py,
 the log-in hand-off in proxy_login.py, websockets in proxy_tunnel.py.
@@ -64,6 +68,7 @@ from .replies import (
     send_problem,
     set_cookie,
     stop_reason,
+    upstream_path,
     wants_page,
     without_platform_cookies,
 )
@@ -216,12 +221,21 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
             value = self.origin_auth.cookie_value(
                 identity.user_id, route.notebook_id, identity.session_digest
             )
-            caller.renew.append(self._cookie(cookie_name(route.notebook_id), value, route))
+            caller.renew.extend(self._cookie(cookie_name(route.notebook_id), value, route))
         return identity, caller
 
     def _cookie(self, name: str, value: str, route: Route, max_age: int = COOKIE_SECONDS):
-        path = f"{PREFIX}{quote(route.owner)}/{quote(route.name)}/"
-        return set_cookie(name, value, path, max_age, self.plan.scheme == "https")
+        """Set-Cookie headers for each path the notebook is reached at (Route.paths): a
+        server at Kubeflow's path links there, where the cookie of the controller's path
+        would not be sent."""
+        secure = self.plan.scheme == "https"
+        return [set_cookie(name, value, path, max_age, secure) for path in route.paths]
+
+    async def _route(self, first: str, second: str) -> Route | None:
+        """The notebook at `/notebook/<first>/<second>/`: where its server answers (in
+        memory, asked first) or its owner and name."""
+        routes = self.platform.notebooks.routes
+        return routes.at_server_path(first, second) or await routes.lookup(first, second)
 
     # -- HTTP -------------------------------------------------------------------------
 
@@ -240,8 +254,11 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
             await self._not_found(scope, send, "there is no notebook at this address")
             return
         owner, name, rest = parsed
+        served = self.platform.notebooks.routes.at_server_path(owner, name)
+        if served is not None:  # its server's own address: the origin is the notebook's
+            owner, name = served.owner, served.name
         if header(scope, b"authorization"):
-            route = await self.platform.notebooks.routes.lookup(owner, name)
+            route = served or await self.platform.notebooks.routes.lookup(owner, name)
             caller = (await self._caller(scope, route))[1] if route is not None else None
             if caller is None:
                 await send_json(
@@ -261,11 +278,13 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
     async def notebook_origin(self, scope, receive, send) -> None:
         parsed = parse_path(scope["path"])
         slug = self.plan.slug_of_host(header(scope, b"host"))
-        if parsed is None or (slug is not None and notebook_slug(parsed[0], parsed[1]) != slug):
+        served = self.platform.notebooks.routes.at_server_path(*parsed[:2]) if parsed else None
+        owner, name = (served.owner, served.name) if served else (parsed or ("", ""))[:2]
+        if parsed is None or (slug is not None and notebook_slug(owner, name) != slug):
             await self._elsewhere(scope, guarded(send), slug)
             return
-        owner, name, rest = parsed
-        route = await self.platform.notebooks.routes.lookup(owner, name)
+        rest = parsed[2]
+        route = served or await self.platform.notebooks.routes.lookup(owner, name)
         if route is None:
             await self._not_found(scope, guarded(send), f"{owner} has no notebook '{name}'")
             return
@@ -470,7 +489,7 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
 
     async def _forward(self, scope, receive, send, route: Route, caller: Caller) -> None:
         client, base = self.upstreams.client(route.target)
-        url = URL(base + original(scope), encoded=True)
+        url = URL(base + upstream_path(scope, route.server_path), encoded=True)
         headers = self._upstream_headers(scope, caller, route)
         length = header(scope, b"content-length")
         if length:

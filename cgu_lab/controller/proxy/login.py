@@ -43,7 +43,7 @@ class LoginHandOff:
         await redirect(
             send,
             f"{self.plan.controller_url}/login/notebook?{query}",
-            [self._cookie(name, state, route, STATE_SECONDS)],
+            self._cookie(name, state, route, STATE_SECONDS),
         )
 
     async def _login_callback(self, scope, send, route: Route) -> None:
@@ -69,9 +69,9 @@ class LoginHandOff:
                 ],
             )
             return
-        prefix = f"{PREFIX}{quote(route.owner)}/{quote(route.name)}/"
+        prefix = route.paths[0]
         target = safe_next(query.get("next", [""])[0], prefix + "lab")
-        if not target.startswith(prefix):
+        if not target.startswith(route.paths):
             target = prefix + "lab"
         value = self.origin_auth.cookie_value(
             grant.user_id, route.notebook_id, grant.session_digest
@@ -80,7 +80,7 @@ class LoginHandOff:
             send,
             target,
             [
-                self._cookie(cookie_name(route.notebook_id), value, route),
-                self._cookie(state_name, "", route, 0),
+                *self._cookie(cookie_name(route.notebook_id), value, route),
+                *self._cookie(state_name, "", route, 0),
             ],
         )

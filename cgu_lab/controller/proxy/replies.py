@@ -181,6 +181,20 @@ def original(scope) -> str:
     return raw.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
 
 
+def upstream_path(scope, server_path: str | None) -> str:
+    """The request's path and query as the notebook server answers them: as sent, or under
+    `server_path` (its own base URL, Route.server_path) in place of `/notebook/<a>/<b>/`,
+    so that the controller's address and the server's reach the same pages."""
+    raw = original(scope)
+    if not server_path:
+        return raw
+    segments = raw[len(PREFIX) :].split("/", 2)
+    if len(segments) == 3:
+        return server_path + segments[2]
+    query = raw.partition("?")[2]
+    return server_path + ("?" + query if query else "")
+
+
 def wants_page(scope) -> bool:
     return scope["method"] == "GET" and "text/html" in header(scope, b"accept")
 

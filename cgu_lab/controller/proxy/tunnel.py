@@ -29,7 +29,7 @@ from ...core.lifecycle import State
 from ...core.origins import notebook_slug
 from ...core.sharing import Access
 from ..notebooks.routes import Route
-from .replies import exact_origin, header, original, own_origin, parse_path
+from .replies import exact_origin, header, own_origin, parse_path, upstream_path
 
 log = logging.getLogger("cgu_lab.proxy")
 
@@ -113,9 +113,7 @@ class WebsocketTunnels:
         if connect["type"] != "websocket.connect":
             return
         parsed = parse_path(scope["path"])
-        route = (
-            await self.platform.notebooks.routes.lookup(parsed[0], parsed[1]) if parsed else None
-        )
+        route = await self._route(parsed[0], parsed[1]) if parsed else None
         caller = None
         if route is not None:
             on_origin = self.on_notebook_origin(scope)
@@ -136,7 +134,8 @@ class WebsocketTunnels:
             await send({"type": "websocket.close", "code": 1008})
             return
         client, base = self.upstreams.client(route.target)
-        target = URL(base.replace("http", "ws", 1) + original(scope), encoded=True)
+        path = upstream_path(scope, route.server_path)
+        target = URL(base.replace("http", "ws", 1) + path, encoded=True)
         protocols = [
             p.strip() for p in header(scope, b"sec-websocket-protocol").split(",") if p.strip()
         ]
