@@ -3004,6 +3004,12 @@ export interface components {
       /** Is Default */
       is_default: boolean;
       /**
+       * Arch
+       * @description The CPU architecture it runs on
+       * @enum {string}
+       */
+      arch: 'any' | 'amd64' | 'arm64';
+      /**
        * State
        * @description Notebooks may use only a ready environment
        * @enum {string}
@@ -3078,6 +3084,13 @@ export interface components {
        * @default false
        */
       is_default?: boolean;
+      /**
+       * Arch
+       * @description The CPU architecture its image runs on (Kubernetes places its notebooks on nodes of it); any: a multi-architecture image
+       * @default any
+       * @enum {string}
+       */
+      arch?: 'any' | 'amd64' | 'arm64';
     };
     /**
      * ErrorBody

@@ -1,6 +1,6 @@
 """Kubeflow's conventions on the controller's side (issue 27): a notebook server at Kubeflow's
-`/notebook/<namespace>/<name>/` reached through the real proxy, and profile namespaces that two
-users never share.
+`/notebook/<namespace>/<name>/` reached through the real proxy, profile namespaces that two
+users never share, and an environment's CPU architecture placing its notebooks.
 
 The proxy runs in a real controller app with the real KubernetesBackend (ClusterlessKube: the
 cluster left out, the notebook's pod stood in for by a loopback HTTP server that records the
@@ -10,6 +10,7 @@ path it was asked for), so what is tested is the proxy's routing and rewriting, 
 from __future__ import annotations
 
 import http.server
+import sys
 import threading
 
 import httpx
@@ -17,10 +18,12 @@ import pytest
 
 from cgu_lab.backends import kube_names as names
 from cgu_lab.backends import kube_namespaces as namespaces
+from cgu_lab.backends import kube_objects as objects
 from cgu_lab.backends.kube_settings import KubeSettings
 
 from .harness import notebook_host, set_cookies
 from .inprocess import ClusterlessKube, InProcess
+from .test_kube_objects import UPSTREAM, validate
 
 KUBEFLOW = KubeSettings.from_env(
     {"CGU_LAB_KUBE_NAMESPACE_NAMING": "kubeflow", "CGU_LAB_KUBE_NOTEBOOK_PATHS": "kubeflow"}
@@ -189,3 +192,45 @@ def test_two_users_whose_profile_names_meet_never_share_a_namespace():
     group = namespaces.namespace("cgu-g-jane-doe", "jane.doe", KUBEFLOW, group=True)
     assert namespaces.usable_by(group, "jane.doe", KUBEFLOW, group=True)
     assert not namespaces.usable_by(group, "jane.doe", KUBEFLOW)
+
+
+@UPSTREAM
+def test_an_environments_architecture_places_its_notebooks(tmp_path):
+    """An environment built for arm64 (the System page's CPU field, PUT /api/environments)
+    gives its notebooks required node affinity on kubernetes.io/arch; one for any
+    architecture (every environment before the field) none. The objects pass Kubeflow's
+    Notebook CRD and Kubernetes' own schemas."""
+    backend = ClusterlessKube(KUBEFLOW, "http://127.0.0.1:9")
+    app = InProcess(tmp_path / "data", backend=lambda _settings: backend).start()
+    try:
+        app.create_user("ada", role="admin")
+        with app.client("ada") as ada:
+            body = {"image": "cgu-lab/notebook:arm64", "local_prefix": sys.prefix, "arch": "arm64"}
+            saved = ada.put("/api/environments/jetson", json=body)
+            assert saved.status_code in (200, 201), saved.text
+            assert ada.get("/api/environments/jetson").json()["arch"] == "arm64"
+            wrong = ada.put("/api/environments/jetson", json={**body, "arch": "sparc"})
+            assert 400 <= wrong.status_code < 500 and wrong.json()["message"], wrong.text
+            assert ada.get("/api/environments/jetson").json()["arch"] == "arm64"
+            for name, environment in (("edge", "jetson"), ("plain", None)):
+                notebook = {"name": name, "cpu": "0.5", "memory": "1Gi"}
+                ada.ok("POST", "/api/notebooks", 201, json={**notebook, "environment": environment})
+
+        async def built(name: str) -> dict:
+            platform = app.platform
+            async with platform.db.session() as session:
+                nb, _ = await platform.notebooks.load(session, "ada", name)
+                spec = await platform.notebooks.specs.spec(session, nb, "ada")
+            return objects.notebook(backend.naming.notebook("ada", name), spec, KUBEFLOW)
+
+        edge = app.call(built, "edge")
+        validate(edge)
+        pod = edge["spec"]["template"]["spec"]
+        terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        expressions = terms["nodeSelectorTerms"][0]["matchExpressions"]
+        assert {"key": "kubernetes.io/arch", "operator": "In", "values": ["arm64"]} in expressions
+        plain = app.call(built, "plain")
+        validate(plain)
+        assert "affinity" not in plain["spec"]["template"]["spec"]
+    finally:
+        app.stop()

@@ -295,3 +295,11 @@ def bridge_command(python: str, name: str, writer: str) -> str:
         f"from {module} import {function}\n\n"
         f"sys.exit({function}())\n"
     )
+
+
+
+def node_arch(arch: str) -> str:
+    """The `kubernetes.io/arch` a notebook of an environment of `arch` (any, amd64, arm64)
+    must run on, "" for any node: a fleet mixing x86 servers and arm64 boards would
+    otherwise start an image where it cannot execute."""
+    return "" if arch == "any" else arch

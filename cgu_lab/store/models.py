@@ -149,6 +149,9 @@ class Environment(Base):
     # Apps its notebooks offer beside JupyterLab (core/apps.py): built-ins by name and
     # an administrator's own; None: the built-ins (desktop, VS Code) where installed.
     apps: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    # The CPU architecture its image runs on (any, amd64, arm64): on Kubernetes
+    # its notebooks land only on nodes of it.
+    arch: Mapped[str] = mapped_column(String(8), default="any", server_default="any")
 
 
 class GpuType(Base):

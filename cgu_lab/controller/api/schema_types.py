@@ -232,6 +232,8 @@ RelativePath = text(MAX_PATH, TEXT_PATTERN)
 Paths = Annotated[list[RelativePath], Field(max_length=MAX_PATHS)]
 Globs = Annotated[list[text(255)], Field(max_length=100)]
 Image = text(500, TOKEN_PATTERN)
+# An image's CPU architecture as Kubernetes names it; any: multi-architecture or not said.
+Arch = Literal["any", "amd64", "arm64"]
 DeviceId = text(100, TOKEN_PATTERN, min_length=1)
 
 # -- amounts -----------------------------------------------------------------------

@@ -122,6 +122,7 @@ async def save_environment(
     image: str = "",
     local_prefix: str = "",
     is_default: bool = False,
+    arch: str = "any",
 ) -> Environment:
     """Declare or change an environment by hand.
 
@@ -153,11 +154,18 @@ async def save_environment(
     environment.description = description
     environment.image = image
     environment.local_prefix = local_prefix
+    environment.arch = arch
     if is_default:
         await make_default(session, environment)
     environment.is_default = bool(is_default or environment.is_default)
     audit.record(
-        session, actor.name, action, f"environment:{name}", image=image, local_prefix=local_prefix
+        session,
+        actor.name,
+        action,
+        f"environment:{name}",
+        image=image,
+        local_prefix=local_prefix,
+        arch=arch,
     )
     return environment
 

@@ -41,6 +41,7 @@ def environment_out(env, actor: roles.Principal) -> EnvironmentDetail:
         image=env.image,
         local_prefix=env.local_prefix,
         is_default=env.is_default,
+        arch=env.arch,
         state=env.state if env.state in rules.STATES else rules.READY,
         message=env.message or "",
         recipe=RecipeOut(

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from ...core import apps as apps_rules
 from ...core import environments as rules
 from ..api.schema_types import (
+    Arch,
     Description,
     DisplayName,
     EnvironmentName,
@@ -121,6 +122,7 @@ class EnvironmentDetail(BaseModel):
     image: str
     local_prefix: str
     is_default: bool
+    arch: Arch = Field(description="The CPU architecture it runs on")
     state: BuildState = Field(description="Notebooks may use only a ready environment")
     message: str = Field(description="How the last build went")
     recipe: RecipeOut | None = Field(description="None when declared by hand")

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from ..api.schema_types import (
     MAX_MINUTES,
     TOKEN_PATTERN,
+    Arch,
     Cpu,
     Description,
     DeviceId,
@@ -206,6 +207,7 @@ class EnvironmentOut(BaseModel):
     image: str
     local_prefix: str
     is_default: bool
+    arch: Arch = "any"
 
 
 class EnvironmentIn(Strict):
@@ -214,6 +216,11 @@ class EnvironmentIn(Strict):
     image: Image = ""
     local_prefix: text(1000) = Field("", description="A Python prefix on the host (local)")
     is_default: bool = False
+    arch: Arch = Field(
+        "any",
+        description="The CPU architecture its image runs on (Kubernetes places its notebooks "
+        "on nodes of it); any: a multi-architecture image",
+    )
 
 
 class GpuTypeOut(BaseModel):

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ...backends.base import EnvironmentSpec, NotebookSpec, QuotaSpec
+from ...core import environments as environment_rules
 from ...core.errors import Invalid, NotFound
 from ...core.gpu_fleet import PRODUCT, products_matching
 from ...core.resources import parse_cpu, parse_memory
@@ -111,6 +112,7 @@ class NotebookSpecs:
                 nb.image or env.image,
                 env.local_prefix,
                 environment_apps.notebook_setting(env),
+                environment_rules.node_arch(env.arch),
             ),
             cpu_milli=nb.cpu_milli,
             memory=nb.memory,

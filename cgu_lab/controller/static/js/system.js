@@ -118,7 +118,8 @@ function runsCell(env) {
           local ? 'image on Kubernetes: ' : 'prefix on the local backend: ',
           el('code', {}, there)
         )
-      : null
+      : null,
+    env.arch && env.arch !== 'any' ? el('div', { class: 'hint' }, `${env.arch} nodes only`) : null
   );
 }
 
@@ -266,6 +267,7 @@ form.addEventListener('submit', async event => {
       display_name: data.get('display_name'),
       image: data.get('image'),
       local_prefix: data.get('local_prefix'),
+      arch: data.get('arch'),
       is_default: form.elements.is_default.checked
     });
     form.reset();
