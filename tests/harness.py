@@ -188,6 +188,30 @@ def kill_notebooks(data_dir: Path) -> None:
                 child.rmdir()
         with contextlib.suppress(OSError):
             parent.rmdir()
+    forget_accounts(marker)
+
+
+def forget_accounts(instance: str) -> None:
+    """Remove the Unix accounts and groups the installation `instance` made.
+
+    Every test installation makes its own (`cgu-<tag>-<user>`, its scorer, its storage
+    groups), all system ids: left behind, a few full runs use up the host's ~900 and
+    every later `useradd` fails. Only what names this installation is removed: an
+    account's comment carries the installation id, a group's name its tag."""
+    import grp
+    import pwd
+
+    from cgu_lab.backends.local_accounts import installation_tag
+
+    if os.geteuid() != 0:
+        return
+    tag = installation_tag(instance)
+    for entry in pwd.getpwall():
+        if entry.pw_gecos.startswith(f"cgu-lab {instance} "):
+            subprocess.run(["userdel", entry.pw_name], capture_output=True, check=False)
+    for group in grp.getgrall():
+        if group.gr_name.startswith((f"cgu-{tag}-", f"cgs-{tag}-")):
+            subprocess.run(["groupdel", group.gr_name], capture_output=True, check=False)
 
 
 def notebook_host(base_url: str, owner: str, name: str) -> str:

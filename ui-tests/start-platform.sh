@@ -6,8 +6,8 @@
 # Whichever way it ends, the platform is cleaned up: the controller stopped, then every
 # process of this installation, found by the CGU_LAB_INSTANCE marker its notebook servers
 # and their kernels carry in their environment (a stopped controller leaves its notebooks
-# running by design: a restart finds them again), then their cgroups and the data
-# directory (kept, and named, when CGU_UI_KEEP_DATA=1). The controller runs as a child,
+# running by design: a restart finds them again), then their cgroups, the accounts it
+# made and the data directory (kept, and named, when CGU_UI_KEEP_DATA=1). The controller runs as a child,
 # not in this shell's place (exec), so that the cleanup still has a shell to run in.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -23,21 +23,10 @@ cleanup() {
     kill -TERM "$controller" 2>/dev/null || true
     wait "$controller" 2>/dev/null || true
   fi
-  local instance environ pid root
-  instance="$(cat "$data/state/instance-id" 2>/dev/null || true)"
-  if [ -n "$instance" ]; then
-    for environ in /proc/[0-9]*/environ; do
-      if tr '\0' '\n' 2>/dev/null <"$environ" | grep -qxF "CGU_LAB_INSTANCE=$instance"; then
-        pid="${environ#/proc/}"
-        kill -KILL "${pid%/environ}" 2>/dev/null || true
-      fi
-    done
-    for root in /sys/fs/cgroup /sys/fs/cgroup/cpu /sys/fs/cgroup/memory; do
-      for cgroup in "$root/cgu-lab/$instance"/nb-* "$root/cgu-lab/$instance"; do
-        [ -d "$cgroup" ] && rmdir "$cgroup" 2>/dev/null || true
-      done
-    done
-  fi
+  # Every process of the installation, its cgroups and its accounts (tests/harness.py).
+  (cd "$here/.." && "$bin/python" -c 'import sys; from pathlib import Path
+from tests.harness import kill_notebooks
+kill_notebooks(Path(sys.argv[1]))' "$data/state") || true
   if [ "${CGU_UI_KEEP_DATA:-}" = 1 ]; then
     echo "start-platform.sh: the platform's data is kept in $data" >&2
   else
