@@ -136,7 +136,7 @@ class Servers:
         self.limiter = limiter
         self.instance = ""
         self.processes = Processes("", limiter)
-        self.children: dict[int, asyncio.subprocess.Process] = {}
+        self.children: dict[int, asyncio.subprocess.Process | WarmProcess] = {}
         self.cpus: dict[int, list[int]] = {}
         # Starts in parallel: the setting, else one per core this process may use.
         slots = settings.parallel_starts or len(os.sched_getaffinity(0))
@@ -175,8 +175,8 @@ class Servers:
         self, plan: dict, log_path: Path, notebook_id: int, warm: Path | None = None
     ) -> asyncio.subprocess.Process | WarmProcess:
         """Start `plan` through the launcher; a JupyterLab (`warm`: its `jupyter-lab`) is
-        forked by that environment's warm launcher when one is ready and cgroups tell
-        whose the server is (local_warm), else exec'd as below."""
+        forked by that environment's warm launcher (begun, or waited for while it imports)
+        where cgroups tell whose the server is (local_warm), else exec'd as below."""
         if warm is not None and self.settings.warm_starts and self.limiter.mode != "rlimit":
             launcher = await self.warm.launcher(warm)
             if launcher is not None:
@@ -217,7 +217,7 @@ class Servers:
     def launched(
         self,
         notebook_id: int,
-        process: asyncio.subprocess.Process,
+        process: asyncio.subprocess.Process | WarmProcess,
         port: int | None,
         account: Account,
         limits: dict[str, Any],
@@ -330,7 +330,7 @@ class Servers:
 
     @staticmethod
     async def _wait_server(
-        root: psutil.Process, child: asyncio.subprocess.Process | None, timeout: float
+        root: psutil.Process, child: asyncio.subprocess.Process | WarmProcess | None, timeout: float
     ) -> None:
         """Wait for the server to exit. Our own child is reaped by the event loop, so
         it is waited for through asyncio; calling waitpid on it would race the loop."""
