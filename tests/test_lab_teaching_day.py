@@ -290,9 +290,6 @@ def test_the_idle_countdown_follows_the_kernel_and_a_culled_page_is_told_why(day
     page = ann.get("/notebook/ann/day/lab", headers={"Accept": "text/html"})
     assert page.status_code == 303 and "/notebook/auto-start/ann/day" in page.headers["location"]
     ops.ok("PUT", "/api/culling/policy", json={"idle_minutes": 600, "warn_minutes": 10})
-    # Back to the real time for the module's later tests: a stop's record is stamped by
-    # the store's own default (real time), which a start stamped ahead would outdate.
-    day.clock.set(datetime.now(timezone.utc))
 
 
 @pytest.mark.integration

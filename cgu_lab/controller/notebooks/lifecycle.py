@@ -318,7 +318,13 @@ class NotebookLifecycle:
                 )
             else:
                 await transitions.mark_stopping(
-                    session, nb, owner, cause, reason, actor.name if actor else SYSTEM
+                    session,
+                    nb,
+                    owner,
+                    cause,
+                    reason,
+                    actor.name if actor else SYSTEM,
+                    self.clock.now(),
                 )
         self.routes.update(nb, owner)
         if state is State.QUEUED:

@@ -81,15 +81,23 @@ async def enqueue(
             "reclaim",
             f"reclaimed for a waiting '{nb.gpu_type}' request",
             SYSTEM,
+            now,
         )
         victims.append((victim.id, victim_owner, victim.name))
     return victims
 
 
 async def mark_stopping(
-    session: AsyncSession, nb: Notebook, owner: str, cause: str, reason: str, who: str
+    session: AsyncSession,
+    nb: Notebook,
+    owner: str,
+    cause: str,
+    reason: str,
+    who: str,
+    now: datetime,
 ) -> None:
-    """The part of a stop that happens in the caller's transaction: state, audit, record."""
+    """The part of a stop that happens in the caller's transaction: state, audit, record
+    (stamped `now`, the platform's clock, as the start it ends was)."""
     weight = 0.0
     if nb.devices and nb.gpu_type:
         gpu_type = await catalog.get_gpu_type(session, nb.gpu_type)
@@ -104,6 +112,7 @@ async def mark_stopping(
             cause=cause,
             reason=reason,
             gpus=weight,
+            stopped_at=now,
         )
     )
     audit.record(
