@@ -1,0 +1,126 @@
+"""The school's fleet on the real cluster: simulated GPU nodes (KWOK) beside the real one.
+
+`scripts/kube-cluster.sh fleet 20` makes twenty nodes shaped like the school's (A5000 x4,
+V100 x8, P4000 x1, an A100 and an H100 split by MIG in mixed strategy, time-sliced
+A5000s, arm64 Jetson boards), labelled as NVIDIA's GPU Feature Discovery labels them,
+advertising the device plugin's resources and tainted nvidia.com/gpu=present:NoSchedule;
+kwok (built from sigs.k8s.io/kwok, tools/kwok) keeps them Ready and plays their pods.
+The real kube-apiserver and kube-scheduler do the rest: what the GPUs page lists is
+read from those node objects, and where a notebook lands is the scheduler's decision
+(by the type's node selector); a type whose slices are all held waits in the
+controller's GPU queue, which knows the fleet's GPUs as they were when it started
+(nodes that join later are not seen until a restart: the fleet is made first).
+The fleet goes when this module is done (`fleet 0`), so the
+other modules' GPU pods run on the real node. tests/test_kube_fleet.py covers the same
+rules without a cluster. The cluster and controller are test_kube_cluster.py's.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+import pytest
+
+from . import test_kube_cluster as cluster
+from .test_kube_cluster import CPU, SCRIPT, wait_for
+
+pytestmark = cluster.pytestmark
+kube, admin, controller = cluster.kube, cluster.admin, cluster.controller
+
+FLEET = 20
+STUDENT = "kfleet"
+NAMESPACE = f"{cluster.USER_PREFIX}{STUDENT}"
+PRODUCT = "nvidia.com/gpu.product"
+
+
+@pytest.fixture(scope="module")
+def fleet(kube):
+    subprocess.run([SCRIPT, "fleet", str(FLEET)], check=True, timeout=600)
+    yield
+    subprocess.run([SCRIPT, "fleet", "0"], check=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def root(fleet, controller):
+    with controller.client("kadmin") as session:
+        yield session
+
+
+@pytest.fixture(scope="module")
+def student(controller):
+    controller.create_user(STUDENT)
+    with controller.client(STUDENT) as session:
+        yield session
+
+
+def products(root) -> dict[str, dict]:
+    return {p["product"]: p for p in root.ok("GET", "/api/gpus/fleet")["products"]}
+
+
+def save_proposal(root, product: dict, resource: str) -> str:
+    """Save the fleet's proposed GPU type for `resource` as is; its name."""
+    proposal = next(p for p in product["proposals"] if p["resource_name"] == resource)
+    fields = ("display_name", "resource_name", "share", "mig_profile", "models", "node_selector")
+    root.ok("PUT", f"/api/gpu-types/{proposal['name']}", json={k: proposal[k] for k in fields})
+    return proposal["name"]
+
+
+def node_of(admin, name: str) -> str:
+    pod = admin.get("v1", "Pod", f"{name}-0", NAMESPACE) or {}
+    return pod.get("spec", {}).get("nodeName") or ""
+
+
+def test_the_gpus_page_lists_the_fleets_products_counts_and_slices(fleet, kube, root):
+    found = products(root)
+    v100, p4000 = found["Tesla-V100-SXM2-32GB"], found["Quadro-P4000"]
+    assert (len(v100["nodes"]), v100["gpus"], v100["whole"]) == (3, 24, 24), v100
+    assert (len(p4000["nodes"]), p4000["gpus"], p4000["whole"]) == (6, 6, 6), p4000
+    a100, h100 = found["NVIDIA-A100-SXM4-80GB"], found["NVIDIA-H100-80GB-HBM3"]
+    assert a100["mig_strategy"] == h100["mig_strategy"] == "mixed"
+    assert a100["mig"] == {"1g.10gb": 7, "3g.40gb": 2} and a100["whole"] == 2, a100
+    assert h100["mig"] == {"1g.10gb": 14, "2g.20gb": 6} and h100["whole"] == 4, h100
+    shared = found["NVIDIA-RTX-A5000-SHARED"]
+    assert (shared["replicas"], shared["slices"], len(shared["nodes"])) == (4, 32, 2), shared
+    assert found["NVIDIA-Jetson-AGX-Orin"]["archs"] == ["arm64"]
+    # the real node (scripts/kube-cluster.sh labels it an A5000) is one of the A5000s
+    a5000 = found["NVIDIA-RTX-A5000"]
+    assert kube["CGU_KUBE_NODE"] in a5000["nodes"] and len(a5000["nodes"]) == 6, a5000
+
+
+def test_a_gpu_type_lands_on_its_product_and_a_full_one_waits_in_the_queue(
+    fleet, admin, root, student
+):
+    found = products(root)
+    v100 = save_proposal(root, found["Tesla-V100-SXM2-32GB"], "nvidia.com/gpu")
+    a100_half = save_proposal(root, found["NVIDIA-A100-SXM4-80GB"], "nvidia.com/mig-3g.40gb")
+    root.ok("PUT", f"/api/users/{STUDENT}/quota", json={"gpus": {v100: 1, a100_half: 3}})
+
+    def notebook(name: str, gpu_type: str) -> None:
+        body = {"name": name, "image": "localhost/cgu-kube/pause:1", "cpu": CPU}
+        body.update(memory="256Mi", gpu_type=gpu_type, gpus=1)
+        student.ok("POST", "/api/notebooks", 201, json=body)
+        student.ok("POST", f"/api/notebooks/{STUDENT}/{name}/start", 202)
+
+    notebook("volta", v100)
+    node = wait_for("the V100 notebook is scheduled", lambda: node_of(admin, "volta"))
+    assert node in found["Tesla-V100-SXM2-32GB"]["nodes"], node
+
+    # The fleet has two 3g.40gb MIG instances, both on the one A100 node: a third waits.
+    for name in ("half1", "half2"):
+        notebook(name, a100_half)
+        placed = wait_for(f"{name} is scheduled", lambda name=name: node_of(admin, name))
+        assert placed in found["NVIDIA-A100-SXM4-80GB"]["nodes"], placed
+    notebook("half3", a100_half)
+    # The controller's GPU pool (read from the nodes when it started) knows both are
+    # taken: the third waits in its queue, with its place, and no pod is made.
+    said = ""
+    deadline = time.monotonic() + 120
+    while "next in the queue" not in said:
+        assert time.monotonic() < deadline, f"half3 never said why it waits: {said!r}"
+        said = student.ok("GET", f"/api/notebooks/{STUDENT}/half3").get("message") or ""
+        time.sleep(1)
+    assert f"queue for a '{a100_half}' GPU" in said, said
+    assert student.ok("GET", f"/api/notebooks/{STUDENT}/half3")["state"] != "running"
+    assert node_of(admin, "half3") == ""
+    # what this made goes with the namespaces (test_kube_cluster's admin fixture)
