@@ -20,6 +20,7 @@ BENCHMARKS = [
     "desktop_bench.py",
     "vm_boot.py",
     "competition_bench.py",
+    "fleet_burst.py",
 ]
 
 if __name__ == "__main__":
