@@ -125,16 +125,18 @@ class ClusterlessKube(KubernetesBackend):
 
 class LoopbackNotebook:
     """A notebook server's stand-in on loopback: answers every GET with 200 `{"ok": true}`
-    (and `reply_headers`, for what the proxy passes back) and keeps the headers of each
-    request (`seen`, names lower-case), for what the proxy forwards. A context manager:
-    serving inside the block."""
+    (and `reply_headers`, for what the proxy passes back) and keeps the path and the
+    headers of each request (`paths`; `seen`, names lower-case), for what the proxy
+    forwards. A context manager: serving inside the block."""
 
     def __init__(self, reply_headers: Sequence[tuple[str, str]] = ()) -> None:
         seen: list[dict[str, list[str]]] = []
-        self.seen = seen
+        paths: list[str] = []
+        self.seen, self.paths = seen, paths
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
+                paths.append(self.path)
                 received: dict[str, list[str]] = {}
                 for key, value in self.headers.items():
                     received.setdefault(key.lower(), []).append(value)

@@ -9,9 +9,7 @@ path it was asked for), so what is tested is the proxy's routing and rewriting, 
 
 from __future__ import annotations
 
-import http.server
 import sys
-import threading
 
 import httpx
 import pytest
@@ -22,7 +20,7 @@ from cgu_lab.backends import kube_objects as objects
 from cgu_lab.backends.kube_settings import KubeSettings
 
 from .harness import notebook_host, set_cookies
-from .inprocess import ClusterlessKube, InProcess
+from .inprocess import ClusterlessKube, InProcess, LoopbackNotebook
 from .test_kube_objects import UPSTREAM, validate
 
 KUBEFLOW = KubeSettings.from_env(
@@ -30,42 +28,10 @@ KUBEFLOW = KubeSettings.from_env(
 )
 
 
-class PathRecorder:
-    """A notebook server's stand-in: 200 to every GET, keeping the path of each."""
-
-    def __init__(self) -> None:
-        paths: list[str] = []
-        self.paths = paths
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                paths.append(self.path)
-                body = b'{"ok": true}'
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self) -> PathRecorder:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def kubeflow_app(tmp_path):
     """A controller on the Kubernetes backend in Kubeflow mode; kiri's notebook 'lab' runs."""
-    with PathRecorder() as upstream:
+    with LoopbackNotebook() as upstream:
         backend = ClusterlessKube(KUBEFLOW, upstream.url)
         app = InProcess(tmp_path / "data", backend=lambda _settings: backend)
         app.start()
@@ -159,7 +125,7 @@ def test_the_servers_kubeflow_path_reaches_its_notebook_through_the_proxy(kubefl
 def test_default_paths_are_forwarded_unchanged(tmp_path):
     """Without notebook_paths "kubeflow" the server answers at the controller's path, which
     the proxy forwards as it came, and no second path leads to the notebook."""
-    with PathRecorder() as upstream:
+    with LoopbackNotebook() as upstream:
         kube = KubeSettings.from_env({"CGU_LAB_KUBE_NAMESPACE_NAMING": "kubeflow"})
         app = InProcess(tmp_path / "data", backend=lambda _s: ClusterlessKube(kube, upstream.url))
         app.start()
