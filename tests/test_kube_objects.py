@@ -523,7 +523,9 @@ def test_pytorch_job():
     validate(built)
     replicas = built["spec"]["pytorchReplicaSpecs"]
     assert (replicas["Master"]["replicas"], replicas["Worker"]["replicas"]) == (1, 3)
-    assert built["spec"]["runPolicy"] == {"cleanPodPolicy": "All"}
+    # A rank exiting non-zero is retried a bounded number of times, then the job fails.
+    assert built["spec"]["runPolicy"] == {"cleanPodPolicy": "All", "backoffLimit": 3}
+    assert {replica["restartPolicy"] for replica in replicas.values()} == {"OnFailure"}
     for replica in replicas.values():
         (container,) = replica["template"]["spec"]["containers"]
         assert container["name"] == "pytorch" and container["command"] == ["torchrun", "train.py"]

@@ -114,6 +114,10 @@ class KubeSettings(BaseSettings):
     # Seconds an idle tool pod (kube_pod_tool) waits for the next request on its volume
     # (the storage page's next chunk, folder or zip) before it is deleted.
     tool_pod_idle: float = Field(30.0, ge=0)
+    # Restarts of a training job's failing containers (all its ranks together) before the
+    # training operator marks the job Failed (its runPolicy.backoffLimit): a rank that
+    # exits non-zero is retried a few times, never forever.
+    training_backoff_limit: int = Field(3, ge=0, le=100)
     notebook_uid: int = 1000  # jovyan in Jupyter's images
     notebook_gid: int = 100
 

@@ -4,7 +4,9 @@ Like kube_objects: the object as the dict the API server receives, unit-tested
 and schema-validated without a cluster. The job runs in its owner's (or its
 group's) namespace, against that namespace's quota, as the notebook service
 account; its pods are not notebooks, so the namespace's NetworkPolicy leaves
-its workers free to reach one another.
+its workers free to reach one another. A failing rank is restarted at most
+`training_backoff_limit` times before the job is Failed (training jobs once
+restarted forever).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ def pytorch_job(ref: names.ObjectRef, job: TrainingSpec, settings: KubeSettings)
             pod["nodeSelector"] = dict(job.node_selector)
         if job.gpus:
             pod["tolerations"] = parts.gpu_tolerations()
+        # OnFailure: the kubelet restarts a rank in place, and the operator counts those
+        # restarts against runPolicy.backoffLimit (it counts only OnFailure and Always
+        # replicas), so a rank that keeps failing ends the job Failed.
         return {
             "replicas": count,
             "restartPolicy": "OnFailure",
@@ -65,7 +70,10 @@ def pytorch_job(ref: names.ObjectRef, job: TrainingSpec, settings: KubeSettings)
             annotations={names.OWNER: job.owner, "cgu-lab.io/job": job.name},
         ),
         "spec": {
-            "runPolicy": {"cleanPodPolicy": job.clean_pod_policy},
+            "runPolicy": {
+                "cleanPodPolicy": job.clean_pod_policy,
+                "backoffLimit": settings.training_backoff_limit,
+            },
             "pytorchReplicaSpecs": replicas,
         },
     }
