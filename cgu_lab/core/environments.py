@@ -297,7 +297,6 @@ def bridge_command(python: str, name: str, writer: str) -> str:
     )
 
 
-
 def node_arch(arch: str) -> str:
     """The `kubernetes.io/arch` a notebook of an environment of `arch` (any, amd64, arm64)
     must run on, "" for any node: a fleet mixing x86 servers and arm64 boards would
