@@ -35,6 +35,7 @@ from .notebooks.reader import NotebookReader
 from .notebooks.service import NotebookService
 from .progress import ProgressBroker
 from .proxy.origin_auth import OriginAuth
+from .publishing.service import Publishing
 from .quotas import service as quotas
 from .quotas.mirror import QuotaMirror
 from .school_login.service import SchoolLogin
@@ -80,6 +81,9 @@ class Platform:
         )
         self.shares = ShareService(self.db, self.notebooks, self.clock)
         self.help_queue = HelpQueue(self.db, self.shares, self.notebooks, self.clock)
+        self.publishing = Publishing(
+            self.db, self.shares, self.notebooks, settings.origins, self.clock
+        )
         self.assignments = AssignmentService(
             self.db, self.backend, self.notebooks, settings, self.clock
         )

@@ -24,6 +24,7 @@ from .monitoring import router as monitoring
 from .notebooks import culling_router as culling
 from .notebooks import router as notebooks
 from .notebooks import watch_router as watch
+from .publishing import router as publishing
 from .quotas import router as quotas
 from .school_login import router as school_login
 from .sharing import access_router as notebook_access
@@ -44,6 +45,7 @@ def router() -> APIRouter:
         notebooks,
         shares,
         notebook_access,
+        publishing,
         catalog,
         gpus,
         culling,

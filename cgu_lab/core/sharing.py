@@ -5,6 +5,9 @@ it, to a user or a group, optionally until a time. Access on a notebook is
 `owner`, `edit`, `read` or nothing; a caller's access is the strongest of
 their active whole-notebook grants, else the strongest of their file grants
 limited to those files (the "scope").
+
+A caller in the audience of a published demo (core/publishing.py) may also use
+that app (`apps`); with no share at all, that is their whole access: `visit`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from datetime import datetime, timedelta
 
 from .errors import Invalid
 
-RANK = {"read": 1, "edit": 2, "owner": 3}
+RANK = {"visit": 0, "read": 1, "edit": 2, "owner": 3}
 MAX_SHARE = timedelta(days=366)
 
 
@@ -35,11 +38,19 @@ class Access:
     scope: tuple[str, ...] = ()
     # When this answer stops being true by itself (the earliest expiry involved).
     valid_until: datetime | None = None
+    # Published apps (their path prefixes) this caller may use besides their share.
+    apps: tuple[str, ...] = ()
 
     def at_least(self, other: Access) -> bool:
         """True when this access still allows everything `other` allowed."""
         if RANK[self.level] < RANK[other.level]:
             return False
+        # Whole-notebook editors use every app; anyone else only the published ones.
+        every_app = self.level in ("owner", "edit") and not self.scope
+        if not every_app and not set(other.apps) <= set(self.apps):
+            return False
+        if other.level == "visit":
+            return True
         return not self.scope or (bool(other.scope) and set(other.scope) <= set(self.scope))
 
 
@@ -52,10 +63,12 @@ def check_access(access: str) -> str:
     return access
 
 
-def resolve(grants: Iterable[Grant], now: datetime) -> Access | None:
+def resolve(grants: Iterable[Grant], now: datetime, apps: Iterable[str] = ()) -> Access | None:
+    """The access `grants` give at `now`; `apps`: the published apps the caller may visit."""
+    apps = tuple(sorted(set(apps)))
     active = [g for g in grants if g.active(now)]
     if not active:
-        return None
+        return Access("visit", apps=apps) if apps else None
     whole = [g for g in active if not g.path]
     chosen = whole or active
     level = max((g.access for g in chosen), key=RANK.__getitem__)
@@ -63,7 +76,7 @@ def resolve(grants: Iterable[Grant], now: datetime) -> Access | None:
     scope = () if whole else tuple(sorted({g.path for g in chosen}))
     # Whole-notebook access ends when the last whole grant ends, but the answer
     # may change earlier (a stronger grant expiring): re-check at the earliest.
-    return Access(level, scope, min(expiries) if expiries else None)
+    return Access(level, scope, min(expiries) if expiries else None, apps)
 
 
 def expiry(minutes: float | None, now: datetime) -> datetime | None:

@@ -26,7 +26,10 @@ The rules:
   them; everything not listed is refused, so a route added by a new
   extension is closed to them until someone decides otherwise here;
 - trusting a notebook (making its HTML and scripts run in a viewer's
-  browser) is the owner's alone (`OWNER_ONLY`); see `contents.py`.
+  browser) is the owner's alone (`OWNER_ONLY`); see `contents.py`;
+- a published demo's visitor (`visit`, core/publishing.py) reaches only
+  jupyter-server-proxy's handler of the one app the proxy names, with any
+  method and websockets (the app's own requests), and nothing else.
 """
 
 from __future__ import annotations
@@ -93,6 +96,7 @@ LOOKUPS = frozenset({(SESSION_HANDLER, "PUT")})
 OWNER_ONLY = frozenset({"jupyter_server.services.contents.handlers.TrustNotebooksHandler"})
 
 READ_ONLY = "read_only"
+DEMO_ONLY = "demo_only"
 NOT_SHARED = "not_shared"
 OWNER = "owner_only"
 
@@ -148,8 +152,24 @@ def _in_scope(handler, scope: tuple[str, ...]) -> bool:
     return False
 
 
+def _visit_allowed(handler, user: PlatformUser) -> bool:
+    """Whether a published demo's visitor may make this request: only to jupyter-server-proxy
+    (the app), and only under the one app path the proxy named (as sent, so that no other
+    route's path reaches here). The proxy checked the same; this holds even if it erred."""
+    if not user.app or not route_name(handler).startswith(APP_PROXY_MODULE):
+        return False
+    base = handler.settings.get("base_url", "/")
+    path = handler.request.path
+    app = base + user.app
+    return ".." not in path.split("/") and (path.startswith(app) or path == app.rstrip("/"))
+
+
 def request_refusal(handler, user: PlatformUser) -> tuple[str, str] | None:
     """Why this request must be refused before its handler runs: (code, message), or None."""
+    if user.access == "visit":
+        if _visit_allowed(handler, user):
+            return None
+        return DEMO_ONLY, "you may use this notebook's published demo only"
     method = (handler.request.method or "").upper()
     writes = method not in SAFE_METHODS
     if writes and user.access != "owner" and route_name(handler) in OWNER_ONLY:

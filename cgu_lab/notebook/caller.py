@@ -20,6 +20,8 @@ class PlatformUser(User):
     access: str = "read"
     # Files a single-file share is limited to; empty for the whole notebook.
     scope: tuple[str, ...] = field(default_factory=tuple)
+    # A published demo's visitor (access "visit"): the one app path they may use.
+    app: str = ""
 
 
 # The caller of the request being handled, for code that is not given the

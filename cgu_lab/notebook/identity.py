@@ -56,7 +56,11 @@ ACCESS_HEADER = "X-Cgu-Access"
 SCOPE_HEADER = "X-Cgu-Scope"
 SECRET_HEADER = "X-Cgu-Proxy-Secret"  # noqa: S105 - a header name
 VIA_HEADER = "X-Cgu-Via"
+APP_HEADER = "X-Cgu-App"
 ACCESS_LEVELS = ("owner", "edit", "read")
+# Levels the proxy may vouch for; "visit" (a published demo's visitor) only through the
+# proxy, which names the app (`APP_HEADER`): an ingress's answer never carries one.
+PROXY_LEVELS = (*ACCESS_LEVELS, "visit")
 # Trusted-header mode: users whose access is remembered at most (names come from a header).
 GRANT_ENTRIES = 10_000
 UNAUTHENTICATED = (
@@ -196,12 +200,15 @@ class ProxyIdentityProvider(IdentityProvider):
             return None
         name = headers.get(USER_HEADER, "")
         access = headers.get(ACCESS_HEADER, "owner" if name == self.owner else "")
-        if not name or access not in ACCESS_LEVELS:
+        if not name or access not in PROXY_LEVELS:
             return None
         if headers.get(VIA_HEADER) == "token":
             # Authenticated by an API token, not a browser cookie: no XSRF to fear.
             handler._token_authenticated = True
-        return self._user(handler, name, access, parse_scope(headers.get(SCOPE_HEADER, "")))
+        user = self._user(handler, name, access, parse_scope(headers.get(SCOPE_HEADER, "")))
+        if access == "visit":
+            user.app = unquote(headers.get(APP_HEADER, ""))
+        return user
 
     async def _from_ingress(self, handler) -> PlatformUser | None:
         """Kubernetes: the ingress names the user; their access is asked of the controller."""

@@ -11,7 +11,8 @@ platform's credentials and of identity headers the client tried to send, and
 forwarded with the identity the proxy vouches for plus the notebook's secret.
 
 Read-only and single-file access is read-only here already: every request but
-GET/HEAD/OPTIONS is refused before the notebook sees it. State-changing
+GET/HEAD/OPTIONS is refused before the notebook sees it. A published demo's visitor
+reaches the published app's path only (`_demo_limit`), with any method. State-changing
 requests and websockets must come from the notebook's own origin.
 
 JupyterLab's calls to the controller (`cgu-lab/shares`, `resize`, ...) are
@@ -42,7 +43,7 @@ from starlette.routing import Match
 from yarl import URL
 
 from ...backends.upstream import Upstreams
-from ...core import collaboration
+from ...core import collaboration, publishing
 from ...core.identity_headers import names_a_user
 from ...core.lifecycle import State
 from ...core.origins import notebook_slug
@@ -325,8 +326,43 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
                 return
         await self._serve(scope, receive, send, route, caller, rest)
 
+    def _demo_limit(self, scope, caller: Caller, rest: str) -> Caller | None:
+        """The caller as the notebook sees them on this path, with a published demo's rule:
+        under a published app a visitor (or a read-only one) is a `visit` to that app
+        alone; elsewhere a visitor with no share is nobody (None). The path is checked as
+        decoded and as sent (`original`), so an encoded slash cannot pass as another."""
+        access = caller.access
+        if not access.apps or (access.level in ("owner", "edit") and not access.scope):
+            return caller
+        sent = original(scope)[len(PREFIX) :].split("/", 2)
+        sent_rest = "/" + sent[2] if len(sent) == 3 else ""
+        app = publishing.app_of(rest, access.apps)
+        if app is None or publishing.app_of(sent_rest, (app,)) is None:
+            return None if access.level == "visit" else caller
+        return Caller(caller.identity, Access("visit", apps=(app,)), caller.cookie, caller.renew)
+
+    async def _visited(self, route: Route, caller: Caller) -> None:
+        """Count a demo's visitor (once per person: the service remembers whom it counted)."""
+        if caller.access.level == "visit":
+            await self.platform.publishing.visited(
+                route.notebook_id, caller.access.apps[0], caller.identity.user_id
+            )
+
     async def _serve(self, scope, receive, send, route: Route, caller: Caller, rest: str) -> None:
-        """The shared tail: read-only rule, the lab's controller routes, then the notebook."""
+        """The shared tail: a demo's limit, read-only rule, the lab's controller routes, then
+        the notebook."""
+        limited = self._demo_limit(scope, caller, rest)
+        if limited is None:
+            await send_json(
+                send,
+                403,
+                "you may use this notebook's published demo only, not its files, kernels, "
+                "terminals or other apps",
+                "demo_only",
+            )
+            return
+        caller = limited
+        await self._visited(route, caller)
         access = caller.access
         writes = scope["method"] not in SAFE_METHODS and not collaboration.is_lookup(
             scope["method"], rest.split("?", 1)[0]
@@ -482,6 +518,8 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
             headers.append((self.ingress_header, identity.name))
         if access.scope:
             headers.append(("X-Cgu-Scope", quote(json.dumps(list(access.scope)))))
+        if access.level == "visit":  # the one published app this request is under
+            headers.append(("X-Cgu-App", quote(access.apps[0])))
         kept = "" if b"cookie" in listed else without_platform_cookies(header(scope, b"cookie"))
         if kept:
             headers.append(("Cookie", kept))

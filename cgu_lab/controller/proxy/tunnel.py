@@ -125,6 +125,8 @@ class WebsocketTunnels:
                     _, caller = await self._caller(scope, route)
             elif not origin and header(scope, b"authorization"):
                 _, caller = await self._caller(scope, route)  # a script with an API token
+        if caller is not None and parsed is not None:
+            caller = self._demo_limit(scope, caller, parsed[2])  # a demo's visitor: its app
         if (
             caller is None
             or route is None
@@ -155,6 +157,7 @@ class WebsocketTunnels:
             await send({"type": "websocket.close", "code": 1011})
             return
         await send({"type": "websocket.accept", "subprotocol": upstream.protocol})
+        await self._visited(route, caller)
         bearer = header(scope, b"authorization").partition(" ")[2].strip()
         tunnel = Tunnel(
             route.notebook_id,

@@ -53,6 +53,10 @@ async def user_access(
         return AccessOut(access="owner", scope=[], user=grantee.name)
     principal = await platform.auth.principal_of(grantee.id)
     access = await platform.shares.access(principal, route.notebook_id)
+    if access is not None and access.level == "visit":
+        # A demo's visitor: behind an ingress nothing limits them to the published app's
+        # path before the server, so they get nothing here (demos go through the proxy).
+        access = None
     return AccessOut(
         access=access.level if access else None,
         scope=list(access.scope) if access else [],

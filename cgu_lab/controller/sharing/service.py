@@ -1,7 +1,8 @@
 """Shares: who besides the owner may open a notebook, and how.
 
 The owner grants read or edit access to a user or a group, for the whole
-notebook or one file, optionally for a limited time. The proxy asks
+notebook or one file, optionally for a limited time; a published demo
+(controller/publishing/) adds its app for its audience. The proxy asks
 `access()` on every request; answers are cached for a few seconds and
 dropped at once when a share of that notebook changes, so a revocation takes
 effect immediately for new requests and within seconds for open websockets
@@ -25,6 +26,7 @@ from ...core.paths import relative_path
 from ...core.roles import Principal
 from ...store.db import LAST_KNOWN_SECONDS, Database, unavailable
 from ...store.models import Group, Membership, Notebook, Share, User
+from ...store.publishing_models import Publication
 from .. import audit
 from ..accounts.directory import contains_pattern, get_group, get_user
 from ..clock import Clock
@@ -58,7 +60,9 @@ class ShareService:
         """Call `listener(notebook_id)` whenever a notebook's shares change."""
         self._listeners.append(listener)
 
-    def _changed(self, notebook_id: int) -> None:
+    def changed(self, notebook_id: int) -> None:
+        """Forget answers about a notebook whose shares or publications changed, and tell
+        the listeners (the proxy re-checks its open websockets at once)."""
         for key in [k for k in self._cache if k[1] == notebook_id]:
             self._cache.pop(key, None)
         for listener in self._listeners:
@@ -85,6 +89,18 @@ class ShareService:
                     )
                 )
                 grants = [sharing.Grant(s.access, s.path, s.expires_at) for s in rows.all()]
+                apps = await session.scalars(
+                    select(Publication.prefix).where(
+                        Publication.notebook_id == notebook_id,
+                        or_(
+                            Publication.group_id.is_(None),
+                            Publication.group_id.in_(
+                                (principal.groups | principal.managed_groups) or {-1}
+                            ),
+                        ),
+                    )
+                )
+                published = apps.all()
         except SQLAlchemyError as error:
             # The database is locked or out of reach: the last answer, so a shared notebook
             # stays usable; never a share that has ended since (a revoke drops the entry).
@@ -94,7 +110,7 @@ class ShareService:
             if last is not None and last.valid_until is not None and last.valid_until <= now:
                 raise
             return last
-        access = sharing.resolve(grants, now)
+        access = sharing.resolve(grants, now, published)
         ttl = CACHE_SECONDS
         if access is not None and access.valid_until is not None:
             ttl = max(0.0, min(ttl, (access.valid_until - now).total_seconds()))
@@ -212,7 +228,7 @@ class ShareService:
                         f"{kind} '{grantee}' was being given access at the same moment; "
                         "look at the notebook's shares and try again"
                     ) from None
-        self._changed(nb.id)
+        self.changed(nb.id)
         return result
 
     async def _grant(
@@ -310,7 +326,7 @@ class ShareService:
                 share=share_id,
                 by_grantee=mine and nb.owner_id != actor.id,
             )
-        self._changed(nb.id)
+        self.changed(nb.id)
 
     async def shared_with(self, actor: Principal) -> list[dict]:
         now = self.clock.now()

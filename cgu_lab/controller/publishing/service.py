@@ -1,0 +1,224 @@
+"""Published demos: a notebook's owner lets a course (or every logged-in user) use one of
+its web apps, and nothing else of the notebook.
+
+A persistent notebook keeps a teacher's demo running; publishing its app is what lets
+students use it. The publication is the rule the sharing service's `access` reads (a
+caller in the audience gets the app's path, `core/sharing.Access.apps`) and the proxy
+applies (`proxy/forward.py`, `_demo_limit`). Every change drops the sharing service's
+cached answers for the notebook and re-checks its open websockets, so unpublishing ends
+a visitor's access at once. Visitors are counted once per person (`DemoVisit`).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ...core import publishing
+from ...core.errors import Forbidden, Invalid, NotFound
+from ...core.roles import MANAGER_ROLES, Principal, can_manage_group
+from ...store.db import Database
+from ...store.models import Group, Membership, Notebook, User
+from ...store.publishing_models import DemoVisit, Publication
+from .. import audit
+from ..accounts.directory import get_group
+from ..clock import Clock
+
+MAX_PER_NOTEBOOK = 10
+# (publication, user) pairs already counted: a bound, not a working size.
+COUNTED_ENTRIES = 100_000
+
+
+class Publishing:
+    def __init__(self, db: Database, shares, notebooks, plan, clock: Clock) -> None:
+        """`shares`: the ShareService whose answers a change of a publication invalidates;
+        `plan`: the origins, for a demo's address on its notebook's own origin."""
+        self.db = db
+        self.shares = shares
+        self.notebooks = notebooks
+        self.plan = plan
+        self.clock = clock
+        self._counted: set[tuple[int, str, int]] = set()
+
+    # -- reading -------------------------------------------------------------------
+
+    async def _describe(self, session: AsyncSession, row: Publication) -> dict:
+        nb = await session.get(Notebook, row.notebook_id)
+        owner = await session.get(User, nb.owner_id)
+        group = await session.get(Group, row.group_id) if row.group_id is not None else None
+        visitors = await session.scalar(
+            select(func.count()).select_from(DemoVisit).where(DemoVisit.publication_id == row.id)
+        )
+        return {
+            "id": row.id,
+            "owner": owner.name,
+            "owner_display_name": owner.display_name or owner.name,
+            "notebook": nb.name,
+            "app": row.prefix,
+            "title": row.title or row.prefix,
+            "course": group.name if group else None,
+            "state": nb.state,
+            "url": self.plan.notebook_url(owner.name, nb.name, row.prefix),
+            "visitors": visitors or 0,
+            "created_by": row.created_by,
+            "created_at": row.created_at,
+        }
+
+    async def _owned(
+        self, session: AsyncSession, actor: Principal, owner: str, name: str
+    ) -> Notebook:
+        nb, _ = await self.notebooks.load(session, owner, name)
+        if nb.owner_id != actor.id and not actor.is_admin:
+            raise NotFound(f"{owner} has no notebook '{name}' that you may publish")
+        return nb
+
+    async def list_for(self, actor: Principal, owner: str, name: str) -> list[dict]:
+        """A notebook's published apps (its owner, or an admin)."""
+        async with self.db.session() as session:
+            nb = await self._owned(session, actor, owner, name)
+            rows = await session.scalars(
+                select(Publication).where(Publication.notebook_id == nb.id).order_by(Publication.id)
+            )
+            return [await self._describe(session, row) for row in rows.all()]
+
+    async def course_demos(self, actor: Principal, group: str) -> list[dict]:
+        """The demos published to a course, for its members and managers (and admins)."""
+        async with self.db.session() as session:
+            found = await get_group(session, group)
+            member = await session.get(Membership, (found.id, actor.id))
+            if member is None and not can_manage_group(actor, found.id):
+                raise NotFound(f"there is no course '{group}' of yours")
+            rows = await session.scalars(
+                select(Publication)
+                .where(Publication.group_id == found.id)
+                .order_by(Publication.created_at, Publication.id)
+            )
+            return [await self._describe(session, row) for row in rows.all()]
+
+    # -- publishing ----------------------------------------------------------------
+
+    async def publish(
+        self,
+        actor: Principal,
+        owner: str,
+        name: str,
+        app: str,
+        course: str | None,
+        title: str = "",
+    ) -> tuple[dict, bool]:
+        """Publish a notebook's app to a course its owner manages (or to everyone logged in);
+        publishing the same app again changes its audience and title. (row, created)."""
+        prefix = publishing.check_prefix(app)
+        title = title.strip()
+        if len(title) > publishing.MAX_TITLE:
+            raise Invalid(f"a demo's title may have at most {publishing.MAX_TITLE} characters")
+        if actor.role not in MANAGER_ROLES:
+            raise Forbidden("only teachers, TAs and administrators may publish a demo")
+        try:
+            async with self.db.session() as session:
+                nb = await self._owned(session, actor, owner, name)
+                group_id = None
+                if course is not None:
+                    group = await get_group(session, course)
+                    if not can_manage_group(actor, group.id):
+                        raise Forbidden(
+                            f"you may publish only to courses you teach, not '{course}'"
+                        )
+                    group_id = group.id
+                row = await session.scalar(
+                    select(Publication)
+                    .where(Publication.notebook_id == nb.id, Publication.prefix == prefix)
+                    .with_for_update()
+                )
+                created = row is None
+                if created:
+                    count = await session.scalar(
+                        select(func.count())
+                        .select_from(Publication)
+                        .where(Publication.notebook_id == nb.id)
+                    )
+                    if count >= MAX_PER_NOTEBOOK:
+                        raise Invalid(
+                            f"a notebook may publish at most {MAX_PER_NOTEBOOK} apps; "
+                            "unpublish one first"
+                        )
+                    row = Publication(notebook_id=nb.id, prefix=prefix, created_by=actor.name)
+                    session.add(row)
+                row.group_id = group_id
+                row.title = title
+                row.created_by = actor.name
+                row.created_at = self.clock.now()
+                await session.flush()
+                audit.record(
+                    session,
+                    actor.name,
+                    "demo.published" if created else "demo.changed",
+                    f"notebook:{owner}/{name}",
+                    app=prefix,
+                    course=course,
+                )
+                described = await self._describe(session, row)
+        except IntegrityError:
+            raise Invalid(
+                f"'{prefix}' was being published at the same moment; look at the notebook's "
+                "demos and try again"
+            ) from None
+        self.shares.changed(nb.id)
+        return described, created
+
+    async def unpublish(self, actor: Principal, owner: str, name: str, publication: int) -> None:
+        """End a demo: its visitors lose the app at once (open websockets too)."""
+        async with self.db.session() as session:
+            nb = await self._owned(session, actor, owner, name)
+            row = await session.get(Publication, publication)
+            if row is None or row.notebook_id != nb.id:
+                raise NotFound(f"notebook '{name}' has no published demo {publication}")
+            await session.delete(row)
+            audit.record(
+                session,
+                actor.name,
+                "demo.unpublished",
+                f"notebook:{owner}/{name}",
+                app=row.prefix,
+            )
+        self._counted = {key for key in self._counted if key[0] != nb.id}
+        self.shares.changed(nb.id)
+
+    # -- visits ----------------------------------------------------------------------
+
+    async def visited(self, notebook_id: int, prefix: str, user_id: int) -> None:
+        """Count `user_id` among the visitors of a notebook's published app (the proxy calls
+        this on each visit; the row is written once per person, remembered after that)."""
+        key = (notebook_id, prefix, user_id)
+        if key in self._counted:
+            return
+        try:
+            async with self.db.session() as session:
+                row = await session.scalar(
+                    select(Publication).where(
+                        Publication.notebook_id == notebook_id, Publication.prefix == prefix
+                    )
+                )
+                if row is None:
+                    return
+                if await session.get(DemoVisit, (row.id, user_id)) is None:
+                    session.add(
+                        DemoVisit(publication_id=row.id, user_id=user_id, first_at=self.clock.now())
+                    )
+        except IntegrityError:
+            pass  # the same person's other tab counted them at the same moment
+        if len(self._counted) >= COUNTED_ENTRIES:
+            self._counted.clear()
+        self._counted.add(key)
+
+    async def visible_to(self, actor: Principal) -> list[dict]:
+        """Demos this user may visit: their courses' and those for everyone logged in."""
+        groups = (actor.groups | actor.managed_groups) or {-1}
+        async with self.db.session() as session:
+            rows = await session.scalars(
+                select(Publication)
+                .where(or_(Publication.group_id.is_(None), Publication.group_id.in_(groups)))
+                .order_by(Publication.created_at, Publication.id)
+            )
+            return [await self._describe(session, row) for row in rows.all()]
