@@ -120,3 +120,27 @@ def test_a_master_and_a_worker_run_to_succeeded_with_both_logs(kube, admin, stud
     student.ok("DELETE", f"/api/training/{STUDENT}/sum")
     gone = student.get(f"/api/training/{STUDENT}/sum")
     assert gone.status_code == 404, gone.text
+
+
+def test_a_job_whose_rank_keeps_failing_ends_failed_after_its_backoff_limit(kube, student):
+    """A rank exiting non-zero is restarted by the kubelet (restartPolicy OnFailure) and
+    the operator counts those restarts against runPolicy.backoffLimit (3 by default):
+    the job reaches Failed instead of crash-looping forever, and the API says so."""
+    body = {
+        "name": "crash",
+        "image": kube["CGU_NOTEBOOK_IMAGE"],
+        "command": ["python3", "-c", "print('rank failing', flush=True); raise SystemExit(3)"],
+        "cpu": str(cluster.CPU),
+        "memory": "256Mi",
+    }
+    student.ok("POST", "/api/training", 201, json=body)
+    # the kubelet's restart back-off (10 s, 20 s, 40 s) is most of the wait
+    done = wait_phase(student, "crash", {"Succeeded", "Failed"}, seconds=400)
+    assert done["phase"] == "Failed", done
+    assert "backoff limit" in done["message"], done["message"]
+    # ended means ended: the job stays Failed, not Restarting again
+    time.sleep(5)
+    again = student.ok("GET", f"/api/training/{STUDENT}/crash")
+    assert again["phase"] == "Failed", again
+
+    student.ok("DELETE", f"/api/training/{STUDENT}/crash")
