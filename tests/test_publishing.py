@@ -109,6 +109,11 @@ def test_a_course_uses_the_published_app_and_nothing_else(controller, site, teac
     assert "teacher--site" in demo["url"]  # the notebook's own origin
     listed = alice.ok("GET", "/api/groups/demo101/demos")
     assert [d["id"] for d in listed] == [demo["id"]]
+    # The course page lists them for its members (course_demos.js fills the table).
+    course_page = alice.get("/courses/demo101")
+    assert course_page.status_code == 200 and 'id="course-demos"' in course_page.text
+    assert alice.get("/static/js/course_demos.js").status_code == 200
+    assert [d["app"] for d in alice.ok("GET", "/api/me/demos")] == [demo["app"]]
 
     page = alice.get(f"{SITE}/proxy/{site['page']}/")
     assert page.status_code == 200 and "teacher demo page" in page.text

@@ -1,7 +1,7 @@
 // @ts-check
 // The course page: a course's managers run it in tabs (course_members.js,
 // course_staff.js, course_work.js, course_live.js, course_help.js, class_sessions.js); its students get a
-// read-only view (course_student.js).
+// read-only view (course_student.js). Both see the course's published demos (course_demos.js).
 import { showStatus } from './common.js';
 
 const root = /** @type {HTMLElement} */ (document.getElementById('course-page'));
@@ -53,6 +53,7 @@ function setupTabs(onShow) {
 }
 
 try {
+  (await import('./course_demos.js')).init(ctx);
   if (root.dataset.manage === 'yes') {
     const [members, staff, newTa, work, live, help, sessions] = await Promise.all([
       import('./course_members.js'),
