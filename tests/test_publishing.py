@@ -183,6 +183,27 @@ def test_another_course_is_refused_and_unpublishing_ends_access_at_once(
     assert bob.get(f"{SITE}/proxy/{site['page']}/").status_code == 404
 
 
+def test_a_read_only_share_and_a_demo_together(controller, site, teacher, alice):
+    """A live view (a read-only share) of the demo's notebook: its files to read, and the
+    app to use; the read-only rule still holds outside the app."""
+    demo = publish(teacher, site["page"])
+    share = teacher.ok(
+        "POST",
+        "/api/notebooks/teacher/site/shares",
+        201,
+        json={"grantee": "alice", "access": "read"},
+    )
+    assert alice.get(f"{SITE}/proxy/{site['page']}/").status_code == 200
+    assert alice.get(f"{SITE}/api/contents/site/index.html").status_code == 200
+    xsrf = {"X-XSRFToken": "x", "Cookie": "_xsrf=x"}
+    kernel = alice.post(f"{SITE}/api/kernels", json={"name": "python3"}, headers=xsrf)
+    assert kernel.status_code == 403 and kernel.json()["code"] == "read_only"
+    other = alice.get(f"{SITE}/proxy/{site['other']}/")
+    assert other.status_code == 403 and "not published" not in other.text
+    teacher.ok("DELETE", f"/api/notebooks/teacher/site/shares/{share['id']}")
+    teacher.ok("DELETE", f"/api/notebooks/teacher/site/demos/{demo['id']}")
+
+
 def test_who_may_publish_and_bad_input(controller, site, teacher, alice, bob):
     body = {"app": f"proxy/{site['page']}/", "course": "demo101"}
     # A student publishes nobody's notebook, their own neither (demos are the staff's).
