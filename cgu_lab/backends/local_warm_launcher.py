@@ -34,6 +34,7 @@ import importlib
 import json
 import os
 import random
+import runpy
 import select
 import site
 import socket
@@ -195,9 +196,11 @@ def serve(reply: socket.socket, go: int, log: int) -> None:  # pragma: no cover 
         user_site(plan["env"].get("HOME", ""))
         random.seed()  # not the launcher's state, shared by every child
         sys.argv = list(plan["argv"])
-        from jupyterlab.labapp import LabApp
-
-        LabApp.launch_instance()
+        # The `jupyter-lab` script itself, as exec would run it: an environment the
+        # platform built has a wrapper there that sets JupyterLab's and the server
+        # extensions' paths first (local_environments.WRAPPER); without it, only
+        # JupyterLab's own extension loads. Its imports are the launcher's, done already.
+        runpy.run_path(plan["argv"][0], run_name="__main__")
         code = 0
     except SystemExit as ended:
         code = ended.code if isinstance(ended.code, int) else (0 if ended.code is None else 1)
