@@ -8,8 +8,9 @@ kwok (built from sigs.k8s.io/kwok, tools/kwok) keeps them Ready and plays their 
 The real kube-apiserver and kube-scheduler do the rest: what the GPUs page lists is
 read from those node objects, and where a notebook lands is the scheduler's decision
 (by the type's node selector); a type whose slices are all held waits in the
-controller's GPU queue, which knows the fleet's GPUs as they were when it started
-(nodes that join later are not seen until a restart: the fleet is made first).
+controller's GPU queue. The controller watches Node objects: a GPU node that joins
+after it started is offered at once, and a notebook whose node is deleted, or
+drained, is stopped with that reason within seconds.
 The fleet goes when this module is done (`fleet 0`), so the
 other modules' GPU pods run on the real node. tests/test_kube_fleet.py covers the same
 rules without a cluster. The cluster and controller are test_kube_cluster.py's.
@@ -124,3 +125,133 @@ def test_a_gpu_type_lands_on_its_product_and_a_full_one_waits_in_the_queue(
     assert student.ok("GET", f"/api/notebooks/{STUDENT}/half3")["state"] != "running"
     assert node_of(admin, "half3") == ""
     # what this made goes with the namespaces (test_kube_cluster's admin fixture)
+
+
+# -- nodes that join, drain or leave while the controller runs ------------------------
+
+# One student per test: a pod bound to a deleted node lingers (Terminating) until the pod
+# garbage collector removes it, counted meanwhile by its namespace's GPU quota.
+LATE_STUDENT, DRAIN_STUDENT = "knodes", "kdrain"
+LATE_PRODUCT = "NVIDIA-L4"
+TAINT = "NoSchedule"
+
+
+@pytest.fixture(scope="module")
+def late_student(controller):
+    controller.create_user(LATE_STUDENT)
+    with controller.client(LATE_STUDENT) as session:
+        yield session
+
+
+@pytest.fixture(scope="module")
+def drain_student(controller):
+    controller.create_user(DRAIN_STUDENT)
+    with controller.client(DRAIN_STUDENT) as session:
+        yield session
+
+
+def add_node(kube, admin, suffix: str) -> str:
+    """A KWOK node with two L4s (a product the fleet does not have), as the fleet's are
+    made (kwok keeps it Ready and runs its pods); its name."""
+    name = f"{kube['CGU_KUBE_NODE']}-gpu-{suffix}"
+    resources = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "2"}
+    labels = {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "type": "kwok",
+        "cgu-kube/fleet": kube["CGU_KUBE_NODE"].rsplit("-", 1)[-1],  # `fleet 0` removes it
+        "nvidia.com/gpu.present": "true",
+        PRODUCT: LATE_PRODUCT,
+        "nvidia.com/gpu.memory": "23034",
+        "nvidia.com/gpu.count": "2",
+        "nvidia.com/mig.strategy": "none",
+    }
+    admin.resource("v1", "Node").create(
+        body={
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": name,
+                "labels": labels,
+                "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+            },
+            "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": TAINT}]},
+            "status": {"capacity": resources, "allocatable": resources},
+        }
+    )
+    return name
+
+
+def late_pod_node(admin, user: str, name: str) -> str:
+    pod = admin.get("v1", "Pod", f"{name}-0", f"{cluster.USER_PREFIX}{user}") or {}
+    return pod.get("spec", {}).get("nodeName") or ""
+
+
+def run_on_late_node(admin, root, session, user: str, name: str, node: str) -> str:
+    """`user`'s notebook of the L4 type, started and running on `node`; the type's name."""
+    found = wait_for("the new node's GPUs are listed", lambda: products(root).get(LATE_PRODUCT))
+    assert found["nodes"] == [node], found
+    gpu_type = save_proposal(root, found, "nvidia.com/gpu")
+    root.ok("PUT", f"/api/users/{user}/quota", json={"gpus": {gpu_type: 1}})
+    body = {"name": name, "image": "localhost/cgu-kube/pause:1", "cpu": CPU}
+    body.update(memory="256Mi", gpu_type=gpu_type, gpus=1)
+    session.ok("POST", "/api/notebooks", 201, json=body)
+    session.ok("POST", f"/api/notebooks/{user}/{name}/start", 202)
+
+    def running() -> bool:
+        nb = session.ok("GET", f"/api/notebooks/{user}/{name}")
+        assert nb["state"] in {"starting", "running", "queued"}, nb
+        return nb["state"] == "running"
+
+    wait_for(f"{name} runs", running, timeout=180)
+    assert late_pod_node(admin, user, name) == node
+    return gpu_type
+
+
+def stopped_because(session, user: str, name: str, reason: str) -> dict:
+    def check():
+        nb = session.ok("GET", f"/api/notebooks/{user}/{name}")
+        return nb if nb["state"] != "running" and reason in (nb.get("message") or "") else None
+
+    return wait_for(f"{name} is marked '{reason}'", check, timeout=60)
+
+
+def test_a_node_added_later_is_usable_and_its_removal_marks_its_notebook(
+    fleet, kube, admin, root, late_student
+):
+    """Before the Node watch, a GPU node that joined after the controller started was
+    refused ("this platform has no GPU of type ..."), and a deleted one went unnoticed
+    until the pod garbage collector removed its pods."""
+    node = add_node(kube, admin, "late")
+    try:
+        run_on_late_node(admin, root, late_student, LATE_STUDENT, "joined", node)
+        admin.resource("v1", "Node").delete(name=node)
+        nb = stopped_because(late_student, LATE_STUDENT, "joined", f"its node {node} was removed")
+        assert nb["state"] in {"stopped", "stopping"}, nb
+        # the GPUs page no longer lists the node's product
+        wait_for("the L4 leaves the GPUs page", lambda: LATE_PRODUCT not in products(root))
+    finally:
+        if admin.get("v1", "Node", node):
+            admin.resource("v1", "Node").delete(name=node)
+    late_student.ok("DELETE", f"/api/notebooks/{LATE_STUDENT}/joined")
+
+
+def test_a_drained_nodes_notebook_is_marked_with_the_drain(fleet, kube, admin, root, drain_student):
+    """A drain cordons the node, then evicts its pods: the notebook's server is gone,
+    and its owner is told it was the node's drain, not a crash."""
+    node = add_node(kube, admin, "drained")
+    try:
+        run_on_late_node(admin, root, drain_student, DRAIN_STUDENT, "drained", node)
+        admin.resource("v1", "Node").patch(
+            name=node,
+            body={"spec": {"unschedulable": True}},
+            content_type="application/merge-patch+json",
+        )
+        namespace = f"{cluster.USER_PREFIX}{DRAIN_STUDENT}"
+        admin.resource("v1", "Pod").delete(name="drained-0", namespace=namespace)
+        reason = f"its node {node} is being drained"
+        stopped_because(drain_student, DRAIN_STUDENT, "drained", reason)
+    finally:
+        admin.resource("v1", "Node").delete(name=node)
+    drain_student.ok("DELETE", f"/api/notebooks/{DRAIN_STUDENT}/drained")

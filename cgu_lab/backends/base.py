@@ -190,6 +190,12 @@ class Backend(abc.ABC):
         """The GPU devices notebooks can be given; none by default."""
         return []
 
+    def follow_inventory(self, changed: Callable[[list[Device]], None]) -> None:
+        """Have `changed` called with the devices whenever they change while the backend
+        runs (a cluster's nodes joining, draining or leaving). A machine's GPUs change
+        only with a restart, so by default it is never called."""
+        return None
+
     async def fleet(self) -> list[Product]:
         """The cluster's GPU products, counts and slices read from its nodes (core.gpu_fleet),
         for the GPUs page's "make a GPU type of this"; only a cluster has nodes to read."""

@@ -106,7 +106,7 @@ MANAGED = "managed"  # ClusterRole cgu-lab-namespace-manager, bound per managed 
 PERMISSIONS: dict[str, dict[tuple[str, str], frozenset[str]]] = {
     CLUSTER: {
         ("Namespace", ""): frozenset({"get", "create"}),
-        ("Node", ""): frozenset({"list"}),
+        ("Node", ""): frozenset({"list", "watch"}),  # the GPU inventory, nodes lost
         ("Pod", ""): frozenset({"list", "watch"}),
         ("Event", ""): frozenset({"list", "watch"}),
         ("Notebook", ""): frozenset({"list", "watch"}),

@@ -1,6 +1,6 @@
 """An in-memory copy of the objects the backend follows, kept current by watches.
 
-Each source (pods, events, Notebooks, VirtualMachines) is listed once and then
+Each source (pods, events, Notebooks, VirtualMachines, Nodes) is listed once and then
 watched from the list's resourceVersion, in a task of its own on the event
 loop (the client is asyncio's, so a watch costs a connection, not a thread,
 and stopping is cancelling). Every event advances the resourceVersion
@@ -40,6 +40,9 @@ class Source:
     list: Callable[[], Awaitable[tuple[list[Obj], str]]]
     watch: Callable[[str, int], AsyncIterator[Obj]]
     keep: Callable[[Obj], bool] = field(default=lambda obj: True)
+    # Told after each change of this source (a relist included), on the event loop: what
+    # must follow it at once rather than when next read (the GPU pool follows Nodes).
+    changed: Callable[[], None] | None = None
 
 
 @dataclass
@@ -144,7 +147,7 @@ class WatchCache:
         self._objects[source.name] = fresh
         self._errors.pop(source.name, None)
         self._synced[source.name].set()
-        self._notify()
+        self._notify(source)
 
     def _apply(self, source: Source, event: Obj) -> str:
         """Apply one watch event; return the resourceVersion it brings."""
@@ -160,13 +163,18 @@ class WatchCache:
             objects.pop(key, None)
         else:
             objects[key] = _Entry(obj, time.monotonic())
-        self._notify()
+        self._notify(source)
         return version
 
-    def _notify(self) -> None:
+    def _notify(self, source: Source) -> None:
         self.version += 1
         self._changed.set()
         self._changed = asyncio.Event()
+        if source.changed is not None:
+            try:
+                source.changed()
+            except Exception:  # a follower's bug must not end the watch
+                log.exception("following a change of %s failed", source.name)
 
     # -- reading ------------------------------------------------------------------------
 

@@ -104,6 +104,12 @@ class Workload:
         """Why the server a start made (`server`) is gone; "" while it runs."""
         return ""
 
+    def node(self, ref: names.ObjectRef) -> str:
+        """The node the server's pod was placed on ("" before it is): a start records it,
+        so that a node removed or drained later is the reason its notebook is gone."""
+        pod = self._pod(ref)
+        return (pod or {}).get("spec", {}).get("nodeName", "") or ""
+
 
 class Jupyter(Workload):
     name = "jupyter"

@@ -38,7 +38,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -111,6 +111,8 @@ class KubernetesBackend(Backend):
         # the storage page's file access
         self.storage = KubeStorage(cluster, kube, naming, self._namespaces, self._tools)
         self._starting: dict[names.ObjectRef, float] = {}  # ref -> when its start began
+        self._inventory_followers: list[Callable[[list[Device]], None]] = []
+        self._devices: list[Device] | None = None  # from the Node watch, once it listed
 
     # -- lifecycle of the backend itself ---------------------------------------------
 
@@ -165,7 +167,21 @@ class KubernetesBackend(Backend):
             watch=lambda version, timeout: api.watch("Event", version, timeout),
             keep=event_matters,
         )
-        return [labelled("Pod"), events, labelled("Notebook"), labelled("VirtualMachine")]
+        # Every node, cluster-wide: the GPU inventory follows nodes that join, change or
+        # leave, and a notebook whose node left or is drained is told why it is gone.
+        nodes = Source(
+            "Node",
+            list=lambda: api.list("Node"),
+            watch=lambda version, timeout: api.watch("Node", version, timeout),
+            changed=self._nodes_changed,
+        )
+        return [
+            labelled("Pod"),
+            events,
+            labelled("Notebook"),
+            labelled("VirtualMachine"),
+            nodes,
+        ]
 
     @property
     def _api(self) -> KubeApi:
@@ -205,14 +221,41 @@ class KubernetesBackend(Backend):
         it to their identity provider), so the proxy sets exactly that one."""
         return self.kube.ingress_header.strip().lower()
 
-    async def inventory(self) -> list[Device]:
+    async def _nodes(self) -> list[Obj]:
+        """The cluster's nodes: the watch's copy, or a list where it cannot watch them."""
+        if self._nodes_followed():
+            return self._cache.objects("Node")
         nodes, _ = await self._api.list("Node")
-        return gpu_devices(nodes)
+        return nodes
+
+    def _nodes_followed(self) -> bool:
+        cache = self.cluster.watch
+        return cache is not None and self._devices is not None and not cache.error("Node")
+
+    async def inventory(self) -> list[Device]:
+        return gpu_devices(await self._nodes())
 
     async def fleet(self) -> list[Product]:
         """The GPU products of the cluster's nodes (core.gpu_fleet reads them)."""
-        nodes, _ = await self._api.list("Node")
-        return gpu_fleet.inventory(node_gpus(nodes))
+        return gpu_fleet.inventory(node_gpus(await self._nodes()))
+
+    def follow_inventory(self, changed: Callable[[list[Device]], None]) -> None:
+        """`changed` gets the devices each time a node joining, changing (cordoned,
+        relabelled, its device plugin's count) or leaving changes them."""
+        self._inventory_followers.append(changed)
+
+    def _nodes_changed(self) -> None:
+        # Node heartbeats change status every few seconds on a large fleet; only a change
+        # of the devices themselves is passed on.
+        devices = gpu_devices(self._cache.objects("Node"))
+        if devices == self._devices:
+            return
+        first, self._devices = self._devices is None, devices
+        if first:
+            return  # the listing at open: the controller's refresh reads it
+        log.info("the cluster's GPUs changed: %d devices on its nodes", len(devices))
+        for follower in self._inventory_followers:
+            follower(devices)
 
     async def pod_defaults(self, owner: str) -> list[dict[str, Any]]:
         """The PodDefaults of the owner's namespace as Kubeflow's web app offers them:
@@ -284,6 +327,9 @@ class KubernetesBackend(Backend):
         server = workload.server(ref)
         if server:
             started["server"] = server
+        node = workload.node(ref)
+        if node:
+            started["node"] = node
         return started
 
     async def _wait_ready(
@@ -350,7 +396,7 @@ class KubernetesBackend(Backend):
         back) is not waited for: what is left, a replacement pod, ends by itself, and the
         page must say "stopped" now, not once that pod has finished terminating."""
         workload, ref = self._workload(spec, state), self._ref(spec, state)
-        gone_already = ref not in self._starting and workload.down(ref, state.get("server", ""))
+        gone_already = ref not in self._starting and self._lost(workload, ref, state)
         await self._halt(workload, ref)
         if gone_already:
             return
@@ -379,11 +425,27 @@ class KubernetesBackend(Backend):
         if ref not in self._starting:
             # A server that died is dead even while its StatefulSet makes a new pod: the
             # controller must not show it running (it stops it and says why).
-            down = workload.down(ref, state.get("server", ""))
+            down = self._lost(workload, ref, state)
             if down:
                 return Observation(alive=False, detail=down)
         view = workload.progress(ref, 0.0)
         return Observation(alive=True, ready=view.ready, detail="" if view.ready else view.message)
+
+    def _lost(self, workload: Workload, ref: names.ObjectRef, state: Mapping[str, Any]) -> str:
+        """Why the server a start made is gone ("" while it runs), its node's fate first:
+        a node deleted takes its pods with it only after the pod garbage collector's
+        grace, and a drain evicts them, so the pod alone would say it later, or only
+        that it "was replaced", where the owner needs to hear what happened to the node."""
+        down = workload.down(ref, state.get("server", ""))
+        node = state.get("node") or workload.node(ref)
+        if not node or not self._nodes_followed():
+            return down
+        found = self._cache.get("Node", "", node)
+        if found is None:
+            return f"its node {node} was removed"
+        if down and found.get("spec", {}).get("unschedulable"):
+            return f"its node {node} is being drained ({down})"
+        return down
 
     def endpoint(self, state: Mapping[str, Any]) -> str:
         return state["url"]

@@ -29,6 +29,12 @@ class GpuPool:
         self.backend = backend
         self.found: list[Device] = []
         self.declared: list[Device] = []
+        # A cluster's GPUs change while the controller runs: a node added later is
+        # offered at once, one cordoned or deleted no longer is.
+        backend.follow_inventory(self._found_changed)
+
+    def _found_changed(self, devices: list[Device]) -> None:
+        self.found = list(devices)
 
     @property
     def is_local(self) -> bool:
