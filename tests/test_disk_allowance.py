@@ -199,7 +199,9 @@ def test_an_upload_past_the_allowance_is_refused_with_the_limit_and_the_use(note
     body = refused.json()
     assert body["code"] == "over_allowance"
     assert (body["limit"], body["needed"]) == (5 * MIB, 6 * MIB)
-    assert body["used"] == room["used"]
+    # The home's use, read again: the server itself may have written a file meanwhile (its
+    # file-ID database, a runtime file), so it is at least the earlier reading.
+    assert room["used"] <= body["used"] < MIB, (room, body)
     assert "your disk allowance is 5 MiB" in body["message"], body
 
 
