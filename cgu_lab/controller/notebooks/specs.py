@@ -15,6 +15,7 @@ from ...core import environments as environment_rules
 from ...core.errors import Invalid, NotFound
 from ...core.gpu_fleet import PRODUCT, products_matching
 from ...core.resources import parse_cpu, parse_memory
+from ...core.roles import Principal
 from ...store.models import Notebook, User
 from ..accounts.directory import get_user
 from ..environments import apps as environment_apps
@@ -39,6 +40,17 @@ async def load_notebook(
     if nb is None:
         raise NotFound(f"{owner} has no notebook '{name}'")
     return nb, user
+
+
+async def load_owned(
+    session: AsyncSession, actor: Principal, owner: str, name: str, action: str
+) -> Notebook:
+    """The notebook `owner/name` when `actor` owns it or is an admin, for an owner's act
+    (`action`: "share", "publish"); NotFound otherwise, as if it did not exist."""
+    nb, _ = await load_notebook(session, owner, name)
+    if nb.owner_id != actor.id and not actor.is_admin:
+        raise NotFound(f"{owner} has no notebook '{name}' that you may {action}")
+    return nb
 
 
 async def validated_resources(

@@ -24,6 +24,7 @@ from ...store.publishing_models import DemoVisit, Publication
 from .. import audit
 from ..accounts.directory import get_group
 from ..clock import Clock
+from ..notebooks.specs import load_owned
 
 MAX_PER_NOTEBOOK = 10
 # (publication, user) pairs already counted: a bound, not a working size.
@@ -65,18 +66,10 @@ class Publishing:
             "created_at": row.created_at,
         }
 
-    async def _owned(
-        self, session: AsyncSession, actor: Principal, owner: str, name: str
-    ) -> Notebook:
-        nb, _ = await self.notebooks.load(session, owner, name)
-        if nb.owner_id != actor.id and not actor.is_admin:
-            raise NotFound(f"{owner} has no notebook '{name}' that you may publish")
-        return nb
-
     async def list_for(self, actor: Principal, owner: str, name: str) -> list[dict]:
         """A notebook's published apps (its owner, or an admin)."""
         async with self.db.session() as session:
-            nb = await self._owned(session, actor, owner, name)
+            nb = await load_owned(session, actor, owner, name, "publish")
             rows = await session.scalars(
                 select(Publication).where(Publication.notebook_id == nb.id).order_by(Publication.id)
             )
@@ -117,7 +110,7 @@ class Publishing:
             raise Forbidden("only teachers, TAs and administrators may publish a demo")
         try:
             async with self.db.session() as session:
-                nb = await self._owned(session, actor, owner, name)
+                nb = await load_owned(session, actor, owner, name, "publish")
                 group_id = None
                 if course is not None:
                     group = await get_group(session, course)
@@ -170,7 +163,7 @@ class Publishing:
     async def unpublish(self, actor: Principal, owner: str, name: str, publication: int) -> None:
         """End a demo: its visitors lose the app at once (open websockets too)."""
         async with self.db.session() as session:
-            nb = await self._owned(session, actor, owner, name)
+            nb = await load_owned(session, actor, owner, name, "publish")
             row = await session.get(Publication, publication)
             if row is None or row.notebook_id != nb.id:
                 raise NotFound(f"notebook '{name}' has no published demo {publication}")

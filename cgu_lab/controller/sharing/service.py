@@ -30,6 +30,7 @@ from ...store.publishing_models import Publication
 from .. import audit
 from ..accounts.directory import contains_pattern, get_group, get_user
 from ..clock import Clock
+from ..notebooks.specs import load_owned
 
 CACHE_SECONDS = 5.0
 # Answers the cache holds at most (a user and a notebook each): a bound, not a working size.
@@ -119,14 +120,6 @@ class ShareService:
 
     # -- managing shares -------------------------------------------------------
 
-    async def _owned(
-        self, session: AsyncSession, actor: Principal, owner: str, name: str
-    ) -> Notebook:
-        nb, _ = await self.notebooks.load(session, owner, name)
-        if nb.owner_id != actor.id and not actor.is_admin:
-            raise NotFound(f"{owner} has no notebook '{name}' that you may share")
-        return nb
-
     async def describe(self, session: AsyncSession, share: Share, owner: str, name: str) -> dict:
         if share.user_id is not None:
             user = await session.get(User, share.user_id)
@@ -149,7 +142,7 @@ class ShareService:
     async def list_for(self, actor: Principal, owner: str, name: str) -> list[dict]:
         now = self.clock.now()
         async with self.db.session() as session:
-            nb = await self._owned(session, actor, owner, name)
+            nb = await load_owned(session, actor, owner, name, "share")
             rows = await session.scalars(
                 select(Share)
                 .where(
@@ -245,7 +238,7 @@ class ShareService:
         note: str,
     ) -> tuple[Notebook, dict]:
         """`create`'s transaction: the new grant, or the change of the one it replaces."""
-        nb = await self._owned(session, actor, owner, name)
+        nb = await load_owned(session, actor, owner, name, "share")
         share = Share(
             notebook_id=nb.id,
             access=access,
