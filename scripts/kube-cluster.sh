@@ -797,8 +797,8 @@ gpus() {
 # the rotator fills a Secret (in the namespace MY_POD_NAMESPACE names) and waits for the
 # certificate to appear in a fixed /tmp/k8s-webhook-server/serving-certs, where a pod
 # would have the Secret mounted. On the host, run.sh plays that volume (it copies the
-# Secret there every 2 s) in a private /tmp of its own mount namespace, which also keeps
-# instances on one host apart. Workers get no init container (upstream's waits for the master's
+# Secret there every 2 s) in a private tmpfs on that folder, in a mount namespace of its
+# own, which also keeps instances on one host apart. Workers get no init container (upstream's waits for the master's
 # name with an alpine image, and there is no registry): ranks retry their rendezvous anyway.
 training_operator() {
   local m="$STATE/training-operator" shared="$ROOT/../shared/upstream-crds/kubeflow.org_pytorchjobs.v1.9.0.yaml.gz"
@@ -812,7 +812,10 @@ training_operator() {
 set -e
 kubeconfig="$1"
 shift
-mount -t tmpfs -o size=16m tmpfs /tmp
+# Only the certificate's folder is private: the rest of /tmp stays (a checkout, and so
+# this cluster's binaries and kubeconfigs, may live below /tmp).
+mkdir -p /tmp/k8s-webhook-server
+mount -t tmpfs -o size=16m,mode=0700 tmpfs /tmp/k8s-webhook-server
 dir=/tmp/k8s-webhook-server/serving-certs
 mkdir -p "$dir"
 copy() {
