@@ -47,7 +47,12 @@ if rank == 0:
         total += int(peer.recv(64))
     for peer in peers:
         peer.sendall(str(total).encode())
+    # The master ends last: the job succeeds when it does, and the operator removes the
+    # pods still running then (cleanPodPolicy Running), a worker's log with them.
+    for peer in peers:
+        peer.recv(1)  # the worker has its answer and is closing
         peer.close()
+    time.sleep(5)
 else:
     deadline = time.monotonic() + 180  # the master's pod and Service may come later
     while True:
@@ -60,6 +65,7 @@ else:
             time.sleep(1)
     peer.sendall(str(rank + 1).encode())
     total = int(peer.recv(64))
+    peer.close()
 print(f"rank {rank} of {size}: sum {float(total)} via {address}:{port}", flush=True)
 """
 
