@@ -163,3 +163,31 @@ def test_what_the_launcher_starts_runs_at_the_default_nice(tmp_path):
         check=True,
     )
     assert launched.stdout.strip() == "0"
+
+
+def test_favouring_the_platform_covers_the_threads_it_already_has(tmp_path):
+    """The executor's thread made for the migrations, before the backend opens, runs every
+    start's blocking steps: it is favoured with the event loop, and so is a thread made
+    afterwards (it inherits its maker's nice value)."""
+    if os.geteuid() != 0:
+        pytest.skip("a negative nice value needs root")
+    for hierarchy in ("cpu", "memory"):
+        (tmp_path / hierarchy).mkdir()
+    probe = f"""
+import os, threading
+from pathlib import Path
+from cgu_lab.backends.local_limits import Limiter, favour_platform
+nice = lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+ready, done, seen = threading.Event(), threading.Event(), []
+def early():
+    ready.set(); done.wait(); seen.append(nice())
+thread = threading.Thread(target=early, daemon=True); thread.start(); ready.wait()
+assert favour_platform(Limiter(root=Path({str(tmp_path)!r}), tag="nice0001"))
+later = threading.Thread(target=lambda: seen.append(nice())); later.start(); later.join()
+done.set(); thread.join()
+print(nice(), *seen)
+"""
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert shown == [str(PLATFORM_NICE)] * 3

@@ -598,14 +598,24 @@ class Processes:
 
 
 def favour_platform(limiter: Limiter) -> bool:
-    """Run the calling thread (the controller's event loop: its API and proxy) and the
-    threads it starts at PLATFORM_NICE, when cgroups hold the notebooks (the module's
-    "Sharing the CPU"). Linux keeps a nice value per thread; threads and children inherit
-    it from the thread that makes them. Whether it applies (root may; others may not)."""
+    """Run the controller's threads (its event loop: the API and the proxy; the database
+    driver's and the executor's threads, which run its queries and file work) at
+    PLATFORM_NICE, when cgroups hold the notebooks (the module's "Sharing the CPU").
+    Linux keeps a nice value per thread and a new thread inherits its maker's, so the
+    threads that exist already are set one by one: the executor's thread, made for the
+    migrations before this call and then running every start's blocking steps, stayed at
+    nice 0, one process's weight beside a class's notebooks. Whether it applies (root
+    may; others may not)."""
     if limiter.mode == "rlimit":
         return False  # notebooks share our cgroup: a nice value would rank them, not us
     try:
-        os.setpriority(os.PRIO_PROCESS, 0, PLATFORM_NICE)
+        threads = [int(tid) for tid in os.listdir("/proc/self/task")]
+    except OSError:
+        threads = [0]
+    try:
+        for tid in threads:
+            with contextlib.suppress(ProcessLookupError):  # a thread that just ended
+                os.setpriority(os.PRIO_PROCESS, tid, PLATFORM_NICE)
     except OSError:
         return False
     return True

@@ -5,7 +5,14 @@ that commits when its block ends. On SQLite every transaction takes the write
 lock up front (BEGIN IMMEDIATE), so transactions of this one controller
 process queue instead of failing with "database is locked" when two of them
 upgrade from reading to writing; they are short (milliseconds), so the queue
-is too. On PostgreSQL transactions run concurrently and code that must not
+is too. They queue in the event loop, first come first served (`_turn`), not
+in SQLite: SQLite's busy handler retries after growing sleeps and serves
+whoever retries at the right moment, so with a class's thirty starts and their
+pages all asking at once on a busy host some transaction waited past the busy
+timeout and its start failed with "database is locked" (benchmarks/
+class_burst.py, burst of 30, busy host).
+
+On PostgreSQL transactions run concurrently and code that must not
 interleave (the quota check of a start) takes row locks (`SELECT ... FOR
 UPDATE`), so two concurrent starts cannot both pass a limit on either
 database.
@@ -17,6 +24,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -150,6 +158,11 @@ class Database:
             _configure_sqlite(self.engine, busy_timeout)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         self._probe: asyncio.Task[str] | None = None
+        # SQLite's one writer at a time, as a FIFO queue per event loop (an asyncio.Lock
+        # belongs to the loop that first waits on it; tests run apps in several loops).
+        self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @property
     def display_url(self) -> str:
@@ -177,12 +190,35 @@ class Database:
         if outer is not None and outer[1] is task:
             yield outer[0]
             return
-        async with self._sessions() as session, session.begin():
+        async with self._turn(), self._sessions() as session, session.begin():
             token = _current.set((session, task))
             try:
                 yield session
             finally:
                 _current.reset(token)
+
+    @contextlib.asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        """On SQLite, wait for this process's previous transactions to end, in the order
+        they asked (see the module's docstring); a wait past the busy timeout fails as
+        busy, as a lock held by another process does. Nothing on PostgreSQL."""
+        if not self.is_sqlite:
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        turn = self._turns.get(loop)
+        if turn is None:
+            turn = self._turns[loop] = asyncio.Lock()
+        try:
+            await asyncio.wait_for(turn.acquire(), self.busy_timeout)
+        except TimeoutError:
+            raise exc.TimeoutError(
+                f"no turn at the database within {self.busy_timeout:g} s"
+            ) from None
+        try:
+            yield
+        finally:
+            turn.release()
 
     async def ping(self) -> str:
         """ "ok", "busy" or "unreachable": whether a trivial transaction goes through as
