@@ -358,6 +358,44 @@ def test_booked_gpus_are_kept_for_the_class(site, course, login, admin):
     site.clock.advance(minutes=90)
 
 
+def test_a_booking_the_quotas_would_refuse_at_the_session_is_refused_now(site, course, login):
+    """The pre-warmed starts are charged to the course and run in each student's name: a
+    booking past the course's budget, or a seat a student's own quota does not allow, is
+    refused when it is booked, with what is left, not at 9:00 one start at a time."""
+    teacher, admin = login("teacher"), login("root-admin")
+    admin.ok("PUT", f"/api/groups/{COURSE}/quota", json={"cpu": 5, "notebooks": 3})
+    body = {"title": "Budgeted", "template": TEMPLATE, **window(site, 30)}
+    # Two seats of 2 CPUs: 4 of the budget's 5.
+    first = teacher.ok("POST", f"/api/courses/{COURSE}/sessions", 201, json=body)
+    # The platform could hold a second (8 CPUs), the course's budget cannot.
+    again = teacher.post(f"/api/courses/{COURSE}/sessions", json={**body, "title": "Again"})
+    assert again.status_code == 403, again.text
+    refusal = again.json()
+    assert refusal["code"] == "quota_exceeded"
+    assert f"budget of course '{COURSE}'" in refusal["message"]
+    assert "4 CPUs asked, 1 CPU left" in refusal["message"]
+    assert "2 running notebooks asked, 1 running notebook left" in refusal["message"]
+    assert refusal["details"]["left"] == {"cpu_milli": 1000, "notebooks": 1}
+    # After the first one's window the whole budget is there again.
+    later = {**body, "title": "Later", **window(site, 200)}
+    second = teacher.ok("POST", f"/api/courses/{COURSE}/sessions", 201, json=later)
+    finish(site, teacher, second)
+
+    # A student whose own quota cannot hold one seat: named, with what they may hold.
+    admin.ok("DELETE", f"/api/groups/{COURSE}/quota")
+    admin.ok("PUT", "/api/users/alice/quota", json={"cpu": 1, "memory": "8Gi", "notebooks": 2})
+    short = teacher.post(f"/api/courses/{COURSE}/sessions", json={**later, "title": "Short"})
+    assert short.status_code == 403, short.text
+    assert short.json()["code"] == "quota_exceeded"
+    assert "the quota of alice allows 1 CPU" in short.json()["message"]
+    assert "a seat needs 2 CPUs" in short.json()["message"]
+    assert short.json()["details"]["students"] == ["alice"]
+    admin.ok("DELETE", "/api/users/alice/quota")
+    fits = teacher.ok("POST", f"/api/courses/{COURSE}/sessions", 201, json=later)
+    finish(site, teacher, fits)
+    finish(site, teacher, first)
+
+
 def test_the_pages_carry_the_sessions_parts(site, course, login):
     """The course page's tab (its teachers), the monitoring page's bookings ahead and My
     notebooks' upcoming sessions are on their pages (ui-tests drive them in Chromium)."""

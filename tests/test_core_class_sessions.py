@@ -1,12 +1,14 @@
 """The class session rules (core/class_sessions.py), without a server: a booking's window,
 its fit beside overlapping bookings, what it holds at an instant, pre-warm and grace."""
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from cgu_lab.core import class_sessions as rules
-from cgu_lab.core.errors import Conflict, Invalid
+from cgu_lab.core.errors import Conflict, Invalid, QuotaExceeded
+from cgu_lab.core.quota import Limits
 
 NOW = datetime(2027, 3, 1, 8, 0, tzinfo=timezone.utc)
 SEAT = rules.Seat(cpu_milli=2000, memory=2**30, gpu_type="half", gpus=1)
@@ -94,3 +96,42 @@ def test_phases_prewarm_and_the_grace():
     assert rules.unused(lab, seats, lab.grace_ends) == [1]
     ids = {rules.holding_id(b, s) for b in range(1, 4) for s in range(rules.MAX_SEATS)}
     assert len(ids) == 3 * rules.MAX_SEATS and max(ids) < -rules.SESSION_HOLDING_OFFSET
+
+
+def test_a_booking_must_fit_the_course_budget_at_its_peak_and_each_students_quota():
+    lab = booking(id=3, seats=4, seat=rules.Seat(2000, 2**30, "half", 1))
+    morning = booking(id=1, start=0, length=50, seats=4, seat=rules.Seat(2000, 2**30, "half", 1))
+    other = replace(morning, course="other", id=2, ends_at=lab.ends_at)
+    budget = Limits(cpu_milli=12_000, memory=None, gpus={"half": 6}, notebooks=None)
+    # The morning one ends before this one's pre-warm: the whole budget is there.
+    rules.check_quotas(lab, [morning], budget, {})
+    overlapping = replace(morning, ends_at=lab.starts_at)
+    with pytest.raises(QuotaExceeded) as refused:
+        rules.check_quotas(lab, [overlapping], budget, {})
+    message = refused.value.message
+    assert "budget of course 'cs101'" in message
+    assert "8 CPUs asked, 4 CPUs left" in message
+    assert "4 GPUs of type 'half' asked, 2 GPUs of type 'half' left" in message
+    assert refused.value.details["left"] == {"cpu_milli": 4000, "gpus": {"half": 2}}
+    # Another course's bookings and cancelled ones take nothing of this budget; without
+    # a budget there is nothing to check against.
+    rules.check_quotas(lab, [replace(overlapping, cancelled=True), other], budget, {})
+    rules.check_quotas(lab, [overlapping], None, {})
+
+    students = {
+        "ann": Limits(cpu_milli=4000, gpus={"half": 1}),
+        "ben": Limits(cpu_milli=1000, gpus={"half": 1}),
+        "cat": Limits(cpu_milli=1000, gpus={}),
+        "dan": Limits(),
+    }
+    with pytest.raises(QuotaExceeded) as short:
+        rules.check_quotas(lab, [], None, students)
+    message = short.value.message
+    assert "the quota of ben, cat allows 1 CPU" in message
+    assert "the quota of cat allows 0 GPUs of type 'half'" in message
+    assert "a seat needs 2 CPUs, 1 GiB of memory, 1 GPU of type 'half'" in message
+    assert short.value.details["students"] == ["ben", "cat"]
+    assert short.value.status == 403 and short.value.code == "quota_exceeded"
+    many = {f"s{n:02}": Limits(notebooks=0) for n in range(8)}
+    with pytest.raises(QuotaExceeded, match="s00, s01, s02, s03, s04 and 3 others allows 0"):
+        rules.check_quotas(lab, [], None, many)

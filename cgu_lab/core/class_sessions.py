@@ -6,7 +6,8 @@ the start (when the platform pre-warms the students' notebooks) until the end. T
 are the decisions, without I/O, that the controller's class_sessions package acts on:
 
 - whether a booking is well formed, and whether it fits the platform's capacity
-  beside the bookings that overlap it (`check_booking`, `check_fits`);
+  beside the bookings that overlap it (`check_booking`, `check_fits`), and the quotas
+  its students' starts will be checked against (`check_quotas`);
 - what a booking holds at an instant (`holds_at`, `outstanding`): what other users'
   starts may not take, and what the class's own starts draw from;
 - when to pre-warm and when a pre-warmed notebook nobody opened is stopped (`phase`,
@@ -21,8 +22,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from .errors import Conflict, Invalid
-from .resources import format_cpu, format_gpus, format_memory
+from . import quota
+from .errors import Conflict, Invalid, QuotaExceeded
+from .resources import Resources, format_cpu, format_gpus, format_memory
 
 # A session lasts at most this long; a longer "session" is a standing reservation,
 # which is what quotas and GPU types are for.
@@ -172,6 +174,116 @@ def check_fits(booking: Booking, others: Iterable[Booking], capacity: Capacity) 
             + "; ".join(problems)
             + ". Book fewer seats, another time, or a template that needs less."
         )
+
+
+def seat_resources(seat: Seat) -> Resources:
+    """What one seat's notebook holds, as the quota check of its start counts it."""
+    return Resources.for_notebook(seat.cpu_milli, seat.memory, seat.gpu_type, seat.gpus)
+
+
+def _seats_peak(bookings: list[Booking]) -> int:
+    """The most seats (notebooks) the bookings hold together at any instant."""
+    moments = {b.holds_from for b in bookings}
+    return max((sum(b.seats for b in bookings if holds_at(b, m)) for m in moments), default=0)
+
+
+def check_quotas(
+    booking: Booking,
+    others: Iterable[Booking],
+    budget: quota.Limits | None,
+    students: Mapping[str, quota.Limits],
+) -> None:
+    """Refuse a booking whose pre-warmed starts the quotas would refuse at the session.
+
+    Why at booking: each student's notebook is started in their name and charged to the
+    course (controller/quotas.enforce_start), so a session the course's budget cannot
+    hold, or a seat a student's own quota does not allow, fails those starts minutes
+    before the class, when nobody can fix it. Checked here: the course's budget against
+    the peak of this booking and the course's other bookings overlapping it (among
+    `others`; what its members start outside sessions is not known ahead), and each student's own
+    quota against one seat (their other notebooks at 9:00 are not known ahead either).
+    The message says what is left, per dimension, and who is short.
+    """
+    seat = seat_resources(booking.seat)
+    problems: list[str] = []
+    left: dict = {}
+    if budget is not None:
+        overlapping = [
+            b
+            for b in others
+            if b.course == booking.course
+            and not b.cancelled
+            and b.id != booking.id
+            and b.overlaps(booking)
+        ]
+        before, after = _peak(overlapping), _peak([*overlapping, booking])
+        before["notebooks"] = _seats_peak(overlapping)
+        after["notebooks"] = _seats_peak([*overlapping, booking])
+        asked = {**total(booking), "notebooks": booking.seats}
+        dimensions = [
+            ("cpu_milli", budget.cpu_milli, format_cpu),
+            ("memory", budget.memory, lambda n: f"{format_memory(n)} of memory"),
+            ("notebooks", budget.notebooks, lambda n: f"{n} running notebook{'s' * (n != 1)}"),
+        ]
+        for dimension, limit, fmt in dimensions:
+            if limit is not None and after[dimension] > limit:
+                left[dimension] = max(0, limit - before[dimension])
+                problems.append(f"{fmt(asked[dimension])} asked, {fmt(left[dimension])} left")
+        for gpu_type, count in asked["gpus"].items():
+            limit = budget.gpu_limit(gpu_type)
+            if limit is not None and after["gpus"].get(gpu_type, 0) > limit:
+                spare = max(0, limit - before["gpus"].get(gpu_type, 0))
+                left.setdefault("gpus", {})[gpu_type] = spare
+                problems.append(
+                    f"{format_gpus(count, gpu_type)} asked, {format_gpus(spare, gpu_type)} left"
+                )
+        if problems:  # only the budget's so far: one sentence of them
+            problems = [
+                f"the budget of course '{booking.course}' cannot hold this session beside its "
+                "other sessions in that window: " + "; ".join(problems)
+            ]
+    short: dict[str, list[str]] = {}
+    for name, limits in sorted(students.items()):
+        found = quota.check(quota.USER, limits, Resources(), seat)
+        for excess in found.excesses:
+            short.setdefault(_allowance(excess), []).append(name)
+    for allows, names in short.items():
+        problems.append(f"the quota of {_names(names)} allows {allows}")
+    if problems:
+        needs = ", ".join(
+            part
+            for part in (
+                format_cpu(seat.cpu_milli),
+                f"{format_memory(seat.memory)} of memory",
+                format_gpus(booking.seat.gpus, booking.seat.gpu_type) if seat.gpus else "",
+            )
+            if part
+        )
+        raise QuotaExceeded(
+            "; ".join(problems)
+            + f" (a seat needs {needs}). Book fewer seats, another time or a template that "
+            "needs less, or ask an administrator for more quota.",
+            left=left,
+            students=sorted({n for names in short.values() for n in names}),
+        )
+
+
+def _allowance(excess: quota.Excess) -> str:
+    """A student's limit in one dimension, as a sentence's object ("1 CPU")."""
+    if excess.dimension == "cpu":
+        return format_cpu(excess.limit)
+    if excess.dimension == "memory":
+        return f"{format_memory(excess.limit)} of memory"
+    if excess.dimension == "notebooks":
+        return f"{excess.limit} running notebook{'s' * (excess.limit != 1)}"
+    return format_gpus(excess.limit, excess.dimension.removeprefix("gpu:"))
+
+
+def _names(names: list[str], shown: int = 5) -> str:
+    """A list of names for a sentence ("alice, bob and 3 others"): not a class of forty."""
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])} and {len(names) - shown} others"
 
 
 def outstanding(booking: Booking, holding_members: int) -> int:

@@ -26,7 +26,7 @@ import asyncio
 import logging
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ...core import class_sessions as rules
@@ -43,6 +43,7 @@ from ..accounts.directory import get_group
 from ..clock import Clock
 from ..environments import catalog
 from ..notebooks.service import NotebookRequest
+from ..quotas import service as quotas
 
 log = logging.getLogger("cgu_lab.class_sessions")
 
@@ -51,6 +52,9 @@ ACTOR = "class-session"
 _SYSTEM = Principal(id=0, name=ACTOR, role=Role.ADMIN)
 # A notebook's activity this long after its start counts as its student using it.
 USED_AFTER = timedelta(seconds=5)
+# The PostgreSQL advisory lock every booking takes (`_one_booking_at_a_time`): a fixed
+# 64-bit key of this platform's own (the bytes of "cgu-lab" and 1), not a row's id.
+BOOKING_LOCK = 0x6367752D6C616201
 SWEEP_NOTE = "Stopped: it was pre-warmed for a class session and nobody opened it in time."
 
 
@@ -267,9 +271,7 @@ class ClassSessions:
             )
         async with self.db.session() as session:
             group = await self._course(session, actor, course, manage=True)
-            # One booking at a time decides against the others (PostgreSQL; SQLite
-            # serialises writers already).
-            await session.execute(select(Group.id).where(Group.id == group.id).with_for_update())
+            await self._one_booking_at_a_time(session)
             chosen, version = await self.notebooks.templates.version(
                 session, actor, template, template_version
             )
@@ -288,6 +290,7 @@ class ClassSessions:
             rules.check_booking(booking, self.clock.now())
             others = await self._bookings(session, booking.holds_from, booking.ends_at)
             rules.check_fits(booking, others, await self.capacity(session))
+            await self._check_quotas(session, group, booking, students, others)
             row = ClassSession(
                 group_id=group.id,
                 title=booking.title,
@@ -318,6 +321,36 @@ class ClassSessions:
                 seats=booking.seats,
             )
             return await self._describe(session, row, group.name, True, actor.id)
+
+    @staticmethod
+    async def _one_booking_at_a_time(session: AsyncSession) -> None:
+        """Make bookings decide one after the other, whichever course they are for.
+
+        Why: a booking's capacity check reads every overlapping booking of every course,
+        so two bookings deciding at once (two teachers pressing Book at the same instant)
+        could each see room that only one of them can have. SQLite already runs one
+        writing transaction at a time (store.db: BEGIN IMMEDIATE); on PostgreSQL a lock
+        on the course's row serialised only bookings of that course, so this takes a
+        transaction-level advisory lock that every booking takes, released at commit or
+        rollback (its wait is bounded by the database's lock_timeout, as a row lock's).
+        """
+        connection = await session.connection()
+        if connection.dialect.name == "postgresql":
+            await session.execute(select(func.pg_advisory_xact_lock(BOOKING_LOCK)))
+
+    async def _check_quotas(
+        self,
+        session: AsyncSession,
+        group: Group,
+        booking: rules.Booking,
+        students: list[User],
+        others: list[rules.Booking],
+    ) -> None:
+        """The quotas the pre-warmed starts will meet (core.class_sessions.check_quotas):
+        the course's budget, and each student's own limits."""
+        limits = {s.name: (await quotas.user_limits(session, s.id))[0] for s in students}
+        budget = await quotas.group_limits(session, group.id)
+        rules.check_quotas(booking, others, budget, limits)
 
     async def _bookings(
         self, session: AsyncSession, start: datetime, end: datetime
