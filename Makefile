@@ -50,6 +50,11 @@ $(STAMP): $(BIN)/python pyproject.toml constraints.txt package.json yarn.lock
 	$(STEP)"[4/5] cgu-lab itself, linked into JupyterLab"
 	@$(BIN)/pip install -q -c constraints.txt -e ".[controller]"
 	$(BIN)/jupyter-builder develop --overwrite . >/dev/null
+	@# Voilà runs as a demo's app on a port (core/publishing.voila_command), never as a server
+	@# extension: that one renders and runs any notebook of the home on a GET, kernels at the
+	@# server's own api/kernels. Off with its JupyterLab button, which opens it.
+	@$(BIN)/jupyter server extension disable --sys-prefix voila.server_extension >/dev/null 2>&1
+	@$(BIN)/jupyter labextension disable --level=sys_prefix @voila-dashboards/jupyterlab-preview >/dev/null 2>&1
 	@# JupyterLab writes this file on a server's first start; created by a notebook server
 	@# (umask 077, running as root in run-as-self mode) it would be unreadable to the others.
 	@mkdir -p $(VENV)/etc/jupyter/labconfig

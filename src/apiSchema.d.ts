@@ -721,6 +721,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/notebooks/{owner}/{name}/demos/voila': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The command that shows one of the notebook's files as a page with Voilà, and the app to publish (its owner) */
+    get: operations['voila_api_notebooks__owner___name__demos_voila_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/notebooks/{owner}/{name}/demos/{demo_id}/public': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Let a published demo be used without a log-in, or no longer (administrators) */
+    put: operations['set_public_api_notebooks__owner___name__demos__demo_id__public_put'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/groups/{group}/demos': {
     parameters: {
       query?: never;
@@ -2921,9 +2955,19 @@ export interface components {
       url: string;
       /**
        * Visitors
-       * @description How many people have used it
+       * @description How many people have used it (anonymous ones too)
        */
       visitors: number;
+      /**
+       * Anonymous Visitors
+       * @description Of those, how many without a log-in
+       */
+      anonymous_visitors: number;
+      /**
+       * Public
+       * @description Reached without a log-in too (an administrator's choice)
+       */
+      public: boolean;
       /** Created By */
       created_by: string;
       /**
@@ -4142,6 +4186,14 @@ export interface components {
       redirect_uri: string | null;
     };
     /**
+     * PublicBody
+     * @description Whether a published demo may be used without a log-in (administrators only).
+     */
+    PublicBody: {
+      /** Public */
+      public: boolean;
+    };
+    /**
      * PublishBody
      * @description Publish one of this notebook's apps.
      */
@@ -5016,6 +5068,22 @@ export interface components {
       limits: {
         [key: string]: number;
       };
+    };
+    /**
+     * VoilaOut
+     * @description How to publish a notebook itself as a page with Voilà.
+     */
+    VoilaOut: {
+      /**
+       * App
+       * @description The app to publish once the command runs: 'proxy/<port>/'
+       */
+      app: string;
+      /**
+       * Command
+       * @description What to run in the notebook's terminal
+       */
+      command: string;
     };
   };
   responses: never;
@@ -10503,6 +10571,206 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Message'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  voila_api_notebooks__owner___name__demos_voila_get: {
+    parameters: {
+      query: {
+        /** @description The .ipynb file, relative to the home */
+        notebook: string;
+        port?: number;
+      };
+      header?: never;
+      path: {
+        owner: string;
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['VoilaOut'];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  set_public_api_notebooks__owner___name__demos__demo_id__public_put: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        owner: string;
+        name: string;
+        /** @description A numeric id */
+        demo_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PublicBody'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DemoOut'];
         };
       };
       /** @description Bad input: the message names the field and the rule */

@@ -82,7 +82,12 @@ class Platform:
         self.shares = ShareService(self.db, self.notebooks, self.clock)
         self.help_queue = HelpQueue(self.db, self.shares, self.notebooks, self.clock)
         self.publishing = Publishing(
-            self.db, self.shares, self.notebooks, settings.origins, self.clock
+            self.db,
+            self.shares,
+            self.notebooks,
+            settings.origins,
+            self.clock,
+            anonymous_pace=(settings.demo_public_rate, settings.demo_public_burst),
         )
         self.assignments = AssignmentService(
             self.db, self.backend, self.notebooks, settings, self.clock

@@ -68,6 +68,10 @@ class Settings(LocalSettings):
     school_providers_file: Path | None = None
     # seconds between asking the directory whether logged-in directory users still exist
     directory_check_interval: float = Field(default=300, gt=0)
+    # a public demo's anonymous visitors, per address (controller/publishing/): requests at
+    # once, then requests a second (a Voilà page loads some 40 files at once)
+    demo_public_burst: float = Field(default=120, ge=1)
+    demo_public_rate: float = Field(default=20, gt=0)
 
     @property
     def origins(self) -> OriginPlan:

@@ -9,21 +9,35 @@ extension both apply them (the server extension again, as defence in depth).
 
 Built-in apps are never published: the desktop, VS Code, the database and the browser are
 sessions in the owner's name (a keystroke in VS Code's terminal is the owner's shell), so a
-visitor of them would be the owner.
+visitor of them would be the owner. Nor is Voilà's server extension (`voila/`, where it is
+installed): it renders any notebook of the home and runs its kernels at the server's own
+`api/kernels`. A notebook shown with Voilà is a Voilà of its own on a port
+(`proxy/<port>/`, `voila_command`), whose every request stays under that app's path.
+
+A demo an administrator made public is reached without a log-in: its anonymous visitors
+are counted by a random cookie (`new_visitor`, `is_visitor`) and paced per address
+(`Bucket`).
 """
 
 from __future__ import annotations
 
 import re
+import secrets
+import shlex
+from dataclasses import dataclass
 
 from .apps import BUILT_IN, RESERVED
 from .errors import Invalid
+from .paths import relative_path
 
 MAX_TITLE = 100
 _PORT = re.compile(r"^proxy/([1-9][0-9]{0,4})/$")
 _APP = re.compile(r"^([a-z][a-z0-9-]{0,30}[a-z0-9])/$")
-# The notebook server's own routes, and the built-in apps.
-_NOT_APPS = RESERVED | frozenset(BUILT_IN)
+# The notebook server's own routes, the built-in apps, and server extensions that serve
+# the whole home (Voilà's tree renders every notebook, its kernels are the server's).
+_NOT_APPS = RESERVED | frozenset(BUILT_IN) | frozenset({"voila"})
+_VISITOR = re.compile(r"^[A-Za-z0-9_-]{22}$")
+VOILA_PORT = 8866
 
 
 def check_prefix(prefix: object) -> str:
@@ -67,3 +81,64 @@ def app_of(rest: str, apps: tuple[str, ...]) -> str | None:
         if path.startswith(app) or path == app.rstrip("/"):
             return app
     return None
+
+
+def voila_command(notebook_path: str, base_path: str, port: int = VOILA_PORT) -> str:
+    """The command that serves one notebook of the home as a page with Voilà, to publish
+    as `proxy/<port>/`; `base_path` is the notebook server's (`/notebook/<owner>/<name>/`).
+
+    jupyter-server-proxy strips `proxy/<port>/` before Voilà sees a request, so Voilà
+    serves at `/` (`server_url`) but writes its links, websockets included, under the
+    app's path (`base_url`): every request a visitor's page makes stays inside the
+    published app. Given one notebook, Voilà serves no tree of the home.
+    """
+    path = relative_path(notebook_path, "notebook's path")
+    if not path.endswith(".ipynb"):
+        raise Invalid(f"'{notebook_path}' is not a notebook: Voilà shows an .ipynb file")
+    if not 1024 <= port <= 65535:
+        raise Invalid("choose a port from 1024 to 65535 for Voilà")
+    base = base_path.rstrip("/") + f"/proxy/{port}/"
+    return shlex.join(
+        [
+            "voila",
+            path,
+            "--no-browser",
+            f"--port={port}",
+            "--Voila.ip=127.0.0.1",
+            "--Voila.server_url=/",
+            f"--Voila.base_url={base}",
+        ]
+    )
+
+
+def new_visitor() -> str:
+    """A random name for an anonymous visitor of a public demo (kept in a cookie): it
+    counts them once, and names nothing else."""
+    return secrets.token_urlsafe(16)
+
+
+def is_visitor(value: str) -> bool:
+    """Whether a cookie's value has the shape `new_visitor` gives (else a new one is given)."""
+    return bool(_VISITOR.match(value))
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """A token bucket: `burst` requests at once, then `rate` a second.
+
+    Anonymous visitors of a public demo are paced per address so that nobody can turn a
+    teacher's notebook into a free web server, or fill its visitor count. Written here
+    rather than taken from a rate-limiting library because the pace must follow the
+    platform's one clock (tests move it); the rule is these few lines.
+    """
+
+    tokens: float
+    at: float
+
+    def take(self, now: float, rate: float, burst: float) -> tuple[Bucket, float]:
+        """(the bucket after one more request at `now`, 0 when it may go now, else the
+        seconds until it may)."""
+        tokens = min(burst, self.tokens + max(0.0, now - self.at) * rate)
+        if tokens >= 1.0:
+            return Bucket(tokens - 1.0, now), 0.0
+        return Bucket(tokens, now), (1.0 - tokens) / rate

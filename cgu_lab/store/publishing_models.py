@@ -1,11 +1,11 @@
-"""Published demos (migration 0021), apart from models.py as they are one feature's
+"""Published demos (migrations 0021, 0022), apart from models.py as they are one feature's
 (controller/publishing/)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String, UniqueConstraint
+from sqlalchemy import ForeignKey, String, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .models import Base, utcnow
@@ -29,6 +29,8 @@ class Publication(Base):
     )
     created_by: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Reached without a log-in too: an administrator's choice, never the owner's alone.
+    public: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 class DemoVisit(Base):
@@ -42,4 +44,16 @@ class DemoVisit(Base):
     user_id: Mapped[int] = mapped_column(
         ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
     )
+    first_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class AnonymousVisit(Base):
+    """An anonymous visitor of a public demo, known by the random name in their cookie."""
+
+    __tablename__ = "demo_anonymous_visits"
+
+    publication_id: Mapped[int] = mapped_column(
+        ForeignKey("publications.id", ondelete="CASCADE"), primary_key=True
+    )
+    visitor: Mapped[str] = mapped_column(String(32), primary_key=True)
     first_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -12,7 +12,9 @@ forwarded with the identity the proxy vouches for plus the notebook's secret.
 
 Read-only and single-file access is read-only here already: every request but
 GET/HEAD/OPTIONS is refused before the notebook sees it. A published demo's visitor
-reaches the published app's path only (`_demo_limit`), with any method. State-changing
+reaches the published app's path only (`_demo_limit`), with any method; a demo an
+administrator made public is served there to callers without a log-in too
+(`_public_caller`), as anonymous visitors, paced per address. State-changing
 requests and websockets must come from the notebook's own origin.
 
 JupyterLab's calls to the controller (`cgu-lab/shares`, `resize`, ...) are
@@ -35,7 +37,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import quote, urlencode
 
 import aiohttp
@@ -48,6 +50,7 @@ from ...core.identity_headers import names_a_user
 from ...core.lifecycle import State
 from ...core.origins import notebook_slug
 from ...core.redirects import safe_next
+from ...core.roles import Role
 from ...core.sharing import OWNER, Access
 from ..accounts.auth import Identity
 from ..api.deps import ORIGIN_IDENTITY
@@ -56,6 +59,7 @@ from .login import LoginHandOff
 from .origin_auth import COOKIE_SECONDS, LOGIN_PATH, OriginAuth, cookie_name
 from .replies import (
     PREFIX,
+    client_address,
     cookies,
     exact_origin,
     guarded,
@@ -126,6 +130,11 @@ SMALL_BODY = 256 * 1024
 LAB_API_PREFIX = "/api/lab/{owner}/{name}"
 LAB_PROBE = "/api/lab/owner/name"
 LAB_PATH = "/cgu-lab"
+# A public demo's anonymous visitor: the name the notebook server is told, and the cookie
+# that counts them once (a platform cookie: the notebook server never sees it).
+ANONYMOUS = "anonymous-visitor"
+VISITOR_COOKIE = "cgu-visitor-{}"
+VISITOR_SECONDS = 365 * 24 * 3600
 
 
 @dataclass
@@ -136,6 +145,8 @@ class Caller:
     access: Access
     cookie: object | None = None  # the OriginCookie, when the browser logged in here
     renew: list = field(default_factory=list)  # Set-Cookie headers to send back
+    visitor: str = ""  # a public demo's anonymous visitor: the name in their cookie
+    public: bool = False  # let in by a public demo alone (not by a share or an audience)
 
 
 class NotebookProxy(LoginHandOff, WebsocketTunnels):
@@ -296,7 +307,20 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
             await self._login_callback(scope, guarded(send), route)
             return
         identity, caller = await self._caller(scope, route)
-        if identity is None:
+        if caller is None and not header(scope, b"authorization"):
+            caller = await self._public_caller(scope, route, rest, identity)
+            if caller is not None:
+                wait = self.platform.publishing.admit(client_address(scope))
+                if wait:
+                    await send_json(
+                        guarded(send),
+                        429,
+                        "too many requests to this demo from your address; wait a moment",
+                        "too_many_requests",
+                        headers=[(b"retry-after", str(max(1, round(wait))).encode())],
+                    )
+                    return
+        if identity is None and caller is None:
             await self._log_in(scope, guarded(send), route)
             return
         if caller is None and header(scope, b"authorization"):
@@ -326,6 +350,28 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
                 return
         await self._serve(scope, receive, send, route, caller, rest)
 
+    async def _public_caller(
+        self, scope, route: Route, rest: str, identity: Identity | None
+    ) -> Caller | None:
+        """A caller with no access of theirs on a path under a public demo: a visit to
+        that app, as the logged-in person they are, else as an anonymous visitor known by
+        a random cookie of this origin (given now when they have none). None elsewhere:
+        the log-in (or the refusal) as before. `_demo_limit` then checks the path as sent."""
+        app = publishing.app_of(rest, await self.platform.publishing.public_apps(route.notebook_id))
+        if app is None:
+            return None
+        access = Access("visit", apps=(app,))
+        if identity is not None:
+            return Caller(identity, access, public=True)
+        name = VISITOR_COOKIE.format(route.notebook_id)
+        visitor = cookies(scope).get(name, "")
+        renew = []
+        if not publishing.is_visitor(visitor):
+            visitor = publishing.new_visitor()
+            renew = self._cookie(name, visitor, route, VISITOR_SECONDS)
+        anonymous = Identity(0, ANONYMOUS, "Visitor", Role.STUDENT, "public")
+        return Caller(anonymous, access, renew=renew, visitor=visitor, public=True)
+
     def _demo_limit(self, scope, caller: Caller, rest: str) -> Caller | None:
         """The caller as the notebook sees them on this path, with a published demo's rule:
         under a published app a visitor (or a read-only one) is a `visit` to that app
@@ -339,11 +385,17 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
         app = publishing.app_of(rest, access.apps)
         if app is None or publishing.app_of(sent_rest, (app,)) is None:
             return None if access.level == "visit" else caller
-        return Caller(caller.identity, Access("visit", apps=(app,)), caller.cookie, caller.renew)
+        return replace(caller, access=Access("visit", apps=(app,)))
 
-    async def _visited(self, route: Route, caller: Caller) -> None:
-        """Count a demo's visitor (once per person: the service remembers whom it counted)."""
-        if caller.access.level == "visit":
+    async def _visited(self, scope, route: Route, caller: Caller) -> None:
+        """Count a demo's visitor (once per person: the service remembers whom it counted;
+        an anonymous one by their cookie)."""
+        if caller.identity.via == "public":
+            if caller.visitor:
+                await self.platform.publishing.visited_anonymously(
+                    route.notebook_id, caller.access.apps[0], caller.visitor, client_address(scope)
+                )
+        elif caller.access.level == "visit":
             await self.platform.publishing.visited(
                 route.notebook_id, caller.access.apps[0], caller.identity.user_id
             )
@@ -362,7 +414,7 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
             )
             return
         caller = limited
-        await self._visited(route, caller)
+        await self._visited(scope, route, caller)
         access = caller.access
         writes = scope["method"] not in SAFE_METHODS and not collaboration.is_lookup(
             scope["method"], rest.split("?", 1)[0]

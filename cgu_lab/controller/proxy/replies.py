@@ -154,6 +154,13 @@ def parse_path(path: str) -> tuple[str, str, str] | None:
 PLATFORM_COOKIES = ("cgu-", "__Host-cgu-", "__Secure-cgu-")
 
 
+def client_address(scope) -> str:
+    """The caller's address, as the server saw it (behind a reverse proxy, the one it
+    forwarded, when the controller is told to trust it)."""
+    client = scope.get("client")
+    return client[0] if client else "?"
+
+
 def without_platform_cookies(cookie_header: str) -> str:
     """A Cookie header without any of the platform's cookies (the log-in, the origins'):
     a notebook server, and the code in it, never sees them."""

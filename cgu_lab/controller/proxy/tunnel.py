@@ -7,7 +7,8 @@ remembers how its user got in (the notebook origin's cookie or an API token)
 and with what access, so the proxy closes it (code 1008) within seconds of a
 logout, a password change, or a share being revoked, expired or narrowed: at
 once when a share changes, and every REVALIDATE_SECONDS for what sends no event
-(logouts, expiry, group changes).
+(logouts, expiry, group changes). A public demo's anonymous visitor has neither: their
+tunnel lasts while the demo stays public.
 
 `WebsocketTunnels` is the NotebookProxy's websocket half, as `LoginHandOff`
 (proxy_login.py) is its log-in half: it uses the proxy's caller checks and
@@ -29,7 +30,7 @@ from ...core.lifecycle import State
 from ...core.origins import notebook_slug
 from ...core.sharing import Access
 from ..notebooks.routes import Route
-from .replies import exact_origin, header, own_origin, parse_path, upstream_path
+from .replies import client_address, exact_origin, header, own_origin, parse_path, upstream_path
 
 log = logging.getLogger("cgu_lab.proxy")
 
@@ -45,6 +46,7 @@ class Tunnel:
     revoked: asyncio.Event = field(default_factory=asyncio.Event)
     user: str = ""  # who opened it (the viewer count counts people, not their tabs)
     document_room: bool = False  # a collaboration room of a document (a live follower)
+    public_app: str = ""  # let in by this public demo alone (core/publishing.py)
 
 
 async def pump(receive, send, upstream: aiohttp.ClientWebSocketResponse, tunnel: Tunnel) -> None:
@@ -122,7 +124,9 @@ class WebsocketTunnels:
             if on_origin and (slug is None or slug == notebook_slug(route.owner, route.name)):
                 # A browser: its Origin must be this very notebook's.
                 if exact_origin(origin, own_origin(scope)):
-                    _, caller = await self._caller(scope, route)
+                    identity, caller = await self._caller(scope, route)
+                    if caller is None and parsed is not None:
+                        caller = await self._public_socket(scope, route, parsed[2], identity)
             elif not origin and header(scope, b"authorization"):
                 _, caller = await self._caller(scope, route)  # a script with an API token
         if caller is not None and parsed is not None:
@@ -157,7 +161,7 @@ class WebsocketTunnels:
             await send({"type": "websocket.close", "code": 1011})
             return
         await send({"type": "websocket.accept", "subprotocol": upstream.protocol})
-        await self._visited(route, caller)
+        await self._visited(scope, route, caller)
         bearer = header(scope, b"authorization").partition(" ")[2].strip()
         tunnel = Tunnel(
             route.notebook_id,
@@ -166,12 +170,24 @@ class WebsocketTunnels:
             bearer,
             user=caller.identity.name,
             document_room=_document_room(parsed[2] if parsed else ""),
+            public_app=caller.access.apps[0] if caller.public else "",
         )
         self._tunnels.setdefault(route.notebook_id, set()).add(tunnel)
         try:
             await pump(receive, send, upstream, tunnel)
         finally:
             self._tunnels.get(route.notebook_id, set()).discard(tunnel)
+
+    async def _public_socket(self, scope, route: Route, rest: str, identity):
+        """A browser's websocket under a public demo, from a caller with no access of
+        their own (as `_public_caller` says), paced as its pages are; counted only with
+        the visitor cookie its page gave (a websocket cannot set one)."""
+        caller = await self._public_caller(scope, route, rest, identity)
+        if caller is None or self.platform.publishing.admit(client_address(scope)):
+            return None
+        if caller.renew:
+            caller.renew, caller.visitor = [], ""
+        return caller
 
     def viewers(self, notebook_id: int) -> int:
         """How many people other than the owner follow one of the notebook's documents
@@ -210,6 +226,12 @@ class WebsocketTunnels:
         """Whether an open websocket's user still has (at least) the access it opened with."""
         if route is None:
             return False
+        if tunnel.public_app:
+            public = await self.platform.publishing.public_apps(tunnel.notebook_id)
+            if tunnel.public_app in public:
+                return True
+            if tunnel.cookie is None and not tunnel.bearer:
+                return False  # an anonymous visitor: the demo is no longer public
         if tunnel.cookie is not None:
             identity = await self.origin_auth.identify(tunnel.cookie)
         else:

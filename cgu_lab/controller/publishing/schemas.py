@@ -28,6 +28,19 @@ class PublishBody(Strict):
     title: str = Field("", max_length=publishing.MAX_TITLE)
 
 
+class PublicBody(Strict):
+    """Whether a published demo may be used without a log-in (administrators only)."""
+
+    public: bool
+
+
+class VoilaOut(BaseModel):
+    """How to publish a notebook itself as a page with Voilà."""
+
+    app: str = Field(description="The app to publish once the command runs: 'proxy/<port>/'")
+    command: str = Field(description="What to run in the notebook's terminal")
+
+
 class DemoOut(BaseModel):
     id: int
     owner: str
@@ -38,6 +51,8 @@ class DemoOut(BaseModel):
     course: str | None
     state: str
     url: str = Field(description="The demo's address, on its notebook's own origin")
-    visitors: int = Field(description="How many people have used it")
+    visitors: int = Field(description="How many people have used it (anonymous ones too)")
+    anonymous_visitors: int = Field(description="Of those, how many without a log-in")
+    public: bool = Field(description="Reached without a log-in too (an administrator's choice)")
     created_by: str
     created_at: datetime

@@ -7,20 +7,25 @@ caller in the audience gets the app's path, `core/sharing.Access.apps`) and the 
 applies (`proxy/forward.py`, `_demo_limit`). Every change drops the sharing service's
 cached answers for the notebook and re-checks its open websockets, so unpublishing ends
 a visitor's access at once. Visitors are counted once per person (`DemoVisit`).
+
+An administrator may make a demo public (`set_public`): the proxy then serves its app's
+path to callers without a log-in too (`public_apps`), paced per address (`admit`), each
+anonymous visitor counted once by the random name of their cookie (`AnonymousVisit`).
 """
 
 from __future__ import annotations
 
+from cachetools import LRUCache, TTLCache
 from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ...core import publishing
 from ...core.errors import Forbidden, Invalid, NotFound
-from ...core.roles import MANAGER_ROLES, Principal, can_manage_group
+from ...core.roles import MANAGER_ROLES, Principal, can_manage_group, require_admin
 from ...store.db import Database
 from ...store.models import Group, Membership, Notebook, User
-from ...store.publishing_models import DemoVisit, Publication
+from ...store.publishing_models import AnonymousVisit, DemoVisit, Publication
 from .. import audit
 from ..accounts.directory import get_group
 from ..clock import Clock
@@ -29,18 +34,43 @@ from ..notebooks.specs import load_owned
 MAX_PER_NOTEBOOK = 10
 # (publication, user) pairs already counted: a bound, not a working size.
 COUNTED_ENTRIES = 100_000
+# How long the public apps of a notebook are reused (a change drops them at once).
+PUBLIC_SECONDS = 5.0
+PUBLIC_ENTRIES = 10_000
+# An address without a log-in makes NEW_VISITORS_BURST visitor names, then NEW_VISITORS_RATE
+# a second (beyond that its requests are served, not counted again); how fast it may send
+# requests is the settings' (demo_public_rate, demo_public_burst).
+NEW_VISITORS_BURST = 20.0
+NEW_VISITORS_RATE = 0.1
+ADDRESSES = 100_000
 
 
 class Publishing:
-    def __init__(self, db: Database, shares, notebooks, plan, clock: Clock) -> None:
+    def __init__(
+        self,
+        db: Database,
+        shares,
+        notebooks,
+        plan,
+        clock: Clock,
+        anonymous_pace: tuple[float, float] = (20.0, 120.0),
+    ) -> None:
         """`shares`: the ShareService whose answers a change of a publication invalidates;
-        `plan`: the origins, for a demo's address on its notebook's own origin."""
+        `plan`: the origins, for a demo's address on its notebook's own origin;
+        `anonymous_pace`: (requests a second, at once) of one address without a log-in."""
+        self.anonymous_pace = anonymous_pace
         self.db = db
         self.shares = shares
         self.notebooks = notebooks
         self.plan = plan
         self.clock = clock
-        self._counted: set[tuple[int, str, int]] = set()
+        self._counted: set[tuple[int, str, int | str]] = set()
+        # notebook id -> the prefixes of its public demos
+        self._public: TTLCache[int, tuple[str, ...]] = TTLCache(
+            PUBLIC_ENTRIES, PUBLIC_SECONDS, timer=clock.monotonic
+        )
+        # address -> its bucket of requests, and of new visitor names
+        self._paces: LRUCache[tuple[str, str], publishing.Bucket] = LRUCache(ADDRESSES)
 
     # -- reading -------------------------------------------------------------------
 
@@ -50,6 +80,11 @@ class Publishing:
         group = await session.get(Group, row.group_id) if row.group_id is not None else None
         visitors = await session.scalar(
             select(func.count()).select_from(DemoVisit).where(DemoVisit.publication_id == row.id)
+        )
+        anonymous = await session.scalar(
+            select(func.count())
+            .select_from(AnonymousVisit)
+            .where(AnonymousVisit.publication_id == row.id)
         )
         return {
             "id": row.id,
@@ -61,7 +96,9 @@ class Publishing:
             "course": group.name if group else None,
             "state": nb.state,
             "url": self.plan.notebook_url(owner.name, nb.name, row.prefix),
-            "visitors": visitors or 0,
+            "visitors": (visitors or 0) + (anonymous or 0),
+            "anonymous_visitors": anonymous or 0,
+            "public": row.public,
             "created_by": row.created_by,
             "created_at": row.created_at,
         }
@@ -157,7 +194,7 @@ class Publishing:
                 f"'{prefix}' was being published at the same moment; look at the notebook's "
                 "demos and try again"
             ) from None
-        self.shares.changed(nb.id)
+        self._changed(nb.id)
         return described, created
 
     async def unpublish(self, actor: Principal, owner: str, name: str, publication: int) -> None:
@@ -176,7 +213,46 @@ class Publishing:
                 app=row.prefix,
             )
         self._counted = {key for key in self._counted if key[0] != nb.id}
-        self.shares.changed(nb.id)
+        self._changed(nb.id)
+
+    async def voila(
+        self, actor: Principal, owner: str, name: str, notebook: str, port: int
+    ) -> dict:
+        """How to show one of the notebook's files as a page with Voilà: the command to run
+        in the notebook, and the app to publish then (its owner, who runs it)."""
+        async with self.db.session() as session:
+            await load_owned(session, actor, owner, name, "publish")
+        command = publishing.voila_command(notebook, f"/notebook/{owner}/{name}/", port)
+        return {"app": f"proxy/{port}/", "command": command}
+
+    async def set_public(
+        self, actor: Principal, owner: str, name: str, publication: int, public: bool
+    ) -> dict:
+        """An administrator lets a published demo be used without a log-in, or no longer:
+        either takes effect at once (open anonymous websockets close when it ends)."""
+        require_admin(actor, "make a demo public")
+        async with self.db.session() as session:
+            nb = await load_owned(session, actor, owner, name, "publish")
+            row = await session.get(Publication, publication)
+            if row is None or row.notebook_id != nb.id:
+                raise NotFound(f"notebook '{name}' has no published demo {publication}")
+            if row.public != public:
+                row.public = public
+                audit.record(
+                    session,
+                    actor.name,
+                    "demo.public" if public else "demo.not_public",
+                    f"notebook:{owner}/{name}",
+                    app=row.prefix,
+                )
+            await session.flush()
+            described = await self._describe(session, row)
+        self._changed(nb.id)
+        return described
+
+    def _changed(self, notebook_id: int) -> None:
+        self._public.pop(notebook_id, None)
+        self.shares.changed(notebook_id)
 
     # -- visits ----------------------------------------------------------------------
 
@@ -201,6 +277,66 @@ class Publishing:
                     )
         except IntegrityError:
             pass  # the same person's other tab counted them at the same moment
+        if len(self._counted) >= COUNTED_ENTRIES:
+            self._counted.clear()
+        self._counted.add(key)
+
+    async def public_apps(self, notebook_id: int) -> tuple[str, ...]:
+        """The prefixes of a notebook's demos that need no log-in (asked by the proxy for
+        a caller it does not know; reused for seconds, dropped at once on a change)."""
+        hit = self._public.get(notebook_id)
+        if hit is not None:
+            return hit
+        async with self.db.session() as session:
+            rows = await session.scalars(
+                select(Publication.prefix).where(
+                    Publication.notebook_id == notebook_id, Publication.public.is_(True)
+                )
+            )
+            found = tuple(sorted(rows.all()))
+        self._public[notebook_id] = found
+        return found
+
+    def admit(self, address: str) -> float:
+        """0 when an anonymous request from `address` may go now, else the seconds to wait."""
+        return self._pace(("request", address), *self.anonymous_pace)
+
+    def _pace(self, key: tuple[str, str], rate: float, burst: float) -> float:
+        now = self.clock.monotonic()
+        bucket = self._paces.get(key) or publishing.Bucket(burst, now)
+        bucket, wait = bucket.take(now, rate, burst)
+        self._paces[key] = bucket
+        return wait
+
+    async def visited_anonymously(
+        self, notebook_id: int, prefix: str, visitor: str, address: str
+    ) -> None:
+        """Count an anonymous visitor of a public demo once (by their cookie's name); an
+        address making up names faster than NEW_VISITORS_RATE is served but not counted."""
+        key = (notebook_id, prefix, visitor)
+        if key in self._counted:
+            return
+        if self._pace(("visitor", address), NEW_VISITORS_RATE, NEW_VISITORS_BURST):
+            return
+        try:
+            async with self.db.session() as session:
+                row = await session.scalar(
+                    select(Publication).where(
+                        Publication.notebook_id == notebook_id,
+                        Publication.prefix == prefix,
+                        Publication.public.is_(True),
+                    )
+                )
+                if row is None:
+                    return
+                if await session.get(AnonymousVisit, (row.id, visitor)) is None:
+                    session.add(
+                        AnonymousVisit(
+                            publication_id=row.id, visitor=visitor, first_at=self.clock.now()
+                        )
+                    )
+        except IntegrityError:
+            pass  # the same visitor's other tab counted them at the same moment
         if len(self._counted) >= COUNTED_ENTRIES:
             self._counted.clear()
         self._counted.add(key)
