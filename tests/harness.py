@@ -71,15 +71,7 @@ class Controller:
         self.log = LOGS / f"controller-{self.port}.log"
 
     def cli(self, *args: str, stdin: str | None = None) -> str:
-        command = [str(BIN / "cgu-lab"), *args, "--data-dir", str(self.data_dir)]
-        if self.db_url:
-            command += ["--db-url", self.db_url]
-        result = subprocess.run(
-            command, input=stdin, capture_output=True, text=True, env=self.env, check=False
-        )
-        if result.returncode != 0:
-            raise RuntimeError(f"cgu-lab {' '.join(args)} failed: {result.stderr}")
-        return result.stdout
+        return cli(self.data_dir, *args, stdin=stdin, db_url=self.db_url, env=self.env)
 
     def create_user(self, name: str, role: str = "student", group: str | None = None) -> None:
         args = ["admin", "create-user", name, "--role", role, "--password-stdin"]
@@ -149,13 +141,37 @@ class Controller:
         """A client logged in through the login form (prefer conftest's `login`)."""
         return Session(self.url, name, password, site=self)
 
-    def anonymous(self, **kwargs) -> httpx.Client:
-        """A client that has not logged in (cookies and headers as given)."""
+    def anonymous(self, address: str | None = None, **kwargs) -> httpx.Client:
+        """A client that has not logged in (cookies and headers as given), connecting from
+        `address` (a loopback address: what the login throttle counts by)."""
+        if address is not None:
+            kwargs["transport"] = httpx.HTTPTransport(local_address=address)
         return httpx.Client(base_url=self.url, **kwargs)
 
     def kill_notebooks(self) -> None:
         """Stop every notebook server of this installation (end of a test module)."""
         kill_notebooks(self.data_dir)
+
+
+def cli(
+    data_dir: Path,
+    *args: str,
+    stdin: str | None = None,
+    db_url: str | None = None,
+    env: dict | None = None,
+) -> str:
+    """`cgu-lab <args>` on the installation in `data_dir`, as its administrator runs it
+    beside the controller (a process or an app in this one); its output, or a
+    RuntimeError with what it printed on failing."""
+    command = [str(BIN / "cgu-lab"), *args, "--data-dir", str(data_dir)]
+    if db_url:
+        command += ["--db-url", db_url]
+    result = subprocess.run(
+        command, input=stdin, capture_output=True, text=True, env=env, check=False
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"cgu-lab {' '.join(args)} failed: {result.stderr}")
+    return result.stdout
 
 
 def kill_notebooks(data_dir: Path) -> None:

@@ -10,10 +10,11 @@ behind uvicorn.
 
 The backend is the local one with notebook servers left out (`FakeLocalBackend`): a
 start "launches" nothing and returns at once, a stop stops nothing, a running notebook
-is always seen alive. Tests that need a real JupyterLab either stay on
-`harness.Controller` or give `InProcess` the real `LocalBackend` (and call `serve`, so
-that notebook servers reach the controller), as tests/test_gpus_and_culling.py does to
-move the clock under real kernels.
+is always seen alive. Tests that need a real JupyterLab give `InProcess` the real
+`LocalBackend` and call `serve`, so that notebook servers reach the controller (a module
+marked `notebook_servers` gets that as conftest's `site`; tests/test_gpus_and_culling.py
+moves the clock under real kernels so). `harness.Controller`, a process, is left for
+what only a process shows (conftest's `end_to_end` layer).
 
 Nothing here waits for wall-clock time: `settle` waits for a notebook's current start or
 stop to finish (the controller's own task), `sample_monitor` runs the monitor's next
@@ -37,8 +38,6 @@ import anyio.from_thread
 import httpx
 
 from cgu_lab.backends.base import NotebookSpec, Observation, ProgressCallback
-from cgu_lab.backends.kube_settings import KubeSettings
-from cgu_lab.backends.kubernetes import KubernetesBackend
 from cgu_lab.backends.local import LocalBackend
 from cgu_lab.controller.accounts import directory as accounts
 from cgu_lab.controller.app import create_app
@@ -46,7 +45,7 @@ from cgu_lab.controller.clock import FakeClock
 from cgu_lab.controller.settings import Settings
 from cgu_lab.core.roles import Principal, Role
 
-from .harness import PASSWORD, Session, free_port
+from .harness import PASSWORD, Session, cli, free_port
 
 log = logging.getLogger("tests.inprocess")
 
@@ -81,46 +80,14 @@ class FakeLocalBackend(LocalBackend):
         return []
 
 
-class ClusterlessKube(KubernetesBackend):
-    """The kubernetes backend, built from its real settings, with the cluster left out: a
-    start creates nothing and points the notebook's route at `upstream` (a
-    `LoopbackNotebook` standing in for the notebook's pod). What the controller and its
-    proxy read of the backend (`endpoint`, `ingress_header`, `describe`) is the real
-    backend's."""
+def __getattr__(name: str):
+    """`ClusterlessKube` (tests/clusterless.py), imported when a test first asks for it:
+    the Kubernetes backend's imports are too dear for every module that imports this one."""
+    if name == "ClusterlessKube":
+        from .clusterless import ClusterlessKube
 
-    def __init__(self, kube: KubeSettings, upstream: str) -> None:
-        super().__init__(kube)
-        self.upstream = upstream
-
-    async def open(self) -> None:
-        pass
-
-    async def close(self) -> None:
-        pass
-
-    async def start(self, spec: NotebookSpec, progress: ProgressCallback) -> dict[str, Any]:
-        return {"url": self.upstream, "namespace": f"cgu-u-{spec.owner}", "name": spec.name}
-
-    async def stop(self, spec: NotebookSpec, state: Mapping[str, Any]) -> None:
-        pass
-
-    async def observe(self, spec: NotebookSpec, state: Mapping[str, Any]) -> Observation:
-        return Observation(alive=True, ready=True)
-
-    async def sweep(self, keep: set[int]) -> list[int]:
-        return []
-
-    async def sync_quota(self, owner, quota, group=False) -> None:
-        pass
-
-    async def inventory(self) -> list:
-        return []
-
-    async def last_activity(self, spec, state):
-        return None
-
-    async def record_activity(self, spec, state, when) -> None:
-        pass
+        return ClusterlessKube
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class LoopbackNotebook:
@@ -193,7 +160,7 @@ class PortalTransport(httpx.BaseTransport):
 
 class InProcess:
     """A controller app in this process; the same surface as `harness.Controller`
-    (`url`, `data_dir`, `create_user`, `client`, `anonymous`) plus what only an app in
+    (`url`, `data_dir`, `create_user`, `cli`, `client`, `anonymous`) plus what only an app in
     this process can offer (`platform`, `clock`, `settle`, `sample_monitor`, `serve`)."""
 
     def __init__(self, data_dir: Path, backend=FakeLocalBackend, **settings: Any) -> None:
@@ -254,16 +221,22 @@ class InProcess:
 
         self.call(create)
 
-    def transport(self) -> PortalTransport:
-        return PortalTransport(self.app, self.portal)
+    def cli(self, *args: str, stdin: str | None = None) -> str:
+        """`cgu-lab <args>` on this app's data directory (`harness.cli`), beside it."""
+        return cli(self.data_dir, *args, stdin=stdin)
+
+    def transport(self, address: str = CLIENT[0]) -> PortalTransport:
+        """Requests through the app's ASGI interface, as if from `address`."""
+        return PortalTransport(self.app, self.portal, client=(address, CLIENT[1]))
 
     def client(self, name: str, password: str = PASSWORD) -> Session:
         """A client logged in through the login form (prefer conftest's `login`)."""
         return Session(self.url, name, password, transport=self.transport(), site=self)
 
-    def anonymous(self, **kwargs: Any) -> httpx.Client:
-        """A client that has not logged in (cookies and headers as given)."""
-        return httpx.Client(base_url=self.url, transport=self.transport(), **kwargs)
+    def anonymous(self, address: str = CLIENT[0], **kwargs: Any) -> httpx.Client:
+        """A client that has not logged in (cookies and headers as given), from `address`
+        (a loopback address: what the login throttle counts by)."""
+        return httpx.Client(base_url=self.url, transport=self.transport(address), **kwargs)
 
     # -- what only an app in this process offers -----------------------------------------
 
@@ -294,16 +267,32 @@ class InProcess:
         self.call(self.platform.notebooks.admission.drain_queue)
 
     def serve(self) -> str:
-        """Serve the app on `url` over real HTTP as well (for a browser); returns the URL."""
+        """Serve the app over real HTTP as well, as `cgu-lab controller` does: on `url` (for
+        a browser, websockets, notebook servers) and, with the local backend, on the
+        controller's Unix socket, the only way to it from a notebook server in a network
+        of its own (backends/local.py). Returns the URL."""
         if self._server is None:
             import uvicorn
+
+            from cgu_lab.cli import _listen_unix
 
             listener = socket.socket()
             listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             listener.bind(("127.0.0.1", self.port))
             listener.listen(128)
-            config = uvicorn.Config(self.app, lifespan="off", log_level="warning")
+            listeners = [listener]
+            if self.settings.backend == "local":
+                listeners.append(_listen_unix(self.settings.controller_socket))
+            # The controller's own settings (cli.py): clients' forwarding headers are not
+            # believed, and websocket messages may be as large.
+            config = uvicorn.Config(
+                self.app,
+                lifespan="off",
+                log_level="warning",
+                ws_max_size=1 << 30,
+                proxy_headers=False,
+            )
             self._server = uvicorn.Server(config)
             # Bound and listening already: connections wait in the backlog until it accepts.
-            self._serving = self.portal.start_task_soon(self._server.serve, [listener])
+            self._serving = self.portal.start_task_soon(self._server.serve, listeners)
         return self.url
