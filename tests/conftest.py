@@ -1,18 +1,31 @@
-"""Shared fixtures: the controller (a real process, or the app in the test's process),
+"""Shared fixtures: the controller (the app in the test's process, or a real process),
 logged-in HTTP clients, PostgreSQL; and what a failed test prints about the controllers.
 
-`site` is where a module's API tests talk: a controller process (`controller`) unless
-the module overrides `site` with the in-process app (`in_process`, tests/inprocess.py):
+The tests run in three layers; a module says which by its `pytestmark`:
 
-    @pytest.fixture(scope="module")
-    def site(in_process):
-        return in_process
+- **in process** (the default): `site` is `in_process`, the real app with a real SQLite
+  store in the test's own process (tests/inprocess.py), no sockets, the local backend
+  with notebook servers left out, and a clock the test moves. API, pages, rules,
+  refusals: most modules are here.
+- **in process with real notebook servers** (`pytest.mark.notebook_servers`): the same
+  app with the real local backend, served on its port over HTTP as well, so JupyterLab
+  servers really start as their owners' accounts, reach the controller and are reached
+  through its proxy (HTTP and websockets); they are killed when the module ends.
+- **end to end** (`pytest.mark.end_to_end`): `site` is `controller`, `cgu-lab controller`
+  in a process of its own, for what only a process shows: a restart and what it adopts,
+  signals, the command line, its loops on wall-clock time. `pytest -m end_to_end` runs
+  this layer (and the few tests marked so in other modules, on `process_login`),
+  `-m "not end_to_end"` the others.
 
-`login(name)` (or `login(name, role)` to create the account first) gives a logged-in
-client on the site; `admin`, `teacher`, `alice` and `bob` are its four standard users.
-`process_login` is the same on the controller process, for the few tests of an
-in-process module that need real notebook servers. (tests/security/test_copies.py has
-a `site` fixture of its own, a controller with other accounts, and its own clients.)
+In process is the default, as JupyterHub's tests run a MockHub: a controller process
+costs each module seconds of CPU to import and start on a shared 2-core runner, and its
+clock cannot be moved, so its tests wait instead; the process layer is kept thin.
+
+A module with other needs (other settings: override `inprocess_settings`; another
+backend or accounts) defines its own `site`. `login(name)` (or `login(name, role)` to
+create the account first) gives a logged-in client on the site; `admin`, `teacher`,
+`alice` and `bob` are its four standard users. `process_login` is the same on the
+controller process, for the few tests of an in-process module that need it.
 """
 
 from __future__ import annotations
@@ -28,9 +41,11 @@ import pytest
 # of CPU per login on a loaded 2-core machine. Set before cgu_lab is imported below.
 os.environ.setdefault("CGU_LAB_PASSWORD_HASH_COST", "test")
 
-from . import harness  # (after the environment above)
-from .harness import Controller, Logins, reachable_dir
-from .inprocess import InProcess
+from cgu_lab.backends.local import LocalBackend  # (after the environment above)
+
+from . import harness
+from .harness import Controller, Logins, kill_notebooks, reachable_dir
+from .inprocess import FakeLocalBackend, InProcess
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
@@ -41,6 +56,25 @@ STANDARD_USERS = (
     ("alice", "student"),
     ("bob", "student"),
 )
+
+END_TO_END = "end_to_end"
+NOTEBOOK_SERVERS = "notebook_servers"
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{END_TO_END}: the module's `site` is a controller process (conftest's `controller`)",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"{NOTEBOOK_SERVERS}: the module's in-process `site` starts real notebook servers",
+    )
+
+
+def marked(request, name: str) -> bool:
+    """Whether the requesting module (or a class or test above it) carries marker `name`."""
+    return request.node.get_closest_marker(name) is not None
 
 
 @pytest.fixture(scope="module")
@@ -64,21 +98,33 @@ def inprocess_settings() -> dict:
 
 
 @pytest.fixture(scope="module")
-def in_process(inprocess_settings):
-    """The controller app in this process (tests/inprocess.py), with the same accounts."""
+def in_process(request, inprocess_settings):
+    """The controller app in this process (tests/inprocess.py), with the same accounts;
+    real notebook servers, and the app served over HTTP for them, in a module marked
+    `notebook_servers`."""
+    servers = marked(request, NOTEBOOK_SERVERS)
     base = reachable_dir()
-    app = InProcess(base / "data", **inprocess_settings).start()
+    backend = LocalBackend if servers else FakeLocalBackend
+    app = InProcess(base / "data", backend=backend, **inprocess_settings).start()
+    if servers:
+        app.serve()  # the servers ask the controller; websockets go through its proxy
     for name, role in STANDARD_USERS:
         app.create_user(name, role)
     yield app
     app.stop()
+    # Servers outlive the app, as they outlive a controller process; the installation's
+    # Unix accounts too (the local backend makes them, started or not).
+    kill_notebooks(app.data_dir)
     shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
-def site(controller):
-    """Where this module's API tests talk; modules that run in process override it."""
-    return controller
+def site(request):
+    """Where this module's API tests talk: `in_process`, or `controller` in a module
+    marked `end_to_end`."""
+    if marked(request, END_TO_END):
+        return request.getfixturevalue("controller")
+    return request.getfixturevalue("in_process")
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +137,8 @@ def login(site):
 
 @pytest.fixture(scope="module")
 def process_login(controller):
-    """`login`, on the controller process (tests that need real notebook servers)."""
+    """`login`, on the controller process (the few tests of an in-process module that
+    need it)."""
     logins = Logins(controller)
     yield logins
     logins.close()

@@ -52,11 +52,6 @@ PAGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def site(in_process):
-    return in_process
-
-
 def assets(html: str) -> list[str]:
     """The scripts and stylesheets a page loads from the controller itself."""
     return re.findall(r'<(?:script|link)\b[^>]*\b(?:src|href)="(/static/[^"]+)"', html)
@@ -482,6 +477,7 @@ def running(process_login):
 
 
 @pytest.mark.integration
+@pytest.mark.end_to_end
 def test_admin_opens_a_users_notebook_as_themself(running):
     admin, alice, teacher = running
     alice.ok(
@@ -528,6 +524,7 @@ def test_admin_opens_a_users_notebook_as_themself(running):
 
 
 @pytest.mark.integration
+@pytest.mark.end_to_end
 def test_a_queued_notebook_is_counted_cancelled_and_deleted(running):
     admin, alice, _ = running
     alice.ok(
@@ -546,6 +543,7 @@ def test_a_queued_notebook_is_counted_cancelled_and_deleted(running):
 
 
 @pytest.mark.integration
+@pytest.mark.end_to_end
 def test_admin_stops_all_notebooks_of_a_user(running):
     admin, _, teacher = running
     refused = teacher.post("/api/users/alice/notebooks/stop")

@@ -9,11 +9,6 @@ import pytest
 from .harness import PASSWORD, login_cookie
 
 
-@pytest.fixture(scope="module")
-def site(in_process):
-    return in_process
-
-
 def test_login_refuses_wrong_password_and_bad_next(site):
     with site.anonymous() as client:
         response = client.post(

@@ -20,11 +20,6 @@ RSTUDIO = {"name": "rstudio", "title": "RStudio", "command": ["rserver", "--www-
 
 
 @pytest.fixture(scope="module")
-def site(in_process):
-    return in_process
-
-
-@pytest.fixture(scope="module")
 def environment(login):
     admin = login("root-admin")
     admin.ok("PUT", "/api/environments/apps-env", json={"local_prefix": sys.prefix})

@@ -21,6 +21,7 @@ from .test_apps_database import PIP_CACHE, SMALL, build
 
 pytestmark = [
     pytest.mark.integration,
+    pytest.mark.end_to_end,
     pytest.mark.timeout(600),
     pytest.mark.skipif(
         not shutil.which("R") and not shutil.which("apt-get"),

@@ -24,11 +24,6 @@ from cgu_lab.store.models import AuditEvent
 from .conftest import postgres_url, requires_postgres
 
 
-@pytest.fixture(scope="module")
-def site(in_process):
-    return in_process
-
-
 @pytest.fixture(
     params=["sqlite", pytest.param("postgresql", marks=[requires_postgres, pytest.mark.postgres])]
 )

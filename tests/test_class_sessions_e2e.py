@@ -10,7 +10,7 @@ import pytest
 from .conftest import STANDARD_USERS
 from .harness import Controller, notebook_host, reachable_dir, wait_running, wait_until
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.end_to_end]
 
 COURSE = "sess-e2e"
 TASK = {

@@ -31,11 +31,6 @@ SCRIPTS = (
 
 
 @pytest.fixture(scope="module")
-def site(in_process):
-    return in_process
-
-
-@pytest.fixture(scope="module")
 def people(login):
     """Another course's teacher (rival), a TA, and a student of no course (stranger)."""
     people = (("rival", "teacher"), ("tara", "ta"), ("stranger", "student"))

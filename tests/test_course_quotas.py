@@ -7,11 +7,6 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def site(in_process):
-    return in_process
-
-
-@pytest.fixture(scope="module")
 def course(teacher, admin, login):
     """Course `stats-101`: the teacher, three students; a budget of 8 CPUs, 16 GiB, 2 GPUs."""
     teacher.ok("POST", "/api/groups", 201, json={"name": "stats-101"})

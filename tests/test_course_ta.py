@@ -19,11 +19,6 @@ COURSE = "ta-course"
 
 
 @pytest.fixture(scope="module")
-def site(in_process):
-    return in_process
-
-
-@pytest.fixture(scope="module")
 def course(teacher, admin, login):
     login("rival2", "teacher").ok("POST", "/api/groups", 201, json={"name": "rival2-course"})
     teacher.ok("POST", "/api/groups", 201, json={"name": COURSE, "kind": "course"})

@@ -8,8 +8,8 @@ Issue 23 item 18: the check also holds where the bytes arrive, the contents API
 files), in a real jupyter_server with the extension (pytest-jupyter), and through
 the controller's proxy; the home's use is cached and moved by each write.
 
-The rules run without a server; the API and the notebook run on a controller
-process with real notebook servers (conftest's `controller`).
+The rules run without a server; the API and the notebook run on the controller in
+the test's process with real notebook servers (conftest's `notebook_servers` layer).
 """
 
 import base64
@@ -30,6 +30,8 @@ from cgu_lab.notebook.transfer.allowance import HomeUsage
 from .harness import extension_server_config
 from .test_notebooks import server_process
 from .test_server_extension import as_user
+
+pytestmark = pytest.mark.notebook_servers
 
 GIB = 2**30
 MIB = 2**20

@@ -5,13 +5,6 @@ from __future__ import annotations
 
 import sys
 
-import pytest
-
-
-@pytest.fixture(scope="module")
-def site(in_process):
-    return in_process
-
 
 def default_of(admin) -> str:
     return next(e["name"] for e in admin.ok("GET", "/api/environments") if e["is_default"])

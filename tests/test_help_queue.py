@@ -6,11 +6,6 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def site(in_process):
-    return in_process
-
-
-@pytest.fixture(scope="module")
 def course(admin, teacher, alice, bob, login):
     admin.ok("POST", "/api/groups", 201, json={"name": "cs101"})
     admin.ok("PUT", "/api/groups/cs101/members/teacher", json={"manager": True})

@@ -33,11 +33,6 @@ COURSE = "inv-course"
 
 
 @pytest.fixture(scope="module")
-def site(in_process):
-    return in_process
-
-
-@pytest.fixture(scope="module")
 def course(teacher):
     teacher.ok("POST", "/api/groups", 201, json={"name": COURSE, "display_name": "Invited Course"})
     return COURSE

@@ -1,35 +1,29 @@
 """A notebook whose server dies is marked stopped within seconds, with the reason.
 
 A real JupyterLab process, killed behind the controller's back as a crash or the
-memory limit would, and the controller in the test's process (tests/inprocess.py with
-the real local backend: no controller process to start).
+memory limit would, and the controller in the test's process (conftest's
+`notebook_servers` layer: no controller process to start).
 """
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
-from cgu_lab.backends.local import LocalBackend
-
-from .harness import kill_notebooks, reachable_dir, wait_until
-from .inprocess import InProcess
+from .harness import wait_until
 from .test_notebooks import server_process
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.notebook_servers]
 
 
 @pytest.fixture(scope="module")
-def watched():
-    base = reachable_dir()
-    site = InProcess(base / "data", backend=LocalBackend, liveness_interval=1).start()
-    site.serve()  # the notebook server's own requests reach the controller on its port
+def inprocess_settings() -> dict:
+    return {"liveness_interval": 1}
+
+
+@pytest.fixture(scope="module")
+def watched(site):
     site.create_user("mia")
-    yield site
-    site.stop()
-    kill_notebooks(site.data_dir)
-    shutil.rmtree(base, ignore_errors=True)
+    return site
 
 
 def test_a_dead_notebook_is_stopped_with_the_reason(watched):

@@ -19,7 +19,7 @@ from websockets.exceptions import InvalidStatus
 
 from .harness import execute_request, follow_while, login_cookie_header
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.end_to_end]
 
 
 def server_process(notebook_id_owner: str, name: str) -> psutil.Process:

@@ -26,11 +26,6 @@ TASK = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 
 @pytest.fixture(scope="module")
-def site(in_process):
-    return in_process
-
-
-@pytest.fixture(scope="module")
 def course(site, teacher, admin, login):
     """A course with alice and bob enrolled, and `onceta` as its TA."""
     login("onceta", "ta")

@@ -11,7 +11,12 @@ from sqlalchemy.engine import make_url
 from .conftest import postgres_url, requires_postgres
 from .harness import Controller, reachable_dir
 
-pytestmark = [requires_postgres, pytest.mark.postgres, pytest.mark.integration]
+pytestmark = [
+    requires_postgres,
+    pytest.mark.postgres,
+    pytest.mark.integration,
+    pytest.mark.end_to_end,
+]
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,11 @@ port, publishes it to a course, and the course's students use it (pages and webs
 through the proxy on the notebook's own origin, while its files, kernels, terminals,
 JupyterLab and other ports stay closed to them; another course's students get nothing,
 and unpublishing ends it at once. The server extension's own rule for a visitor runs in
-a real jupyter_server at the end."""
+a real jupyter_server at the end.
+
+The controller runs in the test's process with real notebook servers (conftest's
+`notebook_servers` layer): the teacher's JupyterLab, its kernel and its apps are real
+processes, reached through the controller's proxy over HTTP and websockets."""
 
 import asyncio
 import json
@@ -22,7 +26,7 @@ from cgu_lab.core.sharing import Access
 from .harness import extension_server_config, proxy_headers
 from .test_notebooks import execute
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.notebook_servers]
 
 SITE = "/notebook/teacher/site"
 
@@ -69,7 +73,7 @@ START_APPS = textwrap.dedent(
 
 
 @pytest.fixture(scope="module")
-def site(controller, admin, teacher, alice, bob):
+def apps(admin, teacher, alice, bob):
     """The teacher's running notebook with its apps, alice in the course, bob in another."""
     for course, student in (("demo101", "alice"), ("other101", "bob")):
         admin.ok("POST", "/api/groups", 201, json={"name": course})
@@ -100,12 +104,12 @@ def refused(response) -> None:
     assert body["code"] == "demo_only" and "not its files" in body["message"], body
 
 
-def test_a_course_uses_the_published_app_and_nothing_else(controller, site, teacher, alice):
+def test_a_course_uses_the_published_app_and_nothing_else(apps, teacher, alice):
     # Before publishing, alice has nothing in the teacher's notebook.
-    assert alice.get(f"{SITE}/proxy/{site['page']}/").status_code == 404
-    demo = publish(teacher, site["page"])
+    assert alice.get(f"{SITE}/proxy/{apps['page']}/").status_code == 404
+    demo = publish(teacher, apps["page"])
     assert demo["course"] == "demo101" and demo["visitors"] == 0
-    assert demo["url"].endswith(f"{SITE}/proxy/{site['page']}/")
+    assert demo["url"].endswith(f"{SITE}/proxy/{apps['page']}/")
     assert "teacher--site" in demo["url"]  # the notebook's own origin
     listed = alice.ok("GET", "/api/groups/demo101/demos")
     assert [d["id"] for d in listed] == [demo["id"]]
@@ -115,12 +119,12 @@ def test_a_course_uses_the_published_app_and_nothing_else(controller, site, teac
     assert alice.get("/static/js/course_demos.js").status_code == 200
     assert [d["app"] for d in alice.ok("GET", "/api/me/demos")] == [demo["app"]]
 
-    page = alice.get(f"{SITE}/proxy/{site['page']}/")
+    page = alice.get(f"{SITE}/proxy/{apps['page']}/")
     assert page.status_code == 200 and "teacher demo page" in page.text
     # The app's own requests, with another method too (http.server answers 501 to POST:
     # the notebook's app refused it, not the platform).
-    assert alice.get(f"{SITE}/proxy/{site['page']}/index.html").status_code == 200
-    assert alice.post(f"{SITE}/proxy/{site['page']}/", content=b"x").status_code == 501
+    assert alice.get(f"{SITE}/proxy/{apps['page']}/index.html").status_code == 200
+    assert alice.post(f"{SITE}/proxy/{apps['page']}/", content=b"x").status_code == 501
 
     xsrf = {"X-XSRFToken": "x", "Cookie": "_xsrf=x"}
     refused(alice.get(f"{SITE}/api/contents"))
@@ -132,12 +136,12 @@ def test_a_course_uses_the_published_app_and_nothing_else(controller, site, teac
     refused(alice.post(f"{SITE}/api/terminals", headers=xsrf))
     refused(alice.get(f"{SITE}/lab"))
     refused(alice.get(f"{SITE}/cgu-lab/info"))
-    refused(alice.get(f"{SITE}/proxy/{site['other']}/"))
-    sneaked = alice.get(f"{SITE}/proxy/{site['page']}/%2E%2E/%2E%2E/api/contents")
+    refused(alice.get(f"{SITE}/proxy/{apps['other']}/"))
+    sneaked = alice.get(f"{SITE}/proxy/{apps['page']}/%2E%2E/%2E%2E/api/contents")
     assert sneaked.status_code != 200 and "content" not in sneaked.text
     refused(alice.get(f"{SITE}/vscode/"))
     # ... nor the kernel's websocket.
-    url, headers, connect = alice.notebook_socket(f"{SITE}/api/kernels/{site['kernel']}/channels")
+    url, headers, connect = alice.notebook_socket(f"{SITE}/api/kernels/{apps['kernel']}/channels")
     with pytest.raises((InvalidStatus, ConnectionClosed)):
         asyncio.run(execute(url, headers, "1+1", **connect))
 
@@ -145,9 +149,9 @@ def test_a_course_uses_the_published_app_and_nothing_else(controller, site, teac
     assert [(d["id"], d["visitors"]) for d in counted] == [(demo["id"], 1)]
 
 
-def test_a_published_app_s_websocket_reaches_visitors(controller, site, teacher, alice):
-    demo = publish(teacher, site["echo"])
-    url, headers, connect = alice.notebook_socket(f"{SITE}/proxy/{site['echo']}/")
+def test_a_published_app_s_websocket_reaches_visitors(apps, teacher, alice):
+    demo = publish(teacher, apps["echo"])
+    url, headers, connect = alice.notebook_socket(f"{SITE}/proxy/{apps['echo']}/")
 
     async def talk(socket_url: str) -> str:
         async with websockets.connect(socket_url, additional_headers=headers, **connect) as ws:
@@ -160,52 +164,50 @@ def test_a_published_app_s_websocket_reaches_visitors(controller, site, teacher,
         asyncio.run(talk(url))
 
 
-def test_another_course_is_refused_and_unpublishing_ends_access_at_once(
-    controller, site, teacher, alice, bob
-):
+def test_another_course_is_refused_and_unpublishing_ends_access_at_once(apps, teacher, alice, bob):
     demo = next(
         d
         for d in teacher.ok("GET", "/api/notebooks/teacher/site/demos")
-        if d["app"] == f"proxy/{site['page']}/"
+        if d["app"] == f"proxy/{apps['page']}/"
     )
-    assert bob.get(f"{SITE}/proxy/{site['page']}/").status_code == 404
+    assert bob.get(f"{SITE}/proxy/{apps['page']}/").status_code == 404
     assert bob.get("/api/groups/demo101/demos").status_code == 404
-    assert alice.get(f"{SITE}/proxy/{site['page']}/").status_code == 200
+    assert alice.get(f"{SITE}/proxy/{apps['page']}/").status_code == 200
     teacher.ok("DELETE", f"/api/notebooks/teacher/site/demos/{demo['id']}")
-    gone = alice.get(f"{SITE}/proxy/{site['page']}/")
+    gone = alice.get(f"{SITE}/proxy/{apps['page']}/")
     assert gone.status_code == 404 and "teacher demo page" not in gone.text
     assert alice.ok("GET", "/api/groups/demo101/demos") == []
     # Published to every logged-in user: bob too, for the app alone.
-    everyone = publish(teacher, site["page"], course=None)
-    assert bob.get(f"{SITE}/proxy/{site['page']}/").status_code == 200
+    everyone = publish(teacher, apps["page"], course=None)
+    assert bob.get(f"{SITE}/proxy/{apps['page']}/").status_code == 200
     refused(bob.get(f"{SITE}/api/contents"))
     teacher.ok("DELETE", f"/api/notebooks/teacher/site/demos/{everyone['id']}")
-    assert bob.get(f"{SITE}/proxy/{site['page']}/").status_code == 404
+    assert bob.get(f"{SITE}/proxy/{apps['page']}/").status_code == 404
 
 
-def test_a_read_only_share_and_a_demo_together(controller, site, teacher, alice):
+def test_a_read_only_share_and_a_demo_together(apps, teacher, alice):
     """A live view (a read-only share) of the demo's notebook: its files to read, and the
     app to use; the read-only rule still holds outside the app."""
-    demo = publish(teacher, site["page"])
+    demo = publish(teacher, apps["page"])
     share = teacher.ok(
         "POST",
         "/api/notebooks/teacher/site/shares",
         201,
         json={"grantee": "alice", "access": "read"},
     )
-    assert alice.get(f"{SITE}/proxy/{site['page']}/").status_code == 200
+    assert alice.get(f"{SITE}/proxy/{apps['page']}/").status_code == 200
     assert alice.get(f"{SITE}/api/contents/site/index.html").status_code == 200
     xsrf = {"X-XSRFToken": "x", "Cookie": "_xsrf=x"}
     kernel = alice.post(f"{SITE}/api/kernels", json={"name": "python3"}, headers=xsrf)
     assert kernel.status_code == 403 and kernel.json()["code"] == "read_only"
-    other = alice.get(f"{SITE}/proxy/{site['other']}/")
+    other = alice.get(f"{SITE}/proxy/{apps['other']}/")
     assert other.status_code == 403 and "not published" not in other.text
     teacher.ok("DELETE", f"/api/notebooks/teacher/site/shares/{share['id']}")
     teacher.ok("DELETE", f"/api/notebooks/teacher/site/demos/{demo['id']}")
 
 
-def test_who_may_publish_and_bad_input(controller, site, teacher, alice, bob):
-    body = {"app": f"proxy/{site['page']}/", "course": "demo101"}
+def test_who_may_publish_and_bad_input(apps, teacher, alice, bob):
+    body = {"app": f"proxy/{apps['page']}/", "course": "demo101"}
     # A student publishes nobody's notebook, their own neither (demos are the staff's).
     response = alice.post("/api/notebooks/teacher/site/demos", json=body)
     assert response.status_code in (403, 404) and response.json()["code"]

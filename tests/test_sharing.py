@@ -1,6 +1,8 @@
-"""Sharing end to end: owner, readonly and editable shares, single files, groups,
-expiry and revocation of open websockets, the server extension's forwarding with
-the notebook's own token, and the forbidden paths, with real notebook servers.
+"""Sharing through real notebook servers: owner, readonly and editable shares, single
+files, groups, expiry and revocation of open websockets, the server extension's
+forwarding with the notebook's own token, and the forbidden paths. The servers are real
+JupyterLab processes; the controller runs in the test's process (conftest's
+`notebook_servers` layer).
 
 What the controller decides alone (a share's expiry on its clock, refused shares,
 the directory) runs in process in tests/test_sharing_decisions.py."""
@@ -25,11 +27,11 @@ from . import ycollab
 from .harness import extension_server_config, wait_until
 from .test_notebooks import execute, server_process
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.notebook_servers]
 
 
 @pytest.fixture(scope="module")
-def lab(controller, alice, admin):
+def lab(site, alice, admin):
     admin.ok("POST", "/api/groups", 201, json={"name": "tutors"})
     admin.ok("PUT", "/api/groups/tutors/members/alice", json={"manager": False})
     admin.ok("PUT", "/api/groups/tutors/members/bob", json={"manager": False})
@@ -47,7 +49,7 @@ def lab(controller, alice, admin):
                 "content": {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
             }
         response = httpx.put(
-            f"{controller.url}/notebook/alice/lab/api/contents/{path}", json=content, headers=bearer
+            f"{site.url}/notebook/alice/lab/api/contents/{path}", json=content, headers=bearer
         )
         assert response.status_code in (200, 201), response.text
     return bearer
@@ -57,12 +59,12 @@ def share(session, **body):
     return session.ok("POST", "/api/notebooks/alice/lab/shares", 201, json=body)
 
 
-def kernel_for(controller, session):
+def kernel_for(site, session):
     """A kernel started by `session` on the notebook's origin, as JupyterLab does."""
     return session.post("/notebook/alice/lab/api/kernels", json={"name": "python3"})
 
 
-def test_readonly_share_reads_but_never_writes(controller, lab, alice, bob):
+def test_readonly_share_reads_but_never_writes(site, lab, alice, bob):
     assert bob.get("/notebook/alice/lab/api/contents").status_code == 404
     created = share(alice, grantee="bob", access="read", note="please review")
     assert created["url"] == "/notebook/alice/lab/lab" and created["grantee"]["kind"] == "user"
@@ -95,7 +97,7 @@ def test_readonly_share_reads_but_never_writes(controller, lab, alice, bob):
         == "print('hello')"
     )
     # ... and cannot run code over the kernel websocket either.
-    kernel = kernel_for(controller, alice)
+    kernel = kernel_for(site, alice)
     url, headers, connect = bob.notebook_socket(
         f"/notebook/alice/lab/api/kernels/{kernel.json()['id']}/channels"
     )
@@ -115,10 +117,10 @@ def test_readonly_share_reads_but_never_writes(controller, lab, alice, bob):
     assert bob.ok("GET", "/api/shared-with-me") == []
 
 
-def test_editable_share_runs_code_until_revoked(controller, lab, alice, bob):
+def test_editable_share_runs_code_until_revoked(site, lab, alice, bob):
     created = share(alice, grantee="bob", access="edit", expires_in_minutes=30)
     assert created["expires_at"] is not None
-    kernel = kernel_for(controller, bob)
+    kernel = kernel_for(site, bob)
     assert kernel.status_code == 201, kernel.text
     url, headers, connect = bob.notebook_socket(
         f"/notebook/alice/lab/api/kernels/{kernel.json()['id']}/channels"
@@ -158,7 +160,7 @@ def test_editable_share_runs_code_until_revoked(controller, lab, alice, bob):
     assert bob.get("/notebook/alice/lab/api/status").status_code == 404
 
 
-def test_single_file_share(controller, lab, alice, bob):
+def test_single_file_share(site, lab, alice, bob):
     created = share(alice, grantee="bob", access="read", path="hw.ipynb")
     assert created["url"] == "/notebook/alice/lab/lab/tree/hw.ipynb"
     assert bob.get("/notebook/alice/lab/api/contents/hw.ipynb").status_code == 200
@@ -169,7 +171,7 @@ def test_single_file_share(controller, lab, alice, bob):
     alice.ok("DELETE", f"/api/notebooks/alice/lab/shares/{created['id']}")
 
 
-def test_group_share_and_giving_a_share_up(controller, lab, alice, bob):
+def test_group_share_and_giving_a_share_up(site, lab, alice, bob):
     created = share(alice, grantee="tutors", kind="group", access="read")
     assert bob.get("/notebook/alice/lab/api/contents").status_code == 200
     # A grantee may give up a share made to them alone, not one made to their group.
@@ -201,10 +203,10 @@ LIVE = {
 }
 
 
-def put_live(controller, lab) -> None:
+def put_live(site, lab) -> None:
     """(Re)write live.ipynb, the notebook with one cell the collaboration tests open."""
     response = httpx.put(
-        f"{controller.url}/notebook/alice/lab/api/contents/live.ipynb", json=LIVE, headers=lab
+        f"{site.url}/notebook/alice/lab/api/contents/live.ipynb", json=LIVE, headers=lab
     )
     assert response.status_code in (200, 201), response.text
 
@@ -220,11 +222,11 @@ def room_of(session, path: str = "live.ipynb") -> tuple[str, dict, dict]:
     return session.notebook_socket(ycollab.room_path("/notebook/alice/lab", found))
 
 
-def test_share_changes_reach_open_collaboration_rooms(controller, lab, alice, bob):
+def test_share_changes_reach_open_collaboration_rooms(site, lab, alice, bob):
     """Narrowing an editable share to read-only, letting one expire and revoking one each
     end the grantee's open collaboration connection through the proxy within seconds; a
     connection opened again carries the new (read-only) access, whose edits are dropped."""
-    put_live(controller, lab)
+    put_live(site, lab)
     edit = share(alice, grantee="bob", access="edit", expires_in_minutes=30)
     disk = "/notebook/alice/lab/api/contents/live.ipynb?content=1&format=text&type=file"
 
@@ -262,7 +264,7 @@ def test_share_changes_reach_open_collaboration_rooms(controller, lab, alice, bo
         # Expired (no event: the proxy's periodic re-check, its access cache included).
         shares = await asyncio.to_thread(alice.ok, "GET", "/api/notebooks/alice/lab/shares")
         read = next(s for s in shares if s["grantee"]["name"] == "bob")
-        with sqlite3.connect(controller.data_dir / "cgu-lab.sqlite") as db:
+        with sqlite3.connect(site.data_dir / "cgu-lab.sqlite") as db:
             past = (datetime.now(timezone.utc) - timedelta(seconds=1)).isoformat(" ")
             db.execute("UPDATE shares SET expires_at = ? WHERE id = ?", (past, read["id"]))
         started = time.monotonic()
@@ -292,11 +294,11 @@ def test_share_changes_reach_open_collaboration_rooms(controller, lab, alice, bo
     assert saved() == "x = 1 + 10"
 
 
-def test_live_view_counts_who_follows_it(controller, lab, alice, bob, admin):
+def test_live_view_counts_who_follows_it(site, lab, alice, bob, admin):
     """The course's Live tab counts the people following a live view's notebook live
     (their collaboration rooms open through the proxy): the owner is not counted, a
     viewer with two tabs is one, and one who leaves is no longer counted."""
-    put_live(controller, lab)
+    put_live(site, lab)
     created = alice.ok(
         "POST", "/api/notebooks/alice/lab/broadcast", 201, json={"group": "tutors", "minutes": 30}
     )
@@ -326,7 +328,7 @@ def test_live_view_counts_who_follows_it(controller, lab, alice, bob, admin):
     alice.ok("DELETE", f"/api/notebooks/alice/lab/shares/{created['id']}")
 
 
-def test_a_student_copies_a_live_view_into_their_own_notebook(controller, lab, alice, bob, admin):
+def test_a_student_copies_a_live_view_into_their_own_notebook(site, lab, alice, bob, admin):
     """Copy to my home: the live view's file lands in the student's stopped notebook's home
     (as the student's, nothing overwritten), audited; the owner, a path outside a
     single-file view, an ended view and a stranger to the course are refused with 4xx."""
@@ -347,7 +349,7 @@ def test_a_student_copies_a_live_view_into_their_own_notebook(controller, lab, a
         "skipped": 0,
         "conflicts": [],
     }
-    landed = controller.data_dir / "homes" / "bob" / "mine" / "alice-lab" / "hw.ipynb"
+    landed = site.data_dir / "homes" / "bob" / "mine" / "alice-lab" / "hw.ipynb"
     assert json.loads(landed.read_text())["nbformat"] == 4
     again = bob.ok("POST", copy, json={})  # one click: the notebook used last
     assert (again["notebook"], again["skipped"]) == ("mine", 1) and again["copied"] >= 1
@@ -388,7 +390,7 @@ def test_a_student_copies_a_live_view_into_their_own_notebook(controller, lab, a
     bob.ok("DELETE", "/api/notebooks/bob/mine")
 
 
-def test_server_extension_forwards_with_the_notebook_token(controller, lab, alice, bob):
+def test_server_extension_forwards_with_the_notebook_token(site, lab, alice, bob):
     created = alice.ok(
         "POST",
         "/notebook/alice/lab/cgu-lab/shares",
@@ -423,11 +425,11 @@ def test_server_extension_forwards_with_the_notebook_token(controller, lab, alic
     assert quota["limits"]["cpu_milli"] == 4000 and quota["usage"]["notebooks"] >= 1
 
 
-def test_notebook_token_is_limited_to_its_notebook(controller, lab, alice, admin):
+def test_notebook_token_is_limited_to_its_notebook(site, lab, alice, admin):
     """A kernel can read the notebook's token: it may only ask who may do what in it."""
     token = server_process("alice", "lab").environ()["CGU_API_TOKEN"]
     as_notebook = {"Authorization": f"Bearer {token}"}
-    get = lambda path: httpx.get(controller.url + path, headers=as_notebook)  # noqa: E731
+    get = lambda path: httpx.get(site.url + path, headers=as_notebook)  # noqa: E731
     assert get("/api/notebooks/alice/lab/access?user=bob").json() == {
         "access": None,
         "scope": [],
@@ -454,7 +456,7 @@ def test_notebook_token_is_limited_to_its_notebook(controller, lab, alice, admin
         ("/api/notebooks/alice/lab/shares", {"grantee": "bob", "access": "edit"}),
         ("/api/courses/seen", None),
     ):
-        refused = httpx.post(controller.url + path, headers=as_notebook, json=body)
+        refused = httpx.post(site.url + path, headers=as_notebook, json=body)
         assert refused.status_code == 403, path
         assert "this credential may not" in refused.json()["message"]
     # The token dies with the server.
@@ -463,7 +465,7 @@ def test_notebook_token_is_limited_to_its_notebook(controller, lab, alice, admin
     alice.ok("POST", "/api/notebooks/alice/lab/start?wait=true", 202)
 
 
-def test_resize_through_the_server_extension(controller, lab, alice):
+def test_resize_through_the_server_extension(site, lab, alice):
     refused = alice.post("/notebook/alice/lab/cgu-lab/resize", json={"cpu": "64"}, headers=lab)
     assert refused.status_code == 403 and "your quota allows 4 CPUs" in refused.json()["message"]
     accepted = alice.ok(
@@ -475,8 +477,7 @@ def test_resize_through_the_server_extension(controller, lab, alice):
     )
     # Absolute: the lab runs on the notebook's origin, the start page is the controller's.
     assert accepted["restart_url"] == (
-        f"{controller.url}/notebook/auto-start/alice/lab"
-        f"?next={quote('/notebook/alice/lab/lab', safe='')}"
+        f"{site.url}/notebook/auto-start/alice/lab?next={quote('/notebook/alice/lab/lab', safe='')}"
     )
     wait_until(
         lambda: (
@@ -504,7 +505,7 @@ def jp_server_config():
 
 
 async def test_ingress_mode_asks_the_controller_for_grants(
-    controller, lab, alice, admin, jp_fetch, jp_serverapp, monkeypatch
+    site, lab, alice, admin, jp_fetch, jp_serverapp, monkeypatch
 ):
     from tornado.httpclient import HTTPClientError
 
@@ -514,7 +515,7 @@ async def test_ingress_mode_asks_the_controller_for_grants(
     monkeypatch.setitem(
         jp_serverapp.web_app.settings,
         module.SETTING,
-        module.ControllerClient(controller.url, token, "alice", "lab"),
+        module.ControllerClient(site.url, token, "alice", "lab"),
     )
 
     async def status(user: str) -> int:

@@ -23,7 +23,7 @@ import pytest
 
 from .harness import Controller, reachable_dir
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.end_to_end]
 
 SIZE = 48 * 2**20  # random bytes: the zip is as large, far beyond the loopback buffers
 CHUNK = 8 * 2**20

@@ -16,6 +16,9 @@ import pytest
 
 from .harness import Controller, reachable_dir
 
+# The controller process's own StartQueue under a burst of real launches (end to end).
+pytestmark = pytest.mark.end_to_end
+
 BURST = 8
 
 

@@ -31,11 +31,6 @@ CHUNK = 40_000
 
 
 @pytest.fixture(scope="module")
-def site(in_process):
-    return in_process
-
-
-@pytest.fixture(scope="module")
 def course(admin, login):
     """A course with a teacher, a TA (a manager with the ta role) and alice as member;
     alice may hold 100 KB of her own, the course 1 MiB."""

@@ -1,4 +1,5 @@
-"""Storage inside a real notebook (issue 15): a controller process, a real JupyterLab.
+"""Storage inside a real notebook (issue 15): a real JupyterLab, the controller in the
+test's process (conftest's `notebook_servers` layer).
 
 A member's JupyterLab (running as the member's own account, with the groups the
 local backend gives it) reads the course's shared storage at
@@ -18,7 +19,10 @@ from .test_storage import upload
 COURSE = "nb-storage"
 NOTEBOOK = "/notebook/alice/with-storage"
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="per-user accounts need root")
+pytestmark = [
+    pytest.mark.notebook_servers,
+    pytest.mark.skipif(os.geteuid() != 0, reason="per-user accounts need root"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +39,7 @@ def started(admin, teacher, alice):
     return NOTEBOOK
 
 
-def test_a_members_lab_reads_course_storage_and_cannot_write_it(started, alice, controller):
+def test_a_members_lab_reads_course_storage_and_cannot_write_it(started, alice, site):
     shared = f"{started}/api/contents/courses/{COURSE}/shared"
     read = alice.ok("GET", f"{shared}/data/train.csv", params={"content": 1, "format": "text"})
     assert read["content"] == "x,y\n1,2\n"
@@ -43,7 +47,7 @@ def test_a_members_lab_reads_course_storage_and_cannot_write_it(started, alice, 
     refused = alice.put(f"{shared}/data/mine.csv", json=body)
     assert refused.status_code == 403, refused.text
     assert alice.delete(f"{shared}/data/train.csv").status_code in (403, 500)
-    course_root = controller.data_dir / "storage" / "courses" / COURSE / "shared" / "data"
+    course_root = site.data_dir / "storage" / "courses" / COURSE / "shared" / "data"
     assert sorted(os.listdir(course_root)) == ["train.csv"]
 
 

@@ -6,7 +6,8 @@
 - `/api/directory?q=%%` listed everyone (LIKE wildcards); eight wrong
   passwords from anyone locked the real user out.
 
-The attacks run over HTTP against a real controller process (tests/harness.py);
+The attacks run over HTTP against the controller app in the test's process
+(tests/inprocess.py: its real API, store and local backend, no notebook server needed);
 the rules and the Unix account map are also checked on their own.
 """
 
@@ -226,11 +227,11 @@ def test_throttle_memory_is_bounded():
     assert len(throttle._pairs) <= 1000 and len(throttle._accounts) <= 1000
 
 
-# -- the attacks, against a real controller -----------------------------------------
+# -- the attacks, against the controller (in this process) ----------------------------
 
 
 @pytest.fixture(scope="module")
-def course(controller, admin):
+def course(site, admin):
     """Course x (teacher + TA ta-x, student dave) and course y (teacher-y, students carol, erin)."""
     for group in ("course-x", "course-y"):
         admin.ok("POST", "/api/groups", 201, json={"name": group})
@@ -250,7 +251,7 @@ def course(controller, admin):
         ("course-y", "teacher-y"),
     ):
         admin.ok("PUT", f"/api/groups/{group}/members/{manager}", json={"manager": True})
-    return controller
+    return site
 
 
 @pytest.fixture(scope="module")
@@ -362,8 +363,8 @@ def test_a_user_name_sharing_a_unix_account_is_refused(course, ta, admin):
     imported = ta.post("/api/groups/course-x/import", json={"csv": roster})
     assert imported.status_code == 409 and "eve.x" in imported.json()["message"]
     assert admin.get("/api/users/hank").status_code == 404  # all or nothing
-    with pytest.raises(RuntimeError, match=r"eve\.x"):
-        course.create_user(EVE_TWIN)
+    with pytest.raises(RuntimeError, match=r"eve\.x"):  # nor does the command line
+        course.cli("admin", "create-user", EVE_TWIN, "--password-stdin", stdin=PASSWORD + "\n")
     assert admin.get(f"/api/users/{EVE_TWIN}").status_code == 404
 
 
@@ -394,8 +395,7 @@ def test_directory_search_treats_wildcards_as_letters(course, alice, admin):
 
 
 def login_from(course, address: str, name: str, password: str) -> httpx.Response:
-    transport = httpx.HTTPTransport(local_address=address)
-    with httpx.Client(base_url=course.url, transport=transport) as client:
+    with course.anonymous(address=address) as client:
         return client.post("/login", data={"name": name, "password": password, "next": "/"})
 
 

@@ -18,11 +18,6 @@ import pytest
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def site(in_process):
-    return in_process
-
-
 ID_TOO_BIG = 2**63
 JSON_HEADERS = {"Content-Type": "application/json"}
 

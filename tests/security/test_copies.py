@@ -20,7 +20,7 @@ import pytest
 
 from ..harness import Controller, reachable_dir
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.end_to_end]
 
 SECRET = "the answers to every exam"
 PASSWD_LINE = b"root:x:0:0"

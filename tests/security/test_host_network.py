@@ -25,9 +25,13 @@ import pytest
 
 from ..harness import BIN, login_cookie, reachable_dir, run_code, wait_until
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0, reason="per-user accounts and network namespaces need root"
-)
+# The controller restarts while a kernel tries to take its port: a process (end to end).
+pytestmark = [
+    pytest.mark.end_to_end,
+    pytest.mark.skipif(
+        os.geteuid() != 0, reason="per-user accounts and network namespaces need root"
+    ),
+]
 
 LISTEN = """
 import socket, threading

@@ -1,9 +1,11 @@
 """Notebooks on their own origins: the attacks that made a student an admin, replayed.
 
-Each test drives a real controller and real JupyterLab processes over loopback,
-addressing a notebook's origin `<owner>--<name>.localhost:<port>` by its Host
-header, as a browser resolving `*.localhost` to loopback does. The browser half
-of the click-to-admin attack runs in Chromium (ui-tests/tests/security.spec.ts).
+Each test drives the controller (in the test's process, served on loopback: conftest's
+`notebook_servers` layer) and real JupyterLab processes over loopback, addressing a
+notebook's origin `<owner>--<name>.localhost:<port>` by its Host header, as a browser
+resolving `*.localhost` to loopback does (access by bare IP, a second port for every
+notebook, runs on a controller process of its own). The browser half of the
+click-to-admin attack runs in Chromium (ui-tests/tests/security.spec.ts).
 """
 
 from __future__ import annotations
@@ -34,28 +36,28 @@ from ..harness import (
 from ..inprocess import ClusterlessKube, InProcess, LoopbackNotebook
 from ..test_notebooks import execute, server_process
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.notebook_servers]
 
 ISOLATION_NAMES = [name.decode() for name, _ in ISOLATION]
 
 
-def host_of(controller, owner: str, name: str) -> str:
-    return f"{owner}--{name}.localhost:{controller.port}"
+def host_of(site, owner: str, name: str) -> str:
+    return f"{owner}--{name}.localhost:{site.port}"
 
 
-def on_origin(controller, owner: str, name: str, **headers) -> dict:
-    return {"Host": host_of(controller, owner, name), **headers}
+def on_origin(site, owner: str, name: str, **headers) -> dict:
+    return {"Host": host_of(site, owner, name), **headers}
 
 
 @pytest.fixture(scope="module")
-def sec(controller, alice):
-    """alice/sec, running, with a file in it; and alice/idle, never started."""
+def sec(site, alice):
+    """alice/sec, running, with a file in it; and alice/idle, never started; the site."""
     alice.ok("POST", "/api/notebooks", 201, json={"name": "sec", "cpu": "0.5", "memory": "1Gi"})
     alice.ok("POST", "/api/notebooks", 201, json={"name": "idle", "cpu": "0.5", "memory": "1Gi"})
     alice.ok("POST", "/api/notebooks/alice/sec/start?wait=true", 202)
     body = {"type": "file", "format": "text", "content": "print('hi')"}
     alice.ok("PUT", "/notebook/alice/sec/api/contents/hw.py", 201, json=body)
-    return controller
+    return site
 
 
 def assert_isolated(response: httpx.Response) -> None:
@@ -117,11 +119,11 @@ def test_controller_session_opens_nothing_on_a_notebook_origin(sec, alice):
             assert answer.headers["location"].startswith(sec.url + path)
 
 
-def handoff(session, controller, owner: str, name: str) -> tuple[str, dict, str]:
+def handoff(session, site, owner: str, name: str) -> tuple[str, dict, str]:
     """Start a log-in on a notebook origin: (state cookie header, callback query, callback host)."""
     start = httpx.get(
-        f"{controller.url}/notebook/{owner}/{name}/lab",
-        headers=on_origin(controller, owner, name, Accept="text/html"),
+        f"{site.url}/notebook/{owner}/{name}/lab",
+        headers=on_origin(site, owner, name, Accept="text/html"),
     )
     state_cookie = "; ".join(f"{k}={v}" for k, v in set_cookies(start).items())
     back = session.get(start.headers["location"])
@@ -130,9 +132,9 @@ def handoff(session, controller, owner: str, name: str) -> tuple[str, dict, str]
     return state_cookie, dict(callback.params), callback.netloc.decode()
 
 
-def callback(controller, owner, name, host, params, cookie) -> httpx.Response:
+def callback(site, owner, name, host, params, cookie) -> httpx.Response:
     return httpx.get(
-        f"{controller.url}/notebook/{owner}/{name}/_cgu_login",
+        f"{site.url}/notebook/{owner}/{name}/_cgu_login",
         params=params,
         headers={"Host": host, "Cookie": cookie},
     )
