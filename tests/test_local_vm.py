@@ -6,6 +6,11 @@ notebook's home on /mnt/home (9p). The tests talk to the console as noVNC does:
 RFB over the proxy's websocket on the notebook's origin, typing key events, and
 read the effect in the home, on the host. KVM is used where it is usable; on a
 machine without it, TCG boots the same image in a few more seconds.
+
+The controller is the app in the test's process with the real local backend
+(tests/inprocess.py, as tests/test_gpus_and_culling.py runs it), served over HTTP
+for the consoles' websockets: its culler passes only when a test runs one, after
+moving the platform's clock past the idle limit instead of waiting through it.
 """
 
 from __future__ import annotations
@@ -20,14 +25,26 @@ import pytest
 import websockets
 
 from cgu_lab.backends import local_qemu as qemu
+from cgu_lab.backends.local import LocalBackend
 
-from .harness import Controller, reachable_dir, wait_running, wait_state, wait_until
+from .harness import (
+    http_client,
+    kill_notebooks,
+    reachable_dir,
+    wait_running,
+    wait_state,
+    wait_until,
+)
+from .inprocess import InProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIFTED = set('~!@#$%^&*()_+{}|:"<>?') | {chr(c) for c in range(ord("A"), ord("Z") + 1)}
 RETURN, SHIFT = 0xFF0D, 0xFFE1
+# Between the culler's passes: longer than the module runs, so that its one pass is the
+# one the culler's test runs (`site.cull()`).
+A_DAY = 86400
 
 
 def build_image() -> Path:
@@ -40,32 +57,30 @@ def build_image() -> Path:
 
 @pytest.fixture(scope="module")
 def site():
-    """A controller whose culler runs every second and whose VMs get 20 s to power off."""
+    """The controller in this process with the real local backend, served over HTTP; its
+    culler passes when a test runs one, and its VMs get 20 s to power off."""
     assert shutil.which("qemu-system-x86_64"), "QEMU is missing: run scripts/deps.sh --test"
     base = reachable_dir()
     # Where every notebook account can read it, as an admin installs an image.
     image = Path(shutil.copytree(build_image(), base / "image"))
-    ctl = Controller(
-        base / "data",
-        env={
-            "CGU_LAB_CULL_INTERVAL": "1",
-            "CGU_LAB_VM_SHUTDOWN_TIMEOUT": "20",
-            "CGU_LAB_START_TIMEOUT": "120",
-        },
-    )
-    ctl.create_users([("vm-admin", "admin"), ("vmo", "student"), ("vmv", "student"),
-                      ("vmx", "student")])  # fmt: skip
-    ctl.start()
-    ctl.image = image
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
+    app = InProcess(
+        base / "data", backend=LocalBackend, cull_interval=A_DAY, vm_shutdown_timeout=20
+    ).start()
+    app.serve()
+    for name, role in (("vm-admin", "admin"), ("vmo", "student"), ("vmv", "student"),
+                       ("vmx", "student")):  # fmt: skip
+        app.create_user(name, role)
+    app.image = image
+    yield app
+    app.stop()
+    kill_notebooks(app.data_dir)
     shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def users(site):
-    sessions = {name: site.client(name) for name in ("vm-admin", "vmo", "vmv", "vmx")}
+    # Over real HTTP, as the consoles' websockets are (one way for every client here).
+    sessions = {name: http_client(site, name) for name in ("vm-admin", "vmo", "vmv", "vmx")}
     admin = sessions["vm-admin"]
     admin.ok(
         "PUT",
@@ -248,9 +263,14 @@ def test_the_culler_stops_an_idle_vm(site, users) -> None:
     wait_running(owner, "vmo", "idle", 120)
     kernels = owner.ok("GET", "/notebook/vmo/idle/api/kernels")
     assert kernels[0]["id"] == "vm"
-    admin.ok("PUT", "/api/culling/policy", json={"idle_minutes": 0.3, "warn_minutes": 0})
+    admin.ok("PUT", "/api/culling/policy", json={"idle_minutes": 1, "warn_minutes": 0})
     try:
-        stopped = wait_state(owner, "vmo", "idle", "stopped", 120)
+        # A minute of idle time passes on the controller's clock; then the culler's pass,
+        # which reads the VM's activity from its console server as it does any server's.
+        site.clock.advance(seconds=61)
+        decisions = site.cull()
+        assert [d.action for d in decisions] == ["stop"], decisions
+        stopped = wait_state(owner, "vmo", "idle", "stopped")
     finally:
         admin.ok("PUT", "/api/culling/policy", json={"idle_minutes": 60, "warn_minutes": 10})
     assert "idle" in stopped["message"].lower(), stopped["message"]
