@@ -33,7 +33,8 @@ function demoRow(ctx, d, reload) {
       'th',
       { scope: 'row' },
       el('a', { href: d.url, target: '_blank', rel: 'noopener' }, d.title),
-      running ? null : el('span', { class: 'badge warn' }, 'not running')
+      running ? null : el('span', { class: 'badge warn' }, 'not running'),
+      d.public ? el('span', { class: 'badge', title: 'used without a log-in too' }, 'public') : null
     ),
     el('td', {}, `${d.owner_display_name}'s ${d.notebook}`),
     el('td', {}, String(d.visitors)),

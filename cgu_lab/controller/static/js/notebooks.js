@@ -13,6 +13,7 @@ import {
 } from './common.js';
 import { liveReload } from './live.js';
 import { appLinks } from './notebook_apps.js';
+import { initDemos, publishButton } from './notebook_demos.js';
 import { initMine } from './class_sessions.js';
 
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['NotebookOut']} NotebookOut */
@@ -225,6 +226,7 @@ function actionsCell(nb, mine) {
           'Leave queue'
         )
       : null,
+    publishButton(nb, mine),
     el('button', { type: 'button', disabled: busy, onclick: () => resize(nb) }, 'Resize'),
     admin ? persistentToggle(nb) : null,
     el(
@@ -344,6 +346,7 @@ async function main() {
   window.cguMe = me.name;
   admin = me.role === 'admin';
   gpuTypes = await api('GET', '/api/gpu-types');
+  await initDemos(me).catch(() => undefined); // no Publish button rather than no list
   if (everyone) {
     // The admin's choice of list is remembered in this browser.
     everyone.checked = localStorage.getItem(EVERYONE_KEY) === 'yes';
