@@ -28,6 +28,12 @@ have xauth || missing+=(xauth)
 have rg || missing+=(ripgrep)
 # Building code-server's native modules (scripts/code-server.sh): Kerberos headers.
 [ -f /usr/include/gssapi/gssapi.h ] || missing+=(libkrb5-dev)
+# The database app's MariaDB, an administrator's choice for an environment
+# (cgu_lab/notebook/apps/database_mariadb.py): the server program and the client, started
+# per notebook. Not Debian's mariadb-server: that is the machine's own service, which
+# would start a server of its own when installed.
+[ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server-core)
+have mariadb-dump || missing+=(mariadb-client)
 if [ "${1:-}" = "--test" ]; then
   have chromium || missing+=(chromium)
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)

@@ -3098,11 +3098,17 @@ export interface components {
     EnvironmentBuild: {
       /**
        * Recipe
-       * @description data-science (numpy, pandas, scikit-learn, matplotlib, scipy), pytorch, tensorflow, database (JupySQL and a PostgreSQL per notebook), r (Debian's R and IRkernel), or custom (only `packages`)
+       * @description data-science (numpy, pandas, scikit-learn, matplotlib, scipy), pytorch, tensorflow, database (JupySQL and a PostgreSQL per notebook), database-mariadb (JupySQL and a MariaDB per notebook), r (Debian's R and IRkernel), or custom (only `packages`)
        * @enum {string}
        */
       recipe:
-        'data-science' | 'pytorch' | 'tensorflow' | 'database' | 'r' | 'custom';
+        | 'data-science'
+        | 'pytorch'
+        | 'tensorflow'
+        | 'database'
+        | 'database-mariadb'
+        | 'r'
+        | 'custom';
       /**
        * Name
        * @description Defaults to the recipe's name (data-science, pytorch, tensorflow)

@@ -29,15 +29,16 @@ notebook's PATH, so kernels and terminals find the bridge. (A notebook server
 also puts them first on its kernels' PATH at start, for environments built
 before they were written here: notebook/clipboard/relay.py.)
 
-Some recipes need programs that pip does not provide (PostgreSQL for the database
-course, R and IRkernel for the R course): the recipe names Debian packages
+Some recipes need programs that pip does not provide (PostgreSQL or MariaDB for the
+database course, R and IRkernel for the R course): the recipe names Debian packages
 (core/environments.SYSTEM_PACKAGES). The build checks them with dpkg first and,
 where the controller runs as root on a machine with apt-get, installs the missing
 ones (reported like pip's lines); elsewhere it stops and names the command an
 administrator runs. Installing PostgreSQL's server this way makes no cluster of
-its own (no host-wide server on port 5432: each notebook runs its own on a socket).
+its own (no host-wide server on port 5432: each notebook runs its own on a socket);
+MariaDB's recipe names the server program's package, not Debian's service.
 A recipe's kernels (R's IRkernel) are written into the environment's own
-`share/jupyter/kernels`, so only its notebooks offer them; the database recipe's
+`share/jupyter/kernels`, so only its notebooks offer them; the database recipes'
 `etc/ipython` loads JupySQL in every kernel, which connects with `$DATABASE_URL`.
 
 pip runs twice: `pip download` puts the wheels of the recipe and of all its
@@ -134,8 +135,8 @@ sys.exit(main())
 '''
 
 
-# The database recipe's kernels: JupySQL loaded, connected by $DATABASE_URL (the notebook's
-# own PostgreSQL, set by the server: notebook/apps/database.py), results as tables.
+# The database recipes' kernels: JupySQL loaded, connected by $DATABASE_URL (the notebook's
+# own PostgreSQL or MariaDB, set by the server: notebook/apps/database*.py), results as tables.
 SQL_KERNEL_CONFIG = """# Written by cgu-lab (backends/local_environments.py): %sql needs no setting.
 c = get_config()  # noqa: F821
 c.InteractiveShellApp.extensions = ["sql"]
@@ -282,7 +283,7 @@ def write_kernels(target: Path, recipe: rules.Recipe) -> None:
         folder = target / "share" / "jupyter" / "kernels" / name
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
-    if recipe.kind == "database":
+    if recipe.kind in rules.SQL_RECIPES:
         folder = target / "etc" / "ipython"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "ipython_kernel_config.py").write_text(SQL_KERNEL_CONFIG)

@@ -4,9 +4,9 @@ An environment lists its apps (the store keeps the list, the System page edits
 it, the backend hands it to every notebook of that environment in
 `$CGU_APPS`, and the notebook's extension turns it into jupyter-server-proxy
 servers). Some apps are built in and named only: `desktop` (a Linux desktop
-through noVNC), `vscode` (code-server), `postgres` (a PostgreSQL database of the
-notebook's own, with a web client: notebook/apps/database.py), `browser`
-(Chromium or Firefox on the desktop, in the notebook's own network) and
+through noVNC), `vscode` (code-server), `postgres` or `mariadb` (a database of the
+notebook's own, PostgreSQL or MariaDB, with a web client: notebook/apps/database*.py),
+`browser` (Chromium or Firefox on the desktop, in the notebook's own network) and
 `rstudio` (RStudio Server through jupyter-rsession-proxy, where an
 administrator's image provides it). Any other entry is an app the
 administrator declares: a name, a title, the command that serves it over HTTP
@@ -35,9 +35,13 @@ from .errors import Invalid
 DESKTOP = "desktop"
 VSCODE = "vscode"
 POSTGRES = "postgres"
+MARIADB = "mariadb"
 BROWSER = "browser"
 RSTUDIO = "rstudio"
-BUILT_IN = (DESKTOP, VSCODE, POSTGRES, BROWSER, RSTUDIO)
+BUILT_IN = (DESKTOP, VSCODE, POSTGRES, MARIADB, BROWSER, RSTUDIO)
+# A notebook has at most one database: both engines would claim `$DATABASE_URL`, which
+# `%sql` and SQLAlchemy read, and a course teaches one of them (an administrator's choice).
+DATABASES = (POSTGRES, MARIADB)
 # What an environment without a list offers (where installed): a database, a browser and
 # RStudio are a course's choice, declared per environment (the recipes do).
 DEFAULT_BUILT_IN = (DESKTOP, VSCODE)
@@ -45,6 +49,7 @@ BUILT_IN_TITLES = {
     DESKTOP: "Linux desktop",
     VSCODE: "VS Code",
     POSTGRES: "PostgreSQL",
+    MARIADB: "MariaDB",
     BROWSER: "Web browser",
     RSTUDIO: "RStudio",
 }
@@ -191,6 +196,11 @@ def check_apps(entries: Any) -> list[dict[str, Any]] | None:
     for name in names:
         if names.count(name) > 1:
             raise Invalid(f"app '{name}' is listed twice")
+    databases = [name for name in names if name in DATABASES]
+    if len(databases) > 1:
+        raise Invalid(
+            f"an environment offers one database per notebook: {' or '.join(databases)}, not both"
+        )
     return apps
 
 

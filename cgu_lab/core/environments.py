@@ -62,7 +62,7 @@ class Requirement:
 class Recipe:
     """What to build: packages, and the index they come from when not the default one."""
 
-    kind: str  # "data-science", "pytorch", "tensorflow", "database", "r" or "custom"
+    kind: str  # a key of RECIPES: "data-science", "database", "database-mariadb", "custom"...
     variant: str  # "cpu" or "cuda" (ignored where it makes no difference)
     title: str
     packages: tuple[Requirement, ...]
@@ -104,6 +104,15 @@ RECIPES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
         ("jupysql", "psycopg[binary]"),
         ("jupysql", "psycopg[binary]"),
     ),
+    # The same course on MariaDB, an administrator's choice: PyMySQL is SQLAlchemy's driver
+    # (pure Python; mysqlclient would need a compiler and MariaDB's headers, and builds
+    # install wheels only). notebook/apps/database_mariadb.py.
+    "database-mariadb": (
+        "Databases (MariaDB)",
+        "databases-mariadb",
+        ("jupysql", "pymysql"),
+        ("jupysql", "pymysql"),
+    ),
     # R from Debian with its Jupyter kernel (IRkernel); no Python packages of its own.
     "r": ("R", "r", (), ()),
     "custom": ("Custom", "", (), ()),
@@ -116,13 +125,19 @@ VARIANTS = ("cpu", "cuda")
 # request is never a system package.
 SYSTEM_PACKAGES: dict[str, tuple[str, ...]] = {
     "database": ("postgresql", "postgresql-client"),
+    # The server program alone: Debian's `mariadb-server` is the machine's own service
+    # (started when installed), which no notebook uses.
+    "database-mariadb": ("mariadb-server-core", "mariadb-client"),
     "r": ("r-base-core", "r-cran-irkernel"),
 }
 # The apps a recipe's notebooks offer (core/apps.py); recipes not named: the default.
 RECIPE_APPS: dict[str, tuple[str, ...]] = {
     "database": ("desktop", "vscode", "postgres", "browser"),
+    "database-mariadb": ("desktop", "vscode", "mariadb", "browser"),
     "r": ("desktop", "vscode", "rstudio"),
 }
+# Recipes whose kernels load JupySQL, connected by the notebook's `$DATABASE_URL`.
+SQL_RECIPES = frozenset({"database", "database-mariadb"})
 # Jupyter kernels a recipe adds to its environment: name -> kernel.json.
 RECIPE_KERNELS: dict[str, dict[str, dict]] = {
     "r": {

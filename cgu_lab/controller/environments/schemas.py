@@ -26,7 +26,9 @@ from ..api.schema_types import (
     matching,
 )
 
-RecipeKind = Literal["data-science", "pytorch", "tensorflow", "database", "r", "custom"]
+RecipeKind = Literal[
+    "data-science", "pytorch", "tensorflow", "database", "database-mariadb", "r", "custom"
+]
 Variant = Literal["cpu", "cuda"]
 BuildState = Literal["building", "ready", "failed"]
 
@@ -48,8 +50,9 @@ class EnvironmentBuild(Strict):
 
     recipe: RecipeKind = Field(
         description="data-science (numpy, pandas, scikit-learn, matplotlib, scipy), pytorch, "
-        "tensorflow, database (JupySQL and a PostgreSQL per notebook), r (Debian's R and "
-        "IRkernel), or custom (only `packages`)"
+        "tensorflow, database (JupySQL and a PostgreSQL per notebook), database-mariadb "
+        "(JupySQL and a MariaDB per notebook), r (Debian's R and IRkernel), or custom (only "
+        "`packages`)"
     )
     name: EnvironmentName | None = Field(
         None, description="Defaults to the recipe's name (data-science, pytorch, tensorflow)"

@@ -13,8 +13,9 @@ The parts and why each is where it is:
 - read-only viewers watch it through a route of our own that filters the VNC
   protocol (rfb.py, handlers.py); everything else of the apps is for the
   owner and editors only (the request guard in authorizer.py);
-- the notebook's PostgreSQL starts on its first connection (database.py), its
-  web client is DbGate (database_client.py), a browser opens as a window on the
+- the notebook's database, PostgreSQL (database.py) or MariaDB
+  (database_mariadb.py), starts on its first connection, its web client is
+  DbGate (database_client.py), a browser opens as a window on the
   desktop (web_browser.py), RStudio comes from jupyter-rsession-proxy where an
   image has it (registry.py).
 

@@ -14,12 +14,12 @@
 - `POST cgu-lab/apps/browser` `{"url"}`: a browser window on the running desktop
   (web_browser.py), for the owner and editors only; a viewer sees it on the
   desktop but cannot use it.
-- `GET cgu-lab/apps/postgres`: the notebook's database: where its socket is, whether it
-  runs, how long its last start took; the database itself is reached by its socket
-  from kernels and terminals, and in the browser through its web client
-  (`<base_url>/postgres/`), both for the owner and editors only.
-- `POST cgu-lab/apps/postgres/dump`: `~/database.sql` from the database (pg_dump), which
-  a submission or a template then carries.
+- `GET cgu-lab/apps/<postgres|mariadb>`: the notebook's database: its engine, where its
+  socket is, whether it runs, how long its last start took; the database itself is
+  reached by its socket from kernels and terminals, and in the browser through its web
+  client (`<base_url>/<postgres|mariadb>/`), both for the owner and editors only.
+- `POST cgu-lab/apps/<postgres|mariadb>/dump`: `~/database.sql` from the database
+  (pg_dump, mariadb-dump), which a submission or a template then carries.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ NOT_RUNNING = "not_running"
 BROWSER_EDITORS = EditorsOnly("use a browser on its desktop")
 DATABASE_EDITORS = EditorsOnly("use its database")
 DUMP_NAME = "database.sql"
+DATABASE_NAMES = "|".join(rules.DATABASES)
 
 
 def _kind(name: str) -> str:
@@ -132,26 +133,25 @@ class DatabaseHandler(BaseHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
+    def get(self, name: str) -> None:
         apps: Apps = self.settings[SETTING]
         if DATABASE_EDITORS.refuse(self):
             return
-        database = apps.database
+        database = _database(self, apps, name)
         if database is None:
-            reason = apps.missing.get(rules.POSTGRES, "this notebook's environment has no database")
-            send_refusal(self, 404, "no_database", reason)
             return
         self.finish(
             {
-                "engine": "postgresql",
+                "engine": database.engine,
                 "host": str(database.folder),
+                "socket": str(database.socket_path),
                 "user": database.user,
                 "database": database.user,
                 "running": database.running,
                 "started_in": database.started_in,
                 "error": database.error,
                 "data": str(database.data),
-                "web_client": rules.POSTGRES in apps.servers(),
+                "web_client": name in apps.servers(),
             }
         )
 
@@ -246,20 +246,29 @@ class DatabaseDumpHandler(BaseHandler):
 
     @web.authenticated
     @authorized
-    async def post(self) -> None:
+    async def post(self, name: str) -> None:
         apps: Apps = self.settings[SETTING]
         if DATABASE_EDITORS.refuse(self):
             return
-        if apps.database is None:
-            send_refusal(self, 404, "no_database", "this notebook's environment has no database")
+        database = _database(self, apps, name)
+        if database is None:
             return
         began = time.monotonic()
         try:
-            size = await apps.database.dump(apps.database.home / DUMP_NAME)
+            size = await database.dump(database.home / DUMP_NAME)
         except (RuntimeError, OSError) as error:
             send_refusal(self, 409, "dump_failed", f"the database could not be dumped: {error}")
             return
         self.finish({"path": DUMP_NAME, "size": size, "seconds": time.monotonic() - began})
+
+
+def _database(handler: BaseHandler, apps: Apps, name: str):
+    """The notebook's database if it is the `name` app, else a 404 saying why not."""
+    if apps.database is not None and apps.offers(name):
+        return apps.database
+    reason = apps.missing.get(name, f"this notebook's environment has no {name} database")
+    send_refusal(handler, 404, "no_database", reason)
+    return None
 
 
 def routes(apps: Apps) -> list[tuple]:
@@ -267,6 +276,6 @@ def routes(apps: Apps) -> list[tuple]:
         (r"cgu-lab/apps", AppsHandler),
         (r"cgu-lab/apps/desktop/view", DesktopViewHandler),
         (r"cgu-lab/apps/browser", BrowserHandler),
-        (r"cgu-lab/apps/postgres", DatabaseHandler),
-        (r"cgu-lab/apps/postgres/dump", DatabaseDumpHandler),
+        (rf"cgu-lab/apps/({DATABASE_NAMES})", DatabaseHandler),
+        (rf"cgu-lab/apps/({DATABASE_NAMES})/dump", DatabaseDumpHandler),
     ]

@@ -33,7 +33,7 @@ import psutil
 
 from ...core import apps as rules
 from ...core.errors import Invalid
-from . import database, web_browser
+from . import database, database_mariadb, web_browser
 
 ENV_APPS = "CGU_APPS"
 ENV_CODE_SERVER = "CGU_CODE_SERVER"
@@ -43,6 +43,11 @@ VSCODE_SOCKET = "vscode.sock"
 # Requests reach an app with the caller's headers; the proxy's secret is not for apps.
 HIDDEN_HEADERS = {"X-Cgu-Proxy-Secret": ""}
 START_TIMEOUT = 60
+# The database apps (core/apps.DATABASES): an environment offers at most one.
+DATABASES: dict[str, type[database.Database]] = {
+    rules.POSTGRES: database.PostgreSQL,
+    rules.MARIADB: database_mariadb.MariaDB,
+}
 
 
 def code_server() -> str | None:
@@ -124,12 +129,14 @@ class Apps:
             else:
                 offered.append(app)
         apps = cls(offered, folder, missing)
-        if apps.offers(rules.POSTGRES):
-            home = Path(os.environ.get("HOME", str(Path.home())))
-            apps.database = database.Database(folder, home)
-            # Kernels, terminals and the desktop inherit these from the server.
-            os.environ.update(database.client_environment(folder, apps.database.user))
-            apps.database.bind()
+        for name, engine in DATABASES.items():
+            if apps.offers(name):
+                home = Path(os.environ.get("HOME", str(Path.home())))
+                apps.database = engine(folder, home)
+                # Kernels, terminals and the desktop inherit these from the server.
+                os.environ.update(apps.database.client_environment())
+                apps.database.bind()
+                break
         return apps
 
     @property
@@ -179,10 +186,10 @@ class Apps:
                 "unix_socket": str(self.folder / VSCODE_SOCKET),
                 "new_browser_tab": True,
             }
-        if app["name"] == rules.POSTGRES:
+        if app["name"] in DATABASES:
             client = dbgate()
-            if client is None:  # the database itself still serves kernels and terminals
-                return None
+            if client is None or self.database is None:
+                return None  # the database itself still serves kernels and terminals
             return {
                 **common,
                 "command": [
@@ -190,9 +197,11 @@ class Apps:
                     *("-m", "cgu_lab.notebook.apps.database_client"),
                     client,
                     "{unix_socket}",
-                    "{base_url}postgres/",
+                    f"{{base_url}}{app['name']}/",
+                    self.database.engine,
+                    str(self.database.socket_path),
                 ],
-                "unix_socket": str(self.folder / "postgres-web.sock"),
+                "unix_socket": str(self.folder / f"{app['name']}-web.sock"),
                 "new_browser_tab": True,
                 "absolute_url": True,
             }
@@ -242,8 +251,13 @@ def _missing(name: str) -> str:
         return "Xvnc, openbox or xauth is not installed on this machine"
     if name == rules.VSCODE and not code_server():
         return "code-server is not installed on this machine"
-    if name == rules.POSTGRES and not database.installed():
+    if name == rules.POSTGRES and not database.PostgreSQL.installed():
         return "PostgreSQL (Debian's postgresql) is not installed on this machine"
+    if name == rules.MARIADB and not database_mariadb.MariaDB.installed():
+        return (
+            "MariaDB (Debian's mariadb-server-core and mariadb-client) is not installed "
+            "on this machine"
+        )
     if name == rules.BROWSER:
         if not desktop_installed():
             return "the browser opens on the desktop, and Xvnc, openbox or xauth is not installed"

@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * System page: the apps an environment's notebooks offer (PUT /api/environments/{name}/apps).
- * The built-ins are checkboxes; an administrator's own apps are a JSON list, checked by the
+ * The built-ins are checkboxes, the database a choice of one engine (a notebook has at most
+ * one: the server refuses two); an administrator's own apps are a JSON list, checked by the
  * server, whose refusal names what to fix.
  */
 import { api, el, showError, showStatus } from './common.js';
@@ -9,13 +10,15 @@ import { api, el, showError, showStatus } from './common.js';
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['EnvironmentDetail']} Environment */
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['AppOut']} App */
 
-/** @typedef {'desktop' | 'vscode' | 'postgres' | 'browser' | 'rstudio'} BuiltIn */
+/** @typedef {'desktop' | 'vscode' | 'browser' | 'rstudio'} BuiltIn */
 /** @type {BuiltIn[]} */
-const BUILT_IN = ['desktop', 'vscode', 'postgres', 'browser', 'rstudio'];
+const BUILT_IN = ['desktop', 'vscode', 'browser', 'rstudio'];
+/** The database apps, of which an environment offers one or none. */
+const DATABASES = ['postgres', 'mariadb'];
 const form =
   /** @type {import('./common.js').FormWith<{
    *   environment: HTMLSelectElement, use_default: HTMLInputElement, desktop: HTMLInputElement,
-   *   vscode: HTMLInputElement, postgres: HTMLInputElement, browser: HTMLInputElement,
+   *   vscode: HTMLInputElement, database: RadioNodeList, browser: HTMLInputElement,
    *   rstudio: HTMLInputElement, own: HTMLTextAreaElement }>} */ (document.getElementById('apps-form'));
 /** @type {Map<string, Environment>} */
 const environments = new Map();
@@ -27,8 +30,9 @@ function show() {
   const names = env.apps.map(app => app.name);
   form.elements.use_default.checked = !env.apps_declared;
   for (const builtIn of BUILT_IN) form.elements[builtIn].checked = names.includes(builtIn);
+  form.elements.database.value = names.find(name => DATABASES.includes(name)) ?? '';
   /** @type {readonly string[]} */
-  const builtIns = BUILT_IN;
+  const builtIns = [...BUILT_IN, ...DATABASES];
   const own = env.apps.filter(app => !builtIns.includes(app.name));
   form.elements.own.value = own.length ? JSON.stringify(own.map(ownApp), null, 1) : '';
   enable();
@@ -45,7 +49,8 @@ function ownApp(app) {
 
 function enable() {
   const declared = !form.elements.use_default.checked;
-  for (const input of [...BUILT_IN.map(builtIn => form.elements[builtIn]), form.elements.own]) {
+  const radios = /** @type {HTMLInputElement[]} */ ([...form.elements.database]);
+  for (const input of [...BUILT_IN.map(builtIn => form.elements[builtIn]), ...radios, form.elements.own]) {
     input.disabled = !declared;
   }
 }
@@ -74,7 +79,13 @@ form.addEventListener('submit', async event => {
   /** @type {unknown[] | null} */
   let apps = null;
   if (!form.elements.use_default.checked) {
-    apps = BUILT_IN.filter(builtIn => form.elements[builtIn].checked).map(builtIn => ({ name: builtIn }));
+    /** @type {string[]} */
+    const names = BUILT_IN.filter(builtIn => form.elements[builtIn].checked);
+    const database = form.elements.database.value;
+    // After the desktop and VS Code, as the recipes list it (the launcher's order).
+    const before = names.filter(app => app === 'desktop' || app === 'vscode').length;
+    if (database) names.splice(before, 0, database);
+    apps = names.map(app => ({ name: app }));
     const text = form.elements.own.value.trim();
     if (text) {
       try {
