@@ -1,12 +1,17 @@
 """Schemathesis holds a running controller to its own OpenAPI document.
 
-The document is the one the code generates, which is what the real controller
-process serves at /api/openapi.json (checked before the run, and committed as
-docs/openapi.json). Loading it at collection time gives one test per
-operation. As an administrator with an API token (Authorization: Bearer), the
-test sends every operation generated requests: boundary values from the schema (the coverage phase:
-2^63 - 1, empty strings, the longest names...), random valid ones and invalid
-ones (fuzzing, positive and negative). Each answer must be
+The controller is the app in the test's process (tests/inprocess.py), served over
+real HTTP on loopback as uvicorn serves it in a deployment: the same app, store and
+routes as a controller process, without the process's start and the CLI runs that
+made its accounts (about a minute of the module on a loaded 2-core runner). No test
+here starts a notebook server, so the backend's stand-in for them changes nothing.
+The document is the one the code generates, which is what the controller serves at
+/api/openapi.json (checked before the run, and committed as docs/openapi.json).
+Loading it at collection time gives one test per operation. As an administrator with
+an API token (Authorization: Bearer), the test sends every operation generated
+requests: boundary values from the schema (the coverage phase: 2^63 - 1, empty
+strings, the longest names...), random valid ones and invalid ones (fuzzing,
+positive and negative). Each answer must be
 
 - no server error: 500 and unknown 5xx fail; 501 (a feature of the other
   backend) and 503 (no free GPU, cluster away) are documented answers of the
@@ -108,12 +113,19 @@ class Api:
 
 
 @pytest.fixture(scope="module")
-def api(controller) -> Api:
-    served = httpx.get(f"{controller.url}/api/openapi.json", timeout=30).json()
+def site(in_process):
+    """The controller app in this process, served over HTTP: schemathesis sends real requests."""
+    in_process.serve()
+    return in_process
+
+
+@pytest.fixture(scope="module")
+def api(site, admin) -> Api:
+    served = httpx.get(f"{site.url}/api/openapi.json", timeout=30).json()
     assert served == json.loads(json.dumps(DOCUMENT)), "the controller serves another document"
-    token = controller.cli("admin", "create-token", ADMIN, "--token-name", "schemathesis").strip()
+    token = admin.ok("POST", "/api/me/tokens", 201, json={"name": "schemathesis"})["token"]
     headers = {"Authorization": f"Bearer {token}"}
-    with httpx.Client(base_url=controller.url, headers=headers, timeout=60) as client:
+    with httpx.Client(base_url=site.url, headers=headers, timeout=60) as client:
 
         def ok(method: str, path: str, **kwargs) -> dict:
             response = client.request(method, path, **kwargs)
@@ -162,9 +174,9 @@ schema = (
     phases=[Phase.explicit, Phase.generate],
     suppress_health_check=list(HealthCheck),
 )
-def test_the_api_keeps_to_its_document(case, api, controller):
+def test_the_api_keeps_to_its_document(case, api, site):
     if aimed_at_the_admin(case, api):
         return
     if isinstance(case.body, dict) and case.body.get("start") is True:
         case.body["start"] = False  # no JupyterLab processes on the CI runner
-    case.call_and_validate(base_url=controller.url, headers=api.headers, checks=CHECKS)
+    case.call_and_validate(base_url=site.url, headers=api.headers, checks=CHECKS)
