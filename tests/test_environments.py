@@ -148,6 +148,13 @@ def controller():
     shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def site(controller):
+    """The clients (`admin`, `alice`) talk to that controller process: builds run pip and
+    notebooks run JupyterLab, which an app in the test's process leaves out."""
+    return controller
+
+
 def events(session, name: str, timeout: float = 600) -> list[dict]:
     """Every event of the environment's build stream, until the last one."""
     found = []
