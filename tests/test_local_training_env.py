@@ -16,14 +16,25 @@ The wheels go to the builds' shared wheelhouse below ~/.cache/cgu-lab/pip-cache
 jobs and cannot pass root's home), else to ~/.cache/cgu-lab/envs. The UI spec
 (ui-tests/tests/training.spec.ts) runs `python -m tests.test_local_training_env`
 to get the same prefix.
+
+An environment is layered on one platform (the checkout's virtual environment:
+its `.pth` and scripts name that platform's folders), so each platform has its
+own, `<tag>-<digest of the platform's path>`: a developer's checkout and a CI
+clone on the same machine no longer rebuild one prefix in turn, minutes each
+time. A platform that has none yet (a fresh clone) takes over one whose platform
+is gone (a removed clone's): renamed, layered again on this platform by the
+builder's own `layer`, and kept when torch imports through the new layer; only
+when none is left over, or it does not import, is one built.
 """
 
 from __future__ import annotations
 
 import asyncio
 import fcntl
+import hashlib
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -45,19 +56,23 @@ STAMP = "cgu-lab-test-env"  # written last: a prefix without it is a broken buil
 
 def pytorch_prefix() -> Path:
     """The cached PyTorch environment for this platform (built first when missing)."""
-    target = ENVS / TAG
     platform = str(Path(sys.prefix).resolve())  # the environment is layered on this one
+    digest = hashlib.sha256(platform.encode()).hexdigest()[:12]
+    target = ENVS / f"{TAG}-{digest}"
     target.parent.mkdir(parents=True, exist_ok=True)
     for folder in (target.parent, target.parent.parent):
         folder.chmod(folder.stat().st_mode | 0o011)  # others may pass, not list
     with open(target.parent / f"{TAG}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # the pytest module and the UI spec may race
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the pytest module, the UI spec, other checkouts
         stamp = target / STAMP
         if stamp.exists() and stamp.read_text() == platform:
             return target
         shutil.rmtree(target, ignore_errors=True)
-        WHEELS.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
+        if _take_over_a_left_over(target, platform):
+            print(f"took over {target} in {time.monotonic() - started:.0f} s")
+            return target
+        WHEELS.mkdir(parents=True, exist_ok=True)
         recipe = rules.recipe("pytorch", "cuda")
         _, size = asyncio.run(
             local_environments.build(target, recipe, WHEELS.absolute(), lambda *_: None)
@@ -66,6 +81,38 @@ def pytorch_prefix() -> Path:
         seconds = time.monotonic() - started
         print(f"built {target} ({local_environments.size_text(size)}) in {seconds:.0f} s")
     return target
+
+
+def _take_over_a_left_over(target: Path, platform: str) -> bool:
+    """Make a finished environment whose platform no longer exists this platform's, in
+    `target` (under the lock); False when there is none or torch does not import in it
+    (it is removed then). `<tag>` alone is the name every platform used before."""
+    for candidate in [ENVS / TAG, *sorted(ENVS.glob(f"{TAG}-*"))]:
+        stamp = candidate / STAMP
+        if candidate == target or not stamp.is_file():
+            continue
+        if Path(stamp.read_text()).exists():
+            continue  # its platform is still there: another checkout's
+        candidate.rename(target)
+        python = target / "bin" / "python"
+        site = target / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+        if not list((site / "site-packages").glob("pip-*.dist-info")):
+            (target / "bin" / "pip").unlink(missing_ok=True)  # the old platform's pip, run
+        local_environments.layer(target, python)
+        local_environments.seal(target)
+        imports = subprocess.run(
+            [str(python), "-s", "-c", "import torch.distributed.run"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if imports.returncode == 0:
+            (target / STAMP).write_text(platform)
+            return True
+        print(f"{candidate} does not serve this platform: {imports.stderr[-500:]}")
+        shutil.rmtree(target, ignore_errors=True)
+        return False
+    return False
 
 
 def test_the_cached_environment_has_torchrun():
