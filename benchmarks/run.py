@@ -9,6 +9,7 @@ BENCHMARKS = [
     "start_time.py",
     "start_profile.py",
     "class_burst.py",
+    "density.py",
     "prewarm_open.py",
     "proxy_overhead.py",
     "collab_latency.py",

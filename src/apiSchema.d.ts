@@ -2886,6 +2886,17 @@ export interface components {
        * @description Stop any notebook running this long
        */
       max_lifetime_hours?: number | null;
+      /**
+       * Kernel Idle Minutes
+       * @description The server shuts down kernels idle this long and stays up (none: never)
+       */
+      kernel_idle_minutes?: number | null;
+      /**
+       * Kernel Cull Connected
+       * @description ...also kernels a browser tab is connected to
+       * @default false
+       */
+      kernel_cull_connected?: boolean;
     };
     /** CullPolicyOut */
     CullPolicyOut: {
@@ -2901,6 +2912,10 @@ export interface components {
       gpu_idle_percent: number | null;
       /** Max Lifetime Hours */
       max_lifetime_hours: number | null;
+      /** Kernel Idle Minutes */
+      kernel_idle_minutes: number | null;
+      /** Kernel Cull Connected */
+      kernel_cull_connected: boolean;
       /** Inherited */
       inherited: boolean;
     };

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..core.culling import KernelCulling
 from ..core.errors import NotSupported
 from ..core.gpu_fleet import Product
 from ..core.gpus import Device
@@ -21,6 +22,19 @@ from ..core.quota import Limits
 IDENTITY_PROVIDER = "cgu_lab.notebook.identity.ProxyIdentityProvider"
 AUTHORIZER = "cgu_lab.notebook.authorizer.ShareAuthorizer"
 CONTENTS_MANAGER = "cgu_lab.notebook.contents.ShareAwareContentsManager"
+
+
+def kernel_culling_args(culling: KernelCulling | None) -> list[str]:
+    """The server's own kernel culler, as the idle policy sets it (core.culling), on its
+    command line with the classes above: both backends launch servers with these."""
+    if culling is None:
+        return []
+    return [
+        f"--MappingKernelManager.cull_idle_timeout={culling.idle_seconds}",
+        f"--MappingKernelManager.cull_interval={culling.interval_seconds}",
+        f"--MappingKernelManager.cull_connected={culling.connected}",
+        "--MappingKernelManager.cull_busy=False",
+    ]
 
 
 @dataclass(frozen=True)
@@ -86,6 +100,8 @@ class NotebookSpec:
     # Course storages the owner's notebook mounts at ~/courses/<course>/shared: (course,
     # writable) pairs; their personal storage (~/storage) is always mounted.
     courses: tuple[tuple[str, bool], ...] = ()
+    # The server shuts its idle kernels down itself (kernel_culling_args); None: never.
+    kernel_culling: KernelCulling | None = None
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,13 @@ import yaml
 from . import kube_names as names
 from . import kube_parts as parts
 from . import kube_storage
-from .base import AUTHORIZER, CONTENTS_MANAGER, IDENTITY_PROVIDER, NotebookSpec
+from .base import (
+    AUTHORIZER,
+    CONTENTS_MANAGER,
+    IDENTITY_PROVIDER,
+    NotebookSpec,
+    kernel_culling_args,
+)
 from .kube_settings import KubeSettings
 
 NOTEBOOK_PORT = 8888
@@ -128,6 +134,7 @@ def notebook_args(spec: NotebookSpec, settings: KubeSettings) -> list[str]:
         f"--ServerApp.authorizer_class={AUTHORIZER}",
         f"--ServerApp.contents_manager_class={CONTENTS_MANAGER}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        *kernel_culling_args(spec.kernel_culling),
     ]
     if settings.ingress_header:
         args.append(f"--ProxyIdentityProvider.trusted_header={settings.ingress_header}")

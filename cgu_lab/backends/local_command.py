@@ -10,7 +10,13 @@ import os
 import sys
 from pathlib import Path
 
-from .base import AUTHORIZER, CONTENTS_MANAGER, IDENTITY_PROVIDER, NotebookSpec
+from .base import (
+    AUTHORIZER,
+    CONTENTS_MANAGER,
+    IDENTITY_PROVIDER,
+    NotebookSpec,
+    kernel_culling_args,
+)
 
 
 def code_server_program() -> str:
@@ -41,6 +47,7 @@ def notebook_argv(
         f"--ServerApp.contents_manager_class={CONTENTS_MANAGER}",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--ServerApp.allow_root=True",
+        *kernel_culling_args(spec.kernel_culling),
     ]
 
 

@@ -31,6 +31,16 @@ surprises the owner:
 
 The controller records `warned_at = now` when it delivers a "warn" decision,
 `kept_at` when the owner presses "keep running", and stops what `plan` says.
+
+Idle kernels are a second, lighter rule: with `kernel_idle_minutes`, each notebook's
+server shuts down its own kernels idle that long while the server stays up (a kernel is
+most of an idle notebook's memory; the student's files, tabs and terminals stay). That
+is jupyter-server's own culler (MappingKernelManager's cull_idle_timeout, cull_interval,
+cull_connected), given its settings at the server's launch (`kernel_culling`), not a
+second culler of ours: it sees each kernel's activity where it happens. A busy kernel is
+never culled (cull_busy stays off), and a kernel with a browser tab connected only when
+the policy says so (`kernel_cull_connected`). It applies whether or not the policy stops
+idle servers (`enabled`), so a group exempt from stops may still free its kernels.
 """
 
 from __future__ import annotations
@@ -54,6 +64,10 @@ class CullPolicy:
     warn_minutes: float = 0
     gpu_idle_percent: float | None = None
     max_lifetime_hours: float | None = None
+    # Idle kernels are shut down by their server after this long; None: never.
+    kernel_idle_minutes: float | None = None
+    # ...also when a browser tab is connected to them.
+    kernel_cull_connected: bool = False
 
     def validate(self) -> CullPolicy:
         """Refuse settings that would stop notebooks without a fair warning, or never make sense."""
@@ -77,6 +91,14 @@ class CullPolicy:
                 "the GPU idle threshold is a percentage of GPU use above 0 and at most 100; "
                 f"got {self.gpu_idle_percent}"
             )
+        if self.kernel_idle_minutes is not None and not (
+            _positive(self.kernel_idle_minutes) and self.kernel_idle_minutes <= MAX_KERNEL_MINUTES
+        ):
+            raise Invalid(
+                "the idle limit of kernels must be a number of minutes above 0 and at most "
+                f"{MAX_KERNEL_MINUTES}, or unset to leave kernels running; "
+                f"got {self.kernel_idle_minutes}"
+            )
         if self.max_lifetime_hours is None:
             return self
         if not _positive(self.max_lifetime_hours):
@@ -90,6 +112,32 @@ class CullPolicy:
                 f"the maximum lifetime ({_number(self.max_lifetime_hours)} hours)"
             )
         return self
+
+
+# A kernel idle limit beyond a week is not one (jupyter-server takes whole seconds).
+MAX_KERNEL_MINUTES = 7 * 24 * 60
+# jupyter-server looks at its kernels this often at most (its own default is 300 s); a
+# shorter limit is looked at four times within it, so a kernel goes at most a quarter late.
+KERNEL_CULL_INTERVAL_MAX = 60
+
+
+@dataclass(frozen=True)
+class KernelCulling:
+    """jupyter-server's kernel culler settings for one server, in its own units."""
+
+    idle_seconds: int  # MappingKernelManager.cull_idle_timeout
+    interval_seconds: int  # MappingKernelManager.cull_interval
+    connected: bool  # MappingKernelManager.cull_connected
+
+
+def kernel_culling(policy: CullPolicy) -> KernelCulling | None:
+    """The settings a notebook's server is launched with under `policy`; None: no culling."""
+    minutes = policy.kernel_idle_minutes
+    if minutes is None:
+        return None
+    idle = max(1, round(minutes * 60))
+    interval = max(1, min(KERNEL_CULL_INTERVAL_MAX, idle // 4))
+    return KernelCulling(idle, interval, policy.kernel_cull_connected)
 
 
 @dataclass(frozen=True)

@@ -285,6 +285,9 @@ class CullPolicyRow(Base):
     warn_minutes: Mapped[float] = mapped_column(default=10.0)
     gpu_idle_percent: Mapped[float | None] = mapped_column(nullable=True)
     max_lifetime_hours: Mapped[float | None] = mapped_column(nullable=True)
+    # Idle kernels shut down by their own server (core.culling.kernel_culling); None: never.
+    kernel_idle_minutes: Mapped[float | None] = mapped_column(nullable=True)
+    kernel_cull_connected: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     updated_by: Mapped[str] = mapped_column(String(64), default="")
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 

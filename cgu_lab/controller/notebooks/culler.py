@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 
 from sqlalchemy import select
@@ -27,6 +27,7 @@ from ...store.models import CullPolicyRow, Group, Notebook, User
 from .. import audit
 from ..accounts.directory import get_group
 from ..clock import Clock
+from .cull_policies import DEFAULT_POLICY, Policies, load_policies, policy_of
 from .reader import NotebookReader
 from .routes import SYSTEM, Route
 from .schemas import CullPolicyOut
@@ -34,7 +35,6 @@ from .service import NotebookService
 
 log = logging.getLogger("cgu_lab.culler")
 
-DEFAULT_POLICY = culling.CullPolicy(idle_minutes=60, warn_minutes=10, max_lifetime_hours=12)
 MAX_STOPS_PER_PASS = 10
 
 
@@ -48,49 +48,8 @@ def _parse_time(text: str | None) -> datetime | None:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
-@dataclass(frozen=True)
-class Policies:
-    """The policies in force: rules per group, and which groups (or all) are exempt."""
-
-    rules: culling.PolicySet
-    enabled: bool
-    disabled_groups: frozenset[str]
-
-    def applies(self, group: str | None) -> bool:
-        """Whether the culler may stop a notebook charged to `group` (None: no group)."""
-        if group is not None and group in self.rules.groups:
-            return group not in self.disabled_groups
-        return self.enabled
-
-
-def _policy(row: CullPolicyRow) -> culling.CullPolicy:
-    return culling.CullPolicy(
-        idle_minutes=row.idle_minutes,
-        warn_minutes=row.warn_minutes,
-        gpu_idle_percent=row.gpu_idle_percent,
-        max_lifetime_hours=row.max_lifetime_hours,
-    )
-
-
-async def load_policies(session) -> Policies:
-    rows = (
-        await session.execute(
-            select(CullPolicyRow, Group.name).outerjoin(Group, Group.id == CullPolicyRow.group_id)
-        )
-    ).all()
-    default = next((row for row, group in rows if group is None), None)
-    groups = {group: _policy(row) for row, group in rows if group is not None}
-    return Policies(
-        rules=culling.PolicySet(_policy(default) if default else DEFAULT_POLICY, groups),
-        enabled=default.enabled if default else True,
-        disabled_groups=frozenset(
-            group for row, group in rows if group is not None and not row.enabled
-        ),
-    )
-
-
 def policy_out(row: CullPolicyRow | None, scope: str) -> CullPolicyOut:
-    policy = _policy(row) if row else DEFAULT_POLICY
+    policy = policy_of(row) if row else DEFAULT_POLICY
     return CullPolicyOut(
         scope=scope,
         enabled=row.enabled if row else True,
@@ -98,6 +57,8 @@ def policy_out(row: CullPolicyRow | None, scope: str) -> CullPolicyOut:
         warn_minutes=policy.warn_minutes,
         gpu_idle_percent=policy.gpu_idle_percent,
         max_lifetime_hours=policy.max_lifetime_hours,
+        kernel_idle_minutes=policy.kernel_idle_minutes,
+        kernel_cull_connected=policy.kernel_cull_connected,
         inherited=row is None,
     )
 
@@ -151,6 +112,8 @@ async def set_policy(
         row.warn_minutes = policy.warn_minutes
         row.gpu_idle_percent = policy.gpu_idle_percent
         row.max_lifetime_hours = policy.max_lifetime_hours
+        row.kernel_idle_minutes = policy.kernel_idle_minutes
+        row.kernel_cull_connected = policy.kernel_cull_connected
         row.updated_by = actor.name
         audit.record(
             session,
@@ -162,6 +125,8 @@ async def set_policy(
             warn_minutes=policy.warn_minutes,
             gpu_idle_percent=policy.gpu_idle_percent,
             max_lifetime_hours=policy.max_lifetime_hours,
+            kernel_idle_minutes=policy.kernel_idle_minutes,
+            kernel_cull_connected=policy.kernel_cull_connected,
         )
         return policy_out(row, scope)
 

@@ -17,7 +17,12 @@ router = APIRouter(tags=["culling"], dependencies=[require_scope("culling")])
 
 def _policy(body: CullPolicyIn) -> CullPolicy:
     return CullPolicy(
-        body.idle_minutes, body.warn_minutes, body.gpu_idle_percent, body.max_lifetime_hours
+        body.idle_minutes,
+        body.warn_minutes,
+        body.gpu_idle_percent,
+        body.max_lifetime_hours,
+        body.kernel_idle_minutes,
+        body.kernel_cull_connected,
     )
 
 

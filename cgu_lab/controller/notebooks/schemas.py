@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from ...core import culling
 from ..api.schema_types import (
     MAX_MINUTES,
     TOKEN_PATTERN,
@@ -328,6 +329,15 @@ class CullPolicyIn(Strict):
     max_lifetime_hours: number(float, minimum=0, exclusive=True, maximum=MAX_MINUTES / 60) | (
         None
     ) = Field(None, description="Stop any notebook running this long")
+    kernel_idle_minutes: (
+        number(float, minimum=0, exclusive=True, maximum=culling.MAX_KERNEL_MINUTES) | None
+    ) = Field(
+        None,
+        description="The server shuts down kernels idle this long and stays up (none: never)",
+    )
+    kernel_cull_connected: bool = Field(
+        False, description="...also kernels a browser tab is connected to"
+    )
 
 
 class CullPolicyOut(BaseModel):
@@ -337,6 +347,8 @@ class CullPolicyOut(BaseModel):
     warn_minutes: float
     gpu_idle_percent: float | None
     max_lifetime_hours: float | None
+    kernel_idle_minutes: float | None
+    kernel_cull_connected: bool
     inherited: bool
 
 

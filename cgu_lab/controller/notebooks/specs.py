@@ -23,6 +23,7 @@ from ..environments import catalog
 from ..gpus.pool import GpuPool
 from ..quotas import service as quotas
 from ..storage import service as storage
+from .cull_policies import kernel_culling
 from .routes import base_path
 
 MAX_GPUS_PER_NOTEBOOK = 8
@@ -142,4 +143,5 @@ class NotebookSpecs:
             node_affinity=node_affinity,
             quota=QuotaSpec(limits, await catalog.gpu_resources(session)),
             courses=await storage.course_mounts(session, nb.owner_id),
+            kernel_culling=await kernel_culling(session, nb.group_id),
         )

@@ -7,7 +7,8 @@ import { api, el, replaceRows, showStatus, showError, ask } from './common.js';
  * The platform's policy form and the group dialog's, alike.
  * @typedef {import('./common.js').FormWith<{
  *   enabled: HTMLInputElement, idle_minutes: HTMLInputElement, warn_minutes: HTMLInputElement,
- *   gpu_idle_percent: HTMLInputElement, max_lifetime_hours: HTMLInputElement
+ *   gpu_idle_percent: HTMLInputElement, max_lifetime_hours: HTMLInputElement,
+ *   kernel_idle_minutes: HTMLInputElement, kernel_cull_connected: HTMLInputElement
  * }>} PolicyForm
  */
 
@@ -32,6 +33,8 @@ function fillForm(form, policy) {
   f.warn_minutes.value = String(policy.warn_minutes);
   f.gpu_idle_percent.value = String(policy.gpu_idle_percent ?? '');
   f.max_lifetime_hours.value = String(policy.max_lifetime_hours ?? '');
+  f.kernel_idle_minutes.value = String(policy.kernel_idle_minutes ?? '');
+  f.kernel_cull_connected.checked = policy.kernel_cull_connected;
 }
 
 /** @param {PolicyForm} form */
@@ -43,17 +46,27 @@ function policyFromForm(form) {
     idle_minutes: Number(f.idle_minutes.value),
     warn_minutes: Number(f.warn_minutes.value || 0),
     gpu_idle_percent: optional(f.gpu_idle_percent),
-    max_lifetime_hours: optional(f.max_lifetime_hours)
+    max_lifetime_hours: optional(f.max_lifetime_hours),
+    kernel_idle_minutes: optional(f.kernel_idle_minutes),
+    kernel_cull_connected: f.kernel_cull_connected.checked
   };
 }
 
+/** How a policy treats idle kernels (whether or not it stops idle notebooks). */
+function describeKernels(policy) {
+  if (policy.kernel_idle_minutes == null) return 'idle kernels kept';
+  const tabs = policy.kernel_cull_connected ? ', also with a tab open' : '';
+  return `idle kernels shut down after ${number(policy.kernel_idle_minutes)} minutes${tabs}`;
+}
+
 function describe(policy) {
-  if (!policy.enabled) return 'never stopped';
+  if (!policy.enabled) return `never stopped · ${describeKernels(policy)}`;
   const parts = [
     `stopped after ${number(policy.idle_minutes)} idle minutes`,
     policy.warn_minutes ? `warned ${number(policy.warn_minutes)} minutes before` : 'no warning',
     policy.gpu_idle_percent == null ? 'GPU use ignored' : `GPU idle below ${number(policy.gpu_idle_percent)}%`,
-    policy.max_lifetime_hours == null ? 'no maximum lifetime' : `at most ${number(policy.max_lifetime_hours)} hours`
+    policy.max_lifetime_hours == null ? 'no maximum lifetime' : `at most ${number(policy.max_lifetime_hours)} hours`,
+    describeKernels(policy)
   ];
   return parts.join(' · ');
 }
@@ -91,7 +104,7 @@ async function groupRow(group) {
   if (policy.inherited) {
     summary = el('span', { class: 'hint' }, 'follows the platform policy');
   } else if (!policy.enabled) {
-    summary = [el('span', { class: 'badge warn' }, 'exempt'), ' never stopped for idleness'];
+    summary = [el('span', { class: 'badge warn' }, 'exempt'), ` ${describe(policy)}`];
   } else {
     summary = [el('span', { class: 'badge' }, 'own policy'), ' ', describe(policy)];
   }
@@ -159,7 +172,7 @@ policyForm.addEventListener('submit', async event => {
     showStatus(
       platform.enabled
         ? `The platform policy was saved: ${describe(platform)}.`
-        : 'The platform policy was saved: idle notebooks are not stopped.'
+        : `The platform policy was saved: idle notebooks are not stopped; ${describeKernels(platform)}.`
     );
     loadGroups();
   } catch (error) {
