@@ -2,17 +2,23 @@
 // The course page's Help tab: the course's raised hands, live, with Take (shares the
 // student's notebook with me and opens it in a new tab) and Done (ends it and the
 // share), and the course's figures: queue length, median wait, median help time.
-// Asked every few seconds while the tab and the page show, less often after failures.
+// Asked every few seconds while the tab and the page show, less often after failures
+// (poll.js).
 import { api, el, fact, replaceRows, showError, showStatus } from './common.js';
+import { poll } from './poll.js';
 
 const EVERY_MS = 5_000;
 const AT_MOST_MS = 60_000;
 /** @type {import('./course_util.js').CourseContext} */
 let ctx;
-let shown = false;
-let delay = EVERY_MS;
-/** @type {ReturnType<typeof setTimeout> | undefined} */
-let timer;
+/** @type {import('./poll.js').Poller} */
+let rounds;
+// Whether the last round failed: its message is the one a success clears (a refused Take
+// or Done says why until the person acts again, though the queue is asked meanwhile).
+let failed = false;
+
+/** Load the queue now (a button was pressed), then go on every EVERY_MS while the tab shows. */
+const refresh = () => rounds.now();
 
 /**
  * A duration as people read it: "45 s", "3 min", "1 h 05 min", "—".
@@ -54,7 +60,7 @@ async function take(request) {
     tab?.close();
     showError('help-error', error);
   }
-  refresh();
+  void refresh();
 }
 
 async function done(request) {
@@ -65,7 +71,7 @@ async function done(request) {
   } catch (error) {
     showError('help-error', error);
   }
-  refresh();
+  void refresh();
 }
 
 function stateCell(request) {
@@ -128,39 +134,31 @@ async function load() {
   replaceRows(document.getElementById('help-requests'), queue.requests.map(row), 'Nobody is waiting for help.', 6);
 }
 
-/** Load now, then again after `delay` while the tab shows (backing off on failures). */
-function refresh() {
-  clearTimeout(timer);
-  timer = undefined;
-  load()
-    .then(() => {
-      delay = EVERY_MS;
-      showError('help-error', null);
-    })
-    .catch(error => {
-      delay = Math.min(delay * 2, AT_MOST_MS);
-      showError('help-error', error);
-    })
-    .finally(() => {
-      clearTimeout(timer);
-      timer = shown && !document.hidden ? setTimeout(refresh, delay) : undefined;
-    });
-}
-
 /** @param {import('./course_util.js').CourseContext} context */
 export function init(context) {
   ctx = context;
-  document.getElementById('help-refresh').addEventListener('click', refresh);
-  document.addEventListener('visibilitychange', () => {
-    if (shown && !document.hidden) refresh();
-    else clearTimeout(timer);
-  });
+  rounds = poll(
+    async () => {
+      await load();
+      if (failed) showError('help-error', null);
+      failed = false;
+    },
+    {
+      everyMs: EVERY_MS,
+      maxMs: AT_MOST_MS,
+      onError: error => {
+        failed = true;
+        showError('help-error', error);
+      }
+    }
+  );
+  // Hidden until the Help tab is chosen (visible() below).
+  rounds.pause(true);
+  document.getElementById('help-refresh').addEventListener('click', () => void refresh());
   return {
-    /** @param {boolean} visible whether the Help tab is on screen */
+    /** @param {boolean} visible whether the Help tab is on screen (showing it asks at once) */
     visible(visible) {
-      shown = visible;
-      if (visible) refresh();
-      else clearTimeout(timer);
+      rounds.pause(!visible);
     }
   };
 }

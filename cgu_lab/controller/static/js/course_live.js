@@ -5,9 +5,11 @@
 // shows, it reloads when one of those notebooks changes state (a Server-Sent
 // Events stream); the slow timer is for what no event announces: live views that
 // begin (from another page) or expire, the students' last activity, and how many
-// follow each live view (VIEWERS_MS while a live view runs: a teacher glances at it).
+// follow each live view (VIEWERS_MS while a live view runs: a teacher glances at it;
+// poll.js asks).
 import { api, el, replaceRows, showError, showStatus, formatDate, formatCpu, formatMemory } from './common.js';
 import { liveReload } from './live.js';
+import { poll } from './poll.js';
 
 const FALLBACK_MS = 60_000;
 const VIEWERS_MS = 10_000;
@@ -16,6 +18,15 @@ let viewsRunning = false;
 let tabShown = false;
 /** @type {import('./course_util.js').CourseContext} */
 let ctx;
+/** @type {import('./poll.js').Poller} */
+let rounds;
+
+/**
+ * Load the tab now (an event, a button, the teacher's own act); rounds go on every
+ * VIEWERS_MS while a live view runs. A hidden tab loads nothing: showing it opens the
+ * event stream, whose opening loads it.
+ */
+const reload = () => rounds.now();
 
 function resources(nb) {
   return `${formatCpu(nb.cpu_milli)} · ${formatMemory(nb.memory)}${nb.gpus ? ` · ${nb.gpus}× ${nb.gpu_type}` : ''}`;
@@ -33,7 +44,7 @@ async function end(nb) {
   } catch (error) {
     showError('live-error', error);
   }
-  loadLive();
+  void reload();
 }
 
 // How many follow the notebook live (its collaboration rooms, counted by the proxy);
@@ -84,7 +95,7 @@ async function endView(view) {
   } catch (error) {
     showError('live-error', error);
   }
-  loadLive();
+  void reload();
 }
 
 function liveNotebookActions(nb) {
@@ -157,14 +168,12 @@ export function init(context) {
         }
       );
       showStatus(`Live view started until ${formatDate(share.expires_at)}; the class finds it in its Course panel.`);
-      loadLive();
+      void reload();
     } catch (error) {
       showError('broadcast-error', error);
     }
   });
-  document
-    .getElementById('live-refresh')
-    .addEventListener('click', () => loadLive().catch(error => showError('live-error', error)));
+  document.getElementById('live-refresh').addEventListener('click', () => void reload());
   api('GET', `/api/notebooks?owner=${encodeURIComponent(ctx.me)}`)
     .then(notebooks => {
       form.elements.notebook.replaceChildren(
@@ -172,15 +181,15 @@ export function init(context) {
       );
     })
     .catch(error => showError('broadcast-error', error));
-  loadLive().catch(error => showError('live-error', error));
-  const live = liveReload(
-    () => `${ctx.base}/live/events`,
-    () => loadLive().catch(error => showError('live-error', error)),
-    { fallbackMs: FALLBACK_MS, shown: false }
+  rounds = poll(
+    async () => {
+      if (!tabShown) return false;
+      await loadLive();
+      return viewsRunning;
+    },
+    { everyMs: VIEWERS_MS, onError: error => showError('live-error', error) }
   );
-  setInterval(() => {
-    if (viewsRunning && tabShown && !document.hidden) loadLive().catch(error => showError('live-error', error));
-  }, VIEWERS_MS);
+  const live = liveReload(() => `${ctx.base}/live/events`, reload, { fallbackMs: FALLBACK_MS, shown: false });
   return {
     /** Follow the course's notebooks while the tab shows (its opening reloads the tab). */
     visible(shown) {
