@@ -23,15 +23,15 @@ NOTEBOOK = {
 
 
 @pytest.fixture(scope="module")
-def school():
+def site():
+    """The school: a controller process (its notebooks are real JupyterLab servers, reached
+    over HTTP with API tokens too), its accounts made by one CLI run."""
     base = reachable_dir()
     ctl = Controller(base / "data")
-    ctl.create_user("headmaster", "admin")
-    ctl.create_user("prof", "teacher")
-    ctl.create_user("tina", "ta")
-    ctl.create_user("otherta", "ta")
-    for student in ("alice", "bob", "eve"):
-        ctl.create_user(student)
+    ctl.create_users(
+        [("headmaster", "admin"), ("prof", "teacher"), ("tina", "ta"), ("otherta", "ta")]
+        + [(student, "student") for student in ("alice", "bob", "eve")]
+    )
     ctl.start()
     with ctl.client("prof") as prof:
         prof.ok("POST", "/api/groups", 201, json={"name": "ml", "display_name": "Machine Learning"})
@@ -49,9 +49,9 @@ def school():
 
 
 @pytest.fixture(scope="module")
-def people(school):
+def people(site):
     sessions = {
-        name: school.client(name) for name in ("prof", "tina", "otherta", "alice", "bob", "eve")
+        name: site.client(name) for name in ("prof", "tina", "otherta", "alice", "bob", "eve")
     }
     yield sessions
     for session in sessions.values():
@@ -80,7 +80,7 @@ def wait_running(session, owner, name):
 
 
 @pytest.fixture(scope="module")
-def prep(school, people):
+def prep(site, people):
     """The teacher's notebook with lab material."""
     prof = people["prof"]
     prof.ok("POST", "/api/notebooks", 201, json={"name": "prep", "cpu": 1, "memory": "1Gi"})
@@ -88,13 +88,13 @@ def prep(school, people):
     headers = token_of(prof)
     base = "/notebook/prof/prep/api/contents"
     for folder in ("hw1", "data"):
-        put_file(school, headers, f"{base}/{folder}", {"type": "directory"})
-    put_file(school, headers, f"{base}/hw1/task.ipynb", NOTEBOOK)
+        put_file(site, headers, f"{base}/{folder}", {"type": "directory"})
+    put_file(site, headers, f"{base}/hw1/task.ipynb", NOTEBOOK)
     # A checkpoint appears in hw1/.ipynb_checkpoints: templates must leave it out.
-    checkpoint = httpx.post(f"{school.url}{base}/hw1/task.ipynb/checkpoints", headers=headers)
+    checkpoint = httpx.post(f"{site.url}{base}/hw1/task.ipynb/checkpoints", headers=headers)
     assert checkpoint.status_code == 201
     put_file(
-        school,
+        site,
         headers,
         f"{base}/data/points.csv",
         {"type": "file", "format": "text", "content": "x,y\n" + "1,2\n" * 1000},
@@ -102,7 +102,7 @@ def prep(school, people):
     return headers
 
 
-def test_publish_a_template_and_start_from_it(school, people, prep):
+def test_publish_a_template_and_start_from_it(site, people, prep):
     prof, alice, bob, eve = people["prof"], people["alice"], people["bob"], people["eve"]
     refused = alice.post("/api/templates", json={"notebook": "x", "name": "mine"})
     assert refused.status_code == 404 or refused.status_code == 403
@@ -168,7 +168,7 @@ def wait_deployment(session, deployment_id):
     return deployment
 
 
-def test_deploy_lab_files_to_the_class_never_overwriting(school, people, prep):
+def test_deploy_lab_files_to_the_class_never_overwriting(site, people, prep):
     prof, alice, bob = people["prof"], people["alice"], people["bob"]
     assert (
         alice.post(
@@ -197,7 +197,7 @@ def test_deploy_lab_files_to_the_class_never_overwriting(school, people, prep):
     assert done["report"]["alice"] == {"copied": 1, "skipped": 0, "conflicts": []}
     # Stored once: every member's file is the same one, root's, which no member can change
     # in place; the store itself is gone (the members' links keep the file).
-    courses = school.data_dir / "coursework"
+    courses = site.data_dir / "coursework"
     copies = [courses / who / "ml/week1/task.ipynb" for who in ("alice", "bob", "tina")]
     assert len({(c.stat().st_ino, c.stat().st_uid, oct(c.stat().st_mode)) for c in copies}) == 1
     assert copies[0].stat().st_uid == 0 and copies[0].stat().st_nlink == 3
@@ -216,7 +216,7 @@ def test_deploy_lab_files_to_the_class_never_overwriting(school, people, prep):
         text=True,
     )
     assert writes.returncode != 0 and "Permission denied" in writes.stderr
-    assert not any((school.data_dir / "lab-files").iterdir())
+    assert not any((site.data_dir / "lab-files").iterdir())
     # Bob sees it in every notebook of his, stopped or running, under courses/ml/.
     assert (
         bob.ok("GET", "/notebook/bob/ml-lab/api/contents/courses/ml/week1/task.ipynb")["type"]
@@ -227,7 +227,7 @@ def test_deploy_lab_files_to_the_class_never_overwriting(school, people, prep):
     wait_running(alice, "alice", "ml-lab")
     headers = token_of(alice)
     put_file(
-        school,
+        site,
         headers,
         "/notebook/alice/ml-lab/api/contents/courses/ml/week1/task.ipynb",
         {"type": "file", "format": "text", "content": "my answers"},
@@ -267,7 +267,7 @@ def test_deploy_lab_files_to_the_class_never_overwriting(school, people, prep):
     assert [d["title"] for d in events] == ["Week 1 again", "Week 1"]
 
 
-def test_broadcast_is_a_time_limited_read_only_view(school, people, prep):
+def test_broadcast_is_a_time_limited_read_only_view(site, people, prep):
     prof, alice, eve = people["prof"], people["alice"], people["eve"]
     assert (
         prof.post(
@@ -283,7 +283,7 @@ def test_broadcast_is_a_time_limited_read_only_view(school, people, prep):
     assert [(b["owner"], b["notebook"], b["running"]) for b in live] == [("prof", "prep", True)]
     assert alice.get("/notebook/prof/prep/api/contents/hw1").status_code == 200
     write = httpx.put(
-        f"{school.url}/notebook/prof/prep/api/contents/hw1/x.txt",
+        f"{site.url}/notebook/prof/prep/api/contents/hw1/x.txt",
         json={"type": "file", "format": "text", "content": "x"},
         headers=token_of(alice),
     )
@@ -293,7 +293,7 @@ def test_broadcast_is_a_time_limited_read_only_view(school, people, prep):
     assert alice.get("/notebook/prof/prep/api/contents/hw1").status_code == 404
 
 
-def test_assignments_submissions_and_tas(school, people, prep):
+def test_assignments_submissions_and_tas(site, people, prep):
     prof, tina, alice, bob, eve = (people[n] for n in ("prof", "tina", "alice", "bob", "eve"))
     future = (datetime.now(timezone.utc) + timedelta(days=7)).isoformat()
     past = (datetime.now(timezone.utc) - timedelta(hours=1)).isoformat()
@@ -383,42 +383,40 @@ def test_assignments_submissions_and_tas(school, people, prep):
     assert alice.post(f"/api/submissions/{first['id']}/open").status_code == 403
 
 
-def test_the_server_extension_side(school, people, prep):
+def test_the_server_extension_side(site, people, prep):
     prof, alice = people["prof"], people["alice"]
     headers = token_of(alice)
     files = httpx.get(
-        f"{school.url}/notebook/alice/ml-lab/cgu-lab/files?path=", headers=headers
+        f"{site.url}/notebook/alice/ml-lab/cgu-lab/files?path=", headers=headers
     ).json()
     names = {e["name"]: e for e in files["entries"]}
     assert names["hw1"]["type"] == "directory" and names["hw1"]["files"] == 1
     assert names["courses"]["excluded"]
     assert (
         httpx.get(
-            f"{school.url}/notebook/alice/ml-lab/cgu-lab/files?path=../..", headers=headers
+            f"{site.url}/notebook/alice/ml-lab/cgu-lab/files?path=../..", headers=headers
         ).status_code
         == 400
     )
     options = httpx.get(
-        f"{school.url}/notebook/alice/ml-lab/cgu-lab/templates/options", headers=headers
+        f"{site.url}/notebook/alice/ml-lab/cgu-lab/templates/options", headers=headers
     ).json()
     assert options["can_publish"] is False and options["defaults"]["cpu_milli"] == 1000
     assignments = httpx.get(
-        f"{school.url}/notebook/alice/ml-lab/cgu-lab/assignments", headers=headers
+        f"{site.url}/notebook/alice/ml-lab/cgu-lab/assignments", headers=headers
     ).json()
     hw1 = next(a for a in assignments if a["name"] == "hw1")
     receipt = httpx.post(
-        f"{school.url}/notebook/alice/ml-lab/cgu-lab/submit",
+        f"{site.url}/notebook/alice/ml-lab/cgu-lab/submit",
         headers=headers,
         json={"assignment_id": hw1["id"], "paths": ["hw1/task.ipynb"], "note": "from JupyterLab"},
     )
     assert receipt.status_code == 201 and receipt.json()["number"] == 3
-    courses = httpx.get(
-        f"{school.url}/notebook/alice/ml-lab/cgu-lab/courses", headers=headers
-    ).json()
+    courses = httpx.get(f"{site.url}/notebook/alice/ml-lab/cgu-lab/courses", headers=headers).json()
     assert courses["groups"][0]["folder"] == "courses/ml"
     teacher = token_of(prof)
     version = httpx.post(
-        f"{school.url}/notebook/prof/prep/cgu-lab/templates",
+        f"{site.url}/notebook/prof/prep/cgu-lab/templates",
         headers=teacher,
         json={
             "name": "ml-lab",
