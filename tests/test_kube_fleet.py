@@ -20,7 +20,12 @@ from cgu_lab.backends import kube_names as names
 from cgu_lab.backends import kube_namespaces as namespaces
 from cgu_lab.backends import kube_objects as objects
 from cgu_lab.backends.base import EnvironmentSpec
-from cgu_lab.backends.kube_nodes import gpu_devices, node_gpus, pod_default_choices
+from cgu_lab.backends.kube_nodes import (
+    gpu_devices,
+    node_gpus,
+    node_summaries,
+    pod_default_choices,
+)
 from cgu_lab.backends.kube_settings import KubeSettings
 from cgu_lab.core.errors import Invalid
 from cgu_lab.core.gpu_fleet import PRODUCT, inventory, products_matching
@@ -130,6 +135,41 @@ def test_inventory_counts_products_slices_and_drained_nodes():
     assert products["NVIDIA-Jetson-AGX-Orin"].archs == {"arm64"}
     # Most GPUs first.
     assert inventory(node_gpus(school_fleet()))[0].product == "Tesla-V100-SXM2-32GB"
+
+
+def test_monitoring_lists_every_node_with_its_gpus_cpu_only_and_cordoned_ones_too():
+    """Monitoring once showed only nodes with GPUs: a CPU-only node, or a cordoned one whose
+    GPUs left the pool, was not on the page at all."""
+    nodes = school_fleet()
+    for node in nodes:
+        node["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    nodes[-1]["status"]["allocatable"] = {"cpu": "7500m", "memory": "16Gi", "pods": "110"}
+    rows = {row["node"]: row for row in node_summaries(nodes)}
+    assert set(rows) == {node["metadata"]["name"] for node in nodes}
+    cpu = rows["cpu-0"]
+    assert (cpu["product"], cpu["gpus"], cpu["cpu_cores"], cpu["memory_bytes"]) == (
+        "",
+        0,
+        7.5,
+        16 * 2**30,
+    )
+    # the cordoned V100 node is listed with its GPUs, marked as taking no pods
+    drained = rows["v100-9"]
+    assert (drained["schedulable"], drained["gpus"], drained["whole"]) == (False, 8, 8)
+    assert rows["a100-0"]["mig"] == {"1g.10gb": 7} and rows["a100-0"]["whole"] == 1
+    t4 = rows["t4-shared-0"]
+    assert (t4["slices"], t4["replicas"], t4["whole"], t4["gpus"]) == (8, 4, 0, 2)
+    assert rows["orin-0"]["arch"] == "arm64" and rows["a5000-0"]["cpu_cores"] == 32
+    # a node whose kubelet stopped reporting is not ready
+    nodes[0]["status"]["conditions"] = [{"type": "Ready", "status": "Unknown"}]
+    late = {row["node"]: row for row in node_summaries(nodes)}
+    assert late["a5000-0"]["ready"] is False and late["a5000-1"]["ready"] is True
+    # the pool's devices and the page agree on every node that takes pods
+    devices = gpu_devices(nodes)
+    for name, row in rows.items():
+        offered = sum(1 for d in devices if d.node == name)
+        if row["schedulable"] and not row["slices"]:
+            assert offered == row["whole"] + sum(row["mig"].values()), name
 
 
 def test_every_proposal_is_a_type_the_gpus_api_accepts():

@@ -151,6 +151,10 @@ class Observation:
     alive: bool
     ready: bool = False
     detail: str = ""
+    # What the owner of a notebook that keeps running should know of where it runs (its
+    # node cordoned: nothing new lands there, and its next start goes elsewhere); the
+    # liveness watch shows it as the notebook's message while it lasts.
+    notice: str = ""
 
 
 ProgressCallback = Callable[[int, str], Awaitable[None]]
@@ -216,6 +220,13 @@ class Backend(abc.ABC):
         """The cluster's GPU products, counts and slices read from its nodes (core.gpu_fleet),
         for the GPUs page's "make a GPU type of this"; only a cluster has nodes to read."""
         raise self.unsupported("GPU products read from the cluster's nodes")
+
+    async def cluster_nodes(self) -> list[dict[str, Any]]:
+        """Every node of a cluster, with or without GPUs, for the monitoring page: name,
+        schedulable, ready, arch, cpu_cores, memory_bytes, product ("" without GPUs),
+        gpus, whole, replicas, slices, mig. None here: a machine's own figures are the
+        monitor's sample of it."""
+        return []
 
     async def pod_defaults(self, owner: str) -> list[dict[str, Any]]:
         """Kubeflow's PodDefaults ("configurations") in the owner's namespace, each

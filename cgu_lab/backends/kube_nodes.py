@@ -15,7 +15,8 @@ GPU is one device that a shared GPU type splits, so replicas are divided back
 out here. Cordoned nodes offer nothing.
 
 The same nodes, as labels and allocatable resources, feed the fleet's inventory of
-products (`node_gpus`, core.gpu_fleet); and what a namespace offers a notebook from
+products (`node_gpus`, core.gpu_fleet) and the monitoring page's list of every node,
+CPU-only ones included (`node_summaries`); and what a namespace offers a notebook from
 Kubeflow (its PodDefaults) is read into the notebook form's choices here too.
 """
 
@@ -25,8 +26,11 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ..core import gpu_fleet
+from ..core.errors import Invalid
 from ..core.gpu_fleet import NodeGpus
 from ..core.gpus import Device
+from ..core.resources import parse_cpu, parse_memory
 
 _MIG_RESOURCE = "nvidia.com/mig-"
 _MIG_SINGLE = re.compile(r"-MIG-(\d+g\.\d+gb)$")
@@ -100,6 +104,59 @@ def node_gpus(nodes: Iterable[dict[str, Any]]) -> list[NodeGpus]:
         )
         for node in nodes
     ]
+
+
+def _cores(value: Any) -> float:
+    try:
+        return parse_cpu(str(value)) / 1000
+    except Invalid:
+        return 0.0
+
+
+def _bytes(value: Any) -> int:
+    try:
+        return parse_memory(str(value))
+    except Invalid:
+        return 0
+
+
+def _ready(node: dict[str, Any]) -> bool:
+    conditions = node.get("status", {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def node_summaries(nodes: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every node, with or without GPUs, as the monitoring page lists it: whether it takes
+    pods (cordoned or not, Ready or not), its architecture, CPUs and memory, and its GPU
+    product with the whole GPUs, time-slices and MIG instances it offers, counted by the
+    fleet's own rules (core.gpu_fleet, one node at a time: a cordoned node's GPUs are
+    shown, though the pool no longer offers them). `product` is "" on a CPU-only node."""
+    rows = []
+    for node in nodes:
+        read = node_gpus([node])[0]
+        allocatable = read.allocatable
+        products = gpu_fleet.inventory([NodeGpus(read.name, read.labels, allocatable)])
+        product = products[0] if products else gpu_fleet.Product("")
+        rows.append(
+            {
+                "node": read.name,
+                "schedulable": read.schedulable,
+                "ready": _ready(node),
+                "arch": read.labels.get(gpu_fleet.ARCH, ""),
+                "cpu_cores": _cores(allocatable.get("cpu")),
+                "memory_bytes": _bytes(allocatable.get("memory")),
+                "product": product.product,
+                "gpu_memory_mib": product.memory_mib,
+                "gpus": product.gpus,
+                "whole": product.whole,
+                "replicas": product.replicas,
+                "slices": product.slices,
+                "slice_resource": product.slice_resource,
+                "mig_strategy": product.mig_strategy,
+                "mig": dict(sorted(product.mig.items())),
+            }
+        )
+    return sorted(rows, key=lambda row: row["node"])
 
 
 def pod_default_choices(listed: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

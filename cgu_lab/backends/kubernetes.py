@@ -67,7 +67,7 @@ from .base import (
 from .kube_api import KubeApi, load_client
 from .kube_connection import Connection
 from .kube_namespaces import Namespaces
-from .kube_nodes import gpu_devices, node_gpus, pod_default_choices
+from .kube_nodes import gpu_devices, node_gpus, node_summaries, pod_default_choices
 from .kube_settings import KubeSettings
 from .kube_storage_files import KubeStorage
 from .kube_watch import Source, WatchCache
@@ -238,6 +238,10 @@ class KubernetesBackend(Backend):
     async def fleet(self) -> list[Product]:
         """The GPU products of the cluster's nodes (core.gpu_fleet reads them)."""
         return gpu_fleet.inventory(node_gpus(await self._nodes()))
+
+    async def cluster_nodes(self) -> list[dict[str, Any]]:
+        """Every node of the cluster, CPU-only ones too, with its GPUs (kube_nodes)."""
+        return node_summaries(await self._nodes())
 
     def follow_inventory(self, changed: Callable[[list[Device]], None]) -> None:
         """`changed` gets the devices each time a node joining, changing (cordoned,
@@ -429,7 +433,27 @@ class KubernetesBackend(Backend):
             if down:
                 return Observation(alive=False, detail=down)
         view = workload.progress(ref, 0.0)
-        return Observation(alive=True, ready=view.ready, detail="" if view.ready else view.message)
+        return Observation(
+            alive=True,
+            ready=view.ready,
+            detail="" if view.ready else view.message,
+            notice=self._cordoned(workload, ref, state),
+        )
+
+    def _cordoned(self, workload: Workload, ref: names.ObjectRef, state: Mapping[str, Any]) -> str:
+        """What to tell the owner of a server whose node is cordoned and not drained ("" when
+        it is not): its GPUs left the pool, so its owner would otherwise learn of it only
+        when a restart lands elsewhere, or when a drain that may follow ends it."""
+        node = state.get("node") or workload.node(ref)
+        if not node or not self._nodes_followed():
+            return ""
+        found = self._cache.get("Node", "", node) or {}
+        if not found.get("spec", {}).get("unschedulable"):
+            return ""
+        return (
+            f"Its node {node} is cordoned (taken out of service): this notebook keeps running, "
+            "but save your work; when it stops, it starts again on another node."
+        )
 
     def _lost(self, workload: Workload, ref: names.ObjectRef, state: Mapping[str, Any]) -> str:
         """Why the server a start made is gone ("" while it runs), its node's fate first:

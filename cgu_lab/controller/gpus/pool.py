@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import socket
 from collections import Counter
+from collections.abc import Callable
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -29,12 +30,21 @@ class GpuPool:
         self.backend = backend
         self.found: list[Device] = []
         self.declared: list[Device] = []
+        self._followers: list[Callable[[], None]] = []
         # A cluster's GPUs change while the controller runs: a node added later is
         # offered at once, one cordoned or deleted no longer is.
         backend.follow_inventory(self._found_changed)
 
+    def follow(self, changed: Callable[[], None]) -> None:
+        """Have `changed` called (on the event loop) each time the backend's devices change
+        while the controller runs, once the pool holds them: the GPU queue is re-checked the
+        moment a node joins, not at its next drain (when something else stops)."""
+        self._followers.append(changed)
+
     def _found_changed(self, devices: list[Device]) -> None:
         self.found = list(devices)
+        for follower in self._followers:
+            follower()
 
     @property
     def is_local(self) -> bool:

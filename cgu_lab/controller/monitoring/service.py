@@ -10,7 +10,9 @@ notebook goes away). Savings from culling come from the stop records.
 GPUs are counted two ways, per node: those detected (NVML on this machine, the
 cluster's nodes) and those an admin declared by hand. A platform planned with
 declared GPUs but without a driver detects none, and the page says exactly
-that rather than "0 GPUs" (`GpuPool.nodes`).
+that rather than "0 GPUs" (`GpuPool.nodes`). On a cluster every node is listed,
+CPU-only and cordoned ones too, with its GPU product, whole GPUs and slices as
+the cluster offers them (`Backend.cluster_nodes`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 from ... import gpu_probe
+from ...backends.base import BackendError
 from ...core.gpus import capacity
 from ...core.lifecycle import State
 from ...store.db import Database
@@ -59,13 +62,19 @@ class Snapshot:
     energy_saved_kwh: float = 0.0
     # Per node: GPUs detected, declared, in all, and held by notebooks now.
     inventory: list[dict] = field(default_factory=list)
+    # A cluster's every node, CPU-only ones too, as its backend reads it (cluster_nodes).
+    cluster: list[dict] = field(default_factory=list)
 
     def nodes(self) -> list[dict]:
-        """Every node with GPUs or a sample: its load (this machine) and its GPU counts."""
+        """Every node with GPUs, of the cluster or with a sample: its load (this machine),
+        its GPU counts, and under `cluster` what the cluster says of it (product, slices,
+        cordoned or not ready)."""
         empty = {"detected": 0, "declared": 0, "declared_and_detected": 0, "total": 0, "held": 0}
         rows = {row["node"]: {"node": row["node"], **empty} for row in self.inventory}
         for row in self.inventory:
             rows[row["node"]].update(row)
+        for found in self.cluster:
+            rows.setdefault(found["node"], {"node": found["node"], **empty})["cluster"] = found
         if self.node:
             name = self.node["node"]
             rows[name] = {**empty, **rows.get(name, {}), **self.node}
@@ -129,6 +138,11 @@ class Monitor:
         """Take a sample: this machine, the running notebooks, and the store's counts."""
         node = self._node_load()
         gpus = await self._gpu_usage()
+        try:
+            cluster = await self.notebooks.backend.cluster_nodes()
+        except BackendError as error:  # the API server away: the rest is still worth showing
+            log.warning("the cluster's nodes could not be read: %s", error)
+            cluster = []
         async with self.db.session() as session:
             running = (
                 await session.execute(
@@ -157,6 +171,7 @@ class Monitor:
             reclaimed,
             reclaimed * max(0.0, watts) / 1000,
             inventory,
+            cluster,
         )
         self.latest = snapshot
         self.history.append(_history_point(snapshot, states.get(State.RUNNING.value, 0)))

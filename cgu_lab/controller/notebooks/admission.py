@@ -4,7 +4,8 @@ It exists apart from the lifecycle because deciding *where* a start can go
 (free devices, idle notebooks to reclaim, a place in the per-type queue) is
 policy over the whole platform's GPUs, while the lifecycle only carries out one
 notebook's start or stop. The lifecycle asks `admit` inside its transaction and
-calls `queue_drain` whenever a stop frees something.
+calls `queue_drain` whenever a stop frees something; the GPU pool calls it when
+the cluster's GPUs change.
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ class NotebookAdmission:
         # set by the platform): it refuses a start that would take a booked window's seats,
         # and names the class's notebooks that this start may not reclaim.
         self.held: Callable[[AsyncSession, Notebook], Awaitable[frozenset[int]]] | None = None
+        # GPUs that appear (a node joins, is uncordoned, its device plugin offers more)
+        # are given to the queue at once, as GPUs a stop frees are.
+        gpus.follow(self.queue_drain)
 
     async def admit(self, session: AsyncSession, nb: Notebook, reclaim: bool = True) -> Admission:
         """Where a start can go now: devices, idle notebooks to stop first, or a queue place."""
@@ -152,7 +156,8 @@ class NotebookAdmission:
     # -- the queue -------------------------------------------------------------
 
     def queue_drain(self) -> None:
-        """Give queued notebooks their turn (after a stop freed something)."""
+        """Give queued notebooks their turn (after a stop freed something, or the cluster's
+        GPUs changed)."""
         if self._draining.locked():
             self._drain_again = True
             return

@@ -8,6 +8,11 @@ running notebook that no start, stop or resize is busy with; one the backend
 reports as gone (not merely slow to answer) is stopped with the reason, its
 GPUs are freed and the queue moves on. The owner sees the reason on the
 notebook's start page and in the list.
+
+A notebook that lives on may still have news for its owner (the backend's
+`notice`: its Kubernetes node cordoned, so a drain may follow and its next start
+goes elsewhere): the same pass shows it as the notebook's message while it lasts
+and takes it away when it ends, as a drain's reason is shown when it stops one.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from ...core.lifecycle import State
 from ...store.models import Notebook, User
 from .. import audit
 from ..clock import Clock
+from ..progress import ProgressEvent
 from .routes import SYSTEM
 from .service import NotebookService
 
@@ -28,8 +34,10 @@ log = logging.getLogger("cgu_lab.liveness")
 INTERVAL = 5.0
 
 
-async def check(notebooks: NotebookService) -> list[str]:
-    """One pass: the notebooks found dead and stopped, as owner/name."""
+async def check(notebooks: NotebookService, noticed: dict[int, str] | None = None) -> list[str]:
+    """One pass: the notebooks found dead and stopped, as owner/name. `noticed`: the notice
+    each notebook's message shows now, by id, kept from pass to pass (`watch` keeps it)."""
+    noticed = {} if noticed is None else noticed
     async with notebooks.db.session() as session:
         rows = (
             await session.execute(
@@ -43,11 +51,16 @@ async def check(notebooks: NotebookService) -> list[str]:
             for nb, owner in rows
             if not notebooks.lifecycle.busy(nb.id)
         ]
+    for stopped in set(noticed) - {nb.id for nb, _ in rows}:
+        del noticed[stopped]  # a stop wrote its own message
     dead = []
     for nb, owner, spec in work:
         observed = await notebooks.backend.observe(spec, nb.backend_state)
+        if observed.alive and observed.notice != noticed.get(nb.id, ""):
+            await _tell(notebooks, nb.id, observed.notice, noticed)
         if observed.alive or notebooks.lifecycle.busy(nb.id):
             continue
+        noticed.pop(nb.id, None)
         reason = f"it stopped by itself: {observed.detail or 'its server is gone'}"
         await notebooks.backend.stop(spec, nb.backend_state)  # its cgroup, its leftovers
         await notebooks.lifecycle.finish_stopped(nb.id, owner, nb.name, reason)
@@ -59,12 +72,34 @@ async def check(notebooks: NotebookService) -> list[str]:
     return dead
 
 
+async def _tell(
+    notebooks: NotebookService, nb_id: int, notice: str, noticed: dict[int, str]
+) -> None:
+    """Show `notice` as a running notebook's message, or take the one shown away ("").
+    A message written since (another operation's) is left as it is."""
+    shown = noticed.pop(nb_id, "")
+    async with notebooks.db.session() as session:
+        current = await session.get(Notebook, nb_id)
+        if current is None or current.state != State.RUNNING.value:
+            return
+        if notice:
+            current.message = notice
+            noticed[nb_id] = notice
+        elif current.message == shown:
+            current.message = ""
+        message = current.message
+    # The list pages reload on a finished operation's event; the notebook keeps running.
+    event = ProgressEvent("notice", 100, message, State.RUNNING.value, done=True, ok=True)
+    notebooks.lifecycle.broker.publish(nb_id, event)
+
+
 async def watch(notebooks: NotebookService, clock: Clock, interval: float = INTERVAL) -> None:
     """Check every `interval` seconds of `clock` (the platform's: a test moves it)."""
+    noticed: dict[int, str] = {}
     while True:
         await clock.sleep(interval)
         try:
-            dead = await check(notebooks)
+            dead = await check(notebooks, noticed)
         except Exception:  # one failed pass must not end the watch
             log.exception("checking whether notebooks are alive failed")
             continue

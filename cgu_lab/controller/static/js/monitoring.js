@@ -8,7 +8,7 @@
 // monitoring_charts.js, monitoring_tables.js and monitoring_format.js.
 import { api, el, showStatus } from './common.js';
 import { poll } from './poll.js';
-import { round, percent, figure, bytes } from './monitoring_format.js';
+import { round, percent, figure, bytes, cores } from './monitoring_format.js';
 import { createCharts, drawSystem, drawAllocation, drawStates, drawStops } from './monitoring_charts.js';
 import { bar, drawWho } from './monitoring_tables.js';
 import { initAhead } from './class_sessions.js';
@@ -91,8 +91,44 @@ function gpuCounts(node) {
   return `${node.total} in all (${parts.join(', ')}) · ${node.held} held by notebooks`;
 }
 
+// What a cluster says of a node (GET /api/monitoring's `cluster`): taking pods or not, its
+// CPUs and memory, and its GPU product with the whole GPUs, time-slices and MIG instances it
+// offers; a CPU-only node says so.
+function clusterOffer(found) {
+  const parts = [];
+  if (found.product) {
+    const product = found.product.replaceAll('-', ' ');
+    parts.push(found.gpus ? `${product} × ${found.gpus}` : product);
+    if (found.whole) parts.push(`${found.whole} whole`);
+    if (found.slices) parts.push(`${found.slices} time-slices (${found.replicas} per GPU)`);
+    for (const [profile, count] of Object.entries(found.mig ?? {})) {
+      parts.push(`MIG ${profile} × ${count}`);
+    }
+  } else {
+    parts.push('CPU only');
+  }
+  parts.push(cores(found.cpu_cores), bytes(found.memory_bytes));
+  if (found.arch) parts.push(found.arch);
+  return parts.join(' · ');
+}
+
+function clusterState(found) {
+  if (!found.ready) return 'not ready';
+  return found.schedulable ? 'takes notebooks' : 'cordoned: takes no new notebooks';
+}
+
 function nodeFacts(node, sampled) {
   const facts = [];
+  if (node.cluster) {
+    facts.push(
+      el(
+        'div',
+        { class: 'fact', dataset: { clusterNode: node.node } },
+        el('span', { class: 'fact-label' }, 'In the cluster'),
+        el('span', {}, `${clusterOffer(node.cluster)} · ${clusterState(node.cluster)}`)
+      )
+    );
+  }
   if (sampled) {
     facts.push(
       el(
@@ -153,7 +189,9 @@ function drawNode(node, allGpus) {
       : el(
           'p',
           { class: 'empty' },
-          node.total ? 'No live GPU figures for this node.' : 'No GPU detected or declared on this node.'
+          node.total || node.cluster?.product
+            ? 'No live GPU figures for this node.'
+            : 'No GPU detected or declared on this node.'
         ),
     ...notes
   );
