@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -142,6 +142,25 @@ class TrainingStatus:
     replicas: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     # GPUs the job holds while it runs (local backend: the controller counts them as taken).
     devices: tuple[str, ...] = ()
+    # Where a job queued by the cluster (Kueue) stands: its queue, and while it waits its
+    # place in line (1 = next); "" and None where the backend does not queue jobs.
+    queue: str = ""
+    queue_position: int | None = None
+
+
+@dataclass(frozen=True)
+class TrainingBudget:
+    """The GPUs one course's training jobs may hold (its group quota), for backends that
+    queue jobs in the cluster (Kubernetes with Kueue).
+
+    `gpus` maps (GPU resource name, product or "" for any product) to a count of
+    that resource; cpu_milli and memory are None where the platform sets no limit.
+    """
+
+    course: str
+    gpus: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    cpu_milli: int | None = None
+    memory: int | None = None
 
 
 @dataclass(frozen=True)
@@ -369,3 +388,8 @@ class Backend(abc.ABC):
     async def delete_training(self, owner: str, name: str, group: str | None = None) -> None:
         """Delete a training job and its pods; a job already gone is not an error."""
         raise self.unsupported("Training jobs")
+
+    async def sync_training_budgets(self, budgets: Sequence[TrainingBudget]) -> None:
+        """Make the cluster's queues hold these courses' budgets (every course with one):
+        jobs then wait in the cluster, not in the controller."""
+        raise self.unsupported("Training queues")

@@ -96,6 +96,16 @@ KINDS: dict[str, Kind] = {
             "pytorchjobs",
             provider="the Kubeflow training operator",
         ),
+        # Kueue, where it queues training jobs (kube_queues)
+        *(
+            Kind(kind, "kueue.x-k8s.io/v1beta2", plural, namespaced=namespaced, provider="Kueue")
+            for kind, plural, namespaced in (
+                ("ResourceFlavor", "resourceflavors", False),
+                ("ClusterQueue", "clusterqueues", False),
+                ("LocalQueue", "localqueues", True),
+                ("Workload", "workloads", True),
+            )
+        ),
     )
 }
 
@@ -112,6 +122,12 @@ PERMISSIONS: dict[str, dict[tuple[str, str], frozenset[str]]] = {
         ("Notebook", ""): frozenset({"list", "watch"}),
         ("VirtualMachine", ""): frozenset({"list", "watch"}),
         ("RoleBinding", ""): frozenset({"create"}),
+        # Kueue's cluster-wide objects: a flavor per GPU product, a queue per course
+        # (kube_queues); LocalQueues and Workloads read to tell a job's place in line.
+        ("ResourceFlavor", ""): frozenset({"create", "patch"}),
+        ("ClusterQueue", ""): frozenset({"get", "create", "patch"}),
+        ("LocalQueue", ""): frozenset({"list"}),
+        ("Workload", ""): frozenset({"list"}),
     },
     MANAGED: {
         ("ServiceAccount", ""): frozenset({"create", "patch"}),
@@ -124,6 +140,7 @@ PERMISSIONS: dict[str, dict[tuple[str, str], frozenset[str]]] = {
         ("Service", ""): frozenset({"create", "patch"}),
         ("VirtualMachine", ""): frozenset({"create", "patch", "delete"}),
         ("PyTorchJob", ""): frozenset({"create", "get", "delete"}),
+        ("LocalQueue", ""): frozenset({"create", "patch"}),
         # Kubeflow's "configurations", offered on the notebook form (read only)
         ("PodDefault", ""): frozenset({"list"}),
         ("Pod", "log"): frozenset({"get"}),

@@ -118,6 +118,10 @@ class KubeSettings(BaseSettings):
     # training operator marks the job Failed (its runPolicy.backoffLimit): a rank that
     # exits non-zero is retried a few times, never forever.
     training_backoff_limit: int = Field(3, ge=0, le=100)
+    # Who queues training jobs: "kueue" (Kueue's ClusterQueues hold each course's GPU
+    # budget, see kube_queues), "none" (the controller's own queue), or "auto": Kueue
+    # where the cluster serves its API, which the backend asks once.
+    training_queues: Literal["auto", "kueue", "none"] = "auto"
     notebook_uid: int = 1000  # jovyan in Jupyter's images
     notebook_gid: int = 100
 

@@ -77,3 +77,28 @@ def pytorch_job(ref: names.ObjectRef, job: TrainingSpec, settings: KubeSettings)
             "pytorchReplicaSpecs": replicas,
         },
     }
+
+
+def ended(job: Obj) -> str:
+    """ "Succeeded" or "Failed" once the training operator ended the job, else ""."""
+    for condition in (job.get("status") or {}).get("conditions") or []:
+        if condition.get("type") in ("Succeeded", "Failed") and condition.get("status") == "True":
+            return condition["type"]
+    return ""
+
+
+def no_pod(job: Obj, replica: str, name: str) -> str:
+    """Why a replica has no pod to read a log from. When the job ends, the operator
+    deletes the pods still running then (cleanPodPolicy Running: a worker the master
+    did not wait for), their logs with them; before it starts, there is none yet."""
+    outcome = ended(job)
+    if outcome:
+        policy = (job.get("spec", {}).get("runPolicy") or {}).get("cleanPodPolicy", "Running")
+        return (
+            f"the pod of {replica} of training job '{name}' was removed when the job ended "
+            f"({outcome}; cleanPodPolicy {policy} removes the ranks still running then), "
+            "and its log with it"
+        )
+    if (job.get("spec", {}).get("runPolicy") or {}).get("suspend"):
+        return f"{replica} of training job '{name}' has no pod yet: the job waits in its queue"
+    return f"{replica} of training job '{name}' has no pod yet"

@@ -38,12 +38,12 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from ..core import gpu_fleet
-from ..core.errors import Conflict, NotFound
+from ..core.errors import Conflict, NotFound, NotSupported
 from ..core.gpu_fleet import Product
 from ..core.gpus import Device
 from . import kube_files as files
@@ -51,6 +51,7 @@ from . import kube_names as names
 from . import kube_objects as objects
 from . import kube_parts as parts
 from . import kube_pod_tool as tool
+from . import kube_queues as queues
 from . import kube_status as status
 from . import kube_storage as storage
 from . import kube_training as training
@@ -61,6 +62,7 @@ from .base import (
     Observation,
     ProgressCallback,
     QuotaSpec,
+    TrainingBudget,
     TrainingSpec,
     TrainingStatus,
 )
@@ -110,6 +112,7 @@ class KubernetesBackend(Backend):
         self._files = files.HomeFiles(cluster, kube, naming, self._namespaces, self._tools)
         # the storage page's file access
         self.storage = KubeStorage(cluster, kube, naming, self._namespaces, self._tools)
+        self._queues = queues.Queues(cluster, kube)  # Kueue, where it queues training jobs
         self._starting: dict[names.ObjectRef, float] = {}  # ref -> when its start began
         self._inventory_followers: list[Callable[[list[Device]], None]] = []
         self._devices: list[Device] | None = None  # from the Node watch, once it listed
@@ -554,6 +557,9 @@ class KubernetesBackend(Backend):
         ref = self.naming.training(job.owner, job.name, job.group)
         await self._namespaces.ensure(ref.namespace, job.group or job.owner, group=bool(job.group))
         built = training.pytorch_job(ref, job, self.kube)
+        if await self._queues.enabled():
+            await self._queues.ensure_local(ref.namespace, job.group)
+            built = queues.queued(built)
         if await self._api.create(built, True) is None:
             raise Conflict(
                 f"a training job named '{job.name}' already exists; "
@@ -568,7 +574,27 @@ class KubernetesBackend(Backend):
         job = await self._api.get("PyTorchJob", ref.name, ref.namespace)
         if job is None:
             raise NotFound(f"there is no training job '{name}'")
-        return status.training_status(job)
+        found = status.training_status(job)
+        if queues.QUEUE_LABEL not in (job["metadata"].get("labels") or {}):
+            return found
+        found = dataclasses.replace(found, queue=queues.cluster_queue_name(group, self.kube))
+        if not (job.get("spec", {}).get("runPolicy") or {}).get("suspend"):
+            return found  # admitted: the training operator's phase
+        # held suspended until Kueue admits it: where it stands in its queue
+        place = await self._queues.place(job)
+        if place is None:
+            return dataclasses.replace(
+                found, phase="Queued", message="waiting for Kueue to take the job up"
+            )
+        if place.admitted:
+            return found
+        return dataclasses.replace(
+            found,
+            phase="Queued",
+            message=queues.describe(place),
+            queue=place.cluster_queue,
+            queue_position=place.position,
+        )
 
     async def training_logs(
         self,
@@ -587,7 +613,8 @@ class KubernetesBackend(Backend):
         }
         pod = next(self._cache.find("Pod", ref.namespace, labels), None)
         if pod is None:
-            raise BackendError(f"{replica} {index} of training job '{name}' has no pod yet")
+            job = await self._api.get("PyTorchJob", ref.name, ref.namespace) or {}
+            raise BackendError(training.no_pod(job, f"{replica} {index}", name))
         return await self._api.pod_log(
             ref.namespace, pod["metadata"]["name"], "pytorch", tail_lines
         )
@@ -595,3 +622,12 @@ class KubernetesBackend(Backend):
     async def delete_training(self, owner: str, name: str, group: str | None = None) -> None:
         ref = self.naming.training(owner, name, group)
         await self._api.delete("PyTorchJob", ref.name, ref.namespace)
+
+    async def sync_training_budgets(self, budgets: Sequence[TrainingBudget]) -> None:
+        """The courses' ClusterQueues and the pool (kube_queues), for the nodes now."""
+        if not await self._queues.enabled():
+            raise NotSupported(
+                "Training queues need Kueue in the cluster (kueue.x-k8s.io); "
+                "without it the controller queues jobs itself"
+            )
+        await self._queues.sync(budgets, await self._nodes())

@@ -300,6 +300,10 @@ class TrainingOut(BaseModel):
     )
     message: str
     replicas: dict[str, dict[str, int]] = {}
+    queue: str = Field("", description="The cluster's queue that admits it (Kueue), if any")
+    queue_position: int | None = Field(
+        None, description="Its place in that queue while it waits (1 = next)"
+    )
     created_at: datetime
     submitted_at: datetime | None
 

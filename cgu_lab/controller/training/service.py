@@ -6,6 +6,11 @@ fewer free GPUs of the type than the job needs, it waits in the queue and is
 submitted by the culler's pass once they are free. State and logs come from
 the backend.
 
+On Kubernetes with Kueue the cluster queues instead: every course's GPU budget
+(its group quota) becomes a ClusterQueue before each pass (`sync_budgets`),
+jobs are handed over at once, and a job over its course's budget waits in the
+cluster, where the backend reads its place in line and Kueue's reason.
+
 On the local backend a job runs with torchrun on this machine
 (backends/local_training.py), in an environment built here: the job's
 `image` names that environment (no migration: the column holds what each
@@ -16,12 +21,13 @@ running now as taken.
 
 from __future__ import annotations
 
+import logging
 import shlex
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ...backends.base import TrainingSpec
+from ...backends.base import BackendError, TrainingBudget, TrainingSpec
 from ...core import environments as recipes
 from ...core import gpus as gpu_rules
 from ...core import quota as rules
@@ -30,14 +36,18 @@ from ...core.names import check_label
 from ...core.resources import Resources, parse_cpu, parse_memory
 from ...core.roles import Principal
 from ...store.db import Database
-from ...store.models import GpuType, Group, Membership, TrainingJob, User
+from ...store.models import GpuType, Group, Membership, Quota, TrainingJob, User
 from .. import audit
 from ..api.schemas import ImagesOut, TrainingOut
 from ..clock import Clock
 from ..environments import catalog
 from ..quotas import service as quotas
 
+log = logging.getLogger("cgu_lab.training")
+
 MAX_WORKERS = 64
+# The node label a GPU type's node selector names its product by (GPU Feature Discovery's).
+PRODUCT_LABEL = "nvidia.com/gpu.product"
 
 
 def job_resources(job: TrainingJob) -> Resources:
@@ -78,6 +88,8 @@ class TrainingService:
         self.clock = clock
         self.backend = backend
         self.gpus = gpus
+        # Whether the cluster queues jobs (Kueue): None until the first pass asked.
+        self.cluster_queues: bool | None = None
 
     async def images(self, actor: Principal) -> ImagesOut:
         """The images the custom-image choice offers: the environments' and those the
@@ -207,8 +219,8 @@ class TrainingService:
     async def _place(self, session, job: TrainingJob) -> tuple[str, ...] | None:
         """GPUs for the whole job (None while too few are free): the local backend's own
         devices; on Kubernetes only a count, since the cluster places the pods."""
-        if not job.gpus:
-            return ()
+        if not job.gpus or self.cluster_queues:
+            return ()  # nothing to place, or the cluster's queues decide
         gpu_type = await catalog.get_gpu_type(session, job.gpu_type)
         allocator = await self.gpus.allocator(session)  # notebooks and local jobs
         offer = catalog.offer_of(gpu_type)
@@ -235,8 +247,51 @@ class TrainingService:
             "device_env": device_env,
         }
 
+    async def budgets(self) -> list[TrainingBudget]:
+        """Every course's GPU budget as the cluster's queues hold it: per GPU type of its
+        group quota, that type's resource on that type's product (any product where the
+        type names none). A budget without GPU figures holds none of its own."""
+        async with self.db.session() as session:
+            types = {t.name: t for t in await catalog.list_gpu_types(session)}
+            rows = (
+                await session.execute(
+                    select(Group.name, Quota)
+                    .join(Quota, Quota.group_id == Group.id)
+                    .where(Quota.scope == "group")
+                    .order_by(Group.name)
+                )
+            ).all()
+        budgets = []
+        for course, row in rows:
+            limits = quotas.limits_of(row)
+            gpus: dict[tuple[str, str], int] = {}
+            for type_name, count in (limits.gpus or {}).items():
+                gpu_type = types.get(type_name)
+                if gpu_type is None or not count:
+                    continue
+                product = str((gpu_type.node_selector or {}).get(PRODUCT_LABEL, ""))
+                key = (gpu_type.resource_name, product)
+                gpus[key] = gpus.get(key, 0) + int(count)
+            budgets.append(TrainingBudget(course, gpus, limits.cpu_milli, limits.memory))
+        return budgets
+
+    async def sync_budgets(self) -> None:
+        """Send the courses' budgets to the cluster's queues; learn whether there are any."""
+        if self.cluster_queues is False:
+            return
+        try:
+            await self.backend.sync_training_budgets(await self.budgets())
+        except NotSupported:
+            self.cluster_queues = False
+            return
+        except BackendError as error:  # the next pass tries again; jobs still queue there
+            log.warning("the courses' budgets did not reach the cluster's queues: %s", error)
+            return
+        self.cluster_queues = True
+
     async def dispatch(self) -> None:
         """Submit queued jobs, oldest first, while their GPUs fit."""
+        await self.sync_budgets()
         async with self.db.session() as session:
             queued = (
                 await session.execute(
@@ -343,7 +398,9 @@ class TrainingService:
         if job.state != "submitted":
             return training_out(job, owner, job.state, job.message, {})
         status = await self.backend.training_status(owner, name, group)
-        return training_out(job, owner, status.phase, status.message, dict(status.replicas))
+        out = training_out(job, owner, status.phase, status.message, dict(status.replicas))
+        out.queue, out.queue_position = status.queue, status.queue_position
+        return out
 
     async def logs(self, actor: Principal, owner: str, name: str, replica: str, index: int) -> str:
         async with self.db.session() as session:
