@@ -10,7 +10,10 @@
 #   notebook    the notebook side only (`pip install cgu_lab`, no extras): JupyterLab, the
 #               server and lab extensions; user jovyan 1000:100, home /home/jovyan. With
 #               the Apps launcher's programs, as on a local machine (scripts/deps.sh): the
-#               Linux desktop (Debian's TigerVNC Xvnc, openbox, xterm, xauth, fonts) and
+#               Linux desktop (Debian's TigerVNC Xvnc, openbox, xterm, xauth, fonts), its
+#               web browser (Debian's Chromium, with its sandbox where the pod allows user
+#               namespaces), MariaDB's server program and client for an environment whose
+#               database is MariaDB (notebook/apps/database_mariadb.py; no service) and
 #               VS Code (the code-server `make install` built on this host from npm, with
 #               this host's Node.js it was built for, in /opt/code-server).
 #               FLAVOUR=pytorch or tensorflow adds that framework from PyPI with the CUDA
@@ -41,8 +44,12 @@ FLAVOUR="${FLAVOUR:-slim}"
 PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
 VERSION="$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$ROOT/package.json" | head -1)"
 BASE_PACKAGES="python3,python3-venv,ca-certificates,tini"
-# The desktop app's programs; libgssapi-krb5-2 for code-server's kerberos module.
+# The desktop app's programs; libgssapi-krb5-2 for code-server's kerberos module; the
+# browser app's Chromium with a scalable font (it draws no text with X's bitmap fonts);
+# the MariaDB database app's server program and client (not Debian's mariadb-server, the
+# machine's service).
 NOTEBOOK_PACKAGES="$BASE_PACKAGES,tigervnc-standalone-server,openbox,xterm,xauth,xfonts-base,ripgrep,libgssapi-krb5-2"
+NOTEBOOK_PACKAGES="$NOTEBOOK_PACKAGES,chromium,fonts-liberation,mariadb-server-core,mariadb-client"
 # code-server as `make install` left it in the venv (scripts/code-server.sh).
 CODE_SERVER="$(dirname "$(dirname "$PYTHON")")/lib/cgu-lab/code-server"
 POSTGRES_PACKAGES="postgresql-15,tini"
@@ -205,6 +212,9 @@ build_image() {
         venv "$rootfs" "$whl" "$EXTRA_PIP"
         chroot "$rootfs" useradd --uid 1000 --gid 100 --create-home --home-dir /home/jovyan --shell /bin/bash jovyan
         code_server_into "$rootfs"
+        browser_into "$rootfs"
+        chroot "$rootfs" /usr/sbin/mariadbd --version >/dev/null ||
+          die "MariaDB's server does not run in the notebook image"
         local listed
         listed="$(env -i PATH=/opt/venv/bin:/usr/bin:/bin HOME=/home/jovyan \
           "$(command -v chroot)" "$rootfs" /opt/venv/bin/jupyter server extension list 2>&1)" ||
@@ -272,6 +282,23 @@ code_server_into() {
   ln -sf /opt/code-server/node_modules/.bin/code-server "$rootfs/usr/local/bin/code-server"
   chroot "$rootfs" /usr/local/bin/code-server --version >/dev/null ||
     die "code-server does not run in the notebook image"
+}
+
+# browser_into ROOTFS: Chromium's sandbox needs user namespaces, which a pod under the
+# runtime's default seccomp profile (the platform's pods: backends/kube_parts.py) is
+# refused; without them Chromium does not start at all. Debian's chromium script reads
+# /etc/chromium.d/, where this asks, at each start, whether the pod can make one, and adds
+# --no-sandbox only where it cannot (the pod's own account, seccomp and network still
+# bound what a page can reach).
+browser_into() {
+  local rootfs="$1"
+  cat >"$rootfs/etc/chromium.d/cgu-lab" <<'EOF'
+# Written by cgu-lab (scripts/kube-images.sh): Chromium's sandbox where the pod allows it.
+if ! unshare --user true 2>/dev/null; then
+  export CHROMIUM_FLAGS="$CHROMIUM_FLAGS --no-sandbox"
+fi
+EOF
+  [ -x "$rootfs/usr/lib/chromium/chromium" ] || die "the notebook image has no Chromium"
 }
 
 # A PostgreSQL server for a test deployment: a new data folder is initialised with
