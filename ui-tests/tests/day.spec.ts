@@ -5,12 +5,18 @@
  * Issue 23's fixes are walked where they fall: the teacher creates the TA, a share given
  * again replaces the first, the TA's Open as notebook (progress at once, one copy), the
  * admin's Open as me, and the pages' dates and sizes.
+ *
+ * JupyterLab itself is driven through galata's helpers (helpers.ts: openLab, labOf); the
+ * portal's pages and the platform's own dialogs stay plain Playwright. Each notebook the
+ * walk opens in JupyterLab is made drivable by its owner first (helpers.ts: loadGalata),
+ * outside the step's time: the teacher's, the student's and the TA's copy.
  */
+import { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import { expect, Page, test, TestInfo } from '@playwright/test';
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { apiToken, asToken, login, snapshot } from './helpers';
+import { apiToken, asToken, labOf, loadGalata, login, openLab, snapshot } from './helpers';
 
 const COURSE = 'day-course';
 const STUDENTS = ['day-s1', 'day-s2', 'day-s3', 'day-s4', 'day-s5'];
@@ -62,14 +68,32 @@ test.use({ actionTimeout: 60_000 });
 
 /** Each step's wall time, for the closing note. */
 const times: { step: string; seconds: number }[] = [];
+/** How long the test's own set-up took so far (setUpGalata), left out of the steps' times. */
+let setUpMs = 0;
 
 async function step<T>(name: string, work: () => Promise<T>): Promise<T> {
   const started = Date.now();
+  const before = setUpMs;
   const result = await test.step(name, work);
-  times.push({ step: name, seconds: Math.round((Date.now() - started) / 100) / 10 });
+  const spent = Date.now() - started - (setUpMs - before);
+  times.push({ step: name, seconds: Math.round(spent / 100) / 10 });
   fs.mkdirSync(path.dirname(TIMES), { recursive: true });
   fs.writeFileSync(TIMES, JSON.stringify(times, null, 2));
   return result;
+}
+
+/**
+ * Galata's helpers loaded into `owner`'s notebook `name` (a restart: helpers.ts,
+ * loadGalata), by `page`, logged in as the owner. What the test needs, not what a person
+ * does: its time is not the step's.
+ */
+async function setUpGalata(page: Page, owner: string, name: string): Promise<void> {
+  const started = Date.now();
+  try {
+    await test.step(`test set-up: galata's helpers in ${owner}/${name}`, () => loadGalata(page, owner, name));
+  } finally {
+    setUpMs += Date.now() - started;
+  }
 }
 
 async function newPage(page: Page): Promise<Page> {
@@ -101,16 +125,16 @@ async function addAccount(admin: Page, name: string, full: string, role: string)
   return (await created.locator('code').textContent())!.trim();
 }
 
-/** Run the notebook's first cell in JupyterLab and return its output text. */
-async function runFirstCell(page: Page): Promise<string> {
+/** Run the open notebook's first cell in JupyterLab and return its output text. */
+async function runFirstCell(lab: IJupyterLabPageFixture): Promise<string> {
   // The kernel must be connected first: a cell run while it connects is dropped.
-  await expect(page.locator('#jp-main-statusbar').getByText(/\| Idle/)).toBeVisible({ timeout: 90_000 });
-  const cell = page.locator('.jp-Notebook .jp-CodeCell').first();
-  await cell.locator('.jp-InputArea-editor').click();
-  await page.keyboard.press('Shift+Enter');
-  const output = cell.locator('.jp-OutputArea-output');
+  await expect(lab.locator('#jp-main-statusbar').getByText(/\| Idle/)).toBeVisible({ timeout: 90_000 });
+  // Shift+Enter on the cell, as a person runs it; the output is waited for below, with a
+  // limit (galata's own wait for the run has none).
+  expect(await lab.notebook.runCell(0, { wait: false })).toBe(true);
+  const output = (await lab.notebook.getCellLocator(0))!.locator('.jp-OutputArea-output');
   await expect(output).toBeVisible({ timeout: 90_000 });
-  return (await output.innerText()).trim();
+  return ((await lab.notebook.getCellTextOutput(0)) ?? []).join('').trim();
 }
 
 test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo: TestInfo) => {
@@ -200,6 +224,7 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
     await shot(teacher, '07-new-notebook-form');
     await teacher.getByRole('button', { name: 'Create and start' }).click();
     await teacher.waitForURL(/\/notebook\/day-teacher\/prep\/lab/, { timeout: 180_000 });
+    await setUpGalata(teacher, 'day-teacher', 'prep');
     for (const [where, body] of [
       ['week1', { type: 'directory' }],
       ['week1/data', { type: 'directory' }],
@@ -209,8 +234,9 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
       const put = await teacherApi.put(`/notebook/day-teacher/prep/api/contents/${where}`, { data: body });
       expect(put.status(), where).toBe(201);
     }
-    await teacher.goto('/notebook/day-teacher/prep/lab/tree/week1/analysis.ipynb');
+    const lab = await openLab(teacher, '/notebook/day-teacher/prep', 'tree/week1/analysis.ipynb');
     await expect(teacher.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+    expect(await lab.notebook.isOpen('analysis.ipynb')).toBe(true);
     await teacher.locator('[data-cgu="save-template-button"]').first().click();
     await teacher.locator('[data-cgu="template-display-name"]').fill('Day lab');
     await expect(teacher.locator('[data-cgu="template-name"]')).toHaveValue(TEMPLATE);
@@ -248,16 +274,19 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
   // -- a student: first log-in, start from the template, run it --
   const student = await newPage(page);
   const NOTEBOOK = `/notebook/day-s1/${TEMPLATE}`;
-  await step('student starts from the template and runs it (pandas)', async () => {
+  const studentLab = await step('student starts from the template and runs it (pandas)', async () => {
     await firstLogin(student, 'day-s1', passwords['day-s1']);
     await student.goto('/templates');
     const card = student.locator(`[data-template="${TEMPLATE}"]`);
     await card.getByRole('button', { name: /Start a notebook from Day lab/ }).click();
     await student.waitForURL(new RegExp(`${NOTEBOOK}/lab`), { timeout: 180_000 });
-    await student.goto(`${NOTEBOOK}/lab/tree/week1/analysis.ipynb`);
+    await setUpGalata(student, 'day-s1', TEMPLATE);
+    const lab = await openLab(student, NOTEBOOK, 'tree/week1/analysis.ipynb');
     await expect(student.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
-    expect(await runFirstCell(student)).toContain('rows: 3 species: 3');
+    expect(await lab.notebook.isOpen('analysis.ipynb')).toBe(true);
+    expect(await runFirstCell(lab)).toContain('rows: 3 species: 3');
     await shot(student, '10-student-ran-template');
+    return lab;
   });
 
   // -- sharing with the TA: read-only first, then editable --
@@ -272,8 +301,10 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
     await shot(student, '11-share-read-only');
     await student.locator('.cgu-ShareDialog .jp-Dialog-footer button', { hasText: 'Close' }).click();
 
-    await ta.goto(`${NOTEBOOK}/lab/tree/week1/analysis.ipynb`);
+    const taLab = await openLab(ta, NOTEBOOK, 'tree/week1/analysis.ipynb');
     await expect(ta.locator('[data-cgu="access-status"]')).toHaveText('Read-only', { timeout: 60_000 });
+    await expect(ta.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+    expect(await taLab.notebook.isOpen('analysis.ipynb')).toBe(true);
     await shot(ta, '12-ta-reads');
 
     await student.locator('[data-cgu="share-button"]').first().click();
@@ -290,15 +321,16 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
     await shot(student, '12b-share-replaced');
     await student.locator('.cgu-ShareDialog .jp-Dialog-footer button', { hasText: 'Close' }).click();
 
-    await ta.reload();
+    await taLab.reload();
     await expect(ta.locator('[data-cgu="access-status"]')).toHaveText('Shared: can edit', { timeout: 60_000 });
     await expect(ta.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
-    expect(await runFirstCell(ta)).toContain('rows: 3');
+    expect(await runFirstCell(taLab)).toContain('rows: 3');
     await shot(ta, '13-ta-edits');
   });
 
   // -- the student submits with the data; the TA runs the submission --
   await step('student submits the notebook with its data', async () => {
+    expect(await studentLab.notebook.isActive('analysis.ipynb')).toBe(true);
     await student.locator('[data-cgu="submit-button"]').first().click();
     await expect(student.locator('[data-cgu="submit-dialog"]')).toBeVisible();
     await student
@@ -346,9 +378,11 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
     release();
     await ta.waitForURL(new RegExp(`${COPY}/lab`), { timeout: 180_000 });
     await ta.unroute(progress);
-    await ta.goto(`${COPY}/lab/tree/week1/analysis.ipynb`);
+    await setUpGalata(ta, 'day-ta', 'hw1-day-s1-1');
+    const lab = await openLab(ta, COPY, 'tree/week1/analysis.ipynb');
     await expect(ta.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
-    expect(await runFirstCell(ta)).toContain('rows: 3 species: 3');
+    expect(await lab.notebook.isOpen('analysis.ipynb')).toBe(true);
+    expect(await runFirstCell(lab)).toContain('rows: 3 species: 3');
     await shot(ta, '16-ta-ran-submission');
   });
 
@@ -365,8 +399,9 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
 
   // -- the student's notebook dies: they see it within seconds and restart it --
   await step('a killed notebook is seen stopped and restarted', async () => {
-    await student.goto(`${NOTEBOOK}/lab/tree/week1/analysis.ipynb`);
+    const lab = await openLab(student, NOTEBOOK, 'tree/week1/analysis.ipynb');
     await expect(student.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+    expect(await lab.notebook.isOpen('analysis.ipynb')).toBe(true);
     // The student is at work: the notebook loaded, its kernel connected.
     await expect(student.locator('#jp-main-statusbar').getByText(/\| Idle/)).toBeVisible({ timeout: 90_000 });
     const killed = Date.now();
@@ -386,6 +421,8 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
     await shot(student, '17-notebook-stopped');
     await dialog.getByRole('button', { name: 'Restart' }).click();
     await student.waitForURL(new RegExp(`${NOTEBOOK}/lab`), { timeout: 180_000 });
+    // The restarted server read its galata settings again from the home: JupyterLab is drivable.
+    await labOf(student, NOTEBOOK);
     await expect(student.locator('.jp-DirListing-item[title*="week1"]').first()).toBeVisible({ timeout: 60_000 });
     await shot(student, '18-notebook-restarted');
   });
@@ -405,6 +442,8 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
     await dialog.getByLabel('Reason').fill('help request in class');
     await dialog.getByRole('button', { name: 'Give me access' }).click();
     await page.waitForURL(new RegExp(`${NOTEBOOK}/lab`), { timeout: 60_000 });
+    // The admin's page is drivable by galata too (the student's server loads its helpers).
+    await labOf(page, NOTEBOOK);
     await expect(page.locator('body')).toHaveAttribute('data-cgu-access', 'read', { timeout: 60_000 });
     await expect(page.locator('[data-cgu="access-status"]')).toHaveText('Read-only');
     await expect(page.locator('.jp-DirListing-item[title*="week1"]').first()).toBeVisible({ timeout: 60_000 });

@@ -172,40 +172,61 @@ async function runInKernel(page: Page, api: APIRequestContext, notebook: string,
 
 /**
  * Make `owner`'s running notebook `name` drivable by galata (GALATA_CONFIG says how), then
- * restart it so that its server loads the helpers. `page` is logged in as the owner.
+ * restart it so that its server loads the helpers. `page` is any page of a browser context
+ * logged in as the owner, as every spec has one, whether it made the account or was given
+ * it: the work happens on a page of its own in that context (an API token made on the
+ * portal, the kernel's channel opened on the notebook's origin), and `page` stays where it
+ * is. A notebook whose server was already prepared keeps the file; doing it again is harmless.
  */
-export async function loadGalata(page: Page, api: APIRequestContext, owner: string, name: string): Promise<void> {
+export async function loadGalata(page: Page, owner: string, name: string): Promise<void> {
   const notebook = `/notebook/${owner}/${name}`;
-  await openNotebook(page, notebook);
-  await runInKernel(page, api, notebook, GALATA_CONFIG);
-  expect((await api.post(`/api/notebooks/${owner}/${name}/stop?wait=true`)).status()).toBe(202);
-  expect((await api.post(`/api/notebooks/${owner}/${name}/start?wait=true`)).status()).toBe(202);
+  const own = await page.context().newPage();
+  try {
+    await own.goto('/notebooks');
+    const api = await asToken(new URL(own.url()).origin, await apiToken(own));
+    try {
+      await openNotebook(own, notebook);
+      await runInKernel(own, api, notebook, GALATA_CONFIG);
+      expect((await api.post(`/api/notebooks/${owner}/${name}/stop?wait=true`)).status()).toBe(202);
+      expect((await api.post(`/api/notebooks/${owner}/${name}/start?wait=true`)).status()).toBe(202);
+    } finally {
+      await api.dispose();
+    }
+  } finally {
+    await own.close();
+  }
 }
 
 /**
  * `page` with galata's JupyterLab helpers (`lab.notebook`, `lab.menu`, `lab.filebrowser`,
  * `lab.kernel`...) for the notebook at `notebook`, whose server loadGalata prepared; opens
  * `path` there (`tree/<file>`, or the lab itself) on the notebook's own origin, to which
- * the controller sends the page, and waits until the application and the helpers are up
- * and the platform's extension has said who the user is (as `lab.goto` and `lab.reload` do).
+ * the controller sends the page (labOf says what it waits for).
+ */
+export async function openLab(page: Page, notebook: string, path = ''): Promise<IJupyterLabPageFixture> {
+  await page.goto(`${notebook}/${path ? `lab/${path}` : 'lab'}`);
+  return labOf(page, notebook);
+}
+
+/**
+ * galata's helpers for the JupyterLab of `notebook` that `page` shows or is on its way to,
+ * however it got there: openLab's own navigation, or the platform's (a start from a
+ * template, Restart, Open as me, a submission opened as a notebook). Waits until the
+ * application and the helpers are up and the platform's extension has said who the user
+ * is (as `lab.goto` and `lab.reload` do).
  *
  * No galata fixture: those mock the user, settings and workspace and start from one base
  * URL with no log-in, where these pages are the platform's real users, logged in first.
  */
-export async function openLab(page: Page, notebook: string, path = ''): Promise<IJupyterLabPageFixture> {
-  await openNotebook(page, notebook, path ? `lab/${path}` : 'lab');
-  const origin = new URL(page.url()).origin;
-  const lab = galata.addHelpersToPage(
-    page,
-    `${origin}${notebook}`,
-    async shown => {
-      await expect(shown.locator('#jupyterlab-splash')).toHaveCount(0, { timeout: 90_000 });
-      await expect(shown.locator('body')).toHaveAttribute('data-cgu-access', /owner|edit|read/, {
-        timeout: 90_000
-      });
-    },
-    '/lab'
-  );
+export async function labOf(page: Page, notebook: string): Promise<IJupyterLabPageFixture> {
+  const ready = async (shown: Page) => {
+    await expect(shown.locator('#jupyterlab-splash')).toHaveCount(0, { timeout: 90_000 });
+    await expect(shown.locator('body')).toHaveAttribute('data-cgu-access', /owner|edit|read/, {
+      timeout: 90_000
+    });
+  };
+  await ready(page);
+  const lab = galata.addHelpersToPage(page, `${new URL(page.url()).origin}${notebook}`, ready, '/lab');
   // What galata's own goto waits for, after a navigation of ours: the plugins started,
   // its helpers there and holding the application.
   await lab.waitForCondition(() =>

@@ -55,7 +55,7 @@ test.describe.serial('when a notebook ends for the page', () => {
     await login(owner, 'ui-student');
     api = await asToken(baseURL!, await apiToken(owner));
     await startNotebook(api, 'ui-student', 'ends');
-    await loadGalata(owner, api, 'ui-student', 'ends');
+    await loadGalata(owner, 'ui-student', 'ends');
     await owner.close();
     await put(api, 'notes.txt', { type: 'file', format: 'text', content: 'TA notes' });
     await put(api, 'hw.ipynb', notebookJson(['x = 1', 'print("hello from the owner")']));

@@ -38,7 +38,7 @@ test.describe.serial('a teaching day in JupyterLab', () => {
     await login(ops, 'ui-admin');
     admin = await asToken(baseURL!, await apiToken(ops));
     await startNotebook(api, 'ui-student', 'day');
-    await loadGalata(owner, api, 'ui-student', 'day');
+    await loadGalata(owner, 'ui-student', 'day');
     await put(api, 'data', { type: 'directory' });
     await put(api, 'data/iris.csv', { type: 'file', format: 'text', content: 'a,b\n1,2\n3,4\n' });
     await put(api, 'helper.py', { type: 'file', format: 'text', content: 'SCALE = 2\n' });

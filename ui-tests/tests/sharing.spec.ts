@@ -1,6 +1,11 @@
 import { expect, test } from '@playwright/test';
-import { apiToken, asToken, login, snapshot, startNotebook } from './helpers';
+import { apiToken, asToken, labOf, loadGalata, login, openLab, snapshot, startNotebook } from './helpers';
 
+/**
+ * A notebook shared read-only with a TA, then revoked, and its owner's resize within the
+ * quota. JupyterLab itself is driven through galata's helpers (helpers.ts: openLab); the
+ * platform's own dialogs and pages stay plain Playwright.
+ */
 const NOTEBOOK = '/notebook/ui-student/shared';
 
 test.describe.serial('sharing a notebook with a TA', () => {
@@ -12,6 +17,7 @@ test.describe.serial('sharing a notebook with a TA', () => {
     await login(owner, 'ui-student');
     const api = await asToken(baseURL!, await apiToken(owner));
     await startNotebook(api, 'ui-student', 'shared');
+    await loadGalata(owner, 'ui-student', 'shared');
     const notebook = {
       type: 'notebook',
       format: 'json',
@@ -25,8 +31,9 @@ test.describe.serial('sharing a notebook with a TA', () => {
     expect((await api.put(`${NOTEBOOK}/api/contents/hw.ipynb`, { data: notebook })).status()).toBe(201);
 
     // The owner opens the notebook and shares it read-only with the TA.
-    await owner.goto(`${NOTEBOOK}/lab/tree/hw.ipynb`);
+    const lab = await openLab(owner, NOTEBOOK, 'tree/hw.ipynb');
     await expect(owner.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+    expect(await lab.notebook.isOpen('hw.ipynb')).toBe(true);
     await owner.locator('[data-cgu="share-button"]').first().click();
     const dialog = owner.locator('[data-cgu="share-dialog"]');
     await expect(dialog).toBeVisible();
@@ -43,12 +50,13 @@ test.describe.serial('sharing a notebook with a TA', () => {
     const ta = await (await browser.newContext()).newPage();
     await login(ta, 'ui-ta');
     await expect(ta.getByRole('link', { name: /shared/ })).toBeVisible();
-    await ta.goto(`${NOTEBOOK}/lab/tree/hw.ipynb`);
+    const taLab = await openLab(ta, NOTEBOOK, 'tree/hw.ipynb');
     await expect(ta.locator('body')).toHaveAttribute('data-cgu-access', 'read', { timeout: 60_000 });
     await expect(ta.locator('[data-cgu="access-status"]')).toHaveText('Read-only');
     await expect(ta.getByText(/read-only: you can open and read files/).first()).toBeVisible();
     await expect(ta.locator('.jp-NotebookPanel')).toBeVisible();
     await expect(ta.getByText('hello from the owner')).toBeVisible();
+    expect(await taLab.notebook.getCellCount()).toBe(1);
     await snapshot(ta, testInfo, '11-ta-reads-readonly');
     const attempts = await ta.evaluate(async base => {
       const cookie = document.cookie.split('; ').find(c => c.startsWith('_xsrf='))?.slice(6) ?? '';
@@ -76,7 +84,7 @@ test.describe.serial('sharing a notebook with a TA', () => {
 
   test('the owner resizes within the quota and is refused beyond it', async ({ page }, testInfo) => {
     await login(page, 'ui-student');
-    await page.goto(`${NOTEBOOK}/lab`);
+    await openLab(page, NOTEBOOK);
     await expect(page.locator('[data-cgu="resources-status"]')).toBeVisible({ timeout: 60_000 });
     await page.locator('[data-cgu="resources-status"]').click();
     await expect(page.locator('[data-cgu="resources-panel"]')).toBeVisible();
@@ -94,6 +102,8 @@ test.describe.serial('sharing a notebook with a TA', () => {
     await page.waitForURL(/\/notebook\/auto-start\/ui-student\/shared/, { timeout: 30_000 });
     await snapshot(page, testInfo, '16-resize-progress');
     await page.waitForURL(/\/notebook\/ui-student\/shared\/lab/, { timeout: 120_000 });
+    // Back in JupyterLab, restarted by the platform (its server loads galata's helpers again).
+    await labOf(page, NOTEBOOK);
     await expect(page.locator('[data-cgu="resources-status"]')).toBeVisible({ timeout: 60_000 });
     const requested = await page.evaluate(async () => {
       const response = await fetch('/notebook/ui-student/shared/cgu-lab/resources');
