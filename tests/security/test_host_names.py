@@ -14,6 +14,7 @@ their memory limits.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import shutil
 import stat
@@ -145,20 +146,36 @@ def assert_unharmed(ctl: Controller, before: dict[int, tuple]) -> None:
             assert status.status_code == 200, (ctl.data_dir, name, status.text)
 
 
+def at_once(action, jobs) -> None:
+    """`action(job)` for every job, each in a thread of its own: what is mostly waiting for
+    processes (a controller importing, a JupyterLab starting) overlaps. The first failure
+    is raised once all have ended."""
+    with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+        for future in [pool.submit(action, job) for job in jobs]:
+            future.result()
+
+
+def prepare(ctl: Controller) -> None:
+    ctl.create_users([("boss", "admin"), ("alice", "student")])
+    ctl.start()
+
+
 @pytest.fixture(scope="module")
 def twins():
     installations = {}
     for label in MEMORY:
         base = reachable_dir()
-        ctl = Controller(base / "data")
-        ctl.create_users([("boss", "admin"), ("alice", "student")])
-        installations[label] = (base, ctl.start())
-    yield {label: ctl for label, (_, ctl) in installations.items()}
-    for base, ctl in installations.values():
-        ctl.stop()
-        ctl.kill_notebooks()
-        remove_cgroups(instance_of(ctl))
-        shutil.rmtree(base, ignore_errors=True)
+        installations[label] = (base, Controller(base / "data"))
+    try:
+        at_once(prepare, [ctl for _, ctl in installations.values()])
+        yield {label: ctl for label, (_, ctl) in installations.items()}
+    finally:
+        for base, ctl in installations.values():
+            ctl.stop()
+            ctl.kill_notebooks()
+            if (ctl.data_dir / "instance-id").exists():
+                remove_cgroups(instance_of(ctl))
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def remove_cgroups(instance: str) -> None:
@@ -191,11 +208,12 @@ def test_both_installations_run_notebooks_with_the_same_ids(twins):
     for label, ctl in twins.items():
         memory = MEMORY[label]
         with ctl.client("alice") as alice:
-            for name in NAMES.values():
+            for name in NAMES.values():  # in this order: ids 1 and 2 in each installation
                 body = {"name": name, "cpu": 0.5, "memory": f"{memory // 2**20}Mi"}
                 alice.ok("POST", "/api/notebooks", 201, json=body)
-        for name in NAMES.values():
-            start(ctl, name)
+    # The four servers start at once (the ids are already given).
+    starts = [(ctl, name) for ctl in twins.values() for name in NAMES.values()]
+    at_once(lambda job: start(*job), starts)
     for label, ctl in twins.items():
         instance = instance_of(ctl)
         for notebook_id, (_, _, cgroup) in snapshot(ctl).items():
