@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import datetime
 import os
 import shutil
 import statistics
@@ -32,6 +33,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -79,6 +82,78 @@ def wait_bound(admin, pods: dict[str, tuple[str, float]], timeout: float) -> dic
     return bound
 
 
+def stamp(text: str | None) -> float | None:
+    """An API timestamp (RFC 3339, whole seconds) as seconds since the epoch."""
+    if not text:
+        return None
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def phases(admin, pressed: dict[str, float]) -> None:
+    """Where each start's seconds went, read from the objects' own timestamps (whole
+    seconds, the API server's clock, this host's): the controller's objects (POST to its
+    StatefulSet), the StatefulSet controller (to the pod), the volumes (each claim to the
+    PersistentVolume that the cluster's provisioner made for it) and the scheduler (the
+    last volume to the pod bound), with the scheduler's refusals and their first reason.
+    `pressed`: the notebook's namespace -> time.time() when Start was pressed."""
+    volumes: dict[tuple[str, str], float] = {}
+    for pv in admin.resource("v1", "PersistentVolume").get().to_dict()["items"]:
+        claim = pv["spec"].get("claimRef") or {}
+        made = stamp(pv["metadata"].get("creationTimestamp"))
+        if claim and made is not None:
+            volumes[(claim.get("namespace"), claim.get("name"))] = made
+    rows: dict[str, list[float]] = {}
+    refusals: dict[str, int] = {}
+
+    def add(name: str, value: float | None) -> None:
+        if value is not None:
+            rows.setdefault(name, []).append(value)
+
+    for namespace, began in pressed.items():
+        sets = admin.resource("apps/v1", "StatefulSet").get(namespace=namespace).to_dict()
+        pods = admin.resource("v1", "Pod").get(namespace=namespace).to_dict()["items"]
+        claims = admin.resource("v1", "PersistentVolumeClaim").get(namespace=namespace)
+        if not sets["items"] or not pods:
+            continue
+        made = stamp(sets["items"][0]["metadata"]["creationTimestamp"])
+        pod = pods[0]
+        created = stamp(pod["metadata"]["creationTimestamp"])
+        conditions = pod.get("status", {}).get("conditions") or []
+        scheduled = next(
+            (
+                stamp(c.get("lastTransitionTime"))
+                for c in conditions
+                if c["type"] == "PodScheduled" and c["status"] == "True"
+            ),
+            None,
+        )
+        waits, last_volume = [], None
+        for claim in claims.to_dict()["items"]:
+            asked = stamp(claim["metadata"]["creationTimestamp"])
+            given = volumes.get((namespace, claim["metadata"]["name"]))
+            if given is not None and asked is not None:
+                waits.append(given - asked)
+                last_volume = max(last_volume or given, given)
+        add("POST -> the controller's StatefulSet", made - began if made else None)
+        add("StatefulSet -> its pod", created - made if created and made else None)
+        for wait in waits:
+            add("a claim -> its volume (provisioner)", wait)
+        add("POST -> its last volume", last_volume - began if last_volume else None)
+        if scheduled is not None and last_volume is not None:
+            add("last volume -> pod bound (scheduler)", scheduled - last_volume)
+        add("POST -> pod bound", scheduled - began if scheduled else None)
+        selector = f"involvedObject.name={pod['metadata']['name']},reason=FailedScheduling"
+        events = admin.resource("v1", "Event").get(namespace=namespace, field_selector=selector)
+        for event in events.to_dict()["items"]:
+            reason = (event.get("message") or "").split(":", 1)[-1].strip()[:90]
+            refusals[reason] = refusals.get(reason, 0) + int(event.get("count") or 1)
+    print("where the seconds of a start went (API timestamps, whole seconds):")
+    for name, values in rows.items():
+        print(f"  {name}: {summary(values)}")
+    for reason, count in sorted(refusals.items(), key=lambda item: -item[1])[:5]:
+        print(f"  scheduler refused {count} times: {reason}")
+
+
 def peer(admin, burst: int, resources: list[str]) -> list[float]:
     namespace = f"{RUN}-peer"
     admin.resource("v1", "Namespace").create(body={"metadata": {"name": namespace}})
@@ -104,6 +179,29 @@ def peer(admin, burst: int, resources: list[str]) -> list[float]:
     bound = wait_bound(admin, pods, 300)
     admin.resource("v1", "Namespace").delete(name=namespace)
     return list(bound.values())
+
+
+def start(ctl) -> None:
+    """Start the controller, waiting longer than the test harness's minute where the
+    machine is so loaded that its imports alone take that long (seen at a load of 28 on
+    two cores); the same process is waited for, never a second one started."""
+    try:
+        ctl.start()
+        return
+    except RuntimeError:
+        if ctl.process is None or ctl.process.poll() is not None:
+            raise
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{ctl.url}/api/health", timeout=2).status_code == 200:
+                waited = time.monotonic() - deadline + 360
+                print(f"(the controller answered only after {waited:.0f} s)")
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError("the controller did not answer in 6 minutes")
 
 
 def main() -> int:
@@ -147,8 +245,8 @@ def main() -> int:
     students = [f"s{i:03d}" for i in range(args.burst)]
     ctl.create_user("badmin", "admin")
     ctl.create_users([(name, "student") for name in students])
-    ctl.start()
     try:
+        start(ctl)
         with ctl.client("badmin") as root:
             reads = []
             for _ in range(20):
@@ -180,11 +278,13 @@ def main() -> int:
         process = psutil.Process(ctl.process.pid)
         cpu_before = sum(process.cpu_times()[:2])
         pressed: dict[str, float] = {}  # the notebook's namespace -> when Start was pressed
+        pressed_at: dict[str, float] = {}  # the same, on the wall clock (API timestamps')
         failed = 0
 
         def press(i: int) -> None:
             nonlocal failed
             pressed[f"{RUN}u-{students[i]}"] = time.monotonic()
+            pressed_at[f"{RUN}u-{students[i]}"] = time.time()
             answer = sessions[i].post(f"/api/notebooks/{students[i]}/gpu/start")
             failed += answer.status_code != 202
 
@@ -205,6 +305,7 @@ def main() -> int:
             f"{summary(list(bound.values()))}; not bound {len(pressed) - len(bound)}, "
             f"refused {failed}"
         )
+        phases(admin, pressed_at)
         per = cpu / args.burst
         print(f"controller over the burst: {cpu:.1f} CPU-s ({per:.3f}/start), RSS {rss:.0f} MB")
         for session in sessions:
