@@ -721,7 +721,7 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/api/notebooks/{owner}/{name}/demos/voila': {
+  '/api/notebooks/{owner}/{name}/voila-command': {
     parameters: {
       query?: never;
       header?: never;
@@ -729,7 +729,7 @@ export interface paths {
       cookie?: never;
     };
     /** The command that shows one of the notebook's files as a page with Voilà, and the app to publish (its owner) */
-    get: operations['voila_api_notebooks__owner___name__demos_voila_get'];
+    get: operations['voila_api_notebooks__owner___name__voila_command_get'];
     put?: never;
     post?: never;
     delete?: never;
@@ -4911,6 +4911,17 @@ export interface components {
           [key: string]: number;
         };
       };
+      /**
+       * Queue
+       * @description The cluster's queue that admits it (Kueue), if any
+       * @default
+       */
+      queue?: string;
+      /**
+       * Queue Position
+       * @description Its place in that queue while it waits (1 = next)
+       */
+      queue_position?: number | null;
       /**
        * Created At
        * Format: date-time
@@ -10668,7 +10679,7 @@ export interface operations {
       };
     };
   };
-  voila_api_notebooks__owner___name__demos_voila_get: {
+  voila_api_notebooks__owner___name__voila_command_get: {
     parameters: {
       query: {
         /** @description The .ipynb file, relative to the home */

@@ -224,9 +224,10 @@ def test_public_and_voila_bad_input(controller, stage, admin, teacher, alice):
         {"notebook": "a.ipynb", "port": "x"},
         {},
     ):
-        response = teacher.get(f"{base}/voila", params=query)
+        response = teacher.get(f"/api/notebooks/{OWNER}/{NAME}/voila-command", params=query)
         assert 400 <= response.status_code < 500 and response.json()["code"], query
-    assert alice.get(f"{base}/voila", params={"notebook": "a.ipynb"}).status_code == 404
+    voila = f"/api/notebooks/{OWNER}/{NAME}/voila-command"
+    assert alice.get(voila, params={"notebook": "a.ipynb"}).status_code == 404
     teacher.ok("DELETE", f"{base}/{demo['id']}")
 
 
@@ -293,7 +294,7 @@ def test_a_notebook_shown_with_voila_is_read_by_a_student_of_the_course(
     port = int(asyncio.run(execute(url, headers, FREE_PORT, **connect)).strip())
     how = teacher.ok(
         "GET",
-        f"/api/notebooks/{OWNER}/{NAME}/demos/voila",
+        f"/api/notebooks/{OWNER}/{NAME}/voila-command",
         params={"notebook": "lesson.ipynb", "port": port},
     )
     assert how["app"] == f"proxy/{port}/"
@@ -350,6 +351,7 @@ def test_a_visitor_cookie_and_voila_s_command():
     assert command[:2] == ["voila", "a b/lesson.ipynb"]
     assert "--Voila.server_url=/" in command
     assert "--Voila.base_url=/notebook/t/s/proxy/9000/" in command
+    assert f"--MappingKernelManager.cull_idle_timeout={publishing.VOILA_IDLE}" in command
     for bad in ("../x.ipynb", "/x.ipynb", "x.py", "x.ipynb; rm -rf ~"):
         with pytest.raises(Invalid):
             publishing.voila_command(bad, "/notebook/t/s/", 9000)

@@ -38,6 +38,7 @@ _APP = re.compile(r"^([a-z][a-z0-9-]{0,30}[a-z0-9])/$")
 _NOT_APPS = RESERVED | frozenset(BUILT_IN) | frozenset({"voila"})
 _VISITOR = re.compile(r"^[A-Za-z0-9_-]{22}$")
 VOILA_PORT = 8866
+VOILA_IDLE = 120
 
 
 def check_prefix(prefix: object) -> str:
@@ -90,7 +91,10 @@ def voila_command(notebook_path: str, base_path: str, port: int = VOILA_PORT) ->
     jupyter-server-proxy strips `proxy/<port>/` before Voilà sees a request, so Voilà
     serves at `/` (`server_url`) but writes its links, websockets included, under the
     app's path (`base_url`): every request a visitor's page makes stays inside the
-    published app. Given one notebook, Voilà serves no tree of the home.
+    published app. Given one notebook, Voilà serves no tree of the home. Each page load
+    starts a kernel, which Voilà keeps: one no page is connected to is shut down after
+    VOILA_IDLE seconds, so visitors (a script's GETs too) cannot pile kernels up in the
+    teacher's notebook.
     """
     path = relative_path(notebook_path, "notebook's path")
     if not path.endswith(".ipynb"):
@@ -107,6 +111,8 @@ def voila_command(notebook_path: str, base_path: str, port: int = VOILA_PORT) ->
             "--Voila.ip=127.0.0.1",
             "--Voila.server_url=/",
             f"--Voila.base_url={base}",
+            f"--MappingKernelManager.cull_idle_timeout={VOILA_IDLE}",
+            "--MappingKernelManager.cull_interval=30",
         ]
     )
 

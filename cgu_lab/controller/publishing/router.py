@@ -60,7 +60,7 @@ async def unpublish(
 
 
 @router.get(
-    "/notebooks/{owner}/{name}/demos/voila",
+    "/notebooks/{owner}/{name}/voila-command",
     response_model=VoilaOut,
     summary="The command that shows one of the notebook's files as a page with Voilà, "
     "and the app to publish (its owner)",

@@ -168,7 +168,8 @@ async function showVoilaCommand(nb) {
     return;
   }
   try {
-    const answer = await api('GET', `${demosPath(nb)}/voila?${new URLSearchParams({ notebook: file, port })}`);
+    const where = `/api/notebooks/${encodeURIComponent(nb.owner)}/${encodeURIComponent(nb.name)}/voila-command`;
+    const answer = await api('GET', `${where}?${new URLSearchParams({ notebook: file, port })}`);
     command.textContent = answer.command;
     showError('demos-error', null);
   } catch (error) {
