@@ -270,3 +270,21 @@ async def test_resources_show_the_allocated_mig_slice_without_nvml(jp_fetch, fil
     monkeypatch.setenv("CGU_GPU_TYPE", "")
     reading = json.loads((await jp_fetch("cgu-lab", "resources", headers=as_user("alice"))).body)
     assert reading["gpus"]["message"] == "no GPU on this notebook"
+
+
+@pytest.fixture
+def voila_config(jp_server_config):
+    """The same server with Voilà's server extension on, as an environment may install it."""
+    jp_server_config["ServerApp"]["jpserver_extensions"]["voila"] = True
+    return jp_server_config
+
+
+async def test_a_readonly_share_cannot_run_a_notebook_through_voila(voila_config, jp_fetch, files):
+    """Voilà renders a notebook by running it, on a GET: read-only and single-file callers
+    get 403 before a kernel starts; the owner's GET reaches Voilà."""
+    for caller in (as_user("ta", "read"), as_user("ta", "read", scope="notes.ipynb")):
+        assert await status_of(jp_fetch, "voila", "render", "notes.ipynb", headers=caller) == 403
+    kernels = await jp_fetch("api", "kernels", headers=as_user("alice"))
+    assert json.loads(kernels.body) == []
+    owner = await status_of(jp_fetch, "voila", "render", "notes.ipynb", headers=as_user("alice"))
+    assert owner == 200

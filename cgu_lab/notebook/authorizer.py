@@ -25,6 +25,8 @@ The rules:
 - a single-file caller reaches only the routes in `ROUTES` whose rule lets
   them; everything not listed is refused, so a route added by a new
   extension is closed to them until someone decides otherwise here;
+- handlers whose GET runs the owner's code (Voilà's, `RUNS_CODE_MODULES`) are
+  not for read-only and single-file callers either;
 - trusting a notebook (making its HTML and scripts run in a viewer's
   browser) is the owner's alone (`OWNER_ONLY`); see `contents.py`;
 - a published demo's visitor (`visit`, core/publishing.py) reaches only
@@ -87,6 +89,11 @@ ROUTES: dict[str, str] = {
 # may run a command in code-server), so read-only and single-file callers reach none
 # of them. They watch the desktop through a channel that filters what it relays:
 APP_PROXY_MODULE = "jupyter_server_proxy."
+# Handlers whose GET runs the owner's code: Voilà's server extension renders a notebook
+# by executing it in a kernel of the owner's. The platform turns that extension off (a
+# published Voilà demo runs behind jupyter-server-proxy instead), but an environment may
+# install it on: a GET must still not be a read-only caller's way to run the notebook.
+RUNS_CODE_MODULES = ("voila.",)
 # Websockets a read-only caller may open: GET, filtered (a single-file one: those in ROUTES).
 VIEW_ONLY_CHANNELS = frozenset({"cgu_lab.notebook.apps.handlers.DesktopViewHandler", ROOM_HANDLER})
 # Writing methods that only read, which read-only callers may use: (route, method).
@@ -180,6 +187,11 @@ def request_refusal(handler, user: PlatformUser) -> tuple[str, str] | None:
         return READ_ONLY, (
             "your access to this notebook is read-only: its apps (desktop, VS Code) are for "
             "its owner and editors; you can watch the desktop from the Apps launcher"
+        )
+    if limited and route.startswith(RUNS_CODE_MODULES):
+        return READ_ONLY, (
+            "your access to this notebook is read-only: showing a notebook with Voilà runs "
+            "its code, which is for its owner and editors"
         )
     upgrade = (handler.request.headers.get("Upgrade") or "").lower() == "websocket"
     viewing = route in VIEW_ONLY_CHANNELS and method == "GET"
