@@ -90,7 +90,7 @@ def test_the_gpus_page_lists_the_fleets_products_counts_and_slices(fleet, kube, 
 
 
 def test_a_gpu_type_lands_on_its_product_and_a_full_one_waits_in_the_queue(
-    fleet, admin, root, student
+    fleet, kube, admin, root, student
 ):
     found = products(root)
     v100 = save_proposal(root, found["Tesla-V100-SXM2-32GB"], "nvidia.com/gpu")
@@ -124,6 +124,20 @@ def test_a_gpu_type_lands_on_its_product_and_a_full_one_waits_in_the_queue(
     assert f"queue for a '{a100_half}' GPU" in said, said
     assert student.ok("GET", f"/api/notebooks/{STUDENT}/half3")["state"] != "running"
     assert node_of(admin, "half3") == ""
+    # An A100 node joins with a free 3g.40gb instance: the queue is served at once (before,
+    # only a stop freeing a GPU re-checked it), and the scheduler puts half3 on that node.
+    labels = {
+        PRODUCT: "NVIDIA-A100-SXM4-80GB",
+        "nvidia.com/gpu.memory": "81920",
+        "nvidia.com/gpu.count": "1",
+        "nvidia.com/mig.strategy": "mixed",
+    }
+    joined = add_node(kube, admin, "a100late", {"nvidia.com/mig-3g.40gb": "1"}, labels)
+    try:
+        assert wait_for("half3 leaves the queue and is scheduled", lambda: node_of(admin, "half3"))
+        assert node_of(admin, "half3") == joined
+    finally:
+        admin.resource("v1", "Node").delete(name=joined)
     # what this made goes with the namespaces (test_kube_cluster's admin fixture)
 
 
@@ -150,22 +164,32 @@ def drain_student(controller):
         yield session
 
 
-def add_node(kube, admin, suffix: str) -> str:
-    """A KWOK node with two L4s (a product the fleet does not have), as the fleet's are
-    made (kwok keeps it Ready and runs its pods); its name."""
+L4S = {"nvidia.com/gpu": "2"}
+L4_LABELS = {
+    "nvidia.com/gpu.present": "true",
+    PRODUCT: LATE_PRODUCT,
+    "nvidia.com/gpu.memory": "23034",
+    "nvidia.com/gpu.count": "2",
+    "nvidia.com/mig.strategy": "none",
+}
+
+
+def add_node(
+    kube, admin, suffix: str, gpus: dict | None = None, gpu_labels: dict | None = None
+) -> str:
+    """A KWOK node, as the fleet's are made (kwok keeps it Ready and runs its pods); by
+    default with two L4s (a product the fleet does not have), or the `gpus` resources and
+    `gpu_labels` given (none: a CPU-only node); its name."""
     name = f"{kube['CGU_KUBE_NODE']}-gpu-{suffix}"
-    resources = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "2"}
+    gpus, gpu_labels = (L4S, L4_LABELS) if gpus is None else (gpus, gpu_labels or {})
+    resources = {"cpu": "32", "memory": "256Gi", "pods": "110", **gpus}
     labels = {
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": "amd64",
         "type": "kwok",
         "cgu-kube/fleet": kube["CGU_KUBE_NODE"].rsplit("-", 1)[-1],  # `fleet 0` removes it
-        "nvidia.com/gpu.present": "true",
-        PRODUCT: LATE_PRODUCT,
-        "nvidia.com/gpu.memory": "23034",
-        "nvidia.com/gpu.count": "2",
-        "nvidia.com/mig.strategy": "none",
+        **gpu_labels,
     }
     admin.resource("v1", "Node").create(
         body={
@@ -237,17 +261,35 @@ def test_a_node_added_later_is_usable_and_its_removal_marks_its_notebook(
     late_student.ok("DELETE", f"/api/notebooks/{LATE_STUDENT}/joined")
 
 
+def cordon(admin, node: str, on: bool) -> None:
+    admin.resource("v1", "Node").patch(
+        name=node,
+        body={"spec": {"unschedulable": on or None}},
+        content_type="application/merge-patch+json",
+    )
+
+
+def message_says(session, text: str) -> dict | None:
+    """The drain student's notebook when its message says `text`."""
+    nb = session.ok("GET", f"/api/notebooks/{DRAIN_STUDENT}/drained")
+    return nb if text in (nb.get("message") or "") else None
+
+
 def test_a_drained_nodes_notebook_is_marked_with_the_drain(fleet, kube, admin, root, drain_student):
     """A drain cordons the node, then evicts its pods: the notebook's server is gone,
     and its owner is told it was the node's drain, not a crash."""
     node = add_node(kube, admin, "drained")
     try:
         run_on_late_node(admin, root, drain_student, DRAIN_STUDENT, "drained", node)
-        admin.resource("v1", "Node").patch(
-            name=node,
-            body={"spec": {"unschedulable": True}},
-            content_type="application/merge-patch+json",
-        )
+        # Cordoned, not drained: the notebook runs on, and its owner is told why its GPU
+        # left the pool; uncordoned, the message goes.
+        cordon(admin, node, True)
+        told = f"Its node {node} is cordoned"
+        nb = wait_for("the owner is told of the cordon", lambda: message_says(drain_student, told))
+        assert nb["state"] == "running", nb
+        cordon(admin, node, False)
+        wait_for("the cordon's message goes", lambda: not message_says(drain_student, told))
+        cordon(admin, node, True)
         namespace = f"{cluster.USER_PREFIX}{DRAIN_STUDENT}"
         admin.resource("v1", "Pod").delete(name="drained-0", namespace=namespace)
         reason = f"its node {node} is being drained"
@@ -255,3 +297,29 @@ def test_a_drained_nodes_notebook_is_marked_with_the_drain(fleet, kube, admin, r
     finally:
         admin.resource("v1", "Node").delete(name=node)
     drain_student.ok("DELETE", f"/api/notebooks/{DRAIN_STUDENT}/drained")
+
+
+def test_monitoring_lists_every_node_cpu_only_ones_too(fleet, kube, admin, root):
+    """The monitoring page listed only nodes with GPUs; a CPU-only node (and what each GPU
+    node offers) was nowhere to be seen."""
+    cpu_node = add_node(kube, admin, "cpuonly", gpus={})
+    try:
+
+        def listed() -> dict | None:
+            nodes = {n["node"]: n for n in root.ok("GET", "/api/monitoring")["nodes"]}
+            return nodes if cpu_node in nodes and "cluster" in nodes[cpu_node] else None
+
+        nodes = wait_for("the CPU-only node is on the monitoring page", listed, timeout=60)
+        assert nodes[cpu_node]["cluster"]["product"] == ""
+        assert nodes[cpu_node]["cluster"]["cpu_cores"] == 32
+        fleet_nodes = [
+            n for n in nodes.values() if n["node"].startswith(f"{kube['CGU_KUBE_NODE']}-gpu-")
+        ]
+        assert len(fleet_nodes) >= FLEET + 1, sorted(nodes)
+        h100 = next(
+            n["cluster"] for n in fleet_nodes if n["cluster"]["product"] == "NVIDIA-H100-80GB-HBM3"
+        )
+        assert h100["mig"] == {"1g.10gb": 14, "2g.20gb": 6} and h100["whole"] == 4, h100
+        assert nodes[kube["CGU_KUBE_NODE"]]["cluster"]["product"] == "NVIDIA-RTX-A5000"
+    finally:
+        admin.resource("v1", "Node").delete(name=cpu_node)
