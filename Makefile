@@ -98,7 +98,8 @@ test-js: install-test
 	jlpm test
 
 KUBE_TESTS := tests/test_kubernetes_backend.py tests/test_kube_controller.py tests/test_kube_cluster.py \
-  tests/test_kube_apps.py tests/test_kube_training.py tests/test_kube_fleet_cluster.py
+  tests/test_kube_apps.py tests/test_kube_training.py tests/test_kube_queues.py \
+  tests/test_kube_fleet_cluster.py
 PYTEST := $(BIN)/pytest -q -p no:cacheprovider
 
 test-python: test-python-local test-kube

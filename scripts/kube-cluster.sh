@@ -21,6 +21,8 @@
 # nvidia.com/gpu.shared, nvidia.com/mig-1g.10gb), so GPU pods schedule, or wait Pending
 # when none is free, exactly as in a real cluster. The binaries come from the
 # k8s.io/kubernetes release pinned in tools/kube/go.mod (CoreDNS: tools/kube/coredns).
+# Beside the control plane on the host: Kubeflow's training operator (PyTorchJobs) and
+# Kueue (their queues), each built from its module in tools/<name> (kueue_up says how).
 #
 # Several instances share a host (CI beside a developer's own): every host-wide name
 # carries an installation id (CGU_KUBE_ID, default: a hash of this checkout's path) and
@@ -46,7 +48,7 @@ ADDONS=(coredns)
 # Operators built from their upstream module (a `tool` line in tools/<name>/go.mod, nothing
 # of theirs copied here); each one's CRDs and RBAC come from that module's own manifests,
 # saved beside the binary as <name>.manifests.tar when it is built.
-OPERATORS=(training-operator kwok)
+OPERATORS=(training-operator kwok kueue)
 
 ID="${CGU_KUBE_ID:-$(printf '%s' "$ROOT" | sha256sum | cut -c1-6)}"
 [[ "$ID" =~ ^[a-z0-9]{1,8}$ ]] || { echo "kube-cluster.sh: CGU_KUBE_ID must be 1-8 of a-z0-9" >&2; exit 2; }
@@ -66,6 +68,9 @@ OPERATOR_METRICS=$((PORT_BASE + 20))  # the training operator's metrics, probes,
 OPERATOR_PROBES=$((PORT_BASE + 21))
 OPERATOR_WEBHOOKS=$((PORT_BASE + 22))
 KWOK_PORT=$((PORT_BASE + 23))          # kwok's own server (metrics, healthz)
+KUEUE_METRICS=$((PORT_BASE + 24))      # Kueue's metrics, probes and webhook server
+KUEUE_PROBES=$((PORT_BASE + 25))
+KUEUE_WEBHOOKS=$((PORT_BASE + 26))
 FLEET="${CGU_KUBE_FLEET:-0}"           # simulated GPU nodes `start` makes (scripts/kube-cluster.sh fleet N)
 HOST_IP="$NET.255.1"    # the host's end of the veth: the API server listens here
 NODE_IP="$NET.255.2"    # the namespace's end: the node's address
@@ -122,7 +127,7 @@ module_key() {
 module_of() {
   case "$1" in
     coredns) echo "$SRC/coredns" ;;
-    training-operator | kwok) echo "$ROOT/tools/$1" ;;
+    training-operator | kwok | kueue) echo "$ROOT/tools/$1" ;;
     *) echo "$SRC" ;;
   esac
 }
@@ -140,6 +145,11 @@ operator_manifests() {  # operator_manifests NAME GO OUTDIR
       mod="github.com/kubeflow/training-operator"
       dir="$(cd "$(module_of "$name")" && "$go" list -m -f '{{.Dir}}' "$mod")"
       tar -C "$dir/manifests/base" -cf "$out/$name.manifests.tar" crds/kubeflow.org_pytorchjobs.yaml rbac/role.yaml
+      ;;
+    kueue)  # its CRDs, its manager's ClusterRole, its webhooks
+      mod="sigs.k8s.io/kueue"
+      dir="$(cd "$(module_of "$name")" && "$go" list -m -f '{{.Dir}}' "$mod")"
+      tar -C "$dir/config/components" -cf "$out/$name.manifests.tar" crd/bases rbac/role.yaml webhook/manifests.yaml
       ;;
     *) tar -cf "$out/$name.manifests.tar" -T /dev/null ;;  # kwok: its default stages are built in
   esac
@@ -181,7 +191,7 @@ build() {
   [ ${#missing[@]} -gt 0 ] || return 0
   local go t
   go="$(go_bin)"
-  for dir in "$SRC" "$SRC/coredns" "$ROOT/tools/training-operator" "$ROOT/tools/kwok"; do
+  for dir in "$SRC" "$SRC/coredns" "$ROOT/tools/training-operator" "$ROOT/tools/kwok" "$ROOT/tools/kueue"; do
     todo=()
     for name in "${missing[@]}"; do [ "$(module_of "$name")" = "$dir" ] && todo+=("$name"); done
     [ ${#todo[@]} -gt 0 ] || continue
@@ -370,6 +380,7 @@ pki() {
   # the training operator: only the upstream ClusterRole (bound at start) applies to it
   token training-operator 'cgu-training-operator,cgu-training-operator'
   token kwok 'cgu-kwok,cgu-kwok'
+  token kueue 'cgu-kueue,cgu-kueue'
   rm -f "$p"/*.csr "$p"/*.ext "$p"/*.srl
   chmod 600 "$p"/*.key "$p"/*.token "$p/tokens.csv"
 }
@@ -492,7 +503,7 @@ iptables: {masqueradeAll: true, localhostNodePorts: false, syncPeriod: 30s, minS
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
   local who
-  for who in admin kcm scheduler kubelet proxy training-operator kwok; do kubeconfig "$who"; done
+  for who in admin kcm scheduler kubelet proxy training-operator kwok kueue; do kubeconfig "$who"; done
 }
 
 # -- the network namespace -----------------------------------------------------------------------
@@ -863,6 +874,98 @@ EOF
   log "training operator ready (PyTorchJob) [$(elapsed)]"
 }
 
+# Kueue (v0.17, tools/kueue) queues PyTorchJobs, on the host like the training operator,
+# with its own Configuration: the kubeflow.org/pytorchjob integration only; waitForPodsReady
+# (a job's pods must all run before the next job is admitted, and a job whose pods do not
+# all start in time is evicted and requeued: all-or-nothing for multi-node jobs); no
+# leader election; its probes, metrics and webhooks on this instance's ports. Its CRDs,
+# ClusterRole and webhooks come from its module's manifests. Certificates: its own
+# management is off and the webhook server's certificate, for 127.0.0.1, is signed by
+# the cluster's CA here, so that the API server reaches Kueue's webhooks by URL (no
+# Service, no pod); only those for Kueue's own kinds and PyTorchJobs are registered
+# (the others serve integrations that are not enabled). Its visibility API server (an
+# aggregated API on a fixed port, which the test API server is not set up to aggregate)
+# is off: the controller reads a job's place from Workloads; so is MultiKueue (one cluster
+# here; it watches Secrets in kueue-system, which a Role outside its ClusterRole grants,
+# and Kueue stops when that watch cannot sync). Kueue reads its metrics
+# server's certificate from a fixed /etc/kueue/metrics/certs, where a pod would mount
+# it: run.sh lays an overlay on /etc, in a mount namespace of its own, that adds that
+# folder and nothing else (the host's /etc is untouched, and instances stay apart).
+kueue_up() {
+  local k="$STATE/kueue" p="$STATE/pki"
+  rm -rf "$k"
+  mkdir -p "$k/certs"
+  tar -C "$k" -xf "$BUILD/kueue.manifests.tar"
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=cgu-kueue-webhook" -keyout "$k/certs/tls.key" -out "$k/webhook.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n' >"$k/webhook.ext"
+  openssl x509 -req -in "$k/webhook.csr" -CA "$p/ca.crt" -CAkey "$p/ca.key" -CAcreateserial -CAserial "$k/ca.srl" \
+    -days 3650 -extfile "$k/webhook.ext" -out "$k/certs/tls.crt" 2>/dev/null
+  rm -f "$k/webhook.csr" "$k/webhook.ext" "$k/ca.srl"
+  chmod 600 "$k/certs/tls.key"
+  cat >"$k/config.yaml" <<CONFIG
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+health: {healthProbeBindAddress: "127.0.0.1:$KUEUE_PROBES"}
+metrics: {bindAddress: "127.0.0.1:$KUEUE_METRICS"}
+webhook: {host: 127.0.0.1, port: $KUEUE_WEBHOOKS, certDir: "$k/certs"}
+leaderElection: {leaderElect: false}
+internalCertManagement: {enable: false}
+manageJobsWithoutQueueName: false
+featureGates: {VisibilityOnDemand: false, MultiKueue: false}
+waitForPodsReady:
+  timeout: 5m
+  blockAdmission: true
+  requeuingStrategy: {timestamp: Eviction, backoffBaseSeconds: 10, backoffMaxSeconds: 300}
+integrations:
+  frameworks: [kubeflow.org/pytorchjob]
+CONFIG
+  cat >"$k/run.sh" <<'RUN'
+#!/bin/sh
+# run.sh DIR COMMAND...: see kueue_up in scripts/kube-cluster.sh (in its own mount namespace)
+set -e
+dir="$1"
+shift
+mkdir -p "$dir/etc"
+mount -t tmpfs -o size=16m,mode=0755 tmpfs "$dir/etc"
+mkdir -p "$dir/etc/upper/kueue/metrics/certs" "$dir/etc/work"
+cp "$dir/certs/tls.crt" "$dir/certs/tls.key" "$dir/etc/upper/kueue/metrics/certs/"
+mount -t overlay overlay -o "lowerdir=/etc,upperdir=$dir/etc/upper,workdir=$dir/etc/work" /etc
+exec "$@"
+RUN
+  kc apply --server-side -f "$k/crd/bases" >/dev/null
+  local deadline=$(($(date +%s) + 60)) crd role
+  for crd in clusterqueues localqueues resourceflavors workloads; do
+    until kc get crd "$crd.kueue.x-k8s.io" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null | grep -q True; do
+      [ "$(date +%s)" -lt "$deadline" ] || die "Kueue's CRDs were not Established after 60s"
+      sleep 0.5
+    done
+  done
+  kc apply -f "$k/rbac/role.yaml" >/dev/null
+  role="$(kc create --dry-run=client -o jsonpath='{.metadata.name}' -f "$k/rbac/role.yaml")"
+  kc apply -f - >/dev/null <<BIND
+apiVersion: v1
+kind: Namespace
+metadata: {name: kueue-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: cgu-kueue}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: $role}
+subjects: [{kind: User, apiGroup: rbac.authorization.k8s.io, name: cgu-kueue}]
+BIND
+  # its webhooks, called by URL on this host, for Kueue's kinds and PyTorchJobs
+  kc create --dry-run=client -o json -f "$k/webhook/manifests.yaml" |
+    python3 "$ROOT/scripts/kube_webhooks.py" "https://127.0.0.1:$KUEUE_WEBHOOKS" "$p/ca.crt" cgu-kueue- \
+      kueue.x-k8s.io kubeflow.org/pytorchjobs >"$k/webhooks.json"
+  daemon kueue env KUBECONFIG="$STATE/kueue.kubeconfig" \
+    unshare --mount --propagation private sh "$k/run.sh" "$k" \
+    "$BUILD/kueue" --config="$k/config.yaml" --zap-log-level=info
+  wait_for kueue 120 curl -fsS --max-time 1 "http://127.0.0.1:$KUEUE_PROBES/readyz"
+  kc apply -f "$k/webhooks.json" >/dev/null
+  log "Kueue ready (PyTorchJob queues) [$(elapsed)]"
+}
+
 # -- the fleet: simulated GPU nodes (KWOK) --------------------------------------------------------
 
 # The school's machines, one shape per slot of 20 (a fleet of N cycles through them):
@@ -992,13 +1095,14 @@ start() {
     return 0
   fi
   stop_all keep
-  build "${COMPONENTS[@]}" "${ADDONS[@]}" training-operator   # kwok: with the fleet
+  build "${COMPONENTS[@]}" "${ADDONS[@]}" training-operator kueue   # kwok: with the fleet
   packages
   # a start that fails leaves nothing behind (the host restored, as after stop)
   trap 'rc=$?; if [ $rc -ne 0 ]; then log "start failed; cleaning up (logs in $STATE/logs)"; stop_all keep; fi' EXIT
   local port
   for port in "$API_PORT" "$ETCD_PORT" "$ETCD_PEER_PORT" "$KCM_PORT" "$SCHED_PORT" \
-    "$OPERATOR_METRICS" "$OPERATOR_PROBES" "$OPERATOR_WEBHOOKS" "$KWOK_PORT"; do
+    "$OPERATOR_METRICS" "$OPERATOR_PROBES" "$OPERATOR_WEBHOOKS" "$KWOK_PORT" \
+    "$KUEUE_METRICS" "$KUEUE_PROBES" "$KUEUE_WEBHOOKS"; do
     port_free "$port" || die "port 127.0.0.1:$port is in use (another program? set CGU_KUBE_PORT_BASE or CGU_KUBE_ID)"
   done
   mkdir -p "$STATE/run" "$STATE/logs" "$RUN"
@@ -1090,6 +1194,7 @@ start() {
     sleep 0.5
   done
   training_operator
+  kueue_up
   [ "$FLEET" = 0 ] || fleet "$FLEET"
   wait "$importing" || true
   [ "$(cat "$STATE/run/import.rc" 2>/dev/null)" = 0 ] || { cat "$STATE/logs/import.log" >&2; die "importing the images failed"; }
@@ -1103,7 +1208,7 @@ start() {
 # images (containerd's content store) for the next start.
 stop_all() {
   mkdir -p "$STATE/run"
-  stop_these kwok training-operator provisioner kube-proxy kubelet kube-scheduler kube-controller-manager
+  stop_these kwok kueue training-operator provisioner kube-proxy kubelet kube-scheduler kube-controller-manager
   # pods' sandboxes through CRI: the runtime runs CNI DEL and removes their network namespaces
   if alive containerd >/dev/null && [ -x "$BUILD/cri-clean" ]; then
     timeout 120 "$BUILD/cri-clean" "unix://$SOCK" >/dev/null 2>&1 || log "some pod sandboxes could not be removed cleanly"

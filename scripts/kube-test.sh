@@ -60,9 +60,11 @@ PY
     ;;
   down) scripts/kube-apiserver.sh stop ;;
   prepare)
-    # `make test` first: the Kubernetes binaries (a cold build is ~25 min on 2 cores) and the
-    # images build in the background at the lowest CPU priority while the tests that need
-    # neither run; the builds `make test-kube` starts later wait for it (a lock) and reuse it.
+    # `make test` first: the Kubernetes binaries (a cold build is ~25 min on 2 cores; Kueue's,
+    # built from its module as the training operator's and kwok's are, took 43 min alone at
+    # nice 19 on 2 cores at load 25-35) and the images build in the background at the lowest
+    # CPU priority while the tests that need neither run; the builds `make test-kube` starts
+    # later wait for it (a lock) and reuse it.
     mkdir -p .build
     if scripts/kube-cluster.sh can-run >/dev/null; then
       what='scripts/kube-cluster.sh build && scripts/kube-images.sh'
