@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from cgu_lab.controller.notebooks import liveness
+
 from .harness import wait_until
 from .test_notebooks import server_process
 
@@ -51,3 +53,28 @@ def test_a_dead_notebook_is_stopped_with_the_reason(watched):
     assert api.status_code == 503 and api.json()["code"] == "notebook_stopped"
     # It starts again from there.
     assert mia.ok("POST", "/api/notebooks/mia/nb/start?wait=true", 202)["state"] == "running"
+
+
+def test_a_pass_keeps_specs_and_makes_a_restarted_notebooks_anew(watched):
+    """The watch keeps each notebook's spec from pass to pass (liveness.check's `specs`:
+    a spec costs a handful of queries) and makes it again for a new start, whose secret,
+    devices and resources may differ, and which a dead server's stop must clean up."""
+    mia = watched.client("mia")
+    mia.ok("POST", "/api/notebooks", 201, json={"name": "nb2", "cpu": "0.5", "memory": "1Gi"})
+    mia.ok("POST", "/api/notebooks/mia/nb2/start?wait=true", 202)
+    notebooks = watched.platform.notebooks
+    specs: dict = {}
+
+    def nb2() -> tuple:
+        return next(known for known in specs.values() if known[1].name == "nb2")
+
+    assert watched.call(liveness.check, notebooks, {}, specs) == []
+    first_start, first_spec = nb2()
+    assert watched.call(liveness.check, notebooks, {}, specs) == []
+    assert nb2()[1] is first_spec  # the second pass made none
+    mia.ok("POST", "/api/notebooks/mia/nb2/stop?wait=true", 202)
+    mia.ok("POST", "/api/notebooks/mia/nb2/start?wait=true", 202)
+    assert watched.call(liveness.check, notebooks, {}, specs) == []
+    assert nb2()[0] != first_start
+    assert nb2()[1].proxy_secret != first_spec.proxy_secret
+    assert mia.ok("GET", "/api/notebooks/mia/nb2")["state"] == "running"

@@ -21,6 +21,7 @@ import logging
 
 from sqlalchemy import select
 
+from ...backends.base import NotebookSpec
 from ...core.lifecycle import State
 from ...store.models import Notebook, User
 from .. import audit
@@ -34,10 +35,21 @@ log = logging.getLogger("cgu_lab.liveness")
 INTERVAL = 5.0
 
 
-async def check(notebooks: NotebookService, noticed: dict[int, str] | None = None) -> list[str]:
+async def check(
+    notebooks: NotebookService,
+    noticed: dict[int, str] | None = None,
+    specs: dict[int, tuple[tuple, NotebookSpec]] | None = None,
+) -> list[str]:
     """One pass: the notebooks found dead and stopped, as owner/name. `noticed`: the notice
-    each notebook's message shows now, by id, kept from pass to pass (`watch` keeps it)."""
+    each notebook's message shows now, by id, kept from pass to pass (`watch` keeps it).
+    `specs`: each running notebook's spec, by id, kept from pass to pass too, with the
+    start it was made for: a spec costs a handful of queries (environment, quotas, course
+    storage, GPU types), and building every notebook's each pass held the database for
+    a long transaction every few seconds, which a class's burst of starts and every
+    page's request queued behind (benchmarks/class_burst.py, busy host). A notebook's
+    spec changes only with a new start (a resize is one), which `_start_key` tells."""
     noticed = {} if noticed is None else noticed
+    specs = {} if specs is None else specs
     async with notebooks.db.session() as session:
         rows = (
             await session.execute(
@@ -46,12 +58,18 @@ async def check(notebooks: NotebookService, noticed: dict[int, str] | None = Non
                 .where(Notebook.state == State.RUNNING.value, Notebook.backend_state.is_not(None))
             )
         ).all()
-        work = [
-            (nb, owner, await notebooks.spec(session, nb, owner))
-            for nb, owner in rows
-            if not notebooks.lifecycle.busy(nb.id)
-        ]
-    for stopped in set(noticed) - {nb.id for nb, _ in rows}:
+        work = []
+        for nb, owner in rows:
+            if notebooks.lifecycle.busy(nb.id):
+                continue
+            known = specs.get(nb.id)
+            if known is None or known[0] != _start_key(nb):
+                known = specs[nb.id] = (_start_key(nb), await notebooks.spec(session, nb, owner))
+            work.append((nb, owner, known[1]))
+    running = {nb.id for nb, _ in rows}
+    for gone in set(specs) - running:
+        del specs[gone]
+    for stopped in set(noticed) - running:
         del noticed[stopped]  # a stop wrote its own message
     dead = []
     for nb, owner, spec in work:
@@ -70,6 +88,11 @@ async def check(notebooks: NotebookService, noticed: dict[int, str] | None = Non
             )
         dead.append(f"{owner}/{nb.name}")
     return dead
+
+
+def _start_key(nb: Notebook) -> tuple:
+    """What differs between two starts of one notebook (a resize restarts it)."""
+    return (nb.started_at, nb.proxy_secret, nb.cpu_milli, nb.memory, nb.gpus, nb.gpu_type)
 
 
 async def _tell(
@@ -96,10 +119,11 @@ async def _tell(
 async def watch(notebooks: NotebookService, clock: Clock, interval: float = INTERVAL) -> None:
     """Check every `interval` seconds of `clock` (the platform's: a test moves it)."""
     noticed: dict[int, str] = {}
+    specs: dict[int, tuple[tuple, NotebookSpec]] = {}
     while True:
         await clock.sleep(interval)
         try:
-            dead = await check(notebooks, noticed)
+            dead = await check(notebooks, noticed, specs)
         except Exception:  # one failed pass must not end the watch
             log.exception("checking whether notebooks are alive failed")
             continue
