@@ -10,6 +10,7 @@ import {
   asToken,
   login,
   notebookJson,
+  PASSWORD,
   openNotebook,
   snapshot,
   startNotebook
@@ -27,6 +28,9 @@ const NAME = 'demo-site';
 const NOTEBOOK = `/notebook/${OWNER}/${NAME}`;
 const COURSE = 'ui-demos';
 const OTHER = 'ui-demos-other';
+// The student of the other course: an account of this spec's own. A shared one (ui-pupil)
+// left in a second course sent help.spec's raised hand to this course's queue.
+const OUTSIDER = 'ui-demos-outsider';
 
 // The app: a page whose button fetches a file of the app (a request of the app's own, under
 // its path), served on a free port of the notebook; the cell prints the port.
@@ -72,9 +76,13 @@ test.describe.serial("a teacher's demo site", () => {
     const page = await (await browser.newContext()).newPage();
     await login(page, 'ui-admin');
     admin = await asToken(baseURL!, await apiToken(page));
+    const outsider = await admin.post('/api/users', {
+      data: { name: OUTSIDER, role: 'student', password: PASSWORD }
+    });
+    expect(outsider.status()).toBe(201);
     for (const [course, student] of [
       [COURSE, 'ui-student'],
-      [OTHER, 'ui-pupil']
+      [OTHER, OUTSIDER]
     ]) {
       expect(
         (await admin.post('/api/groups', { data: { name: course } })).status()
@@ -191,7 +199,7 @@ test.describe.serial("a teacher's demo site", () => {
     expect(files).toBe(403);
 
     const pupil = await (await browser.newContext()).newPage();
-    await login(pupil, 'ui-pupil');
+    await login(pupil, OUTSIDER);
     const refused = await pupil.goto(demo.url());
     expect(refused?.status()).toBe(404);
     await expect(
