@@ -24,6 +24,7 @@ no assertion depends on how long anything takes.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import tarfile
@@ -263,10 +264,14 @@ kube, admin, controller = cluster.kube, cluster.admin, cluster.controller
 
 
 def on_the_cluster(test):
-    """The cluster module's marks: skipped, saying why, where the cluster does not run."""
+    """The cluster module's marks: skipped, saying why, where the cluster does not run, or
+    runs without Kueue (scripts/kube-cluster.sh starts it only with CGU_KUBE_KUEUE=1)."""
     for mark in cluster.pytestmark:
         test = mark(test)
-    return test
+    return pytest.mark.skipif(
+        os.environ.get("CGU_KUBE_KUEUE") != "1",
+        reason="the test cluster runs Kueue only with CGU_KUBE_KUEUE=1 (scripts/kube-cluster.sh)",
+    )(test)
 
 
 COURSE_A, COURSE_B = f"kqa{cluster.RUN}", f"kqb{cluster.RUN}"
