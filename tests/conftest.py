@@ -44,7 +44,7 @@ os.environ.setdefault("CGU_LAB_PASSWORD_HASH_COST", "test")
 from cgu_lab.backends.local import LocalBackend  # (after the environment above)
 
 from . import harness
-from .harness import Controller, Logins, kill_notebooks, reachable_dir
+from .harness import Logins, kill_notebooks, reachable_dir, running_controller
 from .inprocess import FakeLocalBackend, InProcess
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
@@ -80,14 +80,8 @@ def marked(request, name: str) -> bool:
 @pytest.fixture(scope="module")
 def controller():
     """A running controller process with an admin, a teacher and two students."""
-    base = reachable_dir()
-    ctl = Controller(base / "data")
-    ctl.create_users(STANDARD_USERS)
-    ctl.start()
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
-    shutil.rmtree(base, ignore_errors=True)
+    with running_controller(STANDARD_USERS) as ctl:
+        yield ctl
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -579,6 +580,24 @@ def reachable_dir() -> Path:
     base = Path(tempfile.mkdtemp(prefix="cgu-lab-test-"))
     base.chmod(0o711)
     return base
+
+
+@contextlib.contextmanager
+def running_controller(users, env: dict[str, str] | None = None):
+    """A controller process with `users` ((name, role) pairs, made in one CLI run) in a
+    fresh reachable directory; on leaving, it is stopped, its notebooks killed (with the
+    installation's Unix accounts) and the directory removed. A module's `controller`
+    fixture is `with running_controller(...) as ctl: yield ctl`."""
+    base = reachable_dir()
+    ctl = Controller(base / "data", env=env)
+    try:
+        ctl.create_users(users)
+        ctl.start()
+        yield ctl
+    finally:
+        ctl.stop()
+        ctl.kill_notebooks()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 # -- a notebook server in the test's process (pytest-jupyter) ---------------------------

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ import pytest
 
 from cgu_lab.notebook.apps import database, registry
 
-from .harness import Controller, reachable_dir, run_code
+from .harness import run_code, running_controller
 
 PIP_CACHE = Path(__file__).resolve().parent.parent / ".build" / "pip-cache"
 SMALL = {"cpu": "0.5", "memory": "512Mi"}
@@ -45,16 +44,9 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def controller():
     PIP_CACHE.mkdir(parents=True, exist_ok=True)
-    base = reachable_dir()
-    ctl = Controller(base / "data", env={"CGU_LAB_PIP_CACHE": str(PIP_CACHE)})
-    ctl.create_user("root-admin", "admin")
-    ctl.create_user("alice")
-    ctl.create_user("bob")
-    ctl.start()
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
-    shutil.rmtree(base, ignore_errors=True)
+    users = [("root-admin", "admin"), ("alice", "student"), ("bob", "student")]
+    with running_controller(users, env={"CGU_LAB_PIP_CACHE": str(PIP_CACHE)}) as ctl:
+        yield ctl
 
 
 @pytest.fixture(scope="module")

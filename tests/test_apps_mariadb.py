@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import time
 
 import pytest
@@ -28,7 +27,7 @@ from cgu_lab.core import environments
 from cgu_lab.core.errors import Invalid
 from cgu_lab.notebook.apps import database_mariadb, registry
 
-from .harness import Controller, reachable_dir, run_code
+from .harness import run_code, running_controller
 from .test_apps_database import DBGATE, PIP_CACHE, SMALL, build
 
 SKIP_WITHOUT_MARIADB = pytest.mark.skipif(
@@ -83,16 +82,9 @@ def test_clients_find_the_socket_with_no_setting(tmp_path):
 @pytest.fixture(scope="module")
 def controller():
     PIP_CACHE.mkdir(parents=True, exist_ok=True)
-    base = reachable_dir()
-    ctl = Controller(base / "data", env={"CGU_LAB_PIP_CACHE": str(PIP_CACHE)})
-    ctl.create_user("root-admin", "admin")
-    ctl.create_user("alice")
-    ctl.create_user("bob")
-    ctl.start()
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
-    shutil.rmtree(base, ignore_errors=True)
+    users = [("root-admin", "admin"), ("alice", "student"), ("bob", "student")]
+    with running_controller(users, env={"CGU_LAB_PIP_CACHE": str(PIP_CACHE)}) as ctl:
+        yield ctl
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import stat
 import sys
 import time
@@ -30,7 +29,7 @@ import pytest
 from cgu_lab.core import environments as rules
 from cgu_lab.core.errors import Invalid
 
-from .harness import Controller, reachable_dir, run_code
+from .harness import run_code, running_controller
 
 PIP_CACHE = Path(__file__).resolve().parent.parent / ".build" / "pip-cache"
 SMALL = {"cpu": "0.5", "memory": "512Mi"}
@@ -138,14 +137,9 @@ def test_progress_and_log_tail():
 def controller():
     """A controller whose builds share the repository's pip cache."""
     PIP_CACHE.mkdir(parents=True, exist_ok=True)
-    base = reachable_dir()
-    ctl = Controller(base / "data", env={"CGU_LAB_PIP_CACHE": str(PIP_CACHE)})
-    ctl.create_users([("root-admin", "admin"), ("alice", "student")])
-    ctl.start()
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
-    shutil.rmtree(base, ignore_errors=True)
+    users = [("root-admin", "admin"), ("alice", "student")]
+    with running_controller(users, env={"CGU_LAB_PIP_CACHE": str(PIP_CACHE)}) as ctl:
+        yield ctl
 
 
 @pytest.fixture(scope="module")

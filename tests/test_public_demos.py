@@ -17,7 +17,6 @@ import importlib.util
 import json
 import re
 import shlex
-import shutil
 import textwrap
 
 import httpx
@@ -29,7 +28,7 @@ from cgu_lab.core import publishing
 from cgu_lab.core.errors import Invalid
 
 from .conftest import STANDARD_USERS
-from .harness import Controller, notebook_host, reachable_dir, set_cookies
+from .harness import notebook_host, running_controller, set_cookies
 from .test_notebooks import execute
 from .test_publishing import START_APPS
 
@@ -42,15 +41,9 @@ PUBLIC_BURST = 12
 
 @pytest.fixture(scope="module")
 def controller():
-    base = reachable_dir()
     pace = {"CGU_LAB_DEMO_PUBLIC_BURST": str(PUBLIC_BURST), "CGU_LAB_DEMO_PUBLIC_RATE": "0.001"}
-    ctl = Controller(base / "data", env=pace)
-    ctl.create_users(STANDARD_USERS)
-    ctl.start()
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
-    shutil.rmtree(base, ignore_errors=True)
+    with running_controller(STANDARD_USERS, env=pace) as ctl:
+        yield ctl
 
 
 @pytest.fixture(scope="module")
