@@ -350,6 +350,24 @@ stop_these() {
 
 kc() { kubectl --kubeconfig "$KUBECONFIG_PATH" "$@"; }
 
+# established WHAT CRD...: wait until the API server serves each CRD (Established), up to
+# CGU_KUBE_CRD_WAIT seconds (120). One that is not says what the API server made of it, its
+# conditions and the API server's last words, in the start's output rather than only in logs.
+established() {
+  local what="$1" crd deadline=$(($(date +%s) + ${CGU_KUBE_CRD_WAIT:-120}))
+  shift
+  for crd in "$@"; do
+    until kc get crd "$crd" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null | grep -q True; do
+      if [ "$(date +%s)" -ge "$deadline" ]; then
+        log "$crd: $(kc get crd "$crd" -o jsonpath='{range .status.conditions[*]}{.type}={.status} ({.reason}: {.message}); {end}' 2>&1)"
+        tail -n 20 "$STATE/logs/kube-apiserver.log" >&2 || true
+        die "$what: the CRD $crd was not Established after ${CGU_KUBE_CRD_WAIT:-120}s"
+      fi
+      sleep 0.5
+    done
+  done
+}
+
 # -- certificates, tokens, configuration -----------------------------------------------------------
 
 pki() {
@@ -849,11 +867,7 @@ exec "$@"
 EOF
   if [ -f "$shared" ]; then zcat "$shared" >"$m/pytorchjobs.yaml"; else cp "$m/crds/kubeflow.org_pytorchjobs.yaml" "$m/pytorchjobs.yaml"; fi
   kc apply --server-side -f "$m/pytorchjobs.yaml" >/dev/null
-  local deadline=$(($(date +%s) + 60))
-  until kc get crd pytorchjobs.kubeflow.org -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null | grep -q True; do
-    [ "$(date +%s)" -lt "$deadline" ] || die "the PyTorchJob CRD was not Established after 60s"
-    sleep 0.5
-  done
+  established "the training operator" pytorchjobs.kubeflow.org
   kc apply -f "$m/rbac/role.yaml" >/dev/null
   kc apply -f - >/dev/null <<EOF
 apiVersion: rbac.authorization.k8s.io/v1
@@ -941,13 +955,8 @@ mount -t overlay overlay -o "lowerdir=/etc,upperdir=$dir/etc/upper,workdir=$dir/
 exec "$@"
 RUN
   kc apply --server-side -f "$k/crd/bases" >/dev/null
-  local deadline=$(($(date +%s) + 60)) crd role
-  for crd in clusterqueues localqueues resourceflavors workloads; do
-    until kc get crd "$crd.kueue.x-k8s.io" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null | grep -q True; do
-      [ "$(date +%s)" -lt "$deadline" ] || die "Kueue's CRDs were not Established after 60s"
-      sleep 0.5
-    done
-  done
+  local role
+  established Kueue {clusterqueues,localqueues,resourceflavors,workloads}.kueue.x-k8s.io
   kc apply -f "$k/rbac/role.yaml" >/dev/null
   role="$(kc create --dry-run=client -o jsonpath='{.metadata.name}' -f "$k/rbac/role.yaml")"
   kc apply -f - >/dev/null <<BIND

@@ -84,7 +84,11 @@ PY
         # images of this checkout as it is now (cached; a rebuilt one is imported)
         scripts/kube-images.sh >&2 || { [ "${CI:-}" != true ] || exit 1; }
       elif scripts/kube-cluster.sh build && scripts/kube-images.sh &&
-        scripts/kube-cluster.sh start >/dev/null; then
+        { scripts/kube-cluster.sh start >/dev/null ||
+          # a failed start leaves nothing behind; one more try before the tests go without
+          # it (a busy host has once left a CRD unserved, and once nsenter refused)
+          { echo "==> the test cluster did not start; trying once more" >&2 &&
+            scripts/kube-cluster.sh start >/dev/null; }; }; then
         started=1
       else
         echo "==> the test cluster did not start (logs: .build/kube-cluster/logs)" >&2
