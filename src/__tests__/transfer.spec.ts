@@ -181,6 +181,7 @@ describe('Upload', () => {
     expect(server.chunks).toEqual([1, 2, -1]);
     expect(result.sent).toBe(13);
     expect(Math.max(...seen)).toBe(13);
+    expect(seen[0]).toBe(0); // the totals before the first byte
   });
 
   it.each([

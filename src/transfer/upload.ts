@@ -187,6 +187,9 @@ export class Upload {
   /** Send everything; resolves with the final progress, never rejects. */
   async run(): Promise<IUploadProgress> {
     const signal = this._abort.signal;
+    // The totals show at once ("0 B of 1 GiB · 0 of 1 files"), not after the first
+    // chunk, which for a large file on a busy machine may take a while.
+    this._emit();
     try {
       const paths = this._files.map(f => f.path);
       for (const folder of foldersOf(paths, this._emptyFolders)) {
