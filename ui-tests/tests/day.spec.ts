@@ -154,7 +154,7 @@ test('the whole teaching day, by every role', async ({ page, baseURL }, testInfo
     await page.goto('/admin/system');
     await page.getByLabel('Recipe').selectOption('data-science');
     await page.locator('#b-name').fill('data-science');
-    await page.getByRole('button', { name: 'Build' }).click();
+    await page.getByRole('button', { name: 'Build', exact: true }).click();
     await expect(page.locator('#build-box')).toBeVisible();
     await shot(page, '02-environment-building');
     const row = page.locator('#environments tr').filter({ hasText: 'data-science' });
