@@ -26,6 +26,7 @@ freshness instead of sleeping through it.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import http.server
 import logging
 import socket
@@ -92,7 +93,8 @@ def __getattr__(name: str):
 
 class LoopbackNotebook:
     """A notebook server's stand-in on loopback: answers every GET with 200 `{"ok": true}`
-    (and `reply_headers`, for what the proxy passes back) and keeps the path and the
+    (and `reply_headers`, for what the proxy passes back), but `.../cut-short` with a body
+    that ends before its Content-Length, and keeps the path and the
     headers of each request (`paths`; `seen`, names lower-case), for what the proxy
     forwards. A context manager: serving inside the block."""
 
@@ -108,6 +110,14 @@ class LoopbackNotebook:
                 for key, value in self.headers.items():
                     received.setdefault(key.lower(), []).append(value)
                 seen.append(received)
+                if self.path.endswith("/cut-short"):
+                    # promises 1 MiB, sends 256 KiB and hangs up: a server stopped mid-answer
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(1 << 20))
+                    self.end_headers()
+                    self.wfile.write(b"x" * (1 << 18))
+                    self.close_connection = True
+                    return
                 body = b'{"ok": true}'
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
@@ -132,16 +142,31 @@ class LoopbackNotebook:
         self.server.server_close()
 
 
+# The answers of the app that ended without their last body message, in this request.
+CUT_SHORT: contextvars.ContextVar[list[bool]] = contextvars.ContextVar("cut_short")
+
+
 class PortalTransport(httpx.BaseTransport):
     """A synchronous httpx transport that runs the app's ASGI calls on the portal's loop."""
 
     def __init__(self, app, portal, client: tuple[str, int] = CLIENT) -> None:
         async def logged(scope, receive, send) -> None:
+            started, ended = [], []
+
+            async def sent(message) -> None:
+                started.append(True)
+                if message["type"] == "http.response.body" and not message.get("more_body"):
+                    ended.append(True)
+                await send(message)
+
             try:
-                await app(scope, receive, send)
+                await app(scope, receive, sent)
             except Exception:
                 log.exception("exception in the app (answered with 500)")  # as uvicorn logs it
                 raise
+            if started and not ended:  # a server closes the connection: the answer is cut short
+                CUT_SHORT.get().append(True)
+                await send({"type": "http.response.body", "body": b""})
 
         # As a server would: an unforeseen error is the app's 500, not an exception here.
         self._asgi = httpx.ASGITransport(app=logged, raise_app_exceptions=False, client=client)
@@ -153,8 +178,12 @@ class PortalTransport(httpx.BaseTransport):
         return httpx.Response(status, headers=headers, content=body)
 
     async def _send(self, request: httpx.Request) -> tuple[int, list, bytes]:
+        cut: list[bool] = []
+        CUT_SHORT.set(cut)
         response = await self._asgi.handle_async_request(request)
         body = b"".join([chunk async for chunk in response.stream])
+        if cut:  # what httpx says of a real server that hung up mid-answer
+            raise httpx.RemoteProtocolError("the answer ended before its body did", request=request)
         return response.status_code, response.headers.raw, body
 
 

@@ -609,7 +609,14 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
                 async for chunk in upstream.content.iter_any():
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 await send({"type": "http.response.body", "body": b""})
-        except (aiohttp.ClientConnectionError, asyncio.TimeoutError) as error:
+        # ClientPayloadError: the server ended its answer early (it was stopped, or a
+        # client of its own went away); the caller's connection is then cut, not completed,
+        # so a download cannot look whole when it is not.
+        except (
+            aiohttp.ClientConnectionError,
+            aiohttp.ClientPayloadError,
+            asyncio.TimeoutError,
+        ) as error:
             log.warning("notebook %s/%s did not answer: %s", route.owner, route.name, error)
             with contextlib.suppress(Exception):
                 if wants_page(scope):  # a browser gets the start page, which says what happened
