@@ -1,7 +1,10 @@
 import {
   appPageUrl,
+  AppKind,
+  DATABASE_KINDS,
   desktopSocketUrl,
   IApp,
+  iconShape,
   openCommandId
 } from '../apps/protocol';
 
@@ -34,5 +37,21 @@ describe('where apps open', () => {
     };
     expect(appPageUrl('http://h/base/', vscode)).toBe('http://h/base/vscode/');
     expect(openCommandId('vscode')).toBe('cgu-lab:apps-open-vscode');
+  });
+});
+
+describe('the launcher card of each kind', () => {
+  it("draws both database engines with the extension's database icon", () => {
+    const databases: AppKind[] = ['postgres', 'mariadb'];
+    expect(databases.map(iconShape)).toEqual(['database', 'database']);
+    expect([...DATABASE_KINDS].sort()).toEqual(['mariadb', 'postgres']);
+  });
+
+  it('keeps the desktop and VS Code their own, and every other app the generic one', () => {
+    expect(iconShape('desktop')).toBe('desktop');
+    expect(iconShape('vscode')).toBe('code');
+    const others: AppKind[] = ['browser', 'rstudio', 'web'];
+    expect(others.map(iconShape)).toEqual(['web', 'web', 'web']);
+    expect(iconShape('a-kind-of-a-newer-server')).toBe('web');
   });
 });

@@ -30,6 +30,7 @@ import {
   appPageUrl,
   BROWSER_RETRY,
   BROWSER_WAIT,
+  DATABASE_KINDS,
   desktopSocketUrl,
   IApp,
   IAppList,
@@ -120,7 +121,12 @@ function addAppCommand(
         ? trans.__('A Linux desktop in this notebook, in a tab')
         : entry.kind === 'browser'
           ? trans.__("A web browser on this notebook's desktop")
-          : trans.__('%1 in a new browser tab', entry.title),
+          : DATABASE_KINDS.has(entry.kind)
+            ? trans.__(
+                "This notebook's %1 database, in its web client in a new browser tab",
+                entry.title
+              )
+            : trans.__('%1 in a new browser tab', entry.title),
     icon,
     execute: () => {
       if (entry.kind === 'desktop') {

@@ -4,13 +4,37 @@
  */
 import { URLExt } from '@jupyterlab/coreutils';
 
+/** The kinds of app the server extension lists (core/apps.py's built-ins, and `web`). */
+export type AppKind =
+  'desktop' | 'vscode' | 'postgres' | 'mariadb' | 'browser' | 'rstudio' | 'web';
+
+/** The database engines an environment may offer (at most one), by kind. */
+export const DATABASE_KINDS: ReadonlySet<AppKind> = new Set<AppKind>([
+  'postgres',
+  'mariadb'
+]);
+
+/** Which of the extension's drawings a kind's launcher card shows: the database kinds
+ * share one (an environment offers at most one database, its title names the engine). */
+export type IconShape = 'desktop' | 'code' | 'database' | 'web';
+
+export function iconShape(kind: string): IconShape {
+  if (kind === 'desktop') {
+    return 'desktop';
+  }
+  if (kind === 'vscode') {
+    return 'code';
+  }
+  return DATABASE_KINDS.has(kind as AppKind) ? 'database' : 'web';
+}
+
 /** One app of the notebook, as the server lists it for this caller. */
 export interface IApp {
   name: string;
   title: string;
-  /** `desktop`, `vscode`, a built-in's name (`postgres`, `rstudio`; `browser`
-   * opens as a window on the desktop), or `web` for an administrator's app. */
-  kind: 'desktop' | 'vscode' | 'postgres' | 'browser' | 'rstudio' | 'web';
+  /** `desktop`, `vscode`, a built-in's name (`postgres`, `mariadb`, `rstudio`;
+   * `browser` opens as a window on the desktop), or `web` for an administrator's app. */
+  kind: AppKind;
   /** SVG markup for the launcher, or '' for the kind's own icon. */
   icon: string;
   /** Below the server's base URL: the app's own page (or the desktop's socket). */
