@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
-import shutil
 
 import pytest
 
-from .harness import Controller, reachable_dir
+from .harness import running_controller
 
 # The controller process's own StartQueue under a burst of real launches (end to end).
 pytestmark = pytest.mark.end_to_end
@@ -24,18 +23,11 @@ BURST = 8
 
 @pytest.fixture(scope="module")
 def site():
-    base = reachable_dir()
     # Two launches at once whatever the runner's cores, so that a burst of 8 must queue;
     # a start timeout that a loaded runner meets even for the last in line.
-    ctl = Controller(
-        base / "data", env={"CGU_LAB_PARALLEL_STARTS": "2", "CGU_LAB_START_TIMEOUT": "120"}
-    )
-    ctl.create_users([(f"burst{i}", "student") for i in range(BURST)])
-    ctl.start()
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
-    shutil.rmtree(base, ignore_errors=True)
+    pace = {"CGU_LAB_PARALLEL_STARTS": "2", "CGU_LAB_START_TIMEOUT": "120"}
+    with running_controller([(f"burst{i}", "student") for i in range(BURST)], env=pace) as ctl:
+        yield ctl
 
 
 def start_and_follow(client, user: str) -> list[dict]:
