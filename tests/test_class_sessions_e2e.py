@@ -2,13 +2,12 @@
 pre-warms the student's notebook from the session's template, and it is the student's
 own, on its own origin, with the template's files; their Open attaches to it."""
 
-import shutil
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from .conftest import STANDARD_USERS
-from .harness import Controller, notebook_host, reachable_dir, wait_running, wait_until
+from .harness import notebook_host, running_controller, wait_running, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.end_to_end]
 
@@ -23,14 +22,8 @@ TASK = {
 @pytest.fixture(scope="module")
 def controller():
     """A controller whose class session loop looks every second (the default is 30 s)."""
-    base = reachable_dir()
-    ctl = Controller(base / "data", env={"CGU_LAB_CLASS_SESSION_INTERVAL": "1"})
-    ctl.create_users(STANDARD_USERS)
-    ctl.start()
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
-    shutil.rmtree(base, ignore_errors=True)
+    with running_controller(STANDARD_USERS, env={"CGU_LAB_CLASS_SESSION_INTERVAL": "1"}) as ctl:
+        yield ctl
 
 
 def test_a_prewarmed_notebook_is_the_students_own_with_the_templates_files(
