@@ -4,14 +4,13 @@ live broadcast, assignments with deadlines, submissions and TAs opening them,
 and the refusals around each."""
 
 import json
-import shutil
 import subprocess
 from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
 
-from .harness import Controller, reachable_dir, wait_until
+from .harness import running_controller, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -26,26 +25,21 @@ NOTEBOOK = {
 def site():
     """The school: a controller process (its notebooks are real JupyterLab servers, reached
     over HTTP with API tokens too), its accounts made by one CLI run."""
-    base = reachable_dir()
-    ctl = Controller(base / "data")
-    ctl.create_users(
-        [("headmaster", "admin"), ("prof", "teacher"), ("tina", "ta"), ("otherta", "ta")]
-        + [(student, "student") for student in ("alice", "bob", "eve")]
-    )
-    ctl.start()
-    with ctl.client("prof") as prof:
-        prof.ok("POST", "/api/groups", 201, json={"name": "ml", "display_name": "Machine Learning"})
-    # Existing accounts join a course by an admin's act (a teacher's would be an invitation).
-    with ctl.client("headmaster") as admin:
-        admin.ok("POST", "/api/groups/ml/import", json={"csv": "username\nalice\nbob\n"})
-        admin.ok("PUT", "/api/groups/ml/members/tina", json={"manager": True})
-        admin.ok("POST", "/api/groups", 201, json={"name": "other"})
-        admin.ok("PUT", "/api/groups/other/members/otherta", json={"manager": True})
-        admin.ok("PUT", "/api/groups/other/members/eve", json={"manager": False})
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
-    shutil.rmtree(base, ignore_errors=True)
+    users = [("headmaster", "admin"), ("prof", "teacher"), ("tina", "ta"), ("otherta", "ta")]
+    users += [(student, "student") for student in ("alice", "bob", "eve")]
+    with running_controller(users) as ctl:
+        with ctl.client("prof") as prof:
+            prof.ok(
+                "POST", "/api/groups", 201, json={"name": "ml", "display_name": "Machine Learning"}
+            )
+        # Existing accounts join a course by an admin's act (a teacher's would be an invitation).
+        with ctl.client("headmaster") as admin:
+            admin.ok("POST", "/api/groups/ml/import", json={"csv": "username\nalice\nbob\n"})
+            admin.ok("PUT", "/api/groups/ml/members/tina", json={"manager": True})
+            admin.ok("POST", "/api/groups", 201, json={"name": "other"})
+            admin.ok("PUT", "/api/groups/other/members/otherta", json={"manager": True})
+            admin.ok("PUT", "/api/groups/other/members/eve", json={"manager": False})
+        yield ctl
 
 
 @pytest.fixture(scope="module")
