@@ -11,8 +11,10 @@ Built-in apps are never published: the desktop, VS Code, the database and the br
 sessions in the owner's name (a keystroke in VS Code's terminal is the owner's shell), so a
 visitor of them would be the owner. Nor is Voilà's server extension (`voila/`, where it is
 installed): it renders any notebook of the home and runs its kernels at the server's own
-`api/kernels`. A notebook shown with Voilà is a Voilà of its own on a port
-(`proxy/<port>/`, `voila_command`), whose every request stays under that app's path.
+`api/kernels`. A notebook shown with Voilà is a Voilà of its own, showing that one notebook,
+whose every request stays under its app's path: the app `voila-<name>/` the server
+extension starts and keeps (notebook/apps/voila_demos.py, `voila_app_name`,
+`voila_arguments`), or one the owner runs on a port (`proxy/<port>/`, `voila_command`).
 
 A demo an administrator made public is reached without a log-in: its anonymous visitors
 are counted by a random cookie (`new_visitor`, `is_visitor`) and paced per address
@@ -84,11 +86,19 @@ def app_of(rest: str, apps: tuple[str, ...]) -> str | None:
     return None
 
 
-def voila_command(notebook_path: str, base_path: str, port: int = VOILA_PORT) -> str:
-    """The command that serves one notebook of the home as a page with Voilà, to publish
-    as `proxy/<port>/`; `base_path` is the notebook server's (`/notebook/<owner>/<name>/`).
+def voila_notebook(notebook_path: str) -> str:
+    """A notebook of the home Voilà may show: relative, inside the home, an .ipynb file."""
+    path = relative_path(notebook_path, "notebook's path")
+    if not path.endswith(".ipynb"):
+        raise Invalid(f"'{notebook_path}' is not a notebook: Voilà shows an .ipynb file")
+    return path
 
-    jupyter-server-proxy strips `proxy/<port>/` before Voilà sees a request, so Voilà
+
+def voila_arguments(notebook: str, app_url: str, port: str) -> list[str]:
+    """Voilà's arguments (after the program) to show one notebook as the app at `app_url`
+    (the app's path from the origin's root, ending in "/"), listening on `port`.
+
+    jupyter-server-proxy strips the app's prefix before Voilà sees a request, so Voilà
     serves at `/` (`server_url`) but writes its links, websockets included, under the
     app's path (`base_url`): every request a visitor's page makes stays inside the
     published app. Given one notebook, Voilà serves no tree of the home. Each page load
@@ -96,25 +106,44 @@ def voila_command(notebook_path: str, base_path: str, port: int = VOILA_PORT) ->
     VOILA_IDLE seconds, so visitors (a script's GETs too) cannot pile kernels up in the
     teacher's notebook.
     """
-    path = relative_path(notebook_path, "notebook's path")
-    if not path.endswith(".ipynb"):
-        raise Invalid(f"'{notebook_path}' is not a notebook: Voilà shows an .ipynb file")
+    return [
+        notebook,
+        "--no-browser",
+        f"--port={port}",
+        "--Voila.ip=127.0.0.1",
+        "--Voila.server_url=/",
+        f"--Voila.base_url={app_url}",
+        f"--MappingKernelManager.cull_idle_timeout={VOILA_IDLE}",
+        "--MappingKernelManager.cull_interval=30",
+    ]
+
+
+def voila_command(notebook_path: str, base_path: str, port: int = VOILA_PORT) -> str:
+    """The command that serves one notebook of the home as a page with Voilà, to publish
+    as `proxy/<port>/`; `base_path` is the notebook server's (`/notebook/<owner>/<name>/`)."""
+    path = voila_notebook(notebook_path)
     if not 1024 <= port <= 65535:
         raise Invalid("choose a port from 1024 to 65535 for Voilà")
     base = base_path.rstrip("/") + f"/proxy/{port}/"
-    return shlex.join(
-        [
-            "voila",
-            path,
-            "--no-browser",
-            f"--port={port}",
-            "--Voila.ip=127.0.0.1",
-            "--Voila.server_url=/",
-            f"--Voila.base_url={base}",
-            f"--MappingKernelManager.cull_idle_timeout={VOILA_IDLE}",
-            "--MappingKernelManager.cull_interval=30",
-        ]
-    )
+    return shlex.join(["voila", *voila_arguments(path, base, str(port))])
+
+
+def voila_app_name(notebook: str, taken: dict[str, str]) -> str:
+    """The app name a notebook shown with Voilà is published as, `voila-<its name>/` once
+    the slash is added: the one it has in `taken` (app name -> notebook), else a new one
+    no other app has (`-2`, `-3`... after a name in use). It is a name `check_prefix`
+    takes: lower-case letters, digits and hyphens, at most 32 characters."""
+    for name, shown in taken.items():
+        if shown == notebook:
+            return name
+    stem = notebook.rsplit("/", 1)[-1].removesuffix(".ipynb").lower()
+    slug = "-".join(part for part in re.split(r"[^a-z0-9]+", stem) if part)[:20].strip("-")
+    base = f"voila-{slug}" if slug else "voila-page"
+    name, number = base, 1
+    while name in taken:
+        number += 1
+        name = f"{base}-{number}"
+    return name
 
 
 def new_visitor() -> str:

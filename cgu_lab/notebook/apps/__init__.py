@@ -17,7 +17,10 @@ The parts and why each is where it is:
   (database_mariadb.py), starts on its first connection, its web client is
   DbGate (database_client.py), a browser opens as a window on the
   desktop (web_browser.py), RStudio comes from jupyter-rsession-proxy where an
-  image has it (registry.py).
+  image has it (registry.py);
+- a notebook its owner shows as a page with Voilà is an app of its own,
+  `voila-<name>/`, listed in the home so that every start of the server runs it
+  again (voila_demos.py).
 
 Modules: `registry` (offered apps, proxy entries, the sockets' folder),
 `desktop_session` (one desktop), `rfb` (the view-only filter) and
@@ -26,6 +29,9 @@ viewers), `handlers`.
 """
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 SETTING = "cgu_lab_apps"
 
@@ -40,12 +46,15 @@ def configure_proxy(serverapp, declared: str, log):
     """
     from ...core.errors import Invalid
     from .registry import Apps
+    from .voila_demos import VoilaDemos
 
     try:
         apps = Apps.create(declared)
     except (Invalid, OSError) as error:
         log.warning("cgu-lab apps: none offered: %s", error)
         return None
+    home = Path(os.environ.get("HOME", str(Path.home())))
+    apps.voila = VoilaDemos.load(home, Path(serverapp.root_dir), log)
     servers = dict(serverapp.config.ServerProxy.get("servers", {}) or {})
     servers.update(apps.servers())
     serverapp.config.ServerProxy.servers = servers

@@ -18,6 +18,9 @@
   socket is, whether it runs, how long its last start took; the database itself is
   reached by its socket from kernels and terminals, and in the browser through its web
   client (`<base_url>/<postgres|mariadb>/`), both for the owner and editors only.
+- `GET|POST cgu-lab/apps/voila`: the notebooks shown as pages with Voilà, each an app
+  `voila-<name>/` this server starts and keeps (voila_demos.py); the owner adds one
+  (`{"notebook"}`) before publishing it.
 - `POST cgu-lab/apps/<postgres|mariadb>/dump`: `~/database.sql` from the database
   (pg_dump, mariadb-dump), which a submission or a template then carries.
 """
@@ -36,17 +39,19 @@ from jupyter_server.extension.handler import ExtensionHandlerMixin
 from tornado import web, websocket
 
 from ...core import apps as rules
+from ...core import publishing
 from ...core.errors import Invalid
 from ...rfb.filter import RfbViolation, ViewOnlyFilter
 from ..access import EditorsOnly, send_refusal
 from ..handlers import AUTH_RESOURCE, BaseHandler
-from . import SETTING, web_browser
-from .registry import Apps
+from . import SETTING, voila_demos, web_browser
+from .registry import Apps, common_entry
 
 READ_CHUNK = 256 * 1024
 NOT_RUNNING = "not_running"
 BROWSER_EDITORS = EditorsOnly("use a browser on its desktop")
 DATABASE_EDITORS = EditorsOnly("use its database")
+VOILA_EDITORS = EditorsOnly("see the pages it shows with Voilà")
 DUMP_NAME = "database.sql"
 DATABASE_NAMES = "|".join(rules.DATABASES)
 
@@ -271,8 +276,69 @@ def _database(handler: BaseHandler, apps: Apps, name: str):
     return None
 
 
+class VoilaHandler(BaseHandler):
+    """The notebooks this server shows as pages with Voilà (voila_demos.py): listed for
+    the owner and editors, added by the owner only (publishing is the owner's)."""
+
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        apps: Apps = self.settings[SETTING]
+        if VOILA_EDITORS.refuse(self):
+            return
+        shown = apps.voila.shown if apps.voila is not None else {}
+        self.finish(
+            {
+                "demos": [
+                    {"app": f"{name}/", "notebook": notebook}
+                    for name, notebook in sorted(shown.items())
+                ],
+                "installed": voila_demos.voila_program() is not None,
+            }
+        )
+
+    @web.authenticated
+    @authorized
+    def post(self) -> None:
+        """`{"notebook": "<path>.ipynb"}`: the app that shows it (`{"app": "voila-x/"}`),
+        made now and again at every start of this server, ready to publish."""
+        apps: Apps = self.settings[SETTING]
+        if getattr(self.current_user, "access", None) != "owner":
+            send_refusal(self, 403, "not_owner", "only this notebook's owner publishes its pages")
+            return
+        try:
+            body = json.loads(self.request.body or b"{}")
+            wanted = body.get("notebook") if isinstance(body, dict) else None
+            if not isinstance(wanted, str):
+                raise Invalid('say which notebook to show: {"notebook": "lesson.ipynb"}')
+            notebook = publishing.voila_notebook(wanted)
+        except ValueError:
+            send_refusal(self, 400, "invalid", "the request's body is not JSON")
+            return
+        except Invalid as error:
+            send_refusal(self, 400, "invalid", error.message)
+            return
+        if apps.voila is None or voila_demos.voila_program() is None:
+            send_refusal(
+                self, 409, "no_voila", "Voilà is not installed in this notebook's environment"
+            )
+            return
+        if not (apps.voila.root / notebook).is_file():
+            send_refusal(self, 404, "not_found", f"there is no notebook '{notebook}' here")
+            return
+        taken = {app["name"] for app in apps.offered}
+        try:
+            name = apps.voila.add(notebook, taken)
+        except OSError as error:
+            send_refusal(self, 409, "not_saved", f"the list of pages was not saved: {error}")
+            return
+        apps.voila.register(self.application, self.base_url, name, common_entry())
+        self.finish({"app": f"{name}/", "notebook": notebook})
+
+
 def routes(apps: Apps) -> list[tuple]:
     return [
+        (r"cgu-lab/apps/voila", VoilaHandler),
         (r"cgu-lab/apps", AppsHandler),
         (r"cgu-lab/apps/desktop/view", DesktopViewHandler),
         (r"cgu-lab/apps/browser", BrowserHandler),

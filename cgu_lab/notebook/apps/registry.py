@@ -34,6 +34,7 @@ import psutil
 from ...core import apps as rules
 from ...core.errors import Invalid
 from . import database, database_mariadb, web_browser
+from .voila_demos import VoilaDemos
 
 ENV_APPS = "CGU_APPS"
 ENV_CODE_SERVER = "CGU_CODE_SERVER"
@@ -105,6 +106,16 @@ def installation_tag() -> str:
     return "".join(c for c in instance if c.isalnum())[:12] or "local"
 
 
+def common_entry() -> dict[str, Any]:
+    """What every app's jupyter-server-proxy entry has: no launcher card of theirs, the
+    proxy's secret kept from the app, the time it has to start."""
+    return {
+        "launcher_entry": {"enabled": False},
+        "request_headers_override": dict(HIDDEN_HEADERS),
+        "timeout": START_TIMEOUT,
+    }
+
+
 @dataclass
 class Apps:
     """This server's apps: what is offered, where their sockets live."""
@@ -114,6 +125,7 @@ class Apps:
     missing: dict[str, str] = field(default_factory=dict)  # built-in name -> why not here
     database: database.Database | None = None
     browsers: list = field(default_factory=list)  # browser windows started on the desktop
+    voila: VoilaDemos | None = None  # notebooks shown as pages (voila_demos.py)
 
     @classmethod
     def create(cls, declared: str) -> Apps:
@@ -147,16 +159,15 @@ class Apps:
         return any(a["name"] == name for a in self.offered)
 
     def servers(self) -> dict[str, dict[str, Any]]:
-        """The `ServerProxy.servers` entries (our own launcher shows them, not theirs)."""
+        """The `ServerProxy.servers` entries (our own launcher shows them, not theirs):
+        the offered apps, and the notebooks shown with Voilà."""
         servers = {app["name"]: self._server(app) for app in self.offered}
-        return {name: server for name, server in servers.items() if server is not None}
+        offered = {name: server for name, server in servers.items() if server is not None}
+        shown = self.voila.servers(common_entry()) if self.voila is not None else {}
+        return {**shown, **offered}
 
     def _server(self, app: dict[str, Any]) -> dict[str, Any] | None:
-        common = {
-            "launcher_entry": {"enabled": False},
-            "request_headers_override": dict(HIDDEN_HEADERS),
-            "timeout": START_TIMEOUT,
-        }
+        common = common_entry()
         if app["name"] == rules.DESKTOP:
             return {
                 **common,
@@ -222,7 +233,8 @@ class Apps:
 
         A server that exits has jupyter-server-proxy stop its processes; one that only
         stops its extensions (embedded in another process, as in tests) would leave them
-        running. Ours are the children whose command line names this folder.
+        running. Ours are the children whose command line names this folder, and the
+        Voilà of each notebook shown as a page (its base URL ends with the app's name).
         """
         if self.database is not None:
             self.database.close()
@@ -234,7 +246,7 @@ class Apps:
                     ours.append(psutil.Process(browser.pid))
         for child in psutil.Process().children(recursive=True):
             with contextlib.suppress(psutil.Error):
-                if any(folder in argument for argument in child.cmdline()):
+                if any(folder in argument for argument in child.cmdline()) or self._shows(child):
                     ours.append(child)
         for child in ours:
             with contextlib.suppress(psutil.Error):
@@ -244,6 +256,16 @@ class Apps:
             with contextlib.suppress(psutil.Error):
                 child.kill()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _shows(self, child: psutil.Process) -> bool:
+        """Whether a child process is the Voilà of one of this server's pages."""
+        if self.voila is None or not self.voila.registered:
+            return False
+        ends = tuple(f"/{name}/" for name in self.voila.registered)
+        return any(
+            argument.startswith("--Voila.base_url=") and argument.endswith(ends)
+            for argument in child.cmdline()
+        )
 
 
 def _missing(name: str) -> str:
