@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from .harness import Controller, reachable_dir
+from .harness import Controller, running_controller
 from .test_local_training_env import WHEELS, pytorch_prefix
 
 # The first run on a machine builds the PyTorch environment (minutes; see its module).
@@ -86,15 +85,15 @@ SMALL = {"cpu": "0.5", "memory": "1Gi"}
 @pytest.fixture(scope="module")
 def site():
     WHEELS.mkdir(parents=True, exist_ok=True)
-    base = reachable_dir()
-    ctl = Controller(base / "data", env={"CGU_LAB_PIP_CACHE": str(WHEELS)})
-    ctl.create_users([("root-admin", "admin"), ("alice", "student"), ("bob", "student")])
-    ctl.start()
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
-    kill_jobs(ctl)
-    shutil.rmtree(base, ignore_errors=True)
+    users = [("root-admin", "admin"), ("alice", "student"), ("bob", "student")]
+    with running_controller(users, env={"CGU_LAB_PIP_CACHE": str(WHEELS)}) as ctl:
+        try:
+            yield ctl
+        finally:
+            # The jobs go with the controller stopped (so it starts none meanwhile) and
+            # before its data folder, whose instance id marks them, is removed.
+            ctl.stop()
+            kill_jobs(ctl)
 
 
 def instance(ctl: Controller) -> str:
