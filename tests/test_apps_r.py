@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness import Controller, reachable_dir, run_code
+from .harness import run_code, running_controller
 from .test_apps_database import PIP_CACHE, SMALL, build
 
 pytestmark = [
@@ -33,14 +33,9 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def controller():
     PIP_CACHE.mkdir(parents=True, exist_ok=True)
-    base = reachable_dir()
-    ctl = Controller(base / "data", env={"CGU_LAB_PIP_CACHE": str(PIP_CACHE)})
-    ctl.create_users([("root-admin", "admin"), ("alice", "student")])
-    ctl.start()
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
-    shutil.rmtree(base, ignore_errors=True)
+    users = [("root-admin", "admin"), ("alice", "student")]
+    with running_controller(users, env={"CGU_LAB_PIP_CACHE": str(PIP_CACHE)}) as ctl:
+        yield ctl
 
 
 def test_the_r_kernel_runs_a_cell(controller):
