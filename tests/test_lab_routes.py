@@ -17,6 +17,7 @@ from cgu_lab.controller.app import create_app
 from cgu_lab.controller.competitions import router as competitions_router
 from cgu_lab.controller.help_queue import lab_router as help_lab
 from cgu_lab.controller.proxy.forward import LAB_API_PREFIX, LAB_PATH
+from cgu_lab.controller.publishing import lab_router as publishing_lab
 from cgu_lab.controller.settings import Settings
 
 from .harness import extension_server_config
@@ -29,10 +30,15 @@ def jp_server_config():
 
 def controller_lab_paths(tmp_path) -> tuple[object, list[str]]:
     """The controller's app and a sample `cgu-lab/` path for each route of the routers
-    that answer JupyterLab (api/lab.py, the help queue's, the competitions')."""
+    that answer JupyterLab (api/lab.py, the help queue's, the competitions', publishing's)."""
     app = create_app(Settings(data_dir=tmp_path / "data", backend="local", run_as="self"))
     samples = []
-    for router in (lab.router, help_lab.router, competitions_router.lab_routes):
+    for router in (
+        lab.router,
+        help_lab.router,
+        competitions_router.lab_routes,
+        publishing_lab.router,
+    ):
         for route in router.routes:
             path = "/api" + route.path  # the routers sit under /api (controller/routes.py)
             assert path.startswith(LAB_API_PREFIX + "/"), path

@@ -24,6 +24,7 @@ from .monitoring import router as monitoring
 from .notebooks import culling_router as culling
 from .notebooks import router as notebooks
 from .notebooks import watch_router as watch
+from .publishing import lab_router as publishing_lab
 from .publishing import router as publishing
 from .quotas import router as quotas
 from .school_login import router as school_login
@@ -46,6 +47,7 @@ def router() -> APIRouter:
         shares,
         notebook_access,
         publishing,
+        publishing_lab,
         catalog,
         gpus,
         culling,

@@ -126,6 +126,28 @@ class Publishing:
             )
             return [await self._describe(session, row) for row in rows.all()]
 
+    async def lab_options(self, actor: Principal, owner: str, name: str) -> dict:
+        """What JupyterLab's Publish dialog offers the notebook's owner: whether they may
+        publish at all (teachers, TAs, administrators), the courses they may publish to,
+        and what this notebook publishes now."""
+        may = actor.role in MANAGER_ROLES
+        async with self.db.session() as session:
+            await load_owned(session, actor, owner, name, "publish")
+            courses = []
+            if may:
+                query = select(Group).where(Group.kind == "course").order_by(Group.name)
+                if not actor.is_admin:
+                    query = query.where(Group.id.in_(actor.managed_groups or {-1}))
+                courses = [
+                    {"name": g.name, "display_name": g.display_name or g.name}
+                    for g in (await session.scalars(query)).all()
+                ]
+        return {
+            "may_publish": may,
+            "courses": courses,
+            "demos": await self.list_for(actor, owner, name),
+        }
+
     # -- publishing ----------------------------------------------------------------
 
     async def publish(

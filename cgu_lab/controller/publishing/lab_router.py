@@ -1,0 +1,43 @@
+"""JupyterLab's side of publishing, on the notebook's origin (`cgu-lab/demos`, the proxy's
+lab routes): the Publish command's dialog asks what it may offer, then publishes an app
+of *this* notebook with the same service as the portal's My notebooks page. Always the
+browser user's own identity, and only the notebook's owner (`lab:own`)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from ..api.deps import ActorDep, PlatformDep, require_scope
+from ..api.schema_types import LabelPath, UserNamePath
+from .schemas import DemoOut, PublishBody
+
+router = APIRouter(
+    prefix="/lab/{owner}/{name}",
+    include_in_schema=False,
+    dependencies=[require_scope("lab:read")],
+)
+OWN = [require_scope("lab:own")]
+
+
+@router.get("/demos", dependencies=OWN)
+async def options(
+    owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
+) -> dict:
+    return await platform.publishing.lab_options(actor, owner, name)
+
+
+@router.post("/demos", status_code=201, dependencies=OWN)
+async def publish(
+    owner: UserNamePath,
+    name: LabelPath,
+    body: PublishBody,
+    platform: PlatformDep,
+    actor: ActorDep,
+    response: Response,
+) -> DemoOut:
+    demo, created = await platform.publishing.publish(
+        actor, owner, name, body.app, body.course, body.title
+    )
+    if not created:
+        response.status_code = 200
+    return DemoOut(**demo)
