@@ -583,13 +583,14 @@ def reachable_dir() -> Path:
 
 
 @contextlib.contextmanager
-def running_controller(users, env: dict[str, str] | None = None):
+def running_controller(users, env: dict[str, str] | None = None, db_url: str | None = None):
     """A controller process with `users` ((name, role) pairs, made in one CLI run) in a
-    fresh reachable directory; on leaving, it is stopped, its notebooks killed (with the
-    installation's Unix accounts) and the directory removed. A module's `controller`
-    fixture is `with running_controller(...) as ctl: yield ctl`."""
+    fresh reachable directory (its database there, or at `db_url`); on leaving, it is
+    stopped, its notebooks killed (with the installation's Unix accounts) and the
+    directory removed. A module's `controller` fixture is
+    `with running_controller(...) as ctl: yield ctl`."""
     base = reachable_dir()
-    ctl = Controller(base / "data", env=env)
+    ctl = Controller(base / "data", db_url=db_url, env=env)
     try:
         ctl.create_users(users)
         ctl.start()

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from .conftest import postgres_url, requires_postgres
-from .harness import Controller, reachable_dir
+from .harness import running_controller
 
 pytestmark = [
     requires_postgres,
@@ -26,15 +26,10 @@ def pg_controller():
     admin_dsn = server.set(drivername="postgresql").render_as_string(hide_password=False)
     with psycopg.connect(admin_dsn, autocommit=True) as connection:
         connection.execute(f'CREATE DATABASE "{name}"')
-    base = reachable_dir()
-    ctl = Controller(
-        base / "data", db_url=server.set(database=name).render_as_string(hide_password=False)
-    )
-    ctl.create_users([("pg-admin", "admin"), ("carol", "student")])
-    ctl.start()
-    yield ctl
-    ctl.stop()
-    ctl.kill_notebooks()
+    users = [("pg-admin", "admin"), ("carol", "student")]
+    database = server.set(database=name).render_as_string(hide_password=False)
+    with running_controller(users, db_url=database) as ctl:
+        yield ctl
     with psycopg.connect(admin_dsn, autocommit=True) as connection:
         connection.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
