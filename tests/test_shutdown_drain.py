@@ -10,18 +10,19 @@ when the signal comes.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import secrets
-import shutil
 import signal
 import time
 import zipfile
+from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from .harness import Controller, reachable_dir
+from .harness import Controller, running_controller
 
 pytestmark = [pytest.mark.integration, pytest.mark.end_to_end]
 
@@ -29,18 +30,18 @@ SIZE = 48 * 2**20  # random bytes: the zip is as large, far beyond the loopback 
 CHUNK = 8 * 2**20
 
 
-def controller_with_a_big_file(grace: str) -> tuple[Controller, httpx.Client]:
-    base = reachable_dir()
-    ctl = Controller(base / "data", env={"CGU_LAB_SHUTDOWN_GRACE": grace})
-    ctl.create_user("sam")
-    ctl.start()
-    sam = ctl.client("sam")
-    data, upload = os.urandom(SIZE), secrets.token_hex(8)
-    for offset in range(0, SIZE, CHUNK):
-        params = {"path": "big.bin", "upload": upload, "offset": offset, "total": SIZE}
-        part = data[offset : offset + CHUNK]
-        sam.ok("PUT", "/api/storage/users/sam/upload", params=params, content=part)
-    return ctl, sam
+@contextlib.contextmanager
+def controller_with_a_big_file(grace: str) -> Iterator[tuple[Controller, httpx.Client]]:
+    """A controller with this shutdown grace, and the student sam's client, sam's storage
+    holding big.bin; both go on leaving."""
+    env = {"CGU_LAB_SHUTDOWN_GRACE": grace}
+    with running_controller([("sam", "student")], env=env) as ctl, ctl.client("sam") as sam:
+        data, upload = os.urandom(SIZE), secrets.token_hex(8)
+        for offset in range(0, SIZE, CHUNK):
+            params = {"path": "big.bin", "upload": upload, "offset": offset, "total": SIZE}
+            part = data[offset : offset + CHUNK]
+            sam.ok("PUT", "/api/storage/users/sam/upload", params=params, content=part)
+        yield ctl, sam
 
 
 def stop_while_downloading(ctl: Controller, sam: httpx.Client, pause: float) -> bytes:
@@ -57,8 +58,7 @@ def stop_while_downloading(ctl: Controller, sam: httpx.Client, pause: float) -> 
 
 
 def test_a_download_in_flight_finishes_within_the_grace():
-    ctl, sam = controller_with_a_big_file("30")
-    try:
+    with controller_with_a_big_file("30") as (ctl, sam):
         started = time.monotonic()
         body = stop_while_downloading(ctl, sam, pause=7)  # past the 5 s it once had
         with zipfile.ZipFile(io.BytesIO(body)) as archive:
@@ -66,20 +66,11 @@ def test_a_download_in_flight_finishes_within_the_grace():
         ctl.process.wait(30)  # its status is the signal's, as uvicorn raises it again
         assert time.monotonic() - started < 30
         assert "draining 1 transfers for up to 30 s" in ctl.log.read_text()
-    finally:
-        sam.close()
-        ctl.stop()
-        shutil.rmtree(ctl.data_dir.parent, ignore_errors=True)
 
 
 def test_a_download_cut_at_the_end_of_the_grace_fails_at_the_client():
-    ctl, sam = controller_with_a_big_file("1")
-    try:
+    with controller_with_a_big_file("1") as (ctl, sam):
         with pytest.raises(httpx.RemoteProtocolError):  # "peer closed connection without
             stop_while_downloading(ctl, sam, pause=4)  # sending complete message body"
         ctl.process.wait(30)
         assert "draining 1 transfers for up to 1 s" in ctl.log.read_text()
-    finally:
-        sam.close()
-        ctl.stop()
-        shutil.rmtree(ctl.data_dir.parent, ignore_errors=True)
