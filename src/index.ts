@@ -34,6 +34,9 @@
  *   (clipboard/).
  * - `cgu-lab:apps` — the launcher's "Apps": a Linux desktop (noVNC), VS Code,
  *   the environment's own apps, run by jupyter-server-proxy (apps/).
+ * - `cgu-lab:publish` — "Publish as a Demo…": the open notebook as a page
+ *   (Voilà, run by the notebook from then on), a port or an app, to a course
+ *   the owner teaches (publish/).
  * - `cgu-lab:help` — "Ask for help": a course's help queue, the student's
  *   status item (position, who helps, Thanks), the staff's Help queue panel
  *   (Take opens the student's notebook live, Done); `cgu-lab:presence` — who
@@ -60,6 +63,7 @@ import {
   platformPlugin,
   portalPlugin
 } from './platform/plugin';
+import { publishPlugin } from './publish/plugin';
 import { cellExecutorPlugin, readonlyPlugin } from './readonly/plugin';
 import { resourcesPlugin } from './resources/plugin';
 import { serialPlugin } from './serial/plugin';
@@ -88,6 +92,7 @@ export default [
   transferPlugin,
   clipboardPlugin,
   appsPlugin,
+  publishPlugin,
   helpPlugin,
   presencePlugin
 ];
