@@ -26,6 +26,7 @@ uses plain processes outside any notebook instead (other work of the host).
 
 Usage: class_burst.py [--bursts 10,30] [--busy 3] [--busy-kind notebooks|host]
                       [--only cgu|hub] [--quiet-only|--busy-only] [--big] (adds 60)
+                      [--timeline PATH] (each cgu-lab start's progress events, as JSON)
 The host's load (uptime) is printed at the start and the end.
 """
 
@@ -68,6 +69,8 @@ class CguLab:
         env = {"CGU_LAB_START_TIMEOUT": str(int(timeout))}
         self.controller = Controller(self.base / "data", env=env)
         self.clients: dict[str, object] = {}
+        # Each start's progress as it came: (seconds since Start, percent, message), by user.
+        self.timelines: dict[str, list[tuple[float, int, str]]] = {}
 
     def open(self, students: list[str]) -> list[str]:
         c = self.controller
@@ -95,16 +98,22 @@ class CguLab:
 
     def start(self, user: str) -> None:
         client = self.clients[user]
+        began = time.perf_counter()
+        timeline = self.timelines[user] = []
         client.ok("POST", f"/api/notebooks/{user}/lab/start", 202)
         with client.stream("GET", f"/api/notebooks/{user}/lab/events") as stream:
             for line in stream.iter_lines():
                 if line.startswith("data: "):
                     event = json.loads(line[6:])
+                    timeline.append(
+                        (time.perf_counter() - began, event.get("progress"), event.get("message"))
+                    )
                     if event["done"]:
                         if not event.get("ok"):
                             raise RuntimeError(f"{user}: {event.get('message')}")
                         break
         page = client.get(f"/notebook/{user}/lab/lab", headers={"Accept": "text/html"})
+        timeline.append((time.perf_counter() - began, 100, "/lab answered"))
         if page.status_code != 200:
             raise RuntimeError(f"{user}: /lab answered {page.status_code}")
 
@@ -421,6 +430,12 @@ def run_platform(kind, args, sizes: list[int], conditions: list[str]) -> dict:
                 for size in sizes:
                     print(f"  {platform.label}: burst of {size}, {condition} host ...", flush=True)
                     results[(condition, size)] = burst(platform, burst_users[:size], bystander)
+                    if args.timeline and isinstance(platform, CguLab):
+                        # each start's progress events, for where a slow burst's time went
+                        path = Path(args.timeline).with_suffix(f".{condition}{size}.json")
+                        picked = {u: platform.timelines.get(u) for u in burst_users[:size]}
+                        path.write_text(json.dumps(picked, indent=1))
+                        print(f"  timelines: {path}", flush=True)
             finally:
                 for user, kernel in spinning:
                     with contextlib.suppress(Exception):
@@ -548,6 +563,7 @@ def main() -> None:
     parser.add_argument("--single", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=90)
     parser.add_argument("--only", choices=("cgu", "hub"))
+    parser.add_argument("--timeline", help="write each cgu-lab start's progress events here")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quiet-only", action="store_true")
     group.add_argument("--busy-only", action="store_true")
