@@ -70,14 +70,11 @@ export function PublishForm(props: { model: PublishModel }): JSX.Element {
     choices.push(['app', trans.__("an app of this notebook's environment")]);
   }
   return (
-    <form
-      className="cgu-Form cgu-PublishForm"
-      onSubmit={event => event.preventDefault()}
-    >
-      <fieldset>
+    <form className="cgu-Form" onSubmit={event => event.preventDefault()}>
+      <fieldset className="cgu-Form-fieldset">
         <legend>{trans.__('Publish')}</legend>
         {choices.map(([what, label]) => (
-          <label key={what}>
+          <label key={what} className="cgu-Form-radio">
             <input
               type="radio"
               name={whatName}
@@ -90,91 +87,93 @@ export function PublishForm(props: { model: PublishModel }): JSX.Element {
           </label>
         ))}
       </fieldset>
-      {form.what === 'voila' ? (
-        <Field
-          label={trans.__('Notebook')}
-          note={trans.__(
-            'This notebook runs the page itself, again after every restart.'
-          )}
-        >
-          {(id, describedBy) => (
-            <input
-              id={id}
-              type="text"
-              data-cgu="publish-notebook"
-              aria-describedby={describedBy}
-              value={form.notebook}
-              onChange={event =>
-                model.set('notebook', event.currentTarget.value)
-              }
-            />
-          )}
-        </Field>
-      ) : null}
-      {form.what === 'port' ? (
-        <Field label={trans.__('Port')}>
-          {id => (
-            <input
-              id={id}
-              type="text"
-              inputMode="numeric"
-              data-cgu="publish-port"
-              placeholder="8501"
-              value={form.port}
-              onChange={event => model.set('port', event.currentTarget.value)}
-            />
-          )}
-        </Field>
-      ) : null}
-      {form.what === 'app' ? (
-        <Field label={trans.__('App')}>
+      <div className="cgu-Form-grid">
+        {form.what === 'voila' ? (
+          <Field
+            label={trans.__('Notebook')}
+            note={trans.__(
+              'This notebook runs the page itself, again after every restart.'
+            )}
+          >
+            {(id, describedBy) => (
+              <input
+                id={id}
+                type="text"
+                data-cgu="publish-notebook"
+                aria-describedby={describedBy}
+                value={form.notebook}
+                onChange={event =>
+                  model.set('notebook', event.currentTarget.value)
+                }
+              />
+            )}
+          </Field>
+        ) : null}
+        {form.what === 'port' ? (
+          <Field label={trans.__('Port')}>
+            {id => (
+              <input
+                id={id}
+                type="text"
+                inputMode="numeric"
+                data-cgu="publish-port"
+                placeholder="8501"
+                value={form.port}
+                onChange={event => model.set('port', event.currentTarget.value)}
+              />
+            )}
+          </Field>
+        ) : null}
+        {form.what === 'app' ? (
+          <Field label={trans.__('App')}>
+            {id => (
+              <select
+                id={id}
+                data-cgu="publish-app"
+                value={form.app}
+                onChange={event => model.set('app', event.currentTarget.value)}
+              >
+                {model.apps.map(([name, title]) => (
+                  <option key={name} value={name}>
+                    {title}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+        ) : null}
+        <Field label={trans.__('Who may use it')}>
           {id => (
             <select
               id={id}
-              data-cgu="publish-app"
-              value={form.app}
-              onChange={event => model.set('app', event.currentTarget.value)}
+              data-cgu="publish-course"
+              value={form.course ?? ''}
+              onChange={event =>
+                model.set('course', event.currentTarget.value || null)
+              }
             >
-              {model.apps.map(([name, title]) => (
-                <option key={name} value={name}>
-                  {title}
+              {model.courses.map(c => (
+                <option key={c.name} value={c.name}>
+                  {c.display_name}
                 </option>
               ))}
+              <option value="">{trans.__('Everyone logged in')}</option>
             </select>
           )}
         </Field>
-      ) : null}
-      <Field label={trans.__('Who may use it')}>
-        {id => (
-          <select
-            id={id}
-            data-cgu="publish-course"
-            value={form.course ?? ''}
-            onChange={event =>
-              model.set('course', event.currentTarget.value || null)
-            }
-          >
-            {model.courses.map(c => (
-              <option key={c.name} value={c.name}>
-                {c.display_name}
-              </option>
-            ))}
-            <option value="">{trans.__('Everyone logged in')}</option>
-          </select>
-        )}
-      </Field>
-      <Field label={trans.__('Title (optional)')}>
-        {id => (
-          <input
-            id={id}
-            type="text"
-            data-cgu="publish-title"
-            maxLength={TITLE_MAX}
-            value={form.title}
-            onChange={event => model.set('title', event.currentTarget.value)}
-          />
-        )}
-      </Field>
+        <Field label={trans.__('Title (optional)')}>
+          {id => (
+            <input
+              id={id}
+              type="text"
+              data-cgu="publish-title"
+              maxLength={TITLE_MAX}
+              value={form.title}
+              onChange={event => model.set('title', event.currentTarget.value)}
+            />
+          )}
+        </Field>
+      </div>
       <FormError message={model.error} dataCgu="publish-error" />
       <p className="cgu-Form-note" hidden={model.busyText === null}>
         {model.busyText ?? ''}
