@@ -158,3 +158,33 @@ test('a teacher creates a course, enrols a class from CSV, promotes a TA and dep
   expect((await teacherApi.post('/api/notebooks/ui-teacher/course-prep/stop?wait=true')).status()).toBe(202);
   await teacherApi.dispose();
 });
+
+test("a class list sent before the page's tabs have loaded waits for them, and never goes into the address", async ({
+  browser
+}) => {
+  const teacher = await (await browser.newContext()).newPage();
+  await login(teacher, 'ui-teacher');
+  await teacher.goto('/courses');
+  await teacher.getByLabel('Name', { exact: true }).fill('ui-held');
+  await teacher.getByLabel('Display name').fill('UI Held');
+  // The Members tab's script arrives only when the test lets it: a slow network, or a busy host.
+  let release = () => {};
+  const released = new Promise<void>(resolve => (release = resolve));
+  await teacher.route('**/static/js/course_members.js', async route => {
+    await released;
+    await route.continue();
+  });
+  await teacher.getByRole('button', { name: 'Create course' }).click();
+  await teacher.waitForURL(/\/courses\/ui-held/, { waitUntil: 'domcontentloaded' });
+  const members = teacher.locator('#panel-members');
+  await members.getByLabel('or paste it').fill(MALFORMED);
+  await members.getByRole('button', { name: 'Import' }).click();
+  await teacher.waitForTimeout(500); // what a browser's own submit would have done by now
+  expect(new URL(teacher.url()).search).toBe(''); // not sent as ?text=... with the class list
+  await expect(teacher.locator('#import-errors')).toBeHidden();
+  release();
+  // sent once the handlers are there: the refusal lists the wrong lines
+  await expect(teacher.locator('#import-errors')).toContainText('Nothing was imported: 4 problems');
+  expect(new URL(teacher.url()).search).toBe('');
+  await teacher.context().close();
+});

@@ -17,6 +17,45 @@
  * }>} LimitsForm
  */
 
+// The portal's forms are sent by its scripts (fetch), never by the browser. Those with
+// neither `action` nor `method` (every script-driven form; a `method="dialog"` form closes
+// its dialog, a `method="post"` one is a real post) would otherwise go out as a GET with
+// their fields in the address, and in browser history and server logs (a class list with
+// its passwords), when submitted before the page's script has attached its handler. While
+// a page is still loading its parts (`holdForms()` ... `formsReady()`), such a submit is
+// held and sent again once they are ready, so the click is not lost either.
+/** @type {Map<HTMLFormElement, HTMLElement | null> | null} */
+let heldForms = null;
+document.addEventListener(
+  'submit',
+  event => {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement) || form.hasAttribute('action') || form.hasAttribute('method')) {
+      return;
+    }
+    event.preventDefault();
+    if (heldForms) {
+      event.stopImmediatePropagation();
+      heldForms.set(form, /** @type {SubmitEvent} */ (event).submitter);
+    }
+  },
+  true
+);
+
+/** The page is loading the parts that handle its forms: hold their submits until `formsReady()`. */
+export function holdForms() {
+  heldForms ??= new Map();
+}
+
+/** The page's forms have their handlers: send what was submitted meanwhile. */
+export function formsReady() {
+  const held = heldForms;
+  heldForms = null;
+  for (const [form, submitter] of held ?? []) {
+    if (form.isConnected) form.requestSubmit(submitter ?? undefined);
+  }
+}
+
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['LimitsOut']} Limits */
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['UsageOut']} Usage */
 

@@ -2,7 +2,10 @@
 // The course page: a course's managers run it in tabs (course_members.js,
 // course_staff.js, course_work.js, course_live.js, course_help.js, class_sessions.js); its students get a
 // read-only view (course_student.js). Both see the course's published demos (course_demos.js).
-import { showStatus } from './common.js';
+import { formsReady, holdForms, showStatus } from './common.js';
+
+// The tabs' handlers come with their modules, loaded below: a form sent before then waits.
+holdForms();
 
 const root = /** @type {HTMLElement} */ (document.getElementById('course-page'));
 const group = root.dataset.group ?? '';
@@ -81,4 +84,6 @@ try {
   }
 } catch (error) {
   showStatus(error.message, 'error');
+} finally {
+  formsReady();
 }
