@@ -175,7 +175,7 @@ def on_disk(path) -> str | None:
     return "".join(source) if isinstance(source, list) else source
 
 
-async def test_reader_follows_live_and_cannot_write(jp_fetch, room, jp_serverapp, notebook):
+async def test_reader_follows_live_and_cannot_write(jp_fetch, room, jp_serverapp, notebook, caplog):
     writer = await Client.join(jp_fetch, room, who("alice"))
     reader = await Client.join(jp_fetch, room, who("bob", "read"))
 
@@ -201,10 +201,15 @@ async def test_reader_follows_live_and_cannot_write(jp_fetch, room, jp_serverapp
     await reader.edit("import os; os.system('rm -rf ~')")
     await reader.send(protocol.raw_message("save")[: -0 or None] + protocol.write_var_uint(7))
     await reader.send(awareness(writer.doc.client_id, 99, "Alice"))
+    # ...and A's removal, as a browser passes on one it has not heard from in 30 s:
+    # dropped too, and A stays, but that is no impersonation (no warning in the log)
+    await reader.send(protocol.write_awareness([protocol.Entry(writer.doc.client_id, 100, None)]))
     await reader.send(b"\xff\xff")  # garbage
     await writer.pump(1.0)
     assert writer.source() == before
     assert writer.awareness[writer.doc.client_id]["user"]["username"] == "alice"
+    warnings = [r.getMessage() for r in caplog.records if "speak for another" in r.getMessage()]
+    assert len(warnings) == 1 and warnings[0].startswith("cgu-lab: bob tried"), warnings
     await reader.until(lambda: any('"failed"' in r for r in reader.raw))
     assert on_disk(notebook) == before
     server_doc = await jp_serverapp.web_app.settings["jupyter_server_ydoc"].get_document(

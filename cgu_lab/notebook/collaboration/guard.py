@@ -149,11 +149,15 @@ class Connection:
         kept = []
         for entry in protocol.read_awareness(message):
             if not self.presence.claim(self, entry.client_id):
-                log.warning(
-                    "cgu-lab: %s tried to speak for another collaborator in %s",
-                    self.user.username,
-                    self.room,
-                )
+                # A browser passes on the removal (no state) of a collaborator it has not
+                # heard from for 30 s, as y-protocols' awareness does: dropped, as any entry
+                # of another's, but no attempt to speak for them, so not worth a warning.
+                if entry.state is not None:
+                    log.warning(
+                        "cgu-lab: %s tried to speak for another collaborator in %s",
+                        self.user.username,
+                        self.room,
+                    )
                 continue
             state = entry.state
             if state is not None:
