@@ -59,12 +59,11 @@ def stop_while_downloading(ctl: Controller, sam: httpx.Client, pause: float) -> 
 
 def test_a_download_in_flight_finishes_within_the_grace():
     with controller_with_a_big_file("30") as (ctl, sam):
-        started = time.monotonic()
         body = stop_while_downloading(ctl, sam, pause=7)  # past the 5 s it once had
         with zipfile.ZipFile(io.BytesIO(body)) as archive:
             assert archive.testzip() is None and archive.getinfo("big.bin").file_size == SIZE
+        # it ends once the download is done, within the 30 s grace (a stuck drain would not)
         ctl.process.wait(30)  # its status is the signal's, as uvicorn raises it again
-        assert time.monotonic() - started < 30
         assert "draining 1 transfers for up to 30 s" in ctl.log.read_text()
 
 
