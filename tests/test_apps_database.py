@@ -150,6 +150,20 @@ def test_the_web_client_is_on_the_notebooks_origin(alice, lab):
     assert str(row["total"] if isinstance(row, dict) else row[0]) == "7", found
 
 
+def test_the_web_client_never_calls_dbgates_cloud(alice, lab):
+    """No cloud widgets, no premium offer with its Upgrade button, and the page's refresh of
+    the cloud's files at start answers at once without calling out (a notebook without DNS
+    showed an error there)."""
+    if registry.dbgate() is None and not (DBGATE / "node_modules").is_dir():
+        pytest.skip("DbGate is not installed (scripts/dbgate.sh)")
+    client = "/notebook/alice/db/postgres"
+    config = alice.ok("POST", f"{client}/config/get", json={}, timeout=90)
+    denied = set(config["permissions"].split(","))
+    assert {"~widgets/cloud-public", "~widgets/cloud-private", "~widgets/premium"} <= denied
+    refreshed = alice.ok("POST", f"{client}/cloud/refresh-public-files", json={"isRefresh": True})
+    assert refreshed == {"status": "ok"}
+
+
 def test_the_data_survives_a_restart(alice, lab):
     code(alice, "alice", lab, PSQL.format(command="INSERT INTO grades VALUES ('bob', 5)"))
     # A dump in the home, which a submission carries (the cluster's files it never does).

@@ -103,14 +103,14 @@ test.describe.serial('a notebook published as a page from the lab', () => {
     await snapshot(
       teacher,
       testInfo,
-      '290-teacher-publishes-a-page-from-the-lab'
+      '300-teacher-publishes-a-page-from-the-lab'
     );
     await dialog.locator('[data-cgu="publish-send"]').click();
     await expect(dialog).toHaveCount(0, { timeout: 60_000 });
     await expect(
       teacher.getByText(`"Lesson page" is published to ${COURSE}.`)
     ).toBeVisible();
-    await snapshot(teacher, testInfo, '291-the-page-is-published');
+    await snapshot(teacher, testInfo, '301-the-page-is-published');
 
     const student = await (await browser.newContext()).newPage();
     await login(student, STUDENT);
@@ -118,7 +118,7 @@ test.describe.serial('a notebook published as a page from the lab', () => {
     await expect(student.getByText('rendered by voila: 42')).toBeVisible({
       timeout: 90_000
     });
-    await snapshot(student, testInfo, '292-student-reads-the-page');
+    await snapshot(student, testInfo, '302-student-reads-the-page');
 
     expect(
       (
@@ -134,7 +134,7 @@ test.describe.serial('a notebook published as a page from the lab', () => {
     await expect(student.getByText('rendered by voila: 42')).toBeVisible({
       timeout: 90_000
     });
-    await snapshot(student, testInfo, '293-the-page-after-a-restart');
+    await snapshot(student, testInfo, '303-the-page-after-a-restart');
     await student.close();
     await teacher.close();
   });

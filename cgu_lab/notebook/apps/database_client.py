@@ -24,6 +24,14 @@ the platform's own API token (and never forwards), so every call of the page aft
 first was refused. The token guarded nothing here: only the notebook's owner and
 editors reach this socket (jupyter-server-proxy behind the notebook's own checks), and
 anyone reaching DbGate could ask it for an anonymous token.
+
+DbGate's cloud is off. Its page asks its server at start to refresh the cloud's public
+files and its premium offer from api.dbgate.cloud; in a notebook without DNS or a route
+out, that failed and the page showed an error, and its side bar showed the cloud's
+widgets and a Premium offer with an Upgrade button, none of which a course's database
+needs. Its own permissions setting (`PERMISSIONS`, `~` denies; everything else stays
+allowed) hides those widgets, and `dbgate_start.js` answers the refresh without the
+cloud, so the client never calls out.
 """
 
 from __future__ import annotations
@@ -35,6 +43,8 @@ import sys
 from pathlib import Path
 
 STARTER = Path(__file__).with_name("dbgate_start.js")
+# DbGate's widgets of its cloud (public files, a user's own cloud) and its premium offer.
+NO_CLOUD = "~widgets/cloud-public,~widgets/cloud-private,~widgets/premium"
 
 
 def connection(engine: str, database_socket: str, user: str) -> dict[str, str]:
@@ -69,6 +79,7 @@ def environment(dbgate: str, web_root: str, engine: str, database_socket: str, u
             "WEB_ROOT": web_root,
             "WORKSPACE_DIR": str(Path.home() / ".local" / "share" / "cgu-lab" / "dbgate"),
             "SKIP_ALL_AUTH": "1",
+            "PERMISSIONS": NO_CLOUD,
             **connection(engine, database_socket, user),
         }
     )

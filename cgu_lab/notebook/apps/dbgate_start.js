@@ -30,4 +30,12 @@ process.on('SIGTERM', () => setTimeout(() => process.exit(0), 2000).unref());
 global.API_PACKAGE = path.dirname(path.dirname(require.resolve('dbgate-api')));
 global.PLUGINS_DIR = path.dirname(global.API_PACKAGE);
 global.IS_NPM_DIST = true;
+
+// DbGate's page asks at start for the cloud's public files and premium offer, from
+// api.dbgate.cloud: a notebook's database client never calls out (database_client.py
+// hides the cloud's widgets), so the refresh answers at once, as it does when nothing
+// changed.
+const cloud = require('dbgate-api/src/controllers/cloud');
+cloud.refreshPublicFiles = async () => ({ status: 'ok' });
+
 require('dbgate-api').getMainModule().start();
