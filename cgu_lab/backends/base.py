@@ -7,13 +7,16 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.culling import KernelCulling
 from ..core.errors import NotSupported
 from ..core.gpu_fleet import Product
 from ..core.gpus import Device
 from ..core.quota import Limits
+
+if TYPE_CHECKING:
+    from ..store.db import Database
 
 # The classes every notebook server runs with, whichever backend starts it: they make
 # the identity the controller's proxy (or the ingress) vouches for, and the shares it
@@ -187,6 +190,11 @@ class Backend(abc.ABC):
     """One implementation per place notebooks run; the controller holds exactly one."""
 
     name: str = "abstract"
+
+    def share_database(self, db: Database) -> None:  # noqa: B027 - optional hook
+        """The platform's database, for a backend that keeps records of its own there (the
+        local backend's map of system accounts): one engine, so on SQLite its transactions
+        take their turn with the platform's instead of contending for the write lock."""
 
     async def open(self) -> None:  # noqa: B027 - optional hook
         """Prepare long-lived resources (clients, directories)."""

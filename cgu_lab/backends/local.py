@@ -60,6 +60,7 @@ import psutil
 
 from .. import gpu_probe
 from ..core.gpus import Device
+from ..store.db import Database
 from . import local_host
 from . import local_vfio as vfio
 from .base import (
@@ -158,8 +159,12 @@ class LocalBackend(Backend):
                     "e.g. /var/lib/cgu-lab"
                 )
 
+    def share_database(self, db: Database) -> None:
+        self.accounts.database = db
+
     async def close(self) -> None:
         await self.servers.close()
+        await self.accounts.close()
 
     @property
     def private_network(self) -> bool:

@@ -28,6 +28,7 @@ import os
 import pwd
 import re
 import shutil
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -143,7 +144,17 @@ class Account:
 
 
 class Accounts:
-    """Finds, or creates on first need, the system account of a platform user."""
+    """Finds, or creates on first need, the system account of a platform user.
+
+    A user's account, once found, is remembered: every later start of theirs finds it
+    with one lookup of the host's account database, without the lock or a transaction.
+    Before, each start of a class took a turn under one lock for a transaction on an
+    engine of its own (so outside the platform's turns on SQLite): thirty students
+    pressing Start queued behind each other here, seconds on a busy host, before any
+    server was launched. The map from user to account never changes once made (names
+    are derived from the user and the installation, accounts are never deleted); one
+    whose system account went away is looked up again.
+    """
 
     def __init__(
         self,
@@ -163,6 +174,14 @@ class Accounts:
         self._instance = instance
         self.db_url = db_url
         self._lock = asyncio.Lock()
+        self._known: dict[str, Account] = {}
+        # The platform's database (`Backend.share_database`); without it (a CLI run, a test
+        # of the backend alone) an engine of its own per event loop.
+        self.database: Database | None = None
+        # one engine per event loop (the controller has one; a CLI run, its own)
+        self._dbs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Database] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @property
     def instance(self) -> str:
@@ -197,6 +216,9 @@ class Accounts:
         instance = self.instance
         if not instance:
             raise BackendError("the local backend is not open yet (no installation id)")
+        known = self._known.get(user)
+        if known is not None and _still_there(known):
+            return known
         async with self._lock:
             name, uid = await self._claim(user, unix_name(user, installation_tag(instance)))
             expected = account_comment(instance, user)
@@ -213,13 +235,31 @@ class Accounts:
                 )
             if uid is None:
                 await self._remember_uid(user, entry.pw_uid)
-        return Account(entry.pw_uid, entry.pw_gid, name)
+        account = self._known[user] = Account(entry.pw_uid, entry.pw_gid, name)
+        return account
+
+    async def close(self) -> None:
+        """Close the engine this loop reads and writes the account map with."""
+        db = self._dbs.pop(asyncio.get_running_loop(), None)
+        if db is not None:
+            await db.close()
+
+    def _database(self) -> Database:
+        """One engine per loop for the life of the backend, not one per claim (each cost
+        a connection's setup)."""
+        if self.database is not None:
+            return self.database
+        loop = asyncio.get_running_loop()
+        db = self._dbs.get(loop)
+        if db is None:
+            db = self._dbs[loop] = Database(self.db_url)
+        return db
 
     # -- the stored map --------------------------------------------------------
 
     async def _claim(self, user: str, proposed: str) -> tuple[str, int | None]:
         """The user's stored account (name, uid), storing `proposed` on first need."""
-        db = Database(self.db_url)
+        db = self._database()
         try:
             async with db.session() as session:
                 user_id = await session.scalar(select(User.id).where(User.name == user))
@@ -247,22 +287,26 @@ class Accounts:
                 f"notebooks of '{user}' cannot start: the system account name '{proposed}' "
                 "was just taken by another user; ask an administrator"
             ) from error
-        finally:
-            await db.close()
 
     async def _remember_uid(self, user: str, uid: int) -> None:
-        db = Database(self.db_url)
-        try:
-            async with db.session() as session:
-                row = await session.scalar(
-                    select(UnixAccount)
-                    .join(User, User.id == UnixAccount.user_id)
-                    .where(User.name == user)
-                )
-                if row is not None:
-                    row.uid = uid
-        finally:
-            await db.close()
+        async with self._database().session() as session:
+            row = await session.scalar(
+                select(UnixAccount)
+                .join(User, User.id == UnixAccount.user_id)
+                .where(User.name == user)
+            )
+            if row is not None:
+                row.uid = uid
+
+
+def _still_there(account: Account) -> bool:
+    """Whether the host still has this account under this name (one passwd lookup)."""
+    if account.uid is None:
+        return True
+    try:
+        return pwd.getpwuid(account.uid).pw_name == account.name
+    except KeyError:
+        return False
 
 
 async def create_system_account(name: str, comment: str) -> None:

@@ -62,6 +62,7 @@ class Platform:
         self.clock = clock or Clock()
         self.db = Database(settings.db_url, settings.db_busy_timeout)
         self.backend = backend or create_backend(settings.backend, settings)
+        self.backend.share_database(self.db)
         self.broker = ProgressBroker(self.clock)
         self.environments = EnvironmentBuilds(
             self.db, self.broker, settings, self.backend.name, self.clock
