@@ -27,6 +27,7 @@ uses plain processes outside any notebook instead (other work of the host).
 Usage: class_burst.py [--bursts 10,30] [--busy 3] [--busy-kind notebooks|host]
                       [--only cgu|hub] [--quiet-only|--busy-only] [--big] (adds 60)
                       [--timeline PATH] (each cgu-lab start's progress events, as JSON)
+                      [--new-accounts] (cgu-lab's students start for the first time ever)
 The host's load (uptime) is printed at the start and the end.
 """
 
@@ -401,6 +402,11 @@ def run_platform(kind, args, sizes: list[int], conditions: list[str]) -> dict:
         burst_users = names[:most]
         bystander = names[most]
         busy_users = names[most + 1 :]
+        if isinstance(platform, CguLab) and not args.new_accounts:
+            # A class that has met before: each student's system account and home exist,
+            # as JupyterHub's peer creates its system users before the bursts (untimed).
+            with concurrent.futures.ThreadPoolExecutor(5) as pool:
+                list(pool.map(lambda u: (platform.start(u), platform.stop(u)), burst_users))
         platform.start(bystander)
         platform.spin_kernel = None
         # The bystander's idle notebook with one idle kernel: density.
@@ -564,6 +570,12 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=90)
     parser.add_argument("--only", choices=("cgu", "hub"))
     parser.add_argument("--timeline", help="write each cgu-lab start's progress events here")
+    parser.add_argument(
+        "--new-accounts",
+        action="store_true",
+        help="cgu-lab's students start for the first time ever: their system accounts and "
+        "homes are made during the burst (JupyterHub's are made before it)",
+    )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quiet-only", action="store_true")
     group.add_argument("--busy-only", action="store_true")
