@@ -21,6 +21,7 @@ running now as taken.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import shlex
 
@@ -90,6 +91,10 @@ class TrainingService:
         self.gpus = gpus
         # Whether the cluster queues jobs (Kueue): None until the first pass asked.
         self.cluster_queues: bool | None = None
+        # One dispatch pass at a time: a submission's pass and the periodic one both read
+        # the queued jobs before either writes what it did, so both handed one job over and
+        # the second, refused as 'already exists', marked a running job failed.
+        self._dispatching = asyncio.Lock()
 
     async def images(self, actor: Principal) -> ImagesOut:
         """The images the custom-image choice offers: the environments' and those the
@@ -290,7 +295,11 @@ class TrainingService:
         self.cluster_queues = True
 
     async def dispatch(self) -> None:
-        """Submit queued jobs, oldest first, while their GPUs fit."""
+        """Submit queued jobs, oldest first, while their GPUs fit (one pass at a time)."""
+        async with self._dispatching:
+            await self._dispatch_pass()
+
+    async def _dispatch_pass(self) -> None:
         await self.sync_budgets()
         async with self.db.session() as session:
             queued = (
