@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import select, text
 
 from cgu_lab.store.db import Database, unavailable
 
@@ -69,3 +69,33 @@ async def test_a_turn_that_does_not_come_fails_as_busy_and_leaves_the_queue(tmp_
         assert await database.ping() == "ok"
     finally:
         await database.close()
+
+
+async def test_a_reading_transaction_does_not_wait_for_a_writers_turn(sqlite_db):
+    """Who a cookie is, a user's groups, a notebook's shares: read on every request. They
+    go through while a writer holds its turn and SQLite's write lock (a class's starts),
+    reading what was last committed; one that changes a row is refused."""
+    from cgu_lab.store.models import User
+
+    async with sqlite_db.session() as session:
+        session.add(User(name="ada", role="student", password_hash="x"))
+    holding, release = asyncio.Event(), asyncio.Event()
+
+    async def writer() -> None:
+        async with sqlite_db.session() as session:
+            await session.execute(text("UPDATE users SET role = 'teacher'"))
+            holding.set()
+            await release.wait()
+
+    task = asyncio.create_task(writer())
+    await holding.wait()
+    async with sqlite_db.reading() as session:
+        roles = (await session.execute(text("SELECT role FROM users"))).scalars().all()
+    assert roles == ["student"]  # the last committed state, while the writer goes on
+    release.set()
+    await task
+    with pytest.raises(RuntimeError, match="reading transaction changed rows"):
+        async with sqlite_db.reading() as session:
+            (await session.scalars(select(User))).one().role = "admin"
+    async with sqlite_db.reading() as session:
+        assert (await session.execute(text("SELECT role FROM users"))).scalar() == "teacher"

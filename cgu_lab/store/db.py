@@ -12,6 +12,13 @@ pages all asking at once on a busy host some transaction waited past the busy
 timeout and its start failed with "database is locked" (benchmarks/
 class_burst.py, burst of 30, busy host).
 
+`Database.reading()` is the way for a lookup that writes nothing (who a session's cookie
+is, a user's groups, a notebook's shares): on SQLite a deferred transaction that never
+takes the write lock and so never waits its turn behind writers (WAL lets it read the
+last committed state meanwhile). Those lookups run on every request of every student, and
+behind a class's thirty starts each waited for the writers' queue: a bystander's page took
+seconds (class_burst, busy host). Changing anything in one is a programming error.
+
 On PostgreSQL transactions run concurrently and code that must not
 interleave (the quota check of a start) takes row locks (`SELECT ... FOR
 UPDATE`), so two concurrent starts cannot both pass a limit on either
@@ -40,6 +47,8 @@ from sqlalchemy.ext.asyncio import (
 )
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+# The execution option that marks a reading transaction's connection (Database.reading).
+READING = "cgu_lab_reading"
 # The transaction open in the current task, which nested `session()` blocks join.
 _current: contextvars.ContextVar[tuple[AsyncSession, asyncio.Task | None] | None] = (
     contextvars.ContextVar("cgu_lab_session", default=None)
@@ -133,7 +142,10 @@ def _configure_sqlite(engine: AsyncEngine, busy_timeout: float) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn):
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # a reading transaction (Database.reading) takes no write lock; the others take it
+        # up front (the module's docstring)
+        reading = conn.get_execution_options().get(READING, False)
+        conn.exec_driver_sql("BEGIN" if reading else "BEGIN IMMEDIATE")
 
 
 class Database:
@@ -157,6 +169,11 @@ class Database:
         if self.is_sqlite:
             _configure_sqlite(self.engine, busy_timeout)
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._readers = async_sessionmaker(
+            self.engine.execution_options(**{READING: True}),
+            expire_on_commit=False,
+            autoflush=False,
+        )
         self._probe: asyncio.Task[str] | None = None
         # SQLite's one writer at a time, as a FIFO queue per event loop (an asyncio.Lock
         # belongs to the loop that first waits on it; tests run apps in several loops).
@@ -196,6 +213,23 @@ class Database:
                 yield session
             finally:
                 _current.reset(token)
+
+    @contextlib.asynccontextmanager
+    async def reading(self) -> AsyncIterator[AsyncSession]:
+        """A transaction that only reads (see the module's docstring): no turn, no write
+        lock on SQLite; rolled back at the end. Inside a `session()` block of the same task
+        it joins that transaction, as a nested `session()` does."""
+        outer = _current.get()
+        if outer is not None and outer[1] is asyncio.current_task():
+            yield outer[0]
+            return
+        async with self._readers() as session:
+            try:
+                yield session
+                if session.new or session.dirty or session.deleted:
+                    raise RuntimeError("a reading transaction changed rows; use session()")
+            finally:
+                await session.rollback()
 
     @contextlib.asynccontextmanager
     async def _turn(self) -> AsyncIterator[None]:

@@ -69,10 +69,10 @@ def _aware(value: datetime | None) -> datetime | None:
     return value
 
 
-def _touch(user: User, now: datetime) -> None:
-    """Note that the user is active `now` (a session or personal token was used)."""
-    if user.last_activity is None or now - user.last_activity > ACTIVITY_STEP:
-        user.last_activity = now
+def _due(last: datetime | None, now: datetime) -> bool:
+    """Whether a "last active"/"last used" time is worth writing again: they are kept to
+    ACTIVITY_STEP, so a lookup writes at most that often (lookups only read otherwise)."""
+    return last is None or now - _aware(last) > ACTIVITY_STEP
 
 
 def _in_words(seconds: float) -> str:
@@ -207,21 +207,24 @@ class Authenticator:
         found, identity = self._cached(key)
         if found:
             return identity
+        now = self.clock.now()
         try:
-            async with self.db.session() as session:
+            async with self.db.reading() as session:
                 row = await session.execute(
                     select(Session, User)
                     .join(User, User.id == Session.user_id)
                     .where(Session.token_hash == digest)
                 )
                 pair = row.first()
-                if pair is None or pair[0].expires_at < self.clock.now() or not pair[1].active:
+                if pair is None or pair[0].expires_at < now or not pair[1].active:
                     return self._remember(key, None)
-                _touch(pair[1], self.clock.now())
                 identity = self._identity(pair[1], "session", csrf=pair[0].csrf, digest=digest)
                 expires = pair[0].expires_at
+                touch = _due(pair[1].last_activity, now)
         except SQLAlchemyError as error:
             return self._last_known(key, error)
+        if touch:
+            await self._note_use(identity.user_id, None, now)
         return self._remember(key, identity, _aware(expires))
 
     async def from_bearer(self, token: str) -> Identity | None:
@@ -230,8 +233,9 @@ class Authenticator:
         found, identity = self._cached(key)
         if found:
             return identity
+        now = self.clock.now()
         try:
-            async with self.db.session() as session:
+            async with self.db.reading() as session:
                 row = await session.execute(
                     select(ApiToken, User)
                     .join(User, User.id == ApiToken.user_id)
@@ -241,17 +245,36 @@ class Authenticator:
                 if pair is None or not pair[1].active:
                     return self._remember(key, None)
                 api_token, user = pair
-                if api_token.expires_at is not None and api_token.expires_at < self.clock.now():
+                if api_token.expires_at is not None and api_token.expires_at < now:
                     return self._remember(key, None)
-                api_token.last_used = self.clock.now()
-                if api_token.notebook_id is None:
-                    _touch(user, self.clock.now())
                 via = "notebook" if api_token.notebook_id else "token"
                 identity = self._identity(user, via, notebook_id=api_token.notebook_id)
                 expires = api_token.expires_at
+                token_id = api_token.id if _due(api_token.last_used, now) else None
+                personal = api_token.notebook_id is None and _due(user.last_activity, now)
         except SQLAlchemyError as error:
             return self._last_known(key, error)
+        if token_id is not None or personal:
+            await self._note_use(identity.user_id if personal else None, token_id, now)
         return self._remember(key, identity, _aware(expires))
+
+    async def _note_use(self, user_id: int | None, token_id: int | None, now: datetime) -> None:
+        """Write that a user was active and a token used (to ACTIVITY_STEP: see `_due`). A
+        database too busy for it costs the record, never the caller's request."""
+        try:
+            async with self.db.session() as session:
+                if user_id is not None:
+                    await session.execute(
+                        update(User).where(User.id == user_id).values(last_activity=now)
+                    )
+                if token_id is not None:
+                    await session.execute(
+                        update(ApiToken).where(ApiToken.id == token_id).values(last_used=now)
+                    )
+        except SQLAlchemyError as error:
+            if unavailable(error) is None:
+                raise
+            log.warning("database busy; the last use of a session or token is not recorded")
 
     async def identify(self, cookie: str | None, authorization: str | None) -> Identity | None:
         if authorization:
@@ -272,7 +295,7 @@ class Authenticator:
         if hit is not None and hit[1] >= self.clock.monotonic():
             return hit[0]
         try:
-            async with self.db.session() as session:
+            async with self.db.reading() as session:
                 user = await session.get(User, user_id)
                 rows = await session.execute(
                     select(Membership.group_id, Membership.manager).where(
@@ -280,20 +303,22 @@ class Authenticator:
                     )
                 )
                 memberships = rows.all()
+                principal = None
+                if user is not None:  # read inside: the rows are gone with the transaction
+                    principal = Principal(
+                        id=user.id,
+                        name=user.name,
+                        role=Role(user.role),
+                        groups=frozenset(g for g, _ in memberships),
+                        managed_groups=frozenset(g for g, manager in memberships if manager),
+                    )
         except SQLAlchemyError as error:
             # As _last_known: a role or membership change drops the entry at once.
             if unavailable(error) is None or hit is None:
                 raise
             return hit[0]
-        if user is None:
+        if principal is None:
             raise Unauthenticated("this account no longer exists")
-        principal = Principal(
-            id=user.id,
-            name=user.name,
-            role=Role(user.role),
-            groups=frozenset(g for g, _ in memberships),
-            managed_groups=frozenset(g for g, manager in memberships if manager),
-        )
         self._principals[user_id] = (principal, self.clock.monotonic() + CACHE_SECONDS)
         return principal
 

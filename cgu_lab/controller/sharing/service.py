@@ -78,7 +78,7 @@ class ShareService:
             return hit[0]
         now = self.clock.now()
         try:
-            async with self.db.session() as session:
+            async with self.db.reading() as session:
                 rows = await session.scalars(
                     select(Share).where(
                         Share.notebook_id == notebook_id,
