@@ -5,11 +5,11 @@ browser user's own identity, and only the notebook's owner (`lab:own`)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter
 
 from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.schema_types import LabelPath, UserNamePath
-from .schemas import DemoOut, PublishBody
+from . import router as portal
 
 router = APIRouter(
     prefix="/lab/{owner}/{name}",
@@ -26,18 +26,5 @@ async def options(
     return await platform.publishing.lab_options(actor, owner, name)
 
 
-@router.post("/demos", status_code=201, dependencies=OWN)
-async def publish(
-    owner: UserNamePath,
-    name: LabelPath,
-    body: PublishBody,
-    platform: PlatformDep,
-    actor: ActorDep,
-    response: Response,
-) -> DemoOut:
-    demo, created = await platform.publishing.publish(
-        actor, owner, name, body.app, body.course, body.title
-    )
-    if not created:
-        response.status_code = 200
-    return DemoOut(**demo)
+# The portal's own handler: the same body, service and answer (201 new, 200 changed).
+router.post("/demos", status_code=201, dependencies=OWN)(portal.publish)
