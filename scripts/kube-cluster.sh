@@ -657,10 +657,18 @@ addon_images() {
   done
 }
 
-# import ARCHIVE...: load into containerd unless this very file was loaded already.
+# import ARCHIVE...: load into containerd unless this very file was loaded already. The
+# record is trusted only while containerd holds at least as many images as it lists: the
+# kubelet's clean-up under disk pressure removes images, and a restart that trusted the
+# record then ran without them (CoreDNS: "pause image not found"); then all are imported again.
 import_images() {
-  local archive stamp seen="$STATE/containerd/imported"
+  local archive stamp seen="$STATE/containerd/imported" held
   touch "$seen"
+  held="$({ ctr --address "$SOCK" -n k8s.io images ls -q 2>/dev/null || true; } | wc -l)"
+  if [ "$held" -lt "$(wc -l <"$seen")" ]; then
+    log "containerd lost images it had imported ($held held); importing them again"
+    : >"$seen"
+  fi
   for archive in "$@"; do
     [ -f "$archive" ] || continue
     stamp="$(stat -c '%n %s %Y' "$archive")"
