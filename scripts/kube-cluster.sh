@@ -293,13 +293,21 @@ port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # -- processes -----------------------------------------------------------------------------
 
 # pid of component $1 if it runs and is ours (its command line names our state folder).
+# A process in the middle of an exec (the training operator's env -> unshare -> sh ->
+# exec chain) shows an empty command line for a moment: asked again, not taken for dead
+# (a clean-clone rehearsal once stopped a starting cluster that way).
 alive() {
-  local pid
+  local pid line _
   [ -f "$STATE/run/$1.pid" ] || return 1
   pid="$(cat "$STATE/run/$1.pid")"
-  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
-  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$STATE" || return 1
-  echo "$pid"
+  [ -n "$pid" ] || return 1
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    [ -r "/proc/$pid/cmdline" ] || return 1
+    line="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)"
+    [ -z "$line" ] || break
+    sleep 0.1
+  done
+  case "$line" in *"$STATE"*) echo "$pid" ;; *) return 1 ;; esac
 }
 
 # daemon NAME [--netns] COMMAND...: run in the background, log in $STATE/logs.
