@@ -103,7 +103,9 @@ test('a student asks for help, a TA takes it, both edit one cell live, Thanks en
   await expect(helper.locator('body')).toHaveAttribute('data-cgu-access', 'edit', { timeout: 90_000 });
   await expect(status).toHaveText(/ui-ta is helping you/, { timeout: 30_000 });
   await expect(panel.locator('[data-cgu="help-request"][data-state="helping"]')).toBeVisible();
-  await helper.locator('.jp-DirListing-item', { hasText: 'hw.ipynb' }).dblclick();
+  // the file browser's entry (data-file-type), not the collaborators panel's line for the
+  // file the student has open, which appears as soon as her awareness reaches the TA's page
+  await helper.locator('.jp-DirListing-item[data-file-type="notebook"]', { hasText: 'hw.ipynb' }).dblclick();
   await expect(firstCell(helper)).toContainText('loss = 1', { timeout: 60_000 });
 
   // Both type into the one cell; each sees the other's text live, without saving.
