@@ -634,6 +634,26 @@ def extension_server_config(
     }
 
 
+def code_notebook(source: str) -> dict:
+    """A notebook (nbformat 4) of one code cell with `source`, on the Python 3 kernel."""
+    return {
+        "cells": [
+            {
+                "cell_type": "code",
+                "source": source,
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+            }
+        ],
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
 def proxy_headers(
     name: str,
     access: str | None = None,

@@ -21,7 +21,7 @@ from tornado.httpclient import HTTPClientError
 from cgu_lab.core import publishing
 from cgu_lab.notebook.apps.voila_demos import STORE, VoilaDemos
 
-from .harness import extension_server_config
+from .harness import code_notebook, extension_server_config
 from .harness import proxy_headers as as_user
 
 pytestmark = [
@@ -29,22 +29,7 @@ pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("voila") is None, reason="voila is not installed"),
 ]
 
-LESSON = {
-    "cells": [
-        {
-            "cell_type": "code",
-            "source": "print('rendered by voila:', 6 * 7)",
-            "metadata": {},
-            "outputs": [],
-            "execution_count": None,
-        }
-    ],
-    "metadata": {
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-    },
-    "nbformat": 4,
-    "nbformat_minor": 5,
-}
+LESSON = code_notebook("print('rendered by voila:', 6 * 7)")
 OWNER = as_user("alice")
 # A POST carries the XSRF cookie and header as JupyterLab sends them.
 XSRF = {"X-XSRFToken": "x", "Cookie": "_xsrf=x"}

@@ -28,7 +28,7 @@ from cgu_lab.core import publishing
 from cgu_lab.core.errors import Invalid
 
 from .conftest import STANDARD_USERS
-from .harness import notebook_host, running_controller, set_cookies
+from .harness import code_notebook, notebook_host, running_controller, set_cookies
 from .test_notebooks import execute
 from .test_publishing import START_APPS
 
@@ -226,22 +226,7 @@ def test_public_and_voila_bad_input(controller, stage, admin, teacher, alice):
 
 # -- Voilà: the notebook itself as the app ---------------------------------------------------
 
-VOILA_NOTEBOOK = {
-    "cells": [
-        {
-            "cell_type": "code",
-            "source": "print('rendered by voila:', 6 * 7)",
-            "metadata": {},
-            "outputs": [],
-            "execution_count": None,
-        }
-    ],
-    "metadata": {
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-    },
-    "nbformat": 4,
-    "nbformat_minor": 5,
-}
+VOILA_NOTEBOOK = code_notebook("print('rendered by voila:', 6 * 7)")
 
 # Run in the teacher's kernel: a free port for Voilà.
 FREE_PORT = textwrap.dedent(
