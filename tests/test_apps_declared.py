@@ -50,7 +50,7 @@ def jp_server_config(monkeypatch, tmp_path):
 
 
 def _sockets_of_this_test(tmp_path: Path) -> list[Path]:
-    return [p for p in tmp_path.glob("cgu-lab-*-apps-*/*.sock") if stat.S_ISSOCK(p.stat().st_mode)]
+    return [p for p in tmp_path.glob("apps-*/*.sock") if stat.S_ISSOCK(p.stat().st_mode)]
 
 
 async def test_a_socket_app_is_served_from_the_private_folder_only(jp_fetch, tmp_path):

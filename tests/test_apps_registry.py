@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 
 import pytest
 
@@ -53,13 +54,27 @@ def test_a_name_listed_twice_is_refused():
         rules.check_apps(["desktop", {"name": "desktop"}])
 
 
+def test_without_a_runtime_folder_the_shared_one_names_the_installation(monkeypatch, tmp_path):
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setenv("CGU_LAB_INSTANCE", "inst-42")
+    apps = registry.Apps.create("[]")
+    try:
+        assert apps.folder.parent == tmp_path
+        assert apps.folder.name.startswith("cgu-lab-inst42-apps-")
+    finally:
+        apps.close()
+    assert not apps.folder.exists()
+
+
 def test_proxy_entries(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
     monkeypatch.setenv("CGU_LAB_INSTANCE", "inst-42")
     apps = registry.Apps.create(json.dumps(["desktop", {**WEB_APP, "port": 8787}]))
     try:
         assert apps.folder.parent == tmp_path
-        assert apps.folder.name.startswith("cgu-lab-inst42-apps-")
+        assert apps.folder.name.startswith("apps-")
         assert apps.folder.stat().st_mode & 0o777 == 0o700
         servers = apps.servers()
         desktop = servers["desktop"]

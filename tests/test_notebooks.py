@@ -113,6 +113,28 @@ def test_resources_are_applied(running):
         assert resource.prlimit(process.pid, resource.RLIMIT_DATA)[0] == 2**30
 
 
+def test_temporary_files_are_the_notebooks_own_and_leave_with_it(controller, alice):
+    """The host's /tmp is every user's: a notebook's temporary files and apps' sockets go
+    to its own runtime folder instead, which is gone once it stops, even after a kill."""
+    alice.ok("POST", "/api/notebooks", 201, json={"name": "scratch", "cpu": "0.5"})
+    started = alice.ok("POST", "/api/notebooks/alice/scratch/start?wait=true", 202)
+    assert started["state"] == "running", started
+    process = server_process("alice", "scratch")
+    env = process.environ()
+    runtime = Path(env["XDG_RUNTIME_DIR"])
+    assert runtime.parent == controller.data_dir / "run" and runtime.name.startswith("nb-")
+    assert Path(env["TMPDIR"]) == runtime / "tmp"
+    for folder in (runtime, runtime / "tmp"):
+        info = folder.stat()
+        assert (info.st_uid, info.st_mode & 0o777) == (process.uids().real, 0o700)
+    assert list(runtime.glob("apps-*")), "the apps' socket folder is in the runtime folder"
+    process.kill()  # no clean exit: nothing of the server's removes its own files
+    process.wait(10)
+    alice.ok("POST", "/api/notebooks/alice/scratch/stop?wait=true", 202)
+    assert not runtime.exists()
+    alice.ok("DELETE", "/api/notebooks/alice/scratch")
+
+
 def test_kernel_runs_through_the_websocket_proxy(controller, running, alice):
     # As JupyterLab does, on the notebook's own origin (the harness adds cookie and XSRF).
     kernel = alice.ok("POST", "/notebook/alice/lab/api/kernels", 201, json={"name": "python3"})

@@ -231,16 +231,26 @@ class LocalBackend(Backend):
         return self.servers.endpoint(state)
 
     def socket_dir(self, notebook_id: int) -> Path:
+        """The notebook's own runtime folder (its XDG_RUNTIME_DIR and TMPDIR's parent)."""
         return self.run / f"nb-{notebook_id}"
 
-    def _prepare_socket(self, notebook_id: int, account: Account) -> Path:
-        """A fresh folder of the notebook's account for its server's socket: only that
-        account (and the controller, as root) may enter it."""
+    def _prepare_runtime(self, notebook_id: int, account: Account) -> Path:
+        """A fresh runtime folder of the notebook's account, removed when it stops.
+
+        Why: `/tmp` is the host's, shared by every user. What a notebook's processes
+        leave there (apps' socket folders, Voila's and kernels' temporary files) would
+        outlive a server that was killed, not stopped, and pile up across users for
+        good. Its XDG_RUNTIME_DIR and TMPDIR point here instead (only that account,
+        and the controller as root, may enter), and stop() and the sweep remove it.
+        A private network's server socket lives here too.
+        """
         folder = self.socket_dir(notebook_id)
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(mode=0o700)
-        os.chown(folder, account.uid, account.gid)
-        return folder / "jupyter.sock"
+        (folder / "tmp").mkdir(mode=0o700)
+        for path in (folder, folder / "tmp"):
+            os.chown(path, account.uid, account.gid)
+        return folder
 
     # -- start -----------------------------------------------------------
 
@@ -285,11 +295,11 @@ class LocalBackend(Backend):
             limits = await asyncio.to_thread(
                 self.limiter.prepare, spec.id, spec.cpu_milli, spec.memory, busy
             )
-            sock = (
-                await asyncio.to_thread(self._prepare_socket, spec.id, account) if private else None
-            )
+            runtime = await asyncio.to_thread(self._prepare_runtime, spec.id, account)
+            sock = runtime / "jupyter.sock" if private else None
             port = None if private else free_port()
             env = notebook_env(self.instance, spec, prefix, home, account.name)
+            env.update(XDG_RUNTIME_DIR=str(runtime), TMPDIR=str(runtime / "tmp"))
             if self.settings.controller_socket.exists():
                 # In a private network the controller's port is out of reach; its socket is not.
                 env["CGU_CONTROLLER_SOCKET"] = str(self.settings.controller_socket)
@@ -390,8 +400,7 @@ class LocalBackend(Backend):
         if state.get("kind") == "vm":
             await self.vms.shutdown(spec, state)  # the guest powers off, or is ended below
         await self.servers.end(spec.id, state)
-        if state.get("socket"):
-            await asyncio.to_thread(shutil.rmtree, self.socket_dir(spec.id), True)
+        await asyncio.to_thread(shutil.rmtree, self.socket_dir(spec.id), True)
         if str(state.get("kind", "")).startswith("vm"):
             groups = list(state.get("vfio_groups") or [])
             await asyncio.to_thread(self.vms.forget_runtime, spec.id, groups)

@@ -94,6 +94,9 @@ class WarmProcess:
         return self.returncode
 
 
+KNOWN_AT_FORK = {"JUPYTER_CONFIG_DIR", "XDG_RUNTIME_DIR"}
+
+
 class WarmLauncher:
     """One running warm launcher and the controller's end of its socket pair."""
 
@@ -113,8 +116,10 @@ class WarmLauncher:
         home = env.get("HOME", "")
         if not home or env.get("JUPYTER_CONFIG_DIR") != f"{home}/.jupyter":
             return None
-        if any(name.startswith(("JUPYTER_", "XDG_")) for name in set(env) - {"JUPYTER_CONFIG_DIR"}):
-            return None  # paths the launcher's imports computed without them
+        # Paths the launcher's imports computed without them. Not XDG_RUNTIME_DIR: no
+        # import reads it (jupyter_core's runtime folder is under its data folder).
+        if any(name.startswith(("JUPYTER_", "XDG_")) for name in set(env) - KNOWN_AT_FORK):
+            return None
         loop = asyncio.get_running_loop()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         mine.setblocking(False)

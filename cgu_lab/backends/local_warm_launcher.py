@@ -39,6 +39,7 @@ import select
 import site
 import socket
 import sys
+import tempfile
 import threading
 import traceback
 
@@ -189,6 +190,7 @@ def serve(reply: socket.socket, go: int, log: int) -> None:  # pragma: no cover 
         local_launch.apply(plan)  # closes every descriptor above stderr, ours included
         os.environ.clear()
         os.environ.update(plan["env"])
+        tempfile.tempdir = None  # found again from TMPDIR: the notebook's, not the launcher's
         rebase(LAUNCHER_HOME, plan["env"]["HOME"])
         # As the kernel starts a script: its interpreter, then the script and its arguments.
         if not retitle([sys.orig_argv[0], *plan["argv"]], plan["env"]):

@@ -129,9 +129,15 @@ class Apps:
 
     @classmethod
     def create(cls, declared: str) -> Apps:
+        # The server's own runtime folder where it has one (the local backend's, removed
+        # when the notebook stops, even after a kill); else the shared temporary folder,
+        # under a name that says whose installation left it.
         runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-        base = runtime if runtime and os.access(runtime, os.W_OK) else tempfile.gettempdir()
-        folder = Path(tempfile.mkdtemp(prefix=f"cgu-lab-{installation_tag()}-apps-", dir=base))
+        if runtime and os.access(runtime, os.W_OK):
+            folder = Path(tempfile.mkdtemp(prefix="apps-", dir=runtime))
+        else:
+            prefix = f"cgu-lab-{installation_tag()}-apps-"
+            folder = Path(tempfile.mkdtemp(prefix=prefix, dir=tempfile.gettempdir()))
         folder.chmod(0o700)
         offered, missing = [], {}
         for app in parse_declared(declared):
