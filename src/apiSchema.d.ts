@@ -721,23 +721,6 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/api/notebooks/{owner}/{name}/voila-command': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /** The command that shows one of the notebook's files as a page with Voilà, and the app to publish (its owner) */
-    get: operations['voila_api_notebooks__owner___name__voila_command_get'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
   '/api/notebooks/{owner}/{name}/demos/{demo_id}/public': {
     parameters: {
       query?: never;
@@ -5100,22 +5083,6 @@ export interface components {
       limits: {
         [key: string]: number;
       };
-    };
-    /**
-     * VoilaOut
-     * @description How to publish a notebook itself as a page with Voilà.
-     */
-    VoilaOut: {
-      /**
-       * App
-       * @description The app to publish once the command runs: 'proxy/<port>/'
-       */
-      app: string;
-      /**
-       * Command
-       * @description What to run in the notebook's terminal
-       */
-      command: string;
     };
   };
   responses: never;
@@ -10603,105 +10570,6 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Message'];
-        };
-      };
-      /** @description Bad input: the message names the field and the rule */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Not logged in */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Not allowed or over quota */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Not found */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Conflicts with the current state */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Too many attempts; wait the seconds in Retry-After */
-      429: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Not offered by this installation's backend */
-      501: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ErrorBody'];
-        };
-      };
-    };
-  };
-  voila_api_notebooks__owner___name__voila_command_get: {
-    parameters: {
-      query: {
-        /** @description The .ipynb file, relative to the home */
-        notebook: string;
-        port?: number;
-      };
-      header?: never;
-      path: {
-        owner: string;
-        name: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Successful Response */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['VoilaOut'];
         };
       };
       /** @description Bad input: the message names the field and the rule */

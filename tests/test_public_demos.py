@@ -1,11 +1,9 @@
-"""A teacher's demo site, public and with Voilà, with real processes.
+"""A teacher's public demo site, with real processes.
 
 A demo an administrator made public is used without a log-in: its app alone (a page and
 its websocket), never the notebook's files, kernels, terminals, JupyterLab or other ports;
-each anonymous visitor is counted once (by a cookie) and an address is paced. A notebook
-shown with Voilà, run as the controller says (its own base URL, behind
-jupyter-server-proxy), is a published port whose rendered page a student of the course
-reads, with every request of the page under the app's path.
+each anonymous visitor is counted once (by a cookie) and an address is paced. (A notebook
+shown with Voilà, the server's own app, is tests/test_voila_pages.py's.)
 
 The controller is a process of this module's own, pacing anonymous visitors so that an
 address's PUBLIC_BURST+1st request is refused; each test's anonymous client connects from
@@ -13,11 +11,7 @@ an address of its own (a loopback address), so no test spends another's requests
 """
 
 import asyncio
-import importlib.util
 import json
-import re
-import shlex
-import textwrap
 
 import httpx
 import pytest
@@ -25,10 +19,9 @@ import websockets
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from cgu_lab.core import publishing
-from cgu_lab.core.errors import Invalid
 
 from .conftest import STANDARD_USERS
-from .harness import code_notebook, notebook_host, running_controller, set_cookies
+from .harness import notebook_host, running_controller, set_cookies
 from .test_notebooks import execute
 from .test_publishing import START_APPS
 
@@ -201,7 +194,7 @@ def test_a_public_demo_s_websocket_ends_when_it_is_no_longer_public(
     teacher.ok("DELETE", f"/api/notebooks/{OWNER}/{NAME}/demos/{demo['id']}")
 
 
-def test_public_and_voila_bad_input(controller, stage, admin, teacher, alice):
+def test_public_bad_input(controller, stage, admin, teacher, alice):
     demo = publish(teacher, stage["page"])
     base = f"/api/notebooks/{OWNER}/{NAME}/demos"
     for body in ({}, {"public": "yes please"}, {"public": True, "extra": 1}):
@@ -209,97 +202,7 @@ def test_public_and_voila_bad_input(controller, stage, admin, teacher, alice):
         assert 400 <= response.status_code < 500 and response.json()["code"], body
     assert admin.put(f"{base}/999999/public", json={"public": True}).status_code == 404
     assert alice.put(f"{base}/{demo['id']}/public", json={"public": True}).status_code in (403, 404)
-    for query in (
-        {"notebook": "../x.ipynb"},
-        {"notebook": "/etc/passwd"},
-        {"notebook": "notes.txt"},
-        {"notebook": "a.ipynb", "port": "80"},
-        {"notebook": "a.ipynb", "port": "x"},
-        {},
-    ):
-        response = teacher.get(f"/api/notebooks/{OWNER}/{NAME}/voila-command", params=query)
-        assert 400 <= response.status_code < 500 and response.json()["code"], query
-    voila = f"/api/notebooks/{OWNER}/{NAME}/voila-command"
-    assert alice.get(voila, params={"notebook": "a.ipynb"}).status_code == 404
     teacher.ok("DELETE", f"{base}/{demo['id']}")
-
-
-# -- Voilà: the notebook itself as the app ---------------------------------------------------
-
-VOILA_NOTEBOOK = code_notebook("print('rendered by voila:', 6 * 7)")
-
-# Run in the teacher's kernel: a free port for Voilà.
-FREE_PORT = textwrap.dedent(
-    """
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        print(s.getsockname()[1])
-    """
-)
-
-# Run in the teacher's kernel: the command the controller gave (its first word, `voila`,
-# run as this Python's module), until Voilà answers.
-RUN_VOILA = textwrap.dedent(
-    """
-    import shlex, socket, subprocess, sys, time
-    words = shlex.split({command!r})
-    subprocess.Popen([sys.executable, "-m", *words], stdout=open("voila.log", "w"),
-                     stderr=subprocess.STDOUT)
-    for _ in range(600):
-        try:
-            socket.create_connection(("127.0.0.1", {port}), timeout=1).close()
-            print("voila is up")
-            break
-        except OSError:
-            time.sleep(0.2)
-    """
-)
-
-
-@pytest.mark.skipif(importlib.util.find_spec("voila") is None, reason="voila is not installed")
-def test_a_notebook_shown_with_voila_is_read_by_a_student_of_the_course(
-    controller, stage, teacher, alice, bob
-):
-    saved = teacher.put(
-        f"{SITE}/api/contents/lesson.ipynb",
-        json={"type": "notebook", "format": "json", "content": VOILA_NOTEBOOK},
-    )
-    assert saved.status_code in (200, 201), saved.text
-    url, headers, connect = teacher.notebook_socket(
-        f"{SITE}/api/kernels/{stage['kernel']}/channels"
-    )
-    port = int(asyncio.run(execute(url, headers, FREE_PORT, **connect)).strip())
-    how = teacher.ok(
-        "GET",
-        f"/api/notebooks/{OWNER}/{NAME}/voila-command",
-        params={"notebook": "lesson.ipynb", "port": port},
-    )
-    assert how["app"] == f"proxy/{port}/"
-    assert shlex.split(how["command"])[:2] == ["voila", "lesson.ipynb"]
-    assert f"--Voila.base_url={SITE}/proxy/{port}/" in how["command"]
-    ran = asyncio.run(
-        execute(url, headers, RUN_VOILA.format(command=how["command"], port=port), **connect)
-    )
-    assert "voila is up" in (ran or ""), ran
-    body = {"app": how["app"], "course": "stage101", "title": "Lesson 1"}
-    demo = teacher.ok("POST", f"/api/notebooks/{OWNER}/{NAME}/demos", 201, json=body)
-
-    page = alice.get(f"{SITE}/proxy/{port}/")
-    assert page.status_code == 200, page.text[:2000]
-    assert "rendered by voila: 42" in page.text
-    # Every file the page asks for is under the app's path, and reaches the student there.
-    assets = re.findall(r'(?:src|href)="(/[^"]*)"', page.text)
-    assert assets, page.text[:2000]
-    assert all(a.startswith(f"{SITE}/proxy/{port}/") for a in assets), assets
-    assert alice.get(assets[0]).status_code == 200
-    # Another course's student, and Voilà's server extension of the whole home, stay shut.
-    assert bob.get(f"{SITE}/proxy/{port}/").status_code == 404
-    assert alice.get(f"{SITE}/voila/render/lesson.ipynb").status_code == 403
-    with pytest.raises(Invalid):
-        publishing.check_prefix("voila/")
-    teacher.ok("DELETE", f"/api/notebooks/{OWNER}/{NAME}/demos/{demo['id']}")
-    assert alice.get(f"{SITE}/proxy/{port}/").status_code == 404
 
 
 # -- the rules alone (core/publishing.py) ------------------------------------------------------
@@ -321,17 +224,7 @@ def test_the_pace_of_an_address():
     assert bucket.tokens == 2.0
 
 
-def test_a_visitor_cookie_and_voila_s_command():
+def test_a_visitor_cookie():
     assert publishing.is_visitor(publishing.new_visitor())
     for forged in ("", "x", "a" * 21, "a" * 23, "a" * 21 + ";", "../../aaaaaaaaaaaaaaaaaaa"):
         assert not publishing.is_visitor(forged), forged
-    command = shlex.split(publishing.voila_command("a b/lesson.ipynb", "/notebook/t/s/", 9000))
-    assert command[:2] == ["voila", "a b/lesson.ipynb"]
-    assert "--Voila.server_url=/" in command
-    assert "--Voila.base_url=/notebook/t/s/proxy/9000/" in command
-    assert f"--MappingKernelManager.cull_idle_timeout={publishing.VOILA_IDLE}" in command
-    for bad in ("../x.ipynb", "/x.ipynb", "x.py", "x.ipynb; rm -rf ~"):
-        with pytest.raises(Invalid):
-            publishing.voila_command(bad, "/notebook/t/s/", 9000)
-    with pytest.raises(Invalid):
-        publishing.voila_command("x.ipynb", "/notebook/t/s/", 80)

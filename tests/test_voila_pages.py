@@ -13,6 +13,7 @@ servers (conftest's `notebook_servers` layer).
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import pytest
 
@@ -45,7 +46,7 @@ def course(admin, teacher, alice, bob):
     return "pages101"
 
 
-def test_a_page_published_from_the_lab_answers_again_after_a_restart(course, teacher, alice):
+def test_a_page_published_from_the_lab_answers_again_after_a_restart(course, teacher, alice, bob):
     options = teacher.ok("GET", f"{SITE}/cgu-lab/demos")
     assert options["may_publish"] is True
     assert {"name": course, "display_name": course} in options["courses"]
@@ -61,6 +62,13 @@ def test_a_page_published_from_the_lab_answers_again_after_a_restart(course, tea
     page = alice.get(f"{SITE}/voila-lesson/")
     assert page.status_code == 200, page.text[:2000]
     assert "rendered by voila: 42" in page.text
+    # Every file the page asks for is under the app's path, and reaches the student there.
+    assets = re.findall(r'(?:src|href)="(/[^"]*)"', page.text)
+    assert assets and all(a.startswith(f"{SITE}/voila-lesson/") for a in assets), assets
+    assert alice.get(assets[0]).status_code == 200
+    # A student outside the course, and Voilà's server extension of the whole home, stay shut.
+    assert bob.get(f"{SITE}/voila-lesson/").status_code == 404
+    assert alice.get(f"{SITE}/voila/render/lesson.ipynb").status_code == 403
 
     teacher.ok("POST", f"{NOTEBOOK_API}/stop?wait=true", 202)
     teacher.ok("POST", f"{NOTEBOOK_API}/start?wait=true", 202)

@@ -14,7 +14,8 @@ installed): it renders any notebook of the home and runs its kernels at the serv
 `api/kernels`. A notebook shown with Voilà is a Voilà of its own, showing that one notebook,
 whose every request stays under its app's path: the app `voila-<name>/` the server
 extension starts and keeps (notebook/apps/voila_demos.py, `voila_app_name`,
-`voila_arguments`), or one the owner runs on a port (`proxy/<port>/`, `voila_command`).
+`voila_arguments`). It is the one way: a command the owner would run by hand on a port
+stops with the notebook, and nothing would run it again.
 
 A demo an administrator made public is reached without a log-in: its anonymous visitors
 are counted by a random cookie (`new_visitor`, `is_visitor`) and paced per address
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import re
 import secrets
-import shlex
 from dataclasses import dataclass
 
 from .apps import BUILT_IN, RESERVED
@@ -39,7 +39,6 @@ _APP = re.compile(r"^([a-z][a-z0-9-]{0,30}[a-z0-9])/$")
 # the whole home (Voilà's tree renders every notebook, its kernels are the server's).
 _NOT_APPS = RESERVED | frozenset(BUILT_IN) | frozenset({"voila"})
 _VISITOR = re.compile(r"^[A-Za-z0-9_-]{22}$")
-VOILA_PORT = 8866
 VOILA_IDLE = 120
 
 
@@ -116,16 +115,6 @@ def voila_arguments(notebook: str, app_url: str, port: str) -> list[str]:
         f"--MappingKernelManager.cull_idle_timeout={VOILA_IDLE}",
         "--MappingKernelManager.cull_interval=30",
     ]
-
-
-def voila_command(notebook_path: str, base_path: str, port: int = VOILA_PORT) -> str:
-    """The command that serves one notebook of the home as a page with Voilà, to publish
-    as `proxy/<port>/`; `base_path` is the notebook server's (`/notebook/<owner>/<name>/`)."""
-    path = voila_notebook(notebook_path)
-    if not 1024 <= port <= 65535:
-        raise Invalid("choose a port from 1024 to 65535 for Voilà")
-    base = base_path.rstrip("/") + f"/proxy/{port}/"
-    return shlex.join(["voila", *voila_arguments(path, base, str(port))])
 
 
 def voila_app_name(notebook: str, taken: dict[str, str]) -> str:

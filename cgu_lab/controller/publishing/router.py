@@ -3,12 +3,12 @@ course's members list the course's demos."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Response
 
 from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.schema_types import Id, LabelPath, UserNamePath
 from ..api.schemas import Message
-from .schemas import DemoOut, PublicBody, PublishBody, VoilaOut
+from .schemas import DemoOut, PublicBody, PublishBody
 
 router = APIRouter(tags=["demos"], dependencies=[require_scope("shares")])
 
@@ -57,23 +57,6 @@ async def unpublish(
 ) -> Message:
     await platform.publishing.unpublish(actor, owner, name, demo_id)
     return Message(message="the demo was unpublished")
-
-
-@router.get(
-    "/notebooks/{owner}/{name}/voila-command",
-    response_model=VoilaOut,
-    summary="The command that shows one of the notebook's files as a page with Voilà, "
-    "and the app to publish (its owner)",
-)
-async def voila(
-    owner: UserNamePath,
-    name: LabelPath,
-    platform: PlatformDep,
-    actor: ActorDep,
-    notebook: str = Query(max_length=255, description="The .ipynb file, relative to the home"),
-    port: int = Query(8866, ge=1024, le=65535),
-) -> VoilaOut:
-    return VoilaOut(**await platform.publishing.voila(actor, owner, name, notebook, port))
 
 
 @router.put(

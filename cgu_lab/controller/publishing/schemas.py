@@ -34,13 +34,6 @@ class PublicBody(Strict):
     public: bool
 
 
-class VoilaOut(BaseModel):
-    """How to publish a notebook itself as a page with Voilà."""
-
-    app: str = Field(description="The app to publish once the command runs: 'proxy/<port>/'")
-    command: str = Field(description="What to run in the notebook's terminal")
-
-
 class DemoOut(BaseModel):
     id: int
     owner: str

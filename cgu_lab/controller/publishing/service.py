@@ -237,16 +237,6 @@ class Publishing:
         self._counted = {key for key in self._counted if key[0] != nb.id}
         self._changed(nb.id)
 
-    async def voila(
-        self, actor: Principal, owner: str, name: str, notebook: str, port: int
-    ) -> dict:
-        """How to show one of the notebook's files as a page with Voilà: the command to run
-        in the notebook, and the app to publish then (its owner, who runs it)."""
-        async with self.db.session() as session:
-            await load_owned(session, actor, owner, name, "publish")
-        command = publishing.voila_command(notebook, f"/notebook/{owner}/{name}/", port)
-        return {"app": f"proxy/{port}/", "command": command}
-
     async def set_public(
         self, actor: Principal, owner: str, name: str, publication: int, public: bool
     ) -> dict:

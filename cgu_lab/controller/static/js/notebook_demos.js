@@ -1,8 +1,10 @@
 // @ts-check
 /**
  * The notebooks page's Publish: a notebook's owner (a teacher, TA or admin) publishes one of
- * its web apps as a demo (controller/publishing/): an app its environment declares, a port
- * it serves on, or one of its notebooks shown as a page by Voilà on a port. The dialog lists
+ * its web apps as a demo (controller/publishing/): an app its environment declares, or a port
+ * it serves on. A notebook shown as a page with Voilà is published from JupyterLab ("Publish
+ * as a Demo…"), where the notebook's server makes the page an app it runs itself, again after
+ * every restart (notebook/apps/voila_demos.py); the dialog says so. The dialog lists
  * the notebook's demos with their address and visitor count, and unpublishes them (which
  * ends their visitors' access at once); an administrator also makes a demo public (used
  * without a log-in) or not. Courses list their demos on the course page (course_demos.js).
@@ -15,7 +17,6 @@ import { api, ask, el, showError, showStatus } from './common.js';
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['DemoOut']} Demo */
 
 const PORT = 'port';
-const VOILA = 'voila';
 
 /** @type {{role: string, courses: string[], declared: Map<string, {name: string, title: string}[]>}} */
 const who = { role: 'student', courses: [], declared: new Map() };
@@ -41,7 +42,7 @@ export async function initDemos(me) {
       );
     }
   } catch {
-    // no declared apps offered: a port and Voilà still are
+    // no declared apps offered: a port still is
   }
 }
 
@@ -130,7 +131,7 @@ function demoRow(nb, d, reload) {
 }
 
 /**
- * The app choice, and the rows that go with it (a port; Voilà's notebook and command).
+ * The app choice, and the port's row that goes with it.
  * @param {NotebookOut} nb
  */
 function fillChoices(nb) {
@@ -138,8 +139,7 @@ function fillChoices(nb) {
   const audience = /** @type {HTMLSelectElement} */ (document.getElementById('demo-audience'));
   app.replaceChildren(
     ...(who.declared.get(nb.environment) ?? []).map(a => el('option', { value: `${a.name}/` }, a.title)),
-    el('option', { value: PORT }, 'A port it serves on (an http.server, Streamlit, …)'),
-    el('option', { value: VOILA }, 'A notebook shown as a page (Voilà)')
+    el('option', { value: PORT }, 'A port it serves on (an http.server, Streamlit, …)')
   );
   app.value = PORT;
   audience.replaceChildren(
@@ -151,31 +151,7 @@ function fillChoices(nb) {
 
 function showChoice() {
   const app = /** @type {HTMLSelectElement} */ (document.getElementById('demo-app')).value;
-  /** @type {HTMLElement} */ (document.getElementById('demo-port-row')).hidden = ![PORT, VOILA].includes(app);
-  /** @type {HTMLElement} */ (document.getElementById('demo-voila-row')).hidden = app !== VOILA;
-}
-
-/**
- * Voilà's command for the chosen notebook and port, as the controller writes it.
- * @param {NotebookOut} nb
- */
-async function showVoilaCommand(nb) {
-  const file = /** @type {HTMLInputElement} */ (document.getElementById('demo-voila-file')).value.trim();
-  const port = /** @type {HTMLInputElement} */ (document.getElementById('demo-port')).value || '8866';
-  const command = /** @type {HTMLElement} */ (document.getElementById('demo-voila-command'));
-  if (!file) {
-    command.textContent = '';
-    return;
-  }
-  try {
-    const where = `/api/notebooks/${encodeURIComponent(nb.owner)}/${encodeURIComponent(nb.name)}/voila-command`;
-    const answer = await api('GET', `${where}?${new URLSearchParams({ notebook: file, port })}`);
-    command.textContent = answer.command;
-    showError('demos-error', null);
-  } catch (error) {
-    command.textContent = '';
-    showError('demos-error', error);
-  }
+  /** @type {HTMLElement} */ (document.getElementById('demo-port-row')).hidden = app !== PORT;
 }
 
 /** @param {NotebookOut} nb */
@@ -184,7 +160,6 @@ async function openDemos(nb) {
   const list = /** @type {HTMLElement} */ (document.getElementById('demos-list'));
   const app = /** @type {HTMLSelectElement} */ (document.getElementById('demo-app'));
   const port = /** @type {HTMLInputElement} */ (document.getElementById('demo-port'));
-  const file = /** @type {HTMLInputElement} */ (document.getElementById('demo-voila-file'));
   const title = /** @type {HTMLInputElement} */ (document.getElementById('demo-title'));
   const audience = /** @type {HTMLSelectElement} */ (document.getElementById('demo-audience'));
   document.getElementById('demos-title').textContent = `Demos of ${nb.name}`;
@@ -204,18 +179,11 @@ async function openDemos(nb) {
   fillChoices(nb);
   showError('demos-error', null);
   app.onchange = showChoice;
-  file.onchange = port.onchange = () => {
-    if (app.value === VOILA) showVoilaCommand(nb);
-  };
   await reload();
   while ((await ask(dialog)) === 'publish') {
     let chosen = app.value;
-    if (chosen === PORT || chosen === VOILA) chosen = `proxy/${port.value || (chosen === VOILA ? 8866 : '')}/`;
-    const body = {
-      app: chosen,
-      course: audience.value || null,
-      title: title.value.trim() || (app.value === VOILA ? file.value.trim() : '')
-    };
+    if (chosen === PORT) chosen = `proxy/${port.value}/`;
+    const body = { app: chosen, course: audience.value || null, title: title.value.trim() };
     try {
       await api('POST', demosPath(nb), body);
       showStatus(`${nb.name}: ${body.title || chosen} is published.`);
