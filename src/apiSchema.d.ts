@@ -772,6 +772,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/notebooks/{owner}/{name}/published': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The app paths a notebook publishes (for its own server, with its token) */
+    get: operations['published_api_notebooks__owner___name__published_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/environments': {
     parameters: {
       query?: never;
@@ -4217,6 +4234,17 @@ export interface components {
        * @default
        */
       title?: string;
+    };
+    /**
+     * PublishedApps
+     * @description A notebook's published app paths, as its own server asks for them.
+     */
+    PublishedApps: {
+      /**
+       * Apps
+       * @description 'proxy/<port>/', '<name>/' or 'voila-<name>/' each
+       */
+      apps: string[];
     };
     /** QuotaOut */
     QuotaOut: {
@@ -10857,6 +10885,101 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['DemoOut'][];
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  published_api_notebooks__owner___name__published_get: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        owner: string;
+        name: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PublishedApps'];
         };
       };
       /** @description Bad input: the message names the field and the rule */

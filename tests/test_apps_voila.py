@@ -19,6 +19,7 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from cgu_lab.core import publishing
+from cgu_lab.core.errors import Invalid
 from cgu_lab.notebook.apps.voila_demos import STORE, VoilaDemos
 
 from .harness import code_notebook, extension_server_config
@@ -145,6 +146,52 @@ async def test_only_the_owner_adds_a_page_and_bad_requests_say_why(jp_fetch, hom
     assert not (home / STORE).exists()
 
 
+async def _remove(jp_fetch, app: str, who: dict):
+    headers = {**who, **XSRF}
+    return await jp_fetch("cgu-lab", "apps", "voila", app, method="DELETE", headers=headers)
+
+
+async def test_the_owner_removes_a_page_its_voila_stops_and_it_can_come_back(
+    jp_fetch, home, lesson
+):
+    await _add(jp_fetch, lesson)
+    assert "rendered by voila: 42" in await _page(jp_fetch, "voila-lesson-1/", OWNER)
+    [running] = _voila_processes("voila-lesson-1/")
+
+    for who, status, code in (
+        (as_user("bob", "edit"), 403, "not_owner"),
+        (OWNER, 404, "not_found"),
+    ):
+        with pytest.raises(HTTPClientError) as caught:
+            await _remove(jp_fetch, "voila-lesson-1" if status == 403 else "voila-other", who)
+        assert caught.value.code == status
+        assert json.loads(caught.value.response.body)["code"] == code
+
+    removed = await _remove(jp_fetch, "voila-lesson-1", OWNER)
+    assert json.loads(removed.body)["app"] == "voila-lesson-1/"
+    assert json.loads((home / STORE).read_text()) == {"demos": {}}
+    assert not running.is_running() or running.status() == psutil.STATUS_ZOMBIE
+    assert _voila_processes("voila-lesson-1/") == []
+    # Its path is gone (the server's own answers: its trailing slash dropped, then 404),
+    # and a request does not start it again.
+    with pytest.raises(HTTPClientError) as caught:
+        await jp_fetch("voila-lesson-1/", headers=OWNER, follow_redirects=False)
+    assert caught.value.code == 302
+    assert caught.value.response.headers["Location"].endswith("/voila-lesson-1")
+    with pytest.raises(HTTPClientError) as caught:
+        await jp_fetch("voila-lesson-1", headers=OWNER, follow_redirects=False)
+    assert caught.value.code == 404
+    assert _voila_processes("voila-lesson-1/") == []
+    listed = await jp_fetch("cgu-lab", "apps", "voila", headers=OWNER)
+    assert json.loads(listed.body)["demos"] == []
+
+    # Shown again, it runs again, at the same path.
+    again = await _add(jp_fetch, lesson)
+    assert json.loads(again.body)["app"] == "voila-lesson-1/"
+    assert "rendered by voila: 42" in await _page(jp_fetch, "voila-lesson-1/", OWNER)
+    assert len(_voila_processes("voila-lesson-1/")) == 1
+
+
 def test_names_of_pages_and_a_damaged_list(tmp_path):
     taken = {"voila-lesson": "a/lesson.ipynb"}
     assert publishing.voila_app_name("a/lesson.ipynb", taken) == "voila-lesson"
@@ -158,3 +205,16 @@ def test_names_of_pages_and_a_damaged_list(tmp_path):
     listed = {"voila-a": "../escape.ipynb", "BAD": "b.ipynb", "voila-c": "c.ipynb"}
     (tmp_path / STORE).write_text(json.dumps({"demos": listed}))
     assert VoilaDemos.load(tmp_path, tmp_path).shown == {"voila-c": "c.ipynb"}
+
+
+def test_voila_s_arguments_keep_every_request_under_the_app():
+    arguments = publishing.voila_arguments("a b/lesson.ipynb", "/notebook/t/s/voila-a/", "9000")
+    assert arguments[0] == "a b/lesson.ipynb"
+    assert "--Voila.server_url=/" in arguments
+    assert "--Voila.base_url=/notebook/t/s/voila-a/" in arguments
+    assert "--Voila.ip=127.0.0.1" in arguments and "--port=9000" in arguments
+    assert f"--MappingKernelManager.cull_idle_timeout={publishing.VOILA_IDLE}" in arguments
+    assert publishing.voila_notebook("a b/lesson.ipynb") == "a b/lesson.ipynb"
+    for bad in ("../x.ipynb", "/x.ipynb", "x.py", "/etc/passwd", ""):
+        with pytest.raises(Invalid):
+            publishing.voila_notebook(bad)

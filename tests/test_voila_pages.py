@@ -15,8 +15,10 @@ from __future__ import annotations
 import importlib.util
 import re
 
+import psutil
 import pytest
 
+from .harness import code_notebook
 from .test_apps_voila import LESSON
 
 pytestmark = [
@@ -28,6 +30,7 @@ pytestmark = [
 OWNER, NAME = "teacher", "pages"
 SITE = f"/notebook/{OWNER}/{NAME}"
 NOTEBOOK_API = f"/api/notebooks/{OWNER}/{NAME}"
+QUIZ = code_notebook("print('the quiz page')")
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +91,63 @@ def test_only_the_owner_who_may_publish_is_offered_it(course, teacher, alice):
     assert (mine["may_publish"], mine["courses"]) == (False, [])
     bad = teacher.post(f"{SITE}/cgu-lab/demos", json={"app": "voila/", "course": course})
     assert bad.status_code == 400 and bad.json()["message"]
+
+
+def _page_processes(app: str) -> list[psutil.Process]:
+    """The Voilà processes serving `app` (the notebook's server runs them; read by their
+    command line, whoever's they are)."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        line = process.info["cmdline"] or []
+        if any(a.startswith("--Voila.base_url=") and a.endswith(f"{SITE}/{app}") for a in line):
+            found.append(process)
+    return found
+
+
+def _listed(teacher) -> set[str]:
+    """The pages the notebook's server shows (answered after its start's check)."""
+    return {d["app"] for d in teacher.ok("GET", f"{SITE}/cgu-lab/apps/voila")["demos"]}
+
+
+def _publish_quiz(teacher, course: str) -> dict:
+    made = teacher.ok("POST", f"{SITE}/cgu-lab/apps/voila", json={"notebook": "quiz.ipynb"})
+    assert made["app"] == "voila-quiz/"
+    body = {"app": made["app"], "course": course, "title": "Quiz"}
+    return teacher.ok("POST", f"{SITE}/cgu-lab/demos", 201, json=body)
+
+
+def test_an_unpublished_page_stops_and_does_not_come_back(course, teacher, alice):
+    saved = teacher.put(
+        f"{SITE}/api/contents/quiz.ipynb",
+        json={"type": "notebook", "format": "json", "content": QUIZ},
+    )
+    assert saved.status_code in (200, 201), saved.text
+
+    # Unpublished while the notebook runs: the page leaves its server's list at once, its
+    # Voilà stops, and its path answers nobody (the owner neither: it is no app any more).
+    demo = _publish_quiz(teacher, course)
+    assert "the quiz page" in alice.get(f"{SITE}/voila-quiz/").text
+    assert len(_page_processes("voila-quiz/")) == 1
+    teacher.ok("DELETE", f"{NOTEBOOK_API}/demos/{demo['id']}")
+    # (403: the lesson's page is still hers to visit here, and nothing else.)
+    assert alice.get(f"{SITE}/voila-quiz/").status_code == 403
+    assert _listed(teacher) == {"voila-lesson/"}
+    assert _page_processes("voila-quiz/") == []
+    assert teacher.get(f"{SITE}/voila-quiz/").status_code in (302, 404)
+    assert _page_processes("voila-quiz/") == []
+
+    # Published again, it runs again; then unpublished while the notebook is stopped:
+    # its next start drops it, and keeps the page still published.
+    demo = _publish_quiz(teacher, course)
+    assert "the quiz page" in alice.get(f"{SITE}/voila-quiz/").text
+    teacher.ok("POST", f"{NOTEBOOK_API}/stop?wait=true", 202)
+    teacher.ok("DELETE", f"{NOTEBOOK_API}/demos/{demo['id']}")
+    teacher.ok("POST", f"{NOTEBOOK_API}/start?wait=true", 202)
+    assert _listed(teacher) == {"voila-lesson/"}
+    assert teacher.get(f"{SITE}/voila-quiz/").status_code in (302, 404)
+    assert _page_processes("voila-quiz/") == []
+    assert "rendered by voila: 42" in alice.get(f"{SITE}/voila-lesson/").text
+
+    # The server's question is for its own token (the start above asked with it), not a
+    # person's session.
+    assert teacher.get(f"{NOTEBOOK_API}/published").status_code == 403

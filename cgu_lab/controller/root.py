@@ -82,12 +82,14 @@ class Platform:
         )
         self.shares = ShareService(self.db, self.notebooks, self.clock)
         self.help_queue = HelpQueue(self.db, self.shares, self.notebooks, self.clock)
+        self.reader = NotebookReader()
         self.publishing = Publishing(
             self.db,
             self.shares,
             self.notebooks,
             settings.origins,
             self.clock,
+            self.reader,
             anonymous_pace=(settings.demo_public_rate, settings.demo_public_burst),
         )
         self.assignments = AssignmentService(
@@ -109,7 +111,6 @@ class Platform:
         run_gpus = RunGpus(self.db, self.notebooks.gpus, self.notebooks.admission.queue_drain)
         self.competition_entries = EntryService(self.db, settings, self.competitions, run_gpus)
         self.leaderboards = Leaderboards(self.db, self.competitions)
-        self.reader = NotebookReader()
         self.culler = Culler(
             self.db, self.notebooks, self.reader, settings.cull_interval, self.clock
         )

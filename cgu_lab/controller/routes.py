@@ -26,6 +26,7 @@ from .notebooks import router as notebooks
 from .notebooks import watch_router as watch
 from .publishing import lab_router as publishing_lab
 from .publishing import router as publishing
+from .publishing import server_router as publishing_server
 from .quotas import router as quotas
 from .school_login import router as school_login
 from .sharing import access_router as notebook_access
@@ -48,6 +49,7 @@ def router() -> APIRouter:
         notebook_access,
         publishing,
         publishing_lab,
+        publishing_server,
         catalog,
         gpus,
         culling,

@@ -40,6 +40,7 @@ _APP = re.compile(r"^([a-z][a-z0-9-]{0,30}[a-z0-9])/$")
 _NOT_APPS = RESERVED | frozenset(BUILT_IN) | frozenset({"voila"})
 _VISITOR = re.compile(r"^[A-Za-z0-9_-]{22}$")
 VOILA_IDLE = 120
+VOILA_PREFIX = "voila-"
 
 
 def check_prefix(prefix: object) -> str:
@@ -117,6 +118,16 @@ def voila_arguments(notebook: str, app_url: str, port: str) -> list[str]:
     ]
 
 
+def voila_page(prefix: str) -> str | None:
+    """The app name of a published prefix that may be a notebook shown with Voilà
+    (`voila-<name>/`, as `voila_app_name` makes them), else None. An environment may
+    declare an app of such a name too: the notebook's server, which knows its pages,
+    tells them apart."""
+    app = _APP.match(prefix)
+    name = app.group(1) if app is not None else ""
+    return name if name.startswith(VOILA_PREFIX) else None
+
+
 def voila_app_name(notebook: str, taken: dict[str, str]) -> str:
     """The app name a notebook shown with Voilà is published as, `voila-<its name>/` once
     the slash is added: the one it has in `taken` (app name -> notebook), else a new one
@@ -127,7 +138,7 @@ def voila_app_name(notebook: str, taken: dict[str, str]) -> str:
             return name
     stem = notebook.rsplit("/", 1)[-1].removesuffix(".ipynb").lower()
     slug = "-".join(part for part in re.split(r"[^a-z0-9]+", stem) if part)[:20].strip("-")
-    base = f"voila-{slug}" if slug else "voila-page"
+    base = f"{VOILA_PREFIX}{slug}" if slug else f"{VOILA_PREFIX}page"
     name, number = base, 1
     while name in taken:
         number += 1

@@ -7,7 +7,8 @@ less, because code the owner does not control can reach them:
 
 - a notebook's own token is readable by every kernel of that notebook (and so
   by anyone the owner let edit it): it may only ask what a user may do in that
-  notebook (the ingress mode of a Kubernetes notebook needs this), never
+  notebook (the ingress mode of a Kubernetes notebook needs this) and which of
+  its apps are published (its pages shown with Voilà follow that), never
   create, widen or extend shares, never act on another notebook;
 - JupyterLab on a notebook's origin acts for the browser's user through the
   proxy, scoped by that user's access to that one notebook: anyone with access
@@ -34,7 +35,8 @@ SCOPES: dict[str, str] = {
     "training": "run training jobs",
     "audit": "read the audit log",
     "storage": "read and write your storage and your courses' storage",
-    "notebook:access": "ask what a user may do in this notebook (its own server)",
+    "notebook:access": "ask what a user may do in this notebook and what it publishes "
+    "(its own server)",
     "lab:read": "read this notebook's status from its JupyterLab",
     "lab:edit": "keep this notebook running from its JupyterLab",
     "lab:own": "share, resize, publish and submit from this notebook's JupyterLab",

@@ -218,7 +218,8 @@ class CguLabExtension(ExtensionApp):
         self.handlers.extend(clipboard_routes)
         self.handlers.extend(transfer_routes(self))
         self.handlers.extend(collaboration_routes())
-        self.handlers.extend(notebook_apps.app_routes(getattr(self, "offered_apps", None)))
+        apps = getattr(self, "offered_apps", None)
+        self.handlers.extend(notebook_apps.app_routes(apps, self.serverapp.web_app, self.log))
 
     async def stop_extension(self) -> None:
         """Remove the clipboard's socket, so that no kernel waits on a server that is gone."""

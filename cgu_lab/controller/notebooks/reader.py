@@ -3,7 +3,9 @@
 The culler and the monitor ask each notebook's own server, as its owner and
 with its proxy secret, and add `no_track_activity` so that looking at a
 notebook never counts as using it. The server is reached where the proxy reaches
-it (backends/upstream.py: a port, or a local server's Unix socket).
+it (backends/upstream.py: a port, or a local server's Unix socket). The one thing
+the controller removes there the same way is a page an unpublished demo showed
+(`delete`, publishing/service.py).
 """
 
 from __future__ import annotations
@@ -35,6 +37,14 @@ class NotebookReader:
 
     async def get(self, route: Route, path: str) -> Any | None:
         """The JSON at `path` below the notebook's base URL, or None when it cannot be read."""
+        return await self._send("GET", route, path)
+
+    async def delete(self, route: Route, path: str) -> Any | None:
+        """DELETE `path` below the notebook's base URL: its JSON answer, or None when the
+        server refused it or could not be reached."""
+        return await self._send("DELETE", route, path)
+
+    async def _send(self, method: str, route: Route, path: str) -> Any | None:
         if self._upstreams is None or route.target is None:
             return None
         client, server = self._upstreams.client(route.target)
@@ -49,7 +59,7 @@ class NotebookReader:
         }
         async with self._slots:
             try:
-                async with client.get(url, headers=headers) as response:
+                async with client.request(method, url, headers=headers) as response:
                     if response.status != 200:
                         return None
                     return json.loads(await response.read())

@@ -34,6 +34,12 @@ class PublicBody(Strict):
     public: bool
 
 
+class PublishedApps(BaseModel):
+    """A notebook's published app paths, as its own server asks for them."""
+
+    apps: list[str] = Field(description="'proxy/<port>/', '<name>/' or 'voila-<name>/' each")
+
+
 class DemoOut(BaseModel):
     id: int
     owner: str

@@ -11,9 +11,18 @@ a visitor's access at once. Visitors are counted once per person (`DemoVisit`).
 An administrator may make a demo public (`set_public`): the proxy then serves its app's
 path to callers without a log-in too (`public_apps`), paced per address (`admit`), each
 anonymous visitor counted once by the random name of their cookie (`AnonymousVisit`).
+
+A notebook shown as a page with Voilà is an app its server runs from a list in the home
+(notebook/apps/voila_demos.py). The publications here are the truth of which pages
+should run: unpublishing one asks the running server to remove the page at once (its
+Voilà stops), and a server asks which of its apps are published at each start
+(`published_apps`, with its own token) and drops the others, so a page unpublished while
+the notebook was stopped does not come back.
 """
 
 from __future__ import annotations
+
+import logging
 
 from cachetools import LRUCache, TTLCache
 from sqlalchemy import func, or_, select
@@ -29,7 +38,10 @@ from ...store.publishing_models import AnonymousVisit, DemoVisit, Publication
 from .. import audit
 from ..accounts.directory import get_group
 from ..clock import Clock
+from ..notebooks.reader import NotebookReader
 from ..notebooks.specs import load_owned
+
+log = logging.getLogger(__name__)
 
 MAX_PER_NOTEBOOK = 10
 # (publication, user) pairs already counted: a bound, not a working size.
@@ -53,11 +65,14 @@ class Publishing:
         notebooks,
         plan,
         clock: Clock,
+        reader: NotebookReader,
         anonymous_pace: tuple[float, float] = (20.0, 120.0),
     ) -> None:
         """`shares`: the ShareService whose answers a change of a publication invalidates;
         `plan`: the origins, for a demo's address on its notebook's own origin;
+        `reader`: how a running notebook's server is asked to remove an unpublished page;
         `anonymous_pace`: (requests a second, at once) of one address without a log-in."""
+        self.reader = reader
         self.anonymous_pace = anonymous_pace
         self.db = db
         self.shares = shares
@@ -219,8 +234,27 @@ class Publishing:
         self._changed(nb.id)
         return described, created
 
+    async def published_apps(
+        self, actor: Principal, owner: str, name: str, notebook_id: int | None
+    ) -> list[str]:
+        """The prefixes a notebook publishes, for its own server (with its token, which
+        names its notebook: `notebook_id`) when it starts: the pages it shows with Voilà
+        that are not among them are dropped."""
+        async with self.db.session() as session:
+            nb = await load_owned(session, actor, owner, name, "publish")
+            if nb.id != notebook_id:
+                raise NotFound(f"a notebook's token asks about its own notebook, not '{name}'")
+            rows = await session.scalars(
+                select(Publication.prefix)
+                .where(Publication.notebook_id == nb.id)
+                .order_by(Publication.prefix)
+            )
+            return list(rows.all())
+
     async def unpublish(self, actor: Principal, owner: str, name: str, publication: int) -> None:
-        """End a demo: its visitors lose the app at once (open websockets too)."""
+        """End a demo: its visitors lose the app at once (open websockets too). A page
+        shown with Voilà is also removed from the running notebook's server, which stops
+        its Voilà; a stopped (or starting) notebook's server drops it at its start."""
         async with self.db.session() as session:
             nb = await load_owned(session, actor, owner, name, "publish")
             row = await session.get(Publication, publication)
@@ -236,6 +270,12 @@ class Publishing:
             )
         self._counted = {key for key in self._counted if key[0] != nb.id}
         self._changed(nb.id)
+        page = publishing.voila_page(row.prefix)
+        route = await self.notebooks.routes.lookup(owner, name) if page else None
+        if route is not None and route.target is not None:
+            removed = await self.reader.delete(route, f"cgu-lab/apps/voila/{page}")
+            if removed is None:  # a declared app of that name, or the server did not answer
+                log.info("%s/%s: no page %s removed from its server", owner, name, page)
 
     async def set_public(
         self, actor: Principal, owner: str, name: str, publication: int, public: bool

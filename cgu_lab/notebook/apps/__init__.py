@@ -20,7 +20,7 @@ The parts and why each is where it is:
   image has it (registry.py);
 - a notebook its owner shows as a page with Voilà is an app of its own,
   `voila-<name>/`, listed in the home so that every start of the server runs it
-  again (voila_demos.py).
+  again while the controller publishes it (voila_demos.py).
 
 Modules: `registry` (offered apps, proxy entries, the sockets' folder),
 `desktop_session` (one desktop), `rfb` (the view-only filter) and
@@ -63,15 +63,24 @@ def configure_proxy(serverapp, declared: str, log):
     return apps
 
 
-def app_routes(apps) -> list[tuple]:
-    """The apps' routes; and the database's socket answered once the server's loop runs
-    (it was bound while the extension was linked, so early clients wait, not fail)."""
+def app_routes(apps, web_app, log) -> list[tuple]:
+    """The apps' routes; the pages shown with Voilà routed, then checked against the
+    controller's publications once the server's loop runs (voila_demos.py); and the
+    database's socket answered then (it was bound while the extension was linked, so
+    early clients wait, not fail)."""
+    from tornado.ioloop import IOLoop
+
+    from ..controller_client import SETTING as CONTROLLER
     from .handlers import routes
+    from .registry import common_entry
 
     if apps is None:
         return []
     if apps.database is not None:
-        from tornado.ioloop import IOLoop
-
         IOLoop.current().add_callback(apps.database.serve)
+    if apps.voila is not None:
+        apps.voila.register_all(web_app, common_entry())
+        listed = set(apps.voila.shown)
+        client = web_app.settings.get(CONTROLLER)
+        IOLoop.current().add_callback(apps.voila.keep_published, web_app, client, listed, log)
     return routes(apps)

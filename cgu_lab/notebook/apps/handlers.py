@@ -21,6 +21,9 @@
 - `GET|POST cgu-lab/apps/voila`: the notebooks shown as pages with Voilà, each an app
   `voila-<name>/` this server starts and keeps (voila_demos.py); the owner adds one
   (`{"notebook"}`) before publishing it.
+- `DELETE cgu-lab/apps/voila/<name>`: the owner (the controller, as the owner, when the
+  page is unpublished) takes a page off the home's list; its path answers 404 at once and
+  its Voilà stops.
 - `POST cgu-lab/apps/<postgres|mariadb>/dump`: `~/database.sql` from the database
   (pg_dump, mariadb-dump), which a submission or a template then carries.
 """
@@ -282,10 +285,12 @@ class VoilaHandler(BaseHandler):
 
     @web.authenticated
     @authorized
-    def get(self) -> None:
+    async def get(self) -> None:
         apps: Apps = self.settings[SETTING]
         if VOILA_EDITORS.refuse(self):
             return
+        if apps.voila is not None:
+            await apps.voila.checked.wait()  # the start's check against the controller
         shown = apps.voila.shown if apps.voila is not None else {}
         self.finish(
             {
@@ -336,9 +341,32 @@ class VoilaHandler(BaseHandler):
         self.finish({"app": f"{name}/", "notebook": notebook})
 
 
+class VoilaPageHandler(BaseHandler):
+    """One page shown with Voilà, removed by the owner (voila_demos.py, `remove`)."""
+
+    @web.authenticated
+    @authorized
+    async def delete(self, name: str) -> None:
+        apps: Apps = self.settings[SETTING]
+        if getattr(self.current_user, "access", None) != "owner":
+            send_refusal(self, 403, "not_owner", "only this notebook's owner removes its pages")
+            return
+        if apps.voila is None or name not in apps.voila.shown:
+            send_refusal(self, 404, "not_found", f"this notebook shows no page '{name}/'")
+            return
+        try:
+            apps.voila.remove(name)
+        except OSError as error:
+            send_refusal(self, 409, "not_saved", f"the list of pages was not saved: {error}")
+            return
+        await apps.voila.unregister(self.application, name)
+        self.finish({"message": f"the page '{name}/' is no longer shown", "app": f"{name}/"})
+
+
 def routes(apps: Apps) -> list[tuple]:
     return [
         (r"cgu-lab/apps/voila", VoilaHandler),
+        (r"cgu-lab/apps/voila/([a-z][a-z0-9-]{0,30}[a-z0-9])", VoilaPageHandler),
         (r"cgu-lab/apps", AppsHandler),
         (r"cgu-lab/apps/desktop/view", DesktopViewHandler),
         (r"cgu-lab/apps/browser", BrowserHandler),

@@ -165,12 +165,11 @@ class Apps:
         return any(a["name"] == name for a in self.offered)
 
     def servers(self) -> dict[str, dict[str, Any]]:
-        """The `ServerProxy.servers` entries (our own launcher shows them, not theirs):
-        the offered apps, and the notebooks shown with Voilà."""
+        """The `ServerProxy.servers` entries of the offered apps (our own launcher shows
+        them, not theirs). The notebooks shown with Voilà are not among them: the server
+        routes those itself (voila_demos.py), to take them away again when unpublished."""
         servers = {app["name"]: self._server(app) for app in self.offered}
-        offered = {name: server for name, server in servers.items() if server is not None}
-        shown = self.voila.servers(common_entry()) if self.voila is not None else {}
-        return {**shown, **offered}
+        return {name: server for name, server in servers.items() if server is not None}
 
     def _server(self, app: dict[str, Any]) -> dict[str, Any] | None:
         common = common_entry()
