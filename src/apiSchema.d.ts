@@ -530,6 +530,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/pod-defaults': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The configurations (Kubeflow PodDefaults) my notebooks may apply
+     * @description The PodDefaults of the owner's namespace (admins: any user's with `owner`), by their
+     *     description, as Kubeflow's notebook form offers them; none where the backend or the
+     *     cluster has no PodDefaults (the local backend, Kubernetes without Kubeflow).
+     */
+    get: operations['list_pod_defaults_api_pod_defaults_get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/notebooks/{owner}/{name}': {
     parameters: {
       query?: never;
@@ -4044,6 +4066,12 @@ export interface components {
        * @default
        */
       image?: string;
+      /**
+       * Pod Defaults
+       * @description Kubeflow PodDefaults ('configurations') of GET /pod-defaults to apply
+       * @default []
+       */
+      pod_defaults?: string[];
     };
     /** NotebookOut */
     NotebookOut: {
@@ -4100,6 +4128,12 @@ export interface components {
       stopped_at: string | null;
       /** Last Activity */
       last_activity: string | null;
+      /**
+       * Pod Defaults
+       * @description The configurations chosen (names)
+       * @default []
+       */
+      pod_defaults?: string[];
     };
     /**
      * NotebookPatch
@@ -4118,6 +4152,11 @@ export interface components {
       gpu_type?: string | null;
       /** Gpus */
       gpus?: number | null;
+      /**
+       * Pod Defaults
+       * @description The configurations it runs with ([]: none); a running one restarts
+       */
+      pod_defaults?: string[] | null;
     };
     /** PackageOut */
     PackageOut: {
@@ -4166,6 +4205,19 @@ export interface components {
       in: boolean;
       /** Message */
       message: string;
+    };
+    /**
+     * PodDefaultOut
+     * @description A Kubeflow PodDefault ("configuration") of the owner's namespace, as its form offers it.
+     */
+    PodDefaultOut: {
+      /** Name */
+      name: string;
+      /**
+       * Desc
+       * @description Its `spec.desc`, or its name when it has none
+       */
+      desc: string;
     };
     /** PreEnrolIn */
     PreEnrolIn: {
@@ -9148,6 +9200,100 @@ export interface operations {
         };
         content: {
           'text/event-stream': unknown;
+        };
+      };
+      /** @description Bad input: the message names the field and the rule */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not logged in */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not allowed or over quota */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Conflicts with the current state */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Too many attempts; wait the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not offered by this installation's backend */
+      501: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+      /** @description Not possible right now (no free GPU, the cluster does not answer...) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorBody'];
+        };
+      };
+    };
+  };
+  list_pod_defaults_api_pod_defaults_get: {
+    parameters: {
+      query?: {
+        owner?: string | null;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PodDefaultOut'][];
         };
       };
       /** @description Bad input: the message names the field and the rule */

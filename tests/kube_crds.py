@@ -75,10 +75,13 @@ def upstream_crds() -> list[dict]:
 
 
 def crds_for_tests() -> tuple[list[dict], str]:
-    """What the cluster tests install: upstream when at hand, else the project's."""
+    """What the cluster tests install: upstream when at hand, else the project's. A kind
+    with no upstream file at hand (Kubeflow's PodDefault) is always the project's stand-in."""
     upstream = upstream_crds()
     if upstream:
-        return upstream, f"upstream CRDs from {upstream_dir()}"
+        kinds = {crd["spec"]["names"]["kind"] for crd in upstream}
+        others = [crd for crd in project_crds() if crd["spec"]["names"]["kind"] not in kinds]
+        return [*upstream, *others], f"upstream CRDs from {upstream_dir()}"
     return project_crds(), "the project's CRDs and test stand-ins"
 
 

@@ -21,6 +21,7 @@ from .test_kubernetes_backend import (  # noqa: F401 - fixtures shared with the 
     cluster,
     controller_kubeconfig,
     nodes,
+    pod_default,
 )
 
 NAMESPACE = f"{USER_PREFIX}kim"
@@ -161,3 +162,58 @@ def test_notebooks_vms_images_quota_and_training_on_kubernetes(kube_controller, 
                 break
             time.sleep(0.5)
         assert quota["spec"]["hard"] == {"requests.cpu": "3", "requests.memory": "6Gi", "pods": "2"}
+
+
+def test_configurations_are_offered_chosen_and_put_on_the_notebook(kube_controller, cluster):  # noqa: F811
+    """Kubeflow's PodDefaults of kim's namespace on the notebook form: offered by their desc,
+    the chosen ones' labels on the Notebook and its pod; one of someone else's namespace is
+    refused with a 400 kim can act on, and a resize chooses again."""
+    _, admin_api = cluster
+    with kube_controller.client("kim") as kim, kube_controller.client("kadmin") as kadmin:
+        # A quota mirrored makes kim's namespace (it may be made already). Room for the
+        # restart's pod: nothing here lowers a quota's use when a pod goes (no
+        # controller-manager), so each start counts for good.
+        kadmin.ok("PUT", "/api/users/kim/quota", json={"notebooks": 20})
+        assert kim.ok("GET", "/api/pod-defaults") == []
+        gcp = {"matchLabels": {"add-gcp-secret": "true"}}
+        admin_api.create(pod_default(NAMESPACE, "gcp-secret", gcp, "Add the GCP secret"))
+        other = f"{USER_PREFIX}kadmin"
+        admin_api.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": other}})
+        staff = {"matchLabels": {"staff-tools": "true"}}
+        admin_api.create(pod_default(other, "staff-only", staff, "Staff tools"))
+
+        assert kim.ok("GET", "/api/pod-defaults") == [
+            {"name": "gcp-secret", "desc": "Add the GCP secret"}
+        ]
+        assert kadmin.ok("GET", "/api/pod-defaults?owner=kim") == [
+            {"name": "gcp-secret", "desc": "Add the GCP secret"}
+        ]
+        assert kim.get("/api/pod-defaults?owner=kadmin").status_code == 403
+
+        refused = kim.post(
+            "/api/notebooks",
+            json={"name": "sneaky", "memory": "1Gi", "pod_defaults": ["staff-only"]},
+        )
+        assert refused.status_code == 400, refused.text
+        assert "no configuration 'staff-only'" in refused.json()["message"]
+        assert "'gcp-secret'" in refused.json()["message"]
+        assert kim.get("/api/notebooks/kim/sneaky").status_code == 404
+
+        body = {"name": "gcp", "cpu": 0.5, "memory": "1Gi", "pod_defaults": ["gcp-secret"]}
+        assert kim.ok("POST", "/api/notebooks", 201, json=body)["pod_defaults"] == ["gcp-secret"]
+        kim.ok("POST", "/api/notebooks/kim/gcp/start?wait=true", 202)
+        notebook = admin_api.get("kubeflow.org/v1", "Notebook", "gcp", NAMESPACE)
+        assert notebook["metadata"]["labels"]["add-gcp-secret"] == "true"
+        pod = admin_api.get("v1", "Pod", "gcp-0", NAMESPACE)
+        assert pod["metadata"]["labels"]["add-gcp-secret"] == "true"
+
+        patch = "/api/notebooks/kim/gcp?wait=true"
+        foreign = kim.patch(patch, json={"pod_defaults": ["staff-only"]})
+        assert foreign.status_code == 400 and "staff-only" in foreign.json()["message"]
+        # Choosing none restarts the running notebook without the label.
+        changed = kim.ok("PATCH", patch, json={"pod_defaults": []})
+        assert changed["pod_defaults"] == [] and changed["state"] == "running", changed["message"]
+        notebook = admin_api.get("kubeflow.org/v1", "Notebook", "gcp", NAMESPACE)
+        assert "add-gcp-secret" not in notebook["metadata"]["labels"]
+        kim.ok("POST", "/api/notebooks/kim/gcp/stop?wait=true", 202)
+        kadmin.ok("DELETE", "/api/users/kim/quota")

@@ -751,6 +751,62 @@ def test_kubeflow_mode_creates_only_the_notebook(h):
         h.close(backend)
 
 
+def pod_default(namespace: str, name: str, selector: dict, desc: str = "") -> dict:
+    """A Kubeflow PodDefault, as a profile's owner or an administrator writes one."""
+    spec: dict = {"selector": selector, "env": [{"name": "CONFIGURED_BY", "value": name}]}
+    if desc:
+        spec["desc"] = desc
+    return {
+        "apiVersion": "kubeflow.org/v1alpha1",
+        "kind": "PodDefault",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+def test_pod_defaults_of_the_owners_namespace_are_offered_and_their_labels_reach_the_pod(h):
+    """Kubeflow's web app offers a namespace's PodDefaults by their desc and puts the chosen
+    ones' selector labels on the Notebook, whose pod carries them to Kubeflow's webhook."""
+    backend = h.backend()
+    try:
+        namespace = backend.naming.user_namespace("gina")
+        assert h.run(backend.pod_defaults("gina")) == []  # no namespace yet, and none made
+        assert h.get("Namespace", namespace, None) is None
+        spec = h.spec("gina", "conf", gpus=0, gpu_type=None, node_selector={})
+        state, _ = h.start(backend, spec)
+        h.run(backend.stop(spec, state))
+        assert h.run(backend.pod_defaults("gina")) == []
+        gcp = {"matchLabels": {"add-gcp-secret": "true"}}
+        h.admin.create(pod_default(namespace, "add-gcp-secret", gcp, "Add the GCP secret"))
+        h.admin.create(pod_default(namespace, "no-desc", {"matchLabels": {"mlflow": "true"}}))
+        by_expression = {"matchExpressions": [{"key": "team", "operator": "Exists"}]}
+        h.admin.create(pod_default(namespace, "by-expression", by_expression))
+        # Another user's namespace is not offered to gina.
+        other = f"t{RUN}-other"
+        h.admin.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": other}})
+        h.admin.create(pod_default(other, "staff-only", {"matchLabels": {"staff": "true"}}))
+        assert h.run(backend.pod_defaults("gina")) == [
+            {
+                "name": "add-gcp-secret",
+                "desc": "Add the GCP secret",
+                "labels": {"add-gcp-secret": "true"},
+            },
+            {"name": "no-desc", "desc": "no-desc", "labels": {"mlflow": "true"}},
+        ]
+
+        chosen = dataclasses.replace(spec, pod_labels={"add-gcp-secret": "true", "app": "x"})
+        state, _ = h.start(backend, chosen)
+        ref = backend.naming.notebook(spec.owner, spec.name)
+        labels = notebook_of(h, ref)["metadata"]["labels"]
+        assert labels["add-gcp-secret"] == "true"
+        assert labels["app"] == ref.name  # the platform's own labels win
+        pod = h.get("Pod", f"{ref.name}-0", ref.namespace)
+        assert pod["metadata"]["labels"]["add-gcp-secret"] == "true"
+        h.run(backend.stop(chosen, state))
+    finally:
+        h.close(backend)
+
+
 def test_sweep_stops_unknown_notebooks_of_this_installation(h):
     backend = h.backend()
     try:

@@ -66,7 +66,7 @@ from .base import (
     TrainingSpec,
     TrainingStatus,
 )
-from .kube_api import KubeApi, load_client
+from .kube_api import KubeApi, KubeError, load_client
 from .kube_connection import Connection
 from .kube_namespaces import Namespaces
 from .kube_nodes import gpu_devices, node_gpus, node_summaries, pod_default_choices
@@ -267,8 +267,21 @@ class KubernetesBackend(Backend):
     async def pod_defaults(self, owner: str) -> list[dict[str, Any]]:
         """The PodDefaults of the owner's namespace as Kubeflow's web app offers them:
         name, `spec.desc` and the selector labels a notebook carries to receive it.
-        A namespace not made yet has none; a cluster without Kubeflow's webhook says so."""
-        listed, _ = await self._api.list("PodDefault", self.naming.user_namespace(owner))
+
+        A namespace not made yet holds none (and is not made for a look at the form); one
+        that exists is made ready first, which lets the controller read it: a Kubeflow
+        profile is bound to the controller at its owner's first use, this or a start. A
+        cluster that does not serve PodDefaults (no Kubeflow) has none to offer."""
+        namespace = self.naming.user_namespace(owner)
+        if await self._api.get("Namespace", namespace) is None:
+            return []
+        await self._namespaces.ensure(namespace, owner)
+        try:
+            listed, _ = await self._api.list("PodDefault", namespace)
+        except KubeError as error:
+            if error.status == 404:  # the API itself is missing: a namespace's list is never
+                return []
+            raise
         return pod_default_choices(listed)
 
     # -- start ---------------------------------------------------------------------

@@ -222,6 +222,9 @@ class Notebook(Base):
     submission_id: Mapped[int | None] = mapped_column(
         ForeignKey("submissions.id", ondelete="SET NULL"), nullable=True
     )
+    # Kubeflow PodDefaults ("configurations") the owner chose: {name: selector labels}, as
+    # they were when chosen; the labels go on the notebook at each start (core.pod_defaults).
+    pod_defaults: Mapped[dict[str, Any] | None] = mapped_column(nullable=True)
 
 
 class Share(Base):

@@ -232,6 +232,13 @@ RelativePath = text(MAX_PATH, TEXT_PATTERN)
 Paths = Annotated[list[RelativePath], Field(max_length=MAX_PATHS)]
 Globs = Annotated[list[text(255)], Field(max_length=100)]
 Image = text(500, TOKEN_PATTERN)
+# A Kubernetes object's name (a DNS subdomain): a Kubeflow PodDefault's, on the notebook form.
+OBJECT_NAME_PATTERN = r"^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$"
+PodDefaultName = Annotated[
+    str,
+    Field(min_length=1, max_length=253, json_schema_extra={"pattern": OBJECT_NAME_PATTERN}),
+    matching(OBJECT_NAME_PATTERN, "is not a configuration's name (a Kubernetes object name)"),
+]
 # An image's CPU architecture as Kubernetes names it; any: multi-architecture or not said.
 Arch = Literal["any", "amd64", "arm64"]
 DeviceId = text(100, TOKEN_PATTERN, min_length=1)

@@ -34,6 +34,7 @@ from ..progress import ProgressBroker, ProgressEvent
 from ..quotas import service as quotas
 from . import transitions
 from .admission import RECLAIM_NOTE, NotebookAdmission
+from .pod_defaults import chosen as chosen_pod_defaults
 from .routes import SYSTEM, RouteTable
 from .seed import copy_seed
 from .specs import NotebookSpecs, load_notebook, validated_resources
@@ -49,12 +50,14 @@ RESTART_GRACE_SECONDS = 1.0
 
 @dataclass
 class Changes:
-    """Requested resource changes of a resize; None leaves a value as it is."""
+    """Requested resource changes of a resize; None leaves a value as it is.
+    `pod_defaults` names the Kubeflow PodDefaults ("configurations") to run with."""
 
     cpu: str | float | None = None
     memory: str | int | None = None
     gpu_type: str | None = None
     gpus: int | None = None
+    pod_defaults: list[str] | None = None
 
 
 class NotebookLifecycle:
@@ -374,7 +377,19 @@ class NotebookLifecycle:
     async def resize(
         self, actor: roles.Principal, owner: str, name: str, changes: Changes
     ) -> Notebook:
-        """Change resources; a running notebook restarts with them, checked against quota first."""
+        """Change resources or configurations; a running notebook restarts with them, checked
+        against quota first. Configurations are checked against the backend's offer before
+        the notebook is locked (a call to the cluster), by someone who may manage it."""
+        pod_defaults = None
+        if changes.pod_defaults is not None:
+            async with self.db.session() as session:
+                nb, _ = await load_notebook(session, owner, name)
+                if not roles.may_manage_notebook(actor, nb.owner_id):
+                    raise NotFound(f"{owner} has no notebook '{name}'")
+                kind = nb.kind
+            pod_defaults = await chosen_pod_defaults(
+                self.backend, actor, owner, changes.pod_defaults, kind
+            )
         async with self.db.session() as session:
             nb, owner_user = await load_notebook(session, owner, name, lock=True)
             if not roles.may_manage_notebook(actor, nb.owner_id):
@@ -396,11 +411,19 @@ class NotebookLifecycle:
                 "memory": nb.memory,
                 "gpu_type": nb.gpu_type,
                 "gpus": nb.gpus,
+                "pod_defaults": nb.pod_defaults or {},
             }
-            after = {"cpu_milli": cpu_milli, "memory": memory, "gpu_type": gpu_type, "gpus": gpus}
+            after = {
+                "cpu_milli": cpu_milli,
+                "memory": memory,
+                "gpu_type": gpu_type,
+                "gpus": gpus,
+                "pod_defaults": before["pod_defaults"] if pod_defaults is None else pod_defaults,
+            }
             if before == after:
                 return nb
             nb.cpu_milli, nb.memory, nb.gpu_type, nb.gpus = cpu_milli, memory, gpu_type, gpus
+            nb.pod_defaults = after["pod_defaults"] or None
             if state is State.RUNNING:
                 await quotas.enforce_start(session, nb, owner_user)
                 nb.state = State.STOPPING.value

@@ -10,12 +10,14 @@ from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.events import SSE_RESPONSES, notebook_changes, progress_stream
 from ..api.schema_types import LabelPath, SearchQuery, StateName, UserNamePath, UserNameQuery
 from ..api.schemas import Message, NotebookCreate, NotebookOut, NotebookPatch
+from . import pod_defaults
 from .lifecycle import Changes
+from .schemas import PodDefaultOut
 from .service import NotebookRequest
 
 router = APIRouter(tags=["notebooks"], dependencies=[require_scope("notebooks")])
 
-RESOURCE_FIELDS = ("cpu", "memory", "gpu_type", "gpus")
+RESOURCE_FIELDS = ("cpu", "memory", "gpu_type", "gpus", "pod_defaults")
 
 
 async def _current(platform, actor, owner: str, name: str) -> NotebookOut:
@@ -58,6 +60,21 @@ async def notebooks_events(
     return notebook_changes(platform.broker, followed)
 
 
+@router.get(
+    "/pod-defaults",
+    response_model=list[PodDefaultOut],
+    summary="The configurations (Kubeflow PodDefaults) my notebooks may apply",
+)
+async def list_pod_defaults(
+    platform: PlatformDep, actor: ActorDep, owner: UserNameQuery = None
+) -> list[PodDefaultOut]:
+    """The PodDefaults of the owner's namespace (admins: any user's with `owner`), by their
+    description, as Kubeflow's notebook form offers them; none where the backend or the
+    cluster has no PodDefaults (the local backend, Kubernetes without Kubeflow)."""
+    offered = await pod_defaults.offered(platform.backend, actor, owner or actor.name)
+    return [PodDefaultOut(name=item["name"], desc=item["desc"]) for item in offered]
+
+
 @router.post("/notebooks", response_model=NotebookOut, status_code=201, summary="Create a notebook")
 async def create_notebook(
     body: NotebookCreate, platform: PlatformDep, actor: ActorDep
@@ -78,6 +95,7 @@ async def create_notebook(
         kind=body.kind,
         image=body.image,
         starting=body.start,
+        pod_defaults=tuple(body.pod_defaults),
     )
     if body.start:
         nb, owner = await platform.notebooks.create_started(actor, request)
@@ -110,7 +128,10 @@ async def update_notebook(
         await platform.notebooks.update(actor, owner, name, body.display_name, body.persistent)
     if any(getattr(body, field) is not None for field in RESOURCE_FIELDS):
         nb = await platform.notebooks.lifecycle.resize(
-            actor, owner, name, Changes(body.cpu, body.memory, body.gpu_type, body.gpus)
+            actor,
+            owner,
+            name,
+            Changes(body.cpu, body.memory, body.gpu_type, body.gpus, body.pod_defaults),
         )
         if wait:
             await platform.notebooks.lifecycle.wait(nb.id)

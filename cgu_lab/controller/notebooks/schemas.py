@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from ...core import culling
+from ...core.pod_defaults import MAX_CHOSEN
 from ..api.schema_types import (
     MAX_MINUTES,
     TOKEN_PATTERN,
@@ -30,6 +31,7 @@ from ..api.schema_types import (
     Memory,
     Minutes,
     NotebookNameOrEmpty,
+    PodDefaultName,
     RelativePath,
     RoleName,
     StateName,
@@ -60,6 +62,7 @@ __all__ = [
     "NotebookCreate",
     "NotebookOut",
     "NotebookPatch",
+    "PodDefaultOut",
     "ShareCreate",
     "ShareOut",
     "SharedWithMe",
@@ -67,6 +70,8 @@ __all__ = [
 ]
 
 # -- notebooks ---------------------------------------------------------------
+
+PodDefaultNames = Annotated[list[PodDefaultName], Field(max_length=MAX_CHOSEN)]
 
 
 class NotebookCreate(Strict):
@@ -95,6 +100,9 @@ class NotebookCreate(Strict):
         "jupyter", description="vm: a virtual machine (KubeVirt on Kubernetes, QEMU on one machine)"
     )
     image: Image = Field("", description="A custom image instead of the environment's (Kubernetes)")
+    pod_defaults: PodDefaultNames = Field(
+        [], description="Kubeflow PodDefaults ('configurations') of GET /pod-defaults to apply"
+    )
 
 
 class NotebookPatch(Strict):
@@ -106,6 +114,9 @@ class NotebookPatch(Strict):
     memory: Memory | None = None
     gpu_type: GpuTypeName | None = None
     gpus: GpuCount | None = None
+    pod_defaults: PodDefaultNames | None = Field(
+        None, description="The configurations it runs with ([]: none); a running one restarts"
+    )
 
 
 class NotebookOut(BaseModel):
@@ -129,6 +140,14 @@ class NotebookOut(BaseModel):
     started_at: datetime | None
     stopped_at: datetime | None
     last_activity: datetime | None
+    pod_defaults: list[str] = Field([], description="The configurations chosen (names)")
+
+
+class PodDefaultOut(BaseModel):
+    """A Kubeflow PodDefault ("configuration") of the owner's namespace, as its form offers it."""
+
+    name: str
+    desc: str = Field(description="Its `spec.desc`, or its name when it has none")
 
 
 # -- shares ------------------------------------------------------------------

@@ -39,6 +39,7 @@ from ..progress import ProgressBroker
 from ..quotas import service as quotas
 from .admission import NotebookAdmission
 from .lifecycle import NotebookLifecycle
+from .pod_defaults import chosen as chosen_pod_defaults
 from .routes import RouteTable, base_path
 from .schemas import NotebookOut
 from .specs import NotebookSpecs, load_notebook, validated_resources
@@ -72,6 +73,8 @@ class NotebookRequest:
     starting: bool = False
     # The submission this is a TA's copy of: one copy per owner and submission.
     submission: int | None = None
+    # Kubeflow PodDefaults ("configurations") of the owner's namespace to apply.
+    pod_defaults: tuple[str, ...] = ()
 
 
 async def group_names(session: AsyncSession, notebooks: list[Notebook]) -> dict[int, str]:
@@ -111,6 +114,7 @@ async def notebook_out(
         started_at=nb.started_at,
         stopped_at=nb.stopped_at,
         last_activity=nb.last_activity,
+        pod_defaults=sorted(nb.pod_defaults or {}),
     )
 
 
@@ -290,8 +294,12 @@ class NotebookService:
         A seed is copied as the start's first step, so its progress shows on the
         start page. With `request.starting`, the start's own refusals (quota in
         use now, a deactivated owner) are checked in this transaction, so a
-        refused request leaves nothing behind.
+        refused request leaves nothing behind. Chosen configurations are checked against
+        the backend's offer first, outside the transaction (a call to the cluster).
         """
+        pod_defaults = await chosen_pod_defaults(
+            self.backend, actor, request.owner or actor.name, request.pod_defaults, request.kind
+        )
         async with self.db.session() as session:
             owner_user = await get_user(session, request.owner or actor.name)
             if owner_user.id != actor.id:
@@ -301,6 +309,7 @@ class NotebookService:
             if request.template:
                 request = await self._from_template(session, actor, owner_user, request)
             nb = await self._new_notebook(session, owner_user, request)
+            nb.pod_defaults = pod_defaults or None
             session.add(nb)
             await session.flush()
             if request.starting:
@@ -320,6 +329,7 @@ class NotebookService:
                 group=request.group,
                 persistent=request.persistent,
                 seed=request.seed,
+                pod_defaults=sorted(pod_defaults),
             )
         return nb, owner_user.name
 

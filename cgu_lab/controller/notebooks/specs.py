@@ -14,6 +14,7 @@ from ...backends.base import EnvironmentSpec, NotebookSpec, QuotaSpec
 from ...core import environments as environment_rules
 from ...core.errors import Invalid, NotFound
 from ...core.gpu_fleet import PRODUCT, products_matching
+from ...core.pod_defaults import pod_labels
 from ...core.resources import parse_cpu, parse_memory
 from ...core.roles import Principal
 from ...store.models import Notebook, User
@@ -141,6 +142,7 @@ class NotebookSpecs:
             gpu_resource=gpu_resource,
             node_selector=node_selector,
             node_affinity=node_affinity,
+            pod_labels=pod_labels(nb.pod_defaults) if nb.kind == "jupyter" else {},
             quota=QuotaSpec(limits, await catalog.gpu_resources(session)),
             courses=await storage.course_mounts(session, nb.owner_id),
             kernel_culling=await kernel_culling(session, nb.group_id),
