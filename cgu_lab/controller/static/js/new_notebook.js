@@ -10,17 +10,20 @@ import { api, el, showError, describeLimits, describeUsage } from './common.js';
  */
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['EnvironmentDetail']} EnvironmentDetail */
 /** @typedef {import('../../../../src/apiSchema').components['schemas']['NotebookCreate']} NotebookCreate */
+/** @typedef {import('../../../../src/apiSchema').components['schemas']['PodDefaultOut']} PodDefaultOut */
 
 const form = /** @type {CreateForm} */ (document.getElementById('create-form'));
 
 async function main() {
-  const [me, environments, gpuTypes, groups] = await Promise.all([
+  const [me, environments, gpuTypes, groups, podDefaults] = await Promise.all([
     api('GET', '/api/me'),
     api('GET', '/api/environments'),
     api('GET', '/api/gpu-types'),
-    api('GET', '/api/groups')
+    api('GET', '/api/groups'),
+    api('GET', '/api/pod-defaults')
   ]);
   showEnvironments(environments);
+  showPodDefaults(podDefaults);
   form.elements.gpu_type.append(
     ...gpuTypes.map(t => el('option', { value: t.name }, `${t.display_name || t.name} (${t.capacity} on the platform)`))
   );
@@ -75,6 +78,30 @@ function showEnvironments(environments) {
 }
 
 /**
+ * Kubeflow's configurations (PodDefaults) as its own notebook form offers them: a checkbox
+ * each, by its description; nothing at all where there are none (most platforms).
+ * @param {PodDefaultOut[]} podDefaults
+ */
+function showPodDefaults(podDefaults) {
+  if (!podDefaults.length) return;
+  document
+    .getElementById('nb-pod-defaults-choices')
+    .replaceChildren(
+      ...podDefaults.map(choice =>
+        el(
+          'label',
+          { class: 'check', title: choice.name },
+          el('input', { type: 'checkbox', name: 'pod_defaults', value: choice.name }),
+          ` ${choice.desc}`
+        )
+      )
+    );
+  for (const id of ['nb-pod-defaults', 'nb-pod-defaults-label']) {
+    /** @type {HTMLElement} */ (document.getElementById(id)).hidden = false;
+  }
+}
+
+/**
  * "numpy 2.1.3 · pandas 2.2.3 · … and 21 more", or the environment's description.
  * @param {EnvironmentDetail} env
  */
@@ -101,6 +128,7 @@ form.addEventListener('submit', async event => {
     gpus,
     gpu_type: gpus ? text('gpu_type') || null : null,
     group: text('group') || null,
+    pod_defaults: data.getAll('pod_defaults').map(String),
     start: /** @type {HTMLButtonElement | null} */ (event.submitter)?.value === 'start'
   };
   if (form.elements.persistent) body.persistent = form.elements.persistent.checked;
