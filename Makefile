@@ -105,10 +105,21 @@ PYTEST := $(BIN)/pytest -q -p no:cacheprovider
 test-python: test-python-local test-kube
 
 # Every Python test but the Kubernetes backend's, on SQLite and on a throwaway PostgreSQL.
+# Test files run side by side in TEST_WORKERS processes (pytest-xdist; a file's tests stay
+# together, so its module fixtures start once): most of a test's time is a real server
+# starting or answering, which leaves a core free for the other file. The schema-driven API
+# test runs on its own after them: grouped by file, xdist collects its generated cases as
+# one test that checks nothing.
+TEST_WORKERS ?= 2
+SCHEMA_TESTS := tests/security/test_schemathesis.py
 test-python-local: install-test
 	@url=$$(scripts/postgres.sh start) && trap 'scripts/postgres.sh stop' EXIT && \
-	  CGU_TEST_POSTGRES_URL=$$url $(PYTEST) --junitxml=$(CURDIR)/artifacts/junit-$@.xml $(addprefix --ignore=,$(KUBE_TESTS)) tests; rc=$$?; \
-	  [ $$rc -eq 5 ] && rc=0; exit $$rc
+	  export CGU_TEST_POSTGRES_URL=$$url && \
+	  $(PYTEST) -n $(TEST_WORKERS) --dist loadfile --junitxml=$(CURDIR)/artifacts/junit-$@.xml \
+	    $(addprefix --ignore=,$(KUBE_TESTS) $(SCHEMA_TESTS)) tests; rc=$$?; \
+	  [ $$rc -eq 5 ] && rc=0; \
+	  $(PYTEST) --junitxml=$(CURDIR)/artifacts/junit-test-python-schema.xml $(SCHEMA_TESTS) || rc=1; \
+	  exit $$rc
 
 # The Kubernetes backend: a real API server for the fast layer (built from source once, cached
 # in .build/kube), and the real one-node cluster with the images (scripts/kube-test.sh).

@@ -335,7 +335,8 @@ async def test_an_environment_built_before_gets_the_commands_from_the_server(
     page = await open_page()
     # The server put its own folder of the bridge's commands first on its kernels' PATH.
     first = shutil.which("xclip", path=os.environ["PATH"])
-    assert first and Path(first).parent.parent == Path(os.environ[ENV_SOCKET]).parent, first
+    # (the socket may be elsewhere: a folder whose path is too long for one moves it)
+    assert first and Path(first).parent.name == f"{os.getpid()}.bin", first
     assert os.environ["PATH"].split(os.pathsep)[1:] == host_path.split(os.pathsep)
     python = old / "bin" / "python"
     assert await kernel_shell(python, "echo hi | xclip -selection clipboard") == (0, "", "")

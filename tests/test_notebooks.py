@@ -22,19 +22,25 @@ from .harness import execute_request, follow_while, login_cookie_header
 pytestmark = [pytest.mark.integration, pytest.mark.end_to_end]
 
 
-def server_process(notebook_id_owner: str, name: str) -> psutil.Process:
+def server_process(owner: str, name: str, controller=None) -> psutil.Process:
+    """The JupyterLab server of owner/name; of `controller`'s installation when given (test
+    modules running side by side may each have an alice/lab)."""
+    instance = None
+    if controller is not None:
+        instance = (controller.data_dir / "instance-id").read_text().strip()
     for process in psutil.process_iter():
         try:
             env = process.environ()
         except (psutil.Error, OSError):
             continue
         if (
-            env.get("CGU_NOTEBOOK_OWNER") == notebook_id_owner
+            env.get("CGU_NOTEBOOK_OWNER") == owner
             and env.get("CGU_NOTEBOOK_NAME") == name
+            and instance in (None, env.get("CGU_LAB_INSTANCE"))
             and "jupyter-lab" in " ".join(process.cmdline())
         ):
             return process
-    raise AssertionError(f"no server process for {notebook_id_owner}/{name}")
+    raise AssertionError(f"no server process for {owner}/{name}")
 
 
 def server_client(controller, process: psutil.Process) -> tuple[httpx.Client, str]:
@@ -97,8 +103,8 @@ def test_start_reaches_jupyterlab_through_the_proxy(running, alice):
     assert page.headers["cross-origin-opener-policy"] == "same-origin"
 
 
-def test_resources_are_applied(running):
-    process = server_process("alice", "lab")
+def test_resources_are_applied(controller, running):
+    process = server_process("alice", "lab", controller)
     assert process.environ()["CGU_CPU_LIMIT"] == "0.5"
     cgroups = Path(f"/proc/{process.pid}/cgroup").read_text()
     if "/cgu-lab/" in cgroups:
@@ -119,7 +125,7 @@ def test_temporary_files_are_the_notebooks_own_and_leave_with_it(controller, ali
     alice.ok("POST", "/api/notebooks", 201, json={"name": "scratch", "cpu": "0.5"})
     started = alice.ok("POST", "/api/notebooks/alice/scratch/start?wait=true", 202)
     assert started["state"] == "running", started
-    process = server_process("alice", "scratch")
+    process = server_process("alice", "scratch", controller)
     env = process.environ()
     runtime = Path(env["XDG_RUNTIME_DIR"])
     assert runtime.parent == controller.data_dir / "run" and runtime.name.startswith("nb-")
@@ -209,7 +215,7 @@ def test_forged_identity_headers_are_ignored(controller, running, bob, alice):
 
 
 def test_direct_port_access_is_refused(controller, running):
-    client, server = server_client(controller, server_process("alice", "lab"))
+    client, server = server_client(controller, server_process("alice", "lab", controller))
     base = f"{server}/notebook/alice/lab"
     with client:
         assert client.get(f"{base}/api/status").status_code == 403
@@ -247,7 +253,7 @@ def test_start_and_stop_are_idempotent_and_progress_is_streamed(controller, alic
                     break
     assert events[-1]["state"] == "running" and events[-1]["url"] == "/notebook/alice/progress/lab"
     assert [e["percent"] for e in events] == sorted(e["percent"] for e in events)
-    process = server_process("alice", "progress")
+    process = server_process("alice", "progress", controller)
     stopped = alice.ok("POST", "/api/notebooks/alice/progress/stop?wait=true", 202)
     assert stopped["state"] == "stopped"
     assert not process.is_running()
@@ -345,18 +351,18 @@ def test_concurrent_starts_cannot_both_pass_the_quota(controller, admin, alice):
 
 def test_resize_restarts_within_quota_and_refuses_beyond(controller, admin, alice):
     alice.ok("POST", "/api/notebooks/alice/lab/start?wait=true", 202)
-    before = server_process("alice", "lab").pid
+    before = server_process("alice", "lab", controller).pid
     resized = alice.ok(
         "PATCH", "/api/notebooks/alice/lab?wait=true", json={"cpu": 1, "memory": "1.5Gi"}
     )
     assert resized["state"] == "running" and resized["cpu_milli"] == 1000
-    after = server_process("alice", "lab")
+    after = server_process("alice", "lab", controller)
     assert after.pid != before and after.environ()["CGU_CPU_LIMIT"] == "1.0"
     over = alice.patch("/api/notebooks/alice/lab", json={"cpu": 64})
     assert over.status_code == 403 and "your quota allows 4 CPUs" in over.json()["message"]
     unchanged = alice.ok("GET", "/api/notebooks/alice/lab")
     assert unchanged["cpu_milli"] == 1000 and unchanged["state"] == "running"
-    assert server_process("alice", "lab").pid == after.pid
+    assert server_process("alice", "lab", controller).pid == after.pid
     bad = alice.patch("/api/notebooks/alice/lab", json={"memory": "a lot"})
     assert bad.status_code == 400 and "not a memory amount" in bad.json()["message"]
 
@@ -390,14 +396,14 @@ def test_delete_needs_a_stopped_notebook_and_moves_files_aside(controller, alice
 
 
 def test_controller_restart_adopts_running_notebooks_and_cleans_up(controller, alice, admin):
-    kept = server_process("alice", "lab")
+    kept = server_process("alice", "lab", controller)
     controller.stop()
     assert kept.is_running()
     controller.start()
     with controller.client("alice") as fresh:
         assert fresh.ok("GET", "/api/notebooks/alice/lab")["state"] == "running"
         assert fresh.get("/notebook/alice/lab/api/status").status_code == 200
-    assert server_process("alice", "lab").pid == kept.pid
+    assert server_process("alice", "lab", controller).pid == kept.pid
     # A server that died while the controller was down is marked stopped, not left "running".
     controller.stop()
     kept.kill()

@@ -248,8 +248,9 @@ class LocalBackend(Backend):
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(mode=0o700)
         (folder / "tmp").mkdir(mode=0o700)
-        for path in (folder, folder / "tmp"):
-            os.chown(path, account.uid, account.gid)
+        if account.uid is not None:  # else every notebook runs as the controller's account
+            for path in (folder, folder / "tmp"):
+                os.chown(path, account.uid, account.gid)
         return folder
 
     # -- start -----------------------------------------------------------
