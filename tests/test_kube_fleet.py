@@ -24,6 +24,7 @@ from cgu_lab.backends.kube_nodes import (
     gpu_devices,
     node_gpus,
     node_summaries,
+    not_ready,
     pod_default_choices,
 )
 from cgu_lab.backends.kube_settings import KubeSettings
@@ -164,12 +165,37 @@ def test_monitoring_lists_every_node_with_its_gpus_cpu_only_and_cordoned_ones_to
     nodes[0]["status"]["conditions"] = [{"type": "Ready", "status": "Unknown"}]
     late = {row["node"]: row for row in node_summaries(nodes)}
     assert late["a5000-0"]["ready"] is False and late["a5000-1"]["ready"] is True
-    # the pool's devices and the page agree on every node that takes pods
+    # the pool's devices and the page agree on every node that takes pods (uncordoned and
+    # ready); the one not ready offers none, though the page shows what it has
     devices = gpu_devices(nodes)
-    for name, row in rows.items():
+    for name, row in late.items():
         offered = sum(1 for d in devices if d.node == name)
-        if row["schedulable"] and not row["slices"]:
+        if row["schedulable"] and row["ready"] and not row["slices"]:
             assert offered == row["whole"] + sum(row["mig"].values()), name
+    assert late["a5000-0"]["whole"] == 4 and not [d for d in devices if d.node == "a5000-0"]
+
+
+def test_a_node_that_stopped_answering_offers_nothing_and_says_why():
+    """A dead node (its kubelet silent, Ready Unknown) kept its GPUs in the pool: the
+    controller admitted starts that the scheduler could only leave Pending."""
+    nodes = school_fleet()
+    dead = nodes[0]
+    silent = "Kubelet stopped posting node status."
+    dead["status"]["conditions"] = [
+        {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown", "message": silent}
+    ]
+    assert not_ready(dead) == silent
+    assert not_ready(nodes[1]) == ""  # no Ready condition posted: taken at its word
+    assert not [d for d in gpu_devices(nodes) if d.node == dead["metadata"]["name"]]
+    a5000 = {p.product: p for p in inventory(node_gpus(nodes))}["NVIDIA-RTX-A5000"]
+    assert (a5000.unschedulable, a5000.whole, len(a5000.nodes)) == (["a5000-0"], 8, 2)
+    # monitoring still shows what it has, as not ready (and not cordoned)
+    row = {r["node"]: r for r in node_summaries(nodes)}["a5000-0"]
+    assert (row["ready"], row["schedulable"], row["whole"]) == (False, True, 4)
+    dead["status"]["conditions"] = [
+        {"type": "Ready", "status": "False", "reason": "KubeletNotReady"}
+    ]
+    assert not_ready(dead) == "KubeletNotReady: False"
 
 
 def test_every_proposal_is_a_type_the_gpus_api_accepts():

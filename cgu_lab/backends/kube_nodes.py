@@ -12,7 +12,9 @@ Devices are what the node can allocate (`nvidia.com/gpu.count` would also count
 GPUs split into MIG instances, or not yet offered by the device plugin). The
 controller's placement rules count devices, not advertised slots: a time-sliced
 GPU is one device that a shared GPU type splits, so replicas are divided back
-out here. Cordoned nodes offer nothing.
+out here. Cordoned nodes offer nothing, nor do nodes whose Ready condition is not True
+(`not_ready`: a kubelet that stopped reporting, a node that died): the scheduler places
+nothing there, so the controller's queue, not a pod stuck Pending, must hold the wait.
 
 The same nodes, as labels and allocatable resources, feed the fleet's inventory of
 products (`node_gpus`, core.gpu_fleet) and the monitoring page's list of every node,
@@ -44,10 +46,28 @@ def _int(value: Any) -> int:
         return 0
 
 
+def not_ready(node: dict[str, Any]) -> str:
+    """Why the node says it is not ready ("" when it is): the message of its Ready
+    condition ("Kubelet stopped posting node status." once the node lifecycle controller
+    has not heard from its kubelet for its grace period), or its reason and status.
+
+    A node that has posted no Ready condition at all (a Node object written by hand, a
+    kubelet before its first report) is taken at its word of what it can allocate."""
+    for item in node.get("status", {}).get("conditions") or []:
+        if item.get("type") == "Ready" and item.get("status") != "True":
+            return item.get("message") or f"{item.get('reason') or 'Ready'}: {item.get('status')}"
+    return ""
+
+
+def takes_pods(node: dict[str, Any]) -> bool:
+    """Neither cordoned nor not ready: the scheduler may place a new pod there."""
+    return not node.get("spec", {}).get("unschedulable") and not not_ready(node)
+
+
 def gpu_devices(nodes: Iterable[dict[str, Any]]) -> list[Device]:
     devices: list[Device] = []
     for node in nodes:
-        if node.get("spec", {}).get("unschedulable"):
+        if not takes_pods(node):
             continue
         name = node["metadata"]["name"]
         labels = node["metadata"].get("labels") or {}
@@ -100,7 +120,7 @@ def node_gpus(nodes: Iterable[dict[str, Any]]) -> list[NodeGpus]:
             name=node["metadata"]["name"],
             labels=dict(node["metadata"].get("labels") or {}),
             allocatable=dict(node.get("status", {}).get("allocatable") or {}),
-            schedulable=not node.get("spec", {}).get("unschedulable"),
+            schedulable=takes_pods(node),
         )
         for node in nodes
     ]
@@ -140,7 +160,7 @@ def node_summaries(nodes: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         rows.append(
             {
                 "node": read.name,
-                "schedulable": read.schedulable,
+                "schedulable": not node.get("spec", {}).get("unschedulable"),
                 "ready": _ready(node),
                 "arch": read.labels.get(gpu_fleet.ARCH, ""),
                 "cpu_cores": _cores(allocatable.get("cpu")),

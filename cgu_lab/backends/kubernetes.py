@@ -69,7 +69,13 @@ from .base import (
 from .kube_api import KubeApi, KubeError, load_client
 from .kube_connection import Connection
 from .kube_namespaces import Namespaces
-from .kube_nodes import gpu_devices, node_gpus, node_summaries, pod_default_choices
+from .kube_nodes import (
+    gpu_devices,
+    node_gpus,
+    node_summaries,
+    not_ready,
+    pod_default_choices,
+)
 from .kube_settings import KubeSettings
 from .kube_storage_files import KubeStorage
 from .kube_watch import Source, WatchCache
@@ -453,17 +459,29 @@ class KubernetesBackend(Backend):
             alive=True,
             ready=view.ready,
             detail="" if view.ready else view.message,
-            notice=self._cordoned(workload, ref, state),
+            notice=self._node_notice(workload, ref, state),
         )
 
-    def _cordoned(self, workload: Workload, ref: names.ObjectRef, state: Mapping[str, Any]) -> str:
-        """What to tell the owner of a server whose node is cordoned and not drained ("" when
-        it is not): its GPUs left the pool, so its owner would otherwise learn of it only
-        when a restart lands elsewhere, or when a drain that may follow ends it."""
+    def _node_notice(
+        self, workload: Workload, ref: names.ObjectRef, state: Mapping[str, Any]
+    ) -> str:
+        """What to tell the owner of a server whose node is not ready or cordoned ("" when
+        neither). Not ready (its kubelet stopped reporting: the node died or lost its
+        network), the server cannot be reached, yet Kubernetes evicts its pod only after
+        the pod's toleration (five minutes by default), so until then the owner would see
+        it "running". Cordoned (and not drained), its GPUs left the pool, so its owner
+        would otherwise learn of it only when a restart lands elsewhere, or when a drain
+        that may follow ends it."""
         node = state.get("node") or workload.node(ref)
         if not node or not self._nodes_followed():
             return ""
         found = self._cache.get("Node", "", node) or {}
+        why = not_ready(found)
+        if why:
+            return (
+                f"Its node {node} is not answering ({why}): this notebook cannot be reached "
+                "until the node is back."
+            )
         if not found.get("spec", {}).get("unschedulable"):
             return ""
         return (
@@ -474,8 +492,9 @@ class KubernetesBackend(Backend):
     def _lost(self, workload: Workload, ref: names.ObjectRef, state: Mapping[str, Any]) -> str:
         """Why the server a start made is gone ("" while it runs), its node's fate first:
         a node deleted takes its pods with it only after the pod garbage collector's
-        grace, and a drain evicts them, so the pod alone would say it later, or only
-        that it "was replaced", where the owner needs to hear what happened to the node."""
+        grace, a dead node's pods are evicted after their toleration, and a drain evicts
+        them, so the pod alone would say it later, or only that it "was replaced", where
+        the owner needs to hear what happened to the node."""
         down = workload.down(ref, state.get("server", ""))
         node = state.get("node") or workload.node(ref)
         if not node or not self._nodes_followed():
@@ -483,6 +502,8 @@ class KubernetesBackend(Backend):
         found = self._cache.get("Node", "", node)
         if found is None:
             return f"its node {node} was removed"
+        if down and not_ready(found):
+            return f"its node {node} stopped answering ({down})"
         if down and found.get("spec", {}).get("unschedulable"):
             return f"its node {node} is being drained ({down})"
         return down

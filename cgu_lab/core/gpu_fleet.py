@@ -168,7 +168,7 @@ def _count(value: str | None) -> int:
 def inventory(nodes: Iterable[NodeGpus]) -> list[Product]:
     """The fleet's products, most GPUs first; nodes without a product label are skipped.
 
-    Counts are what schedulable nodes can allocate; a cordoned node is listed under
+    Counts are what nodes taking pods can allocate; a cordoned or not-ready node is listed under
     `unschedulable` and counts nothing, so a drained rack shows as such."""
     products: dict[str, Product] = {}
     for node in nodes:

@@ -250,7 +250,9 @@ function productRow(product) {
       'td',
       { class: 'num' },
       String(product.nodes.length),
-      product.unschedulable.length ? el('div', { class: 'hint' }, `${product.unschedulable.length} cordoned`) : null
+      product.unschedulable.length
+        ? el('div', { class: 'hint' }, `${product.unschedulable.length} not taking pods (cordoned or not ready)`)
+        : null
     ),
     el('td', { class: 'num' }, product.gpus),
     el('td', {}, sliceText(product)),
