@@ -2,7 +2,6 @@
  * The shapes of the server extension's REST API (`<baseUrl>/cgu-lab/...`)
  * as the lab extension sees them.
  */
-import { ShareAccess } from './tokens';
 
 /**
  * The error body of the platform (the proxy, the controller, the server
@@ -134,6 +133,9 @@ export interface IGrantee {
   name: string;
   display_name: string;
 }
+
+/** What a share grants. */
+export type ShareAccess = 'read' | 'edit';
 
 /** A share of this notebook, as `GET cgu-lab/shares` lists it. */
 export interface IShare {

@@ -34,9 +34,6 @@ export const PALETTE_CATEGORY = 'cgu-lab';
 /** How the current user may use this notebook server. */
 export type Access = 'owner' | 'edit' | 'read';
 
-/** What a share grants. */
-export type ShareAccess = 'read' | 'edit';
-
 /** What `GET cgu-lab/info` answers: who is looking at which notebook. */
 export interface IServerInfo {
   version: string;

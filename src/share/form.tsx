@@ -11,7 +11,7 @@ import { expiryChoices } from './format';
 import { ShareModel } from './model';
 import { ShareList } from './shareList';
 import { WhoPart } from './who';
-import { ShareAccess } from '../tokens';
+import { ShareAccess } from '../apiTypes';
 
 /** A radio button with its label (and a note), in a `cgu-Share-radio` row. */
 function Radio(props: {

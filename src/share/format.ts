@@ -4,8 +4,7 @@
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { countdownText } from '../format';
-import { IDirectory, IShare } from '../apiTypes';
-import { ShareAccess } from '../tokens';
+import { IDirectory, IShare, ShareAccess } from '../apiTypes';
 
 /* ------------------------------------------------------------------ sharing */
 

@@ -20,8 +20,7 @@ import {
   shouldSearch
 } from './format';
 import { IShareAPI, IShareDialogOptions } from './types';
-import { IDirectory, IShare, IShareRequest } from '../apiTypes';
-import { ShareAccess } from '../tokens';
+import { IDirectory, IShare, IShareRequest, ShareAccess } from '../apiTypes';
 
 /** How long to wait after the last key press before asking the directory. */
 export const SEARCH_DEBOUNCE_MS = 250;

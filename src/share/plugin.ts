@@ -25,7 +25,8 @@ import { registerCommand } from '../commands';
 import { sharedWithMeIcon } from '../icons';
 import { openShareDialog } from './dialog';
 import { SharedWithMePanel } from './sharedWithMe';
-import { CommandIDs, DOMAIN, ICguLabSession, ShareAccess } from '../tokens';
+import { ShareAccess } from '../apiTypes';
+import { CommandIDs, DOMAIN, ICguLabSession } from '../tokens';
 
 type OpenShare = (
   mode: 'choose' | 'file' | 'notebook',

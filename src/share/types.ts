@@ -2,8 +2,7 @@
  * What the Share dialog is opened with, and the endpoints it calls.
  */
 import type { TranslationBundle } from '@jupyterlab/translation';
-import { IDirectory, IShare, IShareRequest } from '../apiTypes';
-import { ShareAccess } from '../tokens';
+import { IDirectory, IShare, IShareRequest, ShareAccess } from '../apiTypes';
 
 /** How the dialog was opened. */
 export type ShareMode =
