@@ -12,10 +12,12 @@ import {
 
 /**
  * Publishing a notebook as a page from JupyterLab, in Chromium: the teacher opens a lesson
- * in their notebook, runs "Publish as a Demo…" from the command palette and publishes the
- * open notebook as a page (Voilà) to their course; a student of the course reads the
- * rendered page; the teacher's notebook is stopped and started again, and the student's
- * page answers again with nobody having run anything.
+ * in their persistent notebook (the demo site that keeps running for the course), runs
+ * "Publish as a Demo…" from the command palette and publishes the open notebook as a page
+ * (Voilà) to their course; a student of the course reads the rendered page, and from that
+ * page the notebook's files and kernels are refused to them; a student of another course
+ * is refused the page itself; the teacher's notebook is stopped and started again, and the
+ * student's page answers again with nobody having run anything.
  */
 const OWNER = 'ui-teacher';
 const NAME = 'pages';
@@ -24,6 +26,9 @@ const COURSE = 'ui-pages';
 const PAGE = `${NOTEBOOK}/voila-lesson/`;
 // A student account of this spec's own: one in several courses changes other specs' forms.
 const STUDENT = 'ui-pages-student';
+// A student of another course, and that course: accounts of this spec's own too.
+const OUTSIDER = 'ui-pages-outsider';
+const OTHER = 'ui-pages-other';
 
 test.use({ actionTimeout: 60_000 });
 
@@ -35,18 +40,23 @@ test.describe.serial('a notebook published as a page from the lab', () => {
     const page = await (await browser.newContext()).newPage();
     await login(page, 'ui-admin');
     admin = await asToken(new URL(page.url()).origin, await apiToken(page));
-    const student = await admin.post('/api/users', {
-      data: { name: STUDENT, role: 'student', password: PASSWORD }
-    });
-    expect(student.status()).toBe(201);
-    expect(
-      (await admin.post('/api/groups', { data: { name: COURSE } })).status()
-    ).toBe(201);
-    for (const [user, manager] of [
-      [STUDENT, false],
-      [OWNER, true]
+    for (const name of [STUDENT, OUTSIDER]) {
+      const made = await admin.post('/api/users', {
+        data: { name, role: 'student', password: PASSWORD }
+      });
+      expect(made.status()).toBe(201);
+    }
+    for (const course of [COURSE, OTHER]) {
+      expect(
+        (await admin.post('/api/groups', { data: { name: course } })).status()
+      ).toBe(201);
+    }
+    for (const [course, user, manager] of [
+      [COURSE, STUDENT, false],
+      [COURSE, OWNER, true],
+      [OTHER, OUTSIDER, false]
     ] as const) {
-      const member = await admin.put(`/api/groups/${COURSE}/members/${user}`, {
+      const member = await admin.put(`/api/groups/${course}/members/${user}`, {
         data: { manager }
       });
       expect(member.status()).toBe(200);
@@ -60,7 +70,7 @@ test.describe.serial('a notebook published as a page from the lab', () => {
     await admin?.dispose();
   });
 
-  test('the teacher publishes the open notebook from the palette; a student reads it, again after a restart', async ({
+  test("the teacher publishes the open notebook from the palette; a student reads it, not the notebook's files or kernels; another course's student is refused; again after a restart", async ({
     browser,
     baseURL
   }, testInfo) => {
@@ -69,6 +79,11 @@ test.describe.serial('a notebook published as a page from the lab', () => {
     await login(teacher, OWNER);
     teacherApi = await asToken(baseURL!, await apiToken(teacher));
     await startNotebook(teacherApi, OWNER, NAME);
+    const persistent = await admin.patch(`/api/notebooks/${OWNER}/${NAME}`, {
+      data: { persistent: true }
+    });
+    expect(persistent.status()).toBe(200);
+    expect((await persistent.json()).persistent).toBe(true);
     const saved = await teacherApi.put(
       `${NOTEBOOK}/api/contents/lesson.ipynb`,
       { data: notebookJson(["print('rendered by voila:', 6 * 7)"]) }
@@ -119,6 +134,38 @@ test.describe.serial('a notebook published as a page from the lab', () => {
       timeout: 90_000
     });
     await snapshot(student, testInfo, '302-student-reads-the-page');
+    // The page is all the student may use there: from it (the notebook's own origin), the
+    // notebook's files, its kernels and a new kernel are refused.
+    const asked = await student.evaluate(async base => {
+      const xsrf = document.cookie.match(/_xsrf=([^;]+)/)?.[1] ?? '';
+      const post = {
+        method: 'POST',
+        headers: { 'X-XSRFToken': xsrf },
+        body: '{}'
+      };
+      return [
+        (await fetch(`${base}/api/contents/lesson.ipynb`)).status,
+        (await fetch(`${base}/api/kernels`)).status,
+        (await fetch(`${base}/api/kernels`, post)).status
+      ];
+    }, NOTEBOOK);
+    expect(asked).toEqual([403, 403, 403]);
+    const files = await student.goto(`${NOTEBOOK}/lab/tree/lesson.ipynb`);
+    expect(files?.status()).toBe(403);
+    await expect(student.getByText(/published demo only/)).toBeVisible();
+    await snapshot(
+      student,
+      testInfo,
+      '304-the-notebook-itself-refused-to-the-student'
+    );
+
+    const outsider = await (await browser.newContext()).newPage();
+    await login(outsider, OUTSIDER);
+    const refused = await outsider.goto(PAGE);
+    expect(refused?.status()).toBe(404);
+    await expect(outsider.getByText('rendered by voila: 42')).toHaveCount(0);
+    await snapshot(outsider, testInfo, '305-another-course-refused-the-page');
+    await outsider.close();
 
     expect(
       (
