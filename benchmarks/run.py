@@ -19,6 +19,7 @@ BENCHMARKS = [
     "bench_serial.py",
     "bench_transfer.py",
     "desktop_bench.py",
+    "apps_footprint.py",
     "vm_boot.py",
     "competition_bench.py",
     "fleet_burst.py",
