@@ -152,3 +152,27 @@ def test_the_walk_finds_type_only_and_class_level_circles_and_skips_function_imp
         ["pkg.parts.piece", "pkg.service"],
         ["pkg.sub", "pkg.sub.inner"],
     ]
+
+
+def test_the_controller_side_imports_nothing_of_the_notebook_side():
+    """The notebook server extension (`cgu_lab.notebook`) runs in every notebook, the rest
+    in the controller: code both use lives in `core/`, `files/` or `rfb/` (issue 24 item 8).
+    Every import counts here, a late one in a function body too: it would load the notebook
+    side into the controller when called. The package's own entry point for Jupyter, which
+    names the server extension, is the one place that may."""
+    root = Path(cgu_lab.__file__).parent
+    modules = modules_of(root)
+    known = set(modules)
+    found = []
+    for name, path in modules.items():
+        if name == "cgu_lab" or name.startswith("cgu_lab.notebook"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                targets = named_modules(node, name, path.name == "__init__.py", known)
+                found += [
+                    f"{name} -> {t}" for t in sorted(targets) if t.startswith("cgu_lab.notebook")
+                ]
+    assert len(modules) > 100
+    assert not found, "the controller side imports the notebook side:\n" + "\n".join(found)
