@@ -24,6 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..store.db import Database
 from ..store.models import AuditEvent
 
+# The actor recorded for what the controller does on its own (a pass, a start, a score).
+SYSTEM = "system"
 CSV_COLUMNS = ("id", "at", "actor", "action", "target", "details")
 EXPORT_BATCH = 1000
 

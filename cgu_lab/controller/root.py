@@ -136,7 +136,7 @@ class Platform:
                         memory=limits.memory,
                         gpus=dict(limits.gpus or {}),
                         notebooks=limits.notebooks,
-                        updated_by="system",
+                        updated_by=audit.SYSTEM,
                     )
                 )
         async with self.db.session() as session:
@@ -152,7 +152,7 @@ class Platform:
                         idle_minutes=policy.idle_minutes,
                         warn_minutes=policy.warn_minutes,
                         max_lifetime_hours=policy.max_lifetime_hours,
-                        updated_by="system",
+                        updated_by=audit.SYSTEM,
                     )
                 )
         result = await self.notebooks.lifecycle.reconcile()
@@ -225,6 +225,11 @@ class Platform:
                 )
             )
             audit.record(
-                session, "system", "user.created", f"user:{FIRST_ADMIN}", role="admin", first=True
+                session,
+                audit.SYSTEM,
+                "user.created",
+                f"user:{FIRST_ADMIN}",
+                role="admin",
+                first=True,
             )
         return password

@@ -306,7 +306,7 @@ class EntryService:
                 )
             audit.record(
                 session,
-                "system",
+                audit.SYSTEM,
                 "competition.scored",
                 target,
                 entry=entry_id,
@@ -323,7 +323,7 @@ class EntryService:
             entry.scored_at = self.clock.now()
             entry.state, entry.message, entry.log = "failed", student[:2000], log_text
             audit.record(
-                session, "system", "competition.scored", target, entry=entry_id, state="failed"
+                session, audit.SYSTEM, "competition.scored", target, entry=entry_id, state="failed"
             )
 
     # -- reading -----------------------------------------------------------------------

@@ -29,7 +29,7 @@ from ..clock import Clock
 from ..environments import catalog
 from ..gpus.pool import GpuPool
 from ..progress import ProgressBroker, ProgressEvent
-from .routes import SYSTEM, RouteTable
+from .routes import RouteTable
 from .specs import load_notebook
 
 RECLAIM_NOTE = (
@@ -195,7 +195,11 @@ class NotebookAdmission:
             nb.queued_at = None
             nb.message = message
             audit.record(
-                session, SYSTEM, "notebook.dequeued", f"notebook:{owner}/{name}", reason=message
+                session,
+                audit.SYSTEM,
+                "notebook.dequeued",
+                f"notebook:{owner}/{name}",
+                reason=message,
             )
         self.routes.update(nb, owner)
         event = ProgressEvent("start", 100, message, State.STOPPED.value, True, False, None)

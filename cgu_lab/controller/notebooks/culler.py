@@ -29,7 +29,7 @@ from ..accounts.directory import get_group
 from ..clock import Clock
 from .cull_policies import DEFAULT_POLICY, Policies, load_policies, policy_of
 from .reader import NotebookReader
-from .routes import SYSTEM, Route
+from .routes import Route
 from .schemas import CullPolicyOut
 from .service import NotebookService
 
@@ -145,7 +145,7 @@ def _record_warning(session, nb: Notebook, owner: str, decision, now: datetime) 
     nb.warned_at = now
     audit.record(
         session,
-        SYSTEM,
+        audit.SYSTEM,
         "notebook.warned",
         f"notebook:{owner}/{nb.name}",
         reason=decision.reason,

@@ -35,7 +35,7 @@ from ..quotas import service as quotas
 from . import transitions
 from .admission import RECLAIM_NOTE, NotebookAdmission
 from .pod_defaults import chosen as chosen_pod_defaults
-from .routes import SYSTEM, RouteTable
+from .routes import RouteTable
 from .seed import copy_seed
 from .specs import NotebookSpecs, load_notebook, validated_resources
 
@@ -161,7 +161,7 @@ class NotebookLifecycle:
             catalog.require_runnable(env, self.backend.name, nb.image)
             await quotas.enforce_start(session, nb, owner_user)
             admission = await self.admission.admit(session, nb)
-            who = actor.name if actor else SYSTEM
+            who = actor.name if actor else audit.SYSTEM
             if admission.devices is not None:
                 await transitions.grant_start(session, nb, owner, admission, who, self.clock.now())
             else:
@@ -279,7 +279,7 @@ class NotebookLifecycle:
             if ok is False:
                 audit.record(
                     session,
-                    SYSTEM,
+                    audit.SYSTEM,
                     f"notebook.{operation}_failed",
                     f"notebook:{owner}/{name}",
                     reason=message,
@@ -314,7 +314,7 @@ class NotebookLifecycle:
                 nb.message = ""
                 audit.record(
                     session,
-                    actor.name if actor else SYSTEM,
+                    actor.name if actor else audit.SYSTEM,
                     "notebook.dequeued",
                     f"notebook:{owner}/{name}",
                     reason=reason,
@@ -326,7 +326,7 @@ class NotebookLifecycle:
                     owner,
                     cause,
                     reason,
-                    actor.name if actor else SYSTEM,
+                    actor.name if actor else audit.SYSTEM,
                     self.clock.now(),
                 )
         self.routes.update(nb, owner)
@@ -530,7 +530,7 @@ class NotebookLifecycle:
             async with self.db.session() as session:
                 audit.record(
                     session,
-                    SYSTEM,
+                    audit.SYSTEM,
                     "controller.reconciled",
                     "notebooks",
                     adopted=adopted,

@@ -27,7 +27,6 @@ from ...store.models import Notebook, User
 from .. import audit
 from ..clock import Clock
 from ..progress import ProgressEvent
-from .routes import SYSTEM
 from .service import NotebookService
 
 log = logging.getLogger("cgu_lab.liveness")
@@ -84,7 +83,7 @@ async def check(
         await notebooks.lifecycle.finish_stopped(nb.id, owner, nb.name, reason)
         async with notebooks.db.session() as session:
             audit.record(
-                session, SYSTEM, "notebook.died", f"notebook:{owner}/{nb.name}", reason=reason
+                session, audit.SYSTEM, "notebook.died", f"notebook:{owner}/{nb.name}", reason=reason
             )
         dead.append(f"{owner}/{nb.name}")
     return dead

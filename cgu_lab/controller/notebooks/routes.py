@@ -18,9 +18,6 @@ from ...core.lifecycle import State
 from ...store.db import Database
 from ...store.models import Notebook, User
 
-# The actor recorded for what the controller does on its own.
-SYSTEM = "system"
-
 
 def base_path(owner: str, name: str) -> str:
     return f"/notebook/{owner}/{name}/"

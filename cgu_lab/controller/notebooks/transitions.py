@@ -20,7 +20,6 @@ from ...store.models import Notebook, StopRecord, User
 from .. import audit
 from ..environments import catalog
 from .admission import Admission
-from .routes import SYSTEM
 
 
 async def grant_start(
@@ -80,7 +79,7 @@ async def enqueue(
             victim_owner,
             "reclaim",
             f"reclaimed for a waiting '{nb.gpu_type}' request",
-            SYSTEM,
+            audit.SYSTEM,
             now,
         )
         victims.append((victim.id, victim_owner, victim.name))

@@ -336,7 +336,7 @@ class TrainingService:
             current.submitted_at = self.clock.now()
             audit.record(
                 session,
-                "system",
+                audit.SYSTEM,
                 f"training.{state}",
                 f"training:{owner}/{job.name}",
                 reason=message or None,
