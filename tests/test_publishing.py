@@ -135,6 +135,11 @@ def test_a_course_uses_the_published_app_and_nothing_else(apps, teacher, alice):
     refused(alice.get(f"{SITE}/api/terminals"))
     refused(alice.post(f"{SITE}/api/terminals", headers=xsrf))
     refused(alice.get(f"{SITE}/lab"))
+    # A browser's navigation to the lab gets the same refusal as a page, with the way back.
+    shown = alice.get(f"{SITE}/lab", headers={"Accept": "text/html"})
+    assert shown.status_code == 403 and 'data-cgu-code="demo_only"' in shown.text
+    assert "published demo only" in shown.text
+    assert f'href="{SITE}/proxy/{apps["page"]}/"' in shown.text
     refused(alice.get(f"{SITE}/cgu-lab/info"))
     refused(alice.get(f"{SITE}/proxy/{apps['other']}/"))
     sneaked = alice.get(f"{SITE}/proxy/{apps['page']}/%2E%2E/%2E%2E/api/contents")

@@ -405,12 +405,19 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
         the notebook."""
         limited = self._demo_limit(scope, caller, rest)
         if limited is None:
-            await send_json(
+            # A page for a visitor who typed or followed the lab's address, JSON for a script.
+            where = f"{PREFIX}{quote(route.owner)}/{quote(route.name)}/"
+            demos = [("Open the published demo", where + caller.access.apps[0])]
+            portal = [("Back to the cgu-lab portal", self.plan.controller_url + "/")]
+            await send_problem(
+                scope,
                 send,
                 403,
                 "you may use this notebook's published demo only, not its files, kernels, "
                 "terminals or other apps",
                 "demo_only",
+                title="Only the demo is shared",
+                links=(demos if caller.access.apps else []) + portal,
             )
             return
         caller = limited
