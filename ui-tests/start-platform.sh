@@ -41,6 +41,9 @@ for spec in "ui-admin admin" "ui-student student" "ui-pupil student" "ui-ta ta" 
   set -- $spec
   echo "ui-test-password" | "$bin/cgu-lab" admin create-user "$1" --role "$2" --password-stdin --data-dir "$data/state" >/dev/null
 done
-"$bin/cgu-lab" controller --data-dir "$data/state" --port "$port" &
+# The idle culler passes every 10 s, not every minute: lab.spec's culled notebook then
+# waits seconds, not a minute, for the pass after its (shortened) idle time.
+CGU_LAB_CULL_INTERVAL="${CGU_LAB_CULL_INTERVAL:-10}" \
+  "$bin/cgu-lab" controller --data-dir "$data/state" --port "$port" &
 controller=$!
 wait "$controller"
