@@ -467,10 +467,10 @@ def open_path(path: str, expect: tuple[int, ...] = (200,)):
     return start
 
 
-def psql(server: Server) -> None:
-    folder, user = server.apps_folder(), server.account.pw_name
+def _answers_42(server: Server, argv: list[str]) -> None:
+    """A database's own client, run as the notebook's account, asks it for 41 + 1."""
     done = subprocess.run(
-        ["psql", "-h", str(folder), "-U", user, "-d", user, "-Atc", "SELECT 41 + 1"],
+        argv,
         capture_output=True,
         text=True,
         **server.as_account,
@@ -479,21 +479,20 @@ def psql(server: Server) -> None:
         timeout=120,
     )
     assert done.stdout.strip() == "42", done
+
+
+def psql(server: Server) -> None:
+    folder, user = server.apps_folder(), server.account.pw_name
+    _answers_42(
+        server, ["psql", "-h", str(folder), "-U", user, "-d", user, "-Atc", "SELECT 41 + 1"]
+    )
 
 
 def mariadb(server: Server) -> None:
     folder, user = server.apps_folder(), server.account.pw_name
     client = shutil.which("mariadb") or "mysql"
-    done = subprocess.run(
-        [client, f"--socket={folder / 'mysql.sock'}", "-u", user, "-N", "-e", "SELECT 41 + 1"],
-        capture_output=True,
-        text=True,
-        **server.as_account,
-        env={"PATH": os.environ["PATH"], "HOME": str(server.home)},
-        cwd=server.home,
-        timeout=120,
-    )
-    assert done.stdout.strip() == "42", done
+    socket = f"--socket={folder / 'mysql.sock'}"
+    _answers_42(server, [client, socket, "-u", user, "-N", "-e", "SELECT 41 + 1"])
 
 
 def r_kernel(server: Server) -> None:
