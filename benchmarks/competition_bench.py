@@ -37,7 +37,7 @@ import time
 import httpx
 from platform_under_test import percentile, platform
 
-from cgu_lab.backends.scorer_sandbox import scorer_name
+from cgu_lab.backends.competition_sandbox import scorer_name
 
 ROWS = 10_000
 ENTRIES = 20

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from cgu_lab.backends.scorer_sandbox import scorer_name
+from cgu_lab.backends.competition_sandbox import scorer_name
 from cgu_lab.controller import audit
 from cgu_lab.controller.competitions import files
 from cgu_lab.core.competition import in_public

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from cgu_lab.backends.scorer_sandbox import scorer_name
+from cgu_lab.backends.competition_sandbox import scorer_name
 from cgu_lab.controller.competitions import files
 
 pytestmark = pytest.mark.integration
@@ -290,7 +290,7 @@ def test_a_runs_children_share_its_memory_limit(site, course, teacher, alice):
 
 
 def test_a_fork_bomb_stays_under_the_runs_task_limit(site, course, teacher, alice):
-    from cgu_lab.backends.scorer_sandbox import RUN_PIDS
+    from cgu_lab.backends.competition_sandbox import RUN_PIDS
 
     cid = make(teacher, "forks")
     bomb = (

@@ -13,7 +13,7 @@ affinity to whole cores and memory by RLIMIT_DATA, which applies to each
 process separately. `describe()` says which one applies.
 
 The same cgroups serve training jobs (`job-<key>`) and competition runs
-(`run-<token>`, backends/scorer_notebook.py): `make()`, `drop()`, `kill()`
+(`run-<token>`, backends/competition_notebook_run.py): `make()`, `drop()`, `kill()`
 and `members_of()` take a group's name, so every kind of group is created,
 limited, emptied and removed by this one piece of code.
 

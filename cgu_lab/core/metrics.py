@@ -1,7 +1,7 @@
 """The metrics a competition scores predictions with: pure functions over two lists.
 
 Written here rather than taken from scikit-learn because they run inside the
-scorer's sandbox (cgu_lab/backends/scorer_child.py), which must start fast,
+scorer's sandbox (cgu_lab/backends/competition_sandbox_child.py), which must start fast,
 under a small memory limit, from the controller's own Python without the
 scientific stack: importing scikit-learn alone takes more memory and time
 than scoring a 10,000-row file with these. tests/test_competitions_metrics.py

@@ -4,7 +4,7 @@ A member submits a predictions file while the competition is open, within
 its daily and total limits (counted per team when it has teams; entries whose
 file could not be scored do not count). The entry is stored and queued; a few
 workers (`PARALLEL_SCORINGS`) score entries one at a time each, in the
-scorer's sandbox (backends/scorer_sandbox.py), so a burst of entries before a
+scorer's sandbox (backends/competition_sandbox.py), so a burst of entries before a
 deadline waits in line instead of starving the controller. A code competition
 that asks for a GPU runs each notebook on one device of its type
 (competition_gpus.py); while none is free the entry stays queued, "waiting for a
@@ -28,9 +28,9 @@ from datetime import datetime
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ...backends.competition_notebook_run import NotebookRun, NotebookRunner
+from ...backends.competition_sandbox import Sandboxed, ScorerSandbox
 from ...backends.local_limits import Limiter, instance_id
-from ...backends.scorer_notebook import NotebookRun, NotebookRunner
-from ...backends.scorer_sandbox import Sandboxed, ScorerSandbox
 from ...core import competition as rules
 from ...core.errors import Conflict, Forbidden, Invalid
 from ...core.metrics import CUSTOM
@@ -66,7 +66,7 @@ class EntryService:
         self.settings = settings
         self.competitions = competitions
         separate = None if settings.run_as == "auto" else settings.run_as == "per-user"
-        # Code runs get cgroups of their own beside the notebooks' (scorer_sandbox.py).
+        # Code runs get cgroups of their own beside the notebooks' (competition_sandbox.py).
         limiter = Limiter(enabled=settings.use_cgroups)
         self.sandbox = ScorerSandbox(self._instance, separate, limiter)
         self.code = CodeRuns(db, settings, NotebookRunner(self.sandbox), gpus)

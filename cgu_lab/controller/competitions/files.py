@@ -9,7 +9,7 @@
 
 Every folder is 0700 and every file 0600, owned by the controller's account:
 no notebook account can read them (homes are elsewhere), and the scorer gets
-the two files of one scoring as open descriptors (backends/scorer_sandbox.py),
+the two files of one scoring as open descriptors (backends/competition_sandbox.py),
 never a path. Names are built from ids and fixed words only, so nothing a
 client sends becomes part of a path.
 """

@@ -3,7 +3,7 @@
 A code competition's entry is a notebook (.ipynb). It is checked when it
 arrives (nbformat reads it as version 4), stored beside the other entries,
 and when its turn in the scoring queue comes (competition_entries.py) it runs
-first, in the scorer's sandbox (backends/scorer_notebook.py), with the
+first, in the scorer's sandbox (backends/competition_notebook_run.py), with the
 competition's time and memory limits. The predictions it writes become the
 entry's predictions file, which is then scored exactly as an uploaded one, with
 the same public/private split and the same messages about the file.
@@ -22,7 +22,7 @@ import re
 import sys
 from pathlib import Path
 
-from ...backends.scorer_notebook import NotebookRun, NotebookRunner
+from ...backends.competition_notebook_run import NotebookRun, NotebookRunner
 from ...core.errors import Invalid
 from ...store.db import Database
 from ..environments.catalog import get_environment

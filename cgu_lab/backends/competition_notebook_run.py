@@ -1,7 +1,7 @@
 """Running a code competition's notebook on the hidden inputs, in the scorer's sandbox.
 
-One run is one `scorer_notebook_child` under the same account and rlimits as a
-scoring (backends/scorer_sandbox.py), in a cgroup of its own (memory of all its
+One run is one `competition_notebook_child` under the same account and rlimits as a
+scoring (backends/competition_sandbox.py), in a cgroup of its own (memory of all its
 processes together, tasks, CPU; `ScorerSandbox.confined`), and in network, PID
 and mount namespaces of its own (why each, and why the kernel talks over Unix
 sockets, is in the child's docstring). When the kernel killed a process of the
@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .scorer_sandbox import MAX_FILE, MAX_FILES, MAX_PROCESSES, ScorerSandbox, _exchange
+from .competition_sandbox import MAX_FILE, MAX_FILES, MAX_PROCESSES, ScorerSandbox, _exchange
 
 TMP_FLOOR = 64 * 2**20
 # Added to a run's memory ceiling for what is the platform's, not the student's: the run's
@@ -154,7 +154,7 @@ class NotebookRunner:
             limits.append(f"--nproc={MAX_PROCESSES * 8}")
         else:
             unshare += ["--user", "--map-root-user"]
-        child = [sys.executable, "-I", "-m", __package__ + ".scorer_notebook_child"]
+        child = [sys.executable, "-I", "-m", __package__ + ".competition_notebook_child"]
         return [*limits, "--", *unshare, "--", *child], ids
 
     async def run(

@@ -1,7 +1,7 @@
 """A code competition's notebook run inside its sandbox:
-`python -I -m cgu_lab.backends.scorer_notebook_child`.
+`python -I -m cgu_lab.backends.competition_notebook_child`.
 
-Started by `scorer_notebook.NotebookRunner` under rlimits, in new network,
+Started by `competition_notebook_run.NotebookRunner` under rlimits, in new network,
 PID and mount namespaces (`unshare --net --pid --fork --mount --mount-proc`),
 as root of those namespaces. Before anything of the student's runs it:
 1. mounts a private tmpfs on /tmp (size-limited, nosuid, nodev): the run's
@@ -34,7 +34,7 @@ Answer, one JSON object on stdout:
   {"ok": false, "reason": "cell", "cell": i, "ename": name, "log": ...}
   {"ok": false, "reason": "time" | "memory" | "no_output" | "too_large" | "kernel", "log": ...}
 The controller builds the student's sentence from `reason`, `cell` and
-`ename` only (scorer_notebook.student_message); `log` is for staff.
+`ename` only (competition_notebook_run.student_message); `log` is for staff.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The scorer inside its sandbox: `python -I -m cgu_lab.backends.scorer_child`.
+"""The scorer inside its sandbox: `python -I -m cgu_lab.backends.competition_sandbox_child`.
 
-Started by `scorer_sandbox.ScorerSandbox` as the installation's scorer account,
+Started by `competition_sandbox.ScorerSandbox` as the installation's scorer account,
 in a network namespace of its own, under rlimits. It never opens a path the
 controller names: the hidden solution, the predictions and the teacher's script
 arrive as open file descriptors (their numbers in the job on stdin), so the

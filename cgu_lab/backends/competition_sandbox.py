@@ -1,6 +1,6 @@
 """Where competition entries are scored: a sandboxed child process on this machine.
 
-Each scoring is one run of `scorer_child` as this installation's scorer
+Each scoring is one run of `competition_sandbox_child` as this installation's scorer
 account, with:
 - no network: a network namespace of its own (`unshare --net`), holding only a
   loopback interface that is down, so neither the controller, a notebook nor the
@@ -214,7 +214,7 @@ class ScorerSandbox:
             sys.executable,
             "-I",
             "-m",
-            __package__ + ".scorer_child",
+            __package__ + ".competition_sandbox_child",
         ]
 
     async def run(
