@@ -14,18 +14,12 @@ The routes are not part of the public API document: only the proxy reaches them.
 
 from __future__ import annotations
 
-import asyncio
-import tarfile
-from pathlib import Path
 from urllib.parse import quote
 
 from fastapi import APIRouter, Query
 from pydantic import Field
-from sqlalchemy import select
 
-from ...store.models import AuditEvent, Template, TemplateVersion
 from ..accounts import router as accounts
-from ..archives import template_archive
 from ..environments import router as catalog
 from ..gpus import router as gpus
 from ..notebooks import culling_router as culling
@@ -179,53 +173,19 @@ async def template_options(
     }
 
 
-TEMPLATE_FILES_SHOWN = 500
-
-
-def _archive_files(archive: Path) -> list[str]:
-    """The regular files of a template's archive, as relative paths of the home."""
-    names = []
-    with tarfile.open(archive, mode="r:*") as tar:
-        for member in tar:
-            if member.isfile():
-                names.append(member.name.removeprefix("./"))
-            if len(names) >= TEMPLATE_FILES_SHOWN:
-                break
-    return names
-
-
 @router.get("/templates/files", dependencies=OWN)
 async def template_files(owner: str, name: str, platform: PlatformDep, actor: ActorDep) -> dict:
     """The files this notebook's template brought into its home (none when it was not made
     from one): what a submission should include for the notebook to run elsewhere."""
     await notebooks.get_notebook(owner, name, platform, actor)  # the owner's, or 404
-    async with platform.db.session() as session:
-        created = await session.scalar(
-            select(AuditEvent)
-            .where(
-                AuditEvent.action == "notebook.created",
-                AuditEvent.target == f"notebook:{owner}/{name}",
-            )
-            .order_by(AuditEvent.id.desc())
-            .limit(1)
-        )
-        seed = (created.details or {}).get("seed") if created is not None else None
-        version = template = None
-        if isinstance(seed, dict) and seed.get("kind") == "template":
-            version = await session.get(TemplateVersion, seed.get("id"))
-            template = await session.get(Template, version.template_id) if version else None
-    if version is None or template is None:
+    seeded = await platform.templates.seeded(owner, name)
+    if seeded is None:
         return {"template": None, "display_name": "", "version": None, "files": []}
-    archive = template_archive(Path(platform.settings.store), template.id, version.version)
-    try:
-        files = await asyncio.to_thread(_archive_files, archive)
-    except (OSError, tarfile.TarError):
-        files = []  # the archive is gone (a retired template): nothing to suggest
     return {
-        "template": template.name,
-        "display_name": template.display_name,
-        "version": version.version,
-        "files": files,
+        "template": seeded.template,
+        "display_name": seeded.display_name,
+        "version": seeded.version,
+        "files": seeded.files,
     }
 
 

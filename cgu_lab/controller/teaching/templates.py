@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,15 @@ from ...core.errors import Conflict, Forbidden, Invalid, NotFound
 from ...core.names import check_label
 from ...core.roles import Principal, Role
 from ...store.db import Database
-from ...store.models import Environment, Group, Membership, Template, TemplateVersion, User
+from ...store.models import (
+    AuditEvent,
+    Environment,
+    Group,
+    Membership,
+    Template,
+    TemplateVersion,
+    User,
+)
 from .. import audit
 from ..accounts.directory import get_group
 from ..archives import remove_quietly, template_archive
@@ -30,6 +39,18 @@ from ..environments import catalog
 
 PUBLISHERS = frozenset({Role.ADMIN, Role.TEACHER, Role.TA})
 VISIBILITY = ("public", "group", "private")
+SEEDED_FILES_SHOWN = 500  # of a template's archive, listed for a submission to include
+
+
+@dataclass(frozen=True)
+class SeededFiles:
+    """What a notebook's template brought into its home: the template's name and title,
+    the version and the files of that version's archive (relative paths of the home)."""
+
+    template: str
+    display_name: str
+    version: int
+    files: list[str]
 
 
 @dataclass(frozen=True)
@@ -392,6 +413,48 @@ class TemplateService:
             .order_by(Template.name)
         )
         return [(t, n) for t, n in rows.all()]
+
+    async def seeded(self, owner: str, name: str) -> SeededFiles | None:
+        """The template a notebook was made from, with its files (None when it was not made
+        from one), as its creation recorded it: what a submission should include for the
+        notebook to run elsewhere. A retired template's archive may be gone: no files then."""
+        async with self.db.reading() as session:
+            created = await session.scalar(
+                select(AuditEvent)
+                .where(
+                    AuditEvent.action == "notebook.created",
+                    AuditEvent.target == f"notebook:{owner}/{name}",
+                )
+                .order_by(AuditEvent.id.desc())
+                .limit(1)
+            )
+            seed = (created.details or {}).get("seed") if created is not None else None
+            if not (isinstance(seed, dict) and seed.get("kind") == "template"):
+                return None
+            version = await session.get(TemplateVersion, seed.get("id"))
+            template = await session.get(Template, version.template_id) if version else None
+            if version is None or template is None:
+                return None
+            # Read while the session holds them: a reading session expires what it loaded.
+            called, title, number = template.name, template.display_name, version.version
+            archive = template_archive(Path(self.settings.store), template.id, number)
+        try:
+            files = await asyncio.to_thread(_archive_files, archive)
+        except (OSError, tarfile.TarError):
+            files = []
+        return SeededFiles(called, title, number, files)
+
+
+def _archive_files(archive: Path) -> list[str]:
+    """The regular files of a template's archive, as relative paths of the home."""
+    names = []
+    with tarfile.open(archive, mode="r:*") as tar:
+        for member in tar:
+            if member.isfile():
+                names.append(member.name.removeprefix("./"))
+            if len(names) >= SEEDED_FILES_SHOWN:
+                break
+    return names
 
 
 def may_publish(actor: Principal) -> bool:
