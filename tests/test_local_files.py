@@ -251,3 +251,30 @@ def test_own_folder_refuses_a_link_in_the_folders_place(tmp_path, outside):
     assert outside.stat().st_mode & 0o777 == 0o755
     made = tmp_path / "homes" / "alice"
     assert own_folder(made, 0o711) is False and made.stat().st_mode & 0o777 == 0o711
+
+
+def test_the_pickers_listing_skips_a_file_gone_since_the_scan(tmp_path, monkeypatch):
+    """JupyterLab's save writes `.~name` and renames it, so a folder's scan may name a file
+    that is gone when it is asked for its size: the listing goes on without it (it once
+    refused the whole folder, which the pickers showed as "'' is not a folder")."""
+    from cgu_lab.notebook import files
+
+    (tmp_path / "week1").mkdir()
+    (tmp_path / "week1" / "analysis.ipynb").write_text("{}")
+    (tmp_path / "week1" / ".~analysis.ipynb").write_text("{}")
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / ".~notes.txt").write_text("x")
+    real_scandir = os.scandir
+
+    def scan_then_save(path):
+        entries = list(real_scandir(path))
+        for entry in entries:
+            if entry.name.startswith(".~"):
+                os.unlink(entry.path)  # the save's rename, between the scan and the stat
+        return iter(entries)
+
+    monkeypatch.setattr(files.os, "scandir", scan_then_save)
+    listed = files.listing(tmp_path, "")
+    rows = {row["path"]: row for row in listed["entries"]}
+    assert set(rows) == {"week1", "notes.txt"}
+    assert (rows["week1"]["files"], rows["week1"]["size"]) == (1, 2)

@@ -8,6 +8,7 @@ follow them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -36,8 +37,9 @@ def _totals(directory: Path, relative: str, patterns: list[str]) -> tuple[int, i
             if entry.is_dir(follow_symlinks=False):
                 stack.append((Path(entry.path), child))
             elif entry.is_file(follow_symlinks=False):
-                size += entry.stat(follow_symlinks=False).st_size
-                files += 1
+                with contextlib.suppress(FileNotFoundError):  # gone since the scan
+                    size += entry.stat(follow_symlinks=False).st_size
+                    files += 1
     return size, files
 
 
@@ -122,6 +124,12 @@ def listing(root: str | Path, path: str, patterns: list[str] | None = None) -> d
         child = f"{relative}/{entry.name}" if relative else entry.name
         is_link = entry.is_symlink()
         is_dir = entry.is_dir(follow_symlinks=False)
-        size = 0 if is_dir or is_link else entry.stat(follow_symlinks=False).st_size
+        try:
+            size = 0 if is_dir or is_link else entry.stat(follow_symlinks=False).st_size
+        except FileNotFoundError:
+            # Gone since the scan: JupyterLab's saves write a `.~name` beside the file and
+            # rename it, the collaboration's database its journal. Not a reason to refuse
+            # the whole folder (which read as "'' is not a folder" in the pickers).
+            continue
         entries.append(_row(Path(entry.path), child, patterns, is_dir, is_link, size))
     return {"path": relative, "entries": entries, "excluded_patterns": patterns}
