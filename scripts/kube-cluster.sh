@@ -1191,6 +1191,9 @@ start() {
   wait_for kube-apiserver 120 kc get --raw /readyz
   log "kube-apiserver ready [$(elapsed)]"
 
+  # A node is marked Unknown after 40 s without a heartbeat, Kubernetes' long-standing
+  # default: kwok renews a whole fleet's leases on a 2-core host and may be late, and the
+  # platform takes a silent node's GPUs out of its pool (backends/kube_nodes.not_ready).
   daemon kube-controller-manager "$BUILD/kube-controller-manager" \
     --kubeconfig="$STATE/kcm.kubeconfig" \
     --authentication-kubeconfig="$STATE/kcm.kubeconfig" --authorization-kubeconfig="$STATE/kcm.kubeconfig" \
@@ -1200,7 +1203,7 @@ start() {
     --cluster-signing-cert-file="$p/ca.crt" --cluster-signing-key-file="$p/ca.key" \
     --service-cluster-ip-range="$SVC_CIDR" --allocate-node-cidrs=false \
     --controllers='*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller' \
-    --concurrent-statefulset-syncs=5 --node-monitor-grace-period=20s
+    --concurrent-statefulset-syncs=5 --node-monitor-grace-period=40s
   daemon kube-scheduler "$BUILD/kube-scheduler" \
     --kubeconfig="$STATE/scheduler.kubeconfig" \
     --authentication-kubeconfig="$STATE/scheduler.kubeconfig" --authorization-kubeconfig="$STATE/scheduler.kubeconfig" \

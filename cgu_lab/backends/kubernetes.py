@@ -502,10 +502,12 @@ class KubernetesBackend(Backend):
         found = self._cache.get("Node", "", node)
         if found is None:
             return f"its node {node} was removed"
-        if down and not_ready(found):
-            return f"its node {node} stopped answering ({down})"
+        # A drain first: it is an administrator's act (a drained node that then stops, as
+        # maintenance goes, is still the drain's), where a silent node may only be late.
         if down and found.get("spec", {}).get("unschedulable"):
             return f"its node {node} is being drained ({down})"
+        if down and not_ready(found):
+            return f"its node {node} stopped answering ({down})"
         return down
 
     def endpoint(self, state: Mapping[str, Any]) -> str:
