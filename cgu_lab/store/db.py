@@ -229,9 +229,6 @@ class Database:
                 if session.new or session.dirty or session.deleted:
                     raise RuntimeError("a reading transaction changed rows; use session()")
             finally:
-                # What it loaded stays readable after the block, as a session()'s does
-                # (expire_on_commit=False): a rollback would expire it all.
-                session.expunge_all()
                 await session.rollback()
 
     @contextlib.asynccontextmanager
