@@ -407,6 +407,7 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
         if limited is None:
             # A page for a visitor who typed or followed the lab's address, JSON for a script.
             where = f"{PREFIX}{quote(route.owner)}/{quote(route.name)}/"
+            # (_demo_limit refuses only a caller who has published apps: the first is theirs)
             demos = [("Open the published demo", where + caller.access.apps[0])]
             portal = [("Back to the cgu-lab portal", self.plan.controller_url + "/")]
             await send_problem(
@@ -417,7 +418,7 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
                 "terminals or other apps",
                 "demo_only",
                 title="Only the demo is shared",
-                links=(demos if caller.access.apps else []) + portal,
+                links=demos + portal,
             )
             return
         caller = limited
