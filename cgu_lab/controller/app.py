@@ -25,18 +25,43 @@ from .. import __version__
 from ..backends.base import Backend, BackendError
 from ..core.errors import DatabaseBusy, DomainError
 from ..store.db import unavailable
-from . import pages, routes
+from . import routes
+from .accounts import pages as account_pages
 from .api.schemas import ErrorBody
 from .clock import Clock
 from .competitions import pages as competition_pages
+from .environments import pages as environment_pages
+from .gpus import pages as gpu_pages
+from .monitoring import pages as monitoring_pages
+from .notebooks import pages as notebook_pages
+from .page_kit import Redirect, error_page
+from .proxy import pages as proxy_pages
 from .proxy.forward import AUTO_START, PREFIX, NotebookProxy
 from .proxy.replies import guarded, page_html, send_problem
+from .quotas import pages as quota_pages
 from .root import Platform
 from .school_login import pages as school_login_pages
 from .settings import Settings
+from .storage import pages as storage_pages
 from .teaching import pages as teaching_pages
 
 log = logging.getLogger("cgu_lab.controller")
+
+# Each feature's pages (its `pages.py`), outside /api. No two of their paths overlap, so
+# their order does not decide which page answers.
+PAGES = (
+    account_pages,
+    notebook_pages,
+    proxy_pages,
+    storage_pages,
+    quota_pages,
+    gpu_pages,
+    environment_pages,
+    monitoring_pages,
+    teaching_pages,
+    competition_pages,
+    school_login_pages,
+)
 
 PAGE_HEADERS = [
     (
@@ -201,10 +226,8 @@ def _lifespan(
 
 def _add_routes(app: FastAPI) -> None:
     app.include_router(routes.router(), responses=ERROR_RESPONSES)
-    app.include_router(pages.router)
-    app.include_router(teaching_pages.router)
-    app.include_router(competition_pages.router)
-    app.include_router(school_login_pages.router)
+    for feature in PAGES:
+        app.include_router(feature.router)
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
 
 
@@ -217,10 +240,10 @@ async def _domain_error(request: Request, error: DomainError) -> Response:
             error.details,
             getattr(error, "headers", None),
         )
-    return await pages.error_page(request, error)
+    return await error_page(request, error)
 
 
-async def _redirect(_request: Request, target: pages.Redirect) -> Response:
+async def _redirect(_request: Request, target: Redirect) -> Response:
     return RedirectResponse(target.location, status_code=303)
 
 
@@ -242,7 +265,7 @@ async def _http_error(request: Request, error: StarletteHTTPException) -> Respon
         return _error_json(status, message, code, headers=headers)
     refusal = DomainError(message)
     refusal.status, refusal.code = status, code
-    response = await pages.error_page(request, refusal)
+    response = await error_page(request, refusal)
     response.headers.update(headers)
     return response
 
@@ -281,7 +304,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     """Every refusal of the API is {message, code}: the platform's own (DomainError),
     the framework's (bad JSON, unknown route, wrong method) and the unforeseen (500)."""
     app.add_exception_handler(DomainError, _domain_error)
-    app.add_exception_handler(pages.Redirect, _redirect)
+    app.add_exception_handler(Redirect, _redirect)
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(BackendError, _backend_error)

@@ -1,6 +1,6 @@
 """The competition pages: the list of my courses' competitions and one competition.
 
-Its own router (like teaching_pages.py) because it is one feature's. The
+Its own router (like teaching/pages.py) because it is one feature's. The
 description is rendered here, on the server, from the teacher's Markdown with
 raw HTML escaped (competitions.render_markdown), so the page's scripts never
 parse HTML; everything else the page shows comes from the API.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from ..pages import page, platform_of, render, shell_pages
+from ..page_kit import page, platform_of, render, shell_pages
 
 router = APIRouter(include_in_schema=False)
 shell_pages(router, ("/competitions", "competitions", "Competitions", ""))

@@ -15,7 +15,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from ...core.errors import DomainError, Forbidden
 from ...core.redirects import safe_next
-from ..pages import platform_of, render
+from ..page_kit import platform_of, render
 from ..proxy.replies import origin_matches
 
 router = APIRouter(include_in_schema=False)

@@ -1,8 +1,7 @@
 """The teaching pages: the template gallery, courses, assignments, submissions and training.
 
-Kept apart from `pages.py` (accounts and administration) because it is a
-different audience: students browse templates and their courses, teachers
-and TAs run their courses from here.
+Students browse templates and their courses here; teachers and TAs run
+their courses from here.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from fastapi.responses import Response
 from ...core import roles
 from ...core.errors import NotFound
 from ..accounts.directory import get_group
-from ..pages import page, platform_of, render, shell_pages
+from ..page_kit import page, platform_of, render, shell_pages
 
 router = APIRouter(include_in_schema=False)
 shell_pages(
