@@ -99,7 +99,7 @@ test-js: install-test
 
 KUBE_TESTS := tests/test_kubernetes_backend.py tests/test_kube_controller.py tests/test_kube_cluster.py \
   tests/test_kube_apps.py tests/test_kube_training.py tests/test_kube_queues.py \
-  tests/test_kube_fleet_cluster.py tests/test_kube_node_down.py
+  tests/test_kube_fleet_cluster.py tests/test_kube_node_down.py tests/test_kube_kubeflow_cluster.py
 PYTEST := $(BIN)/pytest -q -p no:cacheprovider
 
 test-python: test-python-local test-kube
