@@ -15,7 +15,8 @@ The tests run in three layers; a module says which by its `pytestmark`:
   in a process of its own, for what only a process shows: a restart and what it adopts,
   signals, the command line, its loops on wall-clock time. `pytest -m end_to_end` runs
   this layer (and the few tests marked so in other modules, on `process_login`),
-  `-m "not end_to_end"` the others.
+  `-m "not end_to_end"` the others. A test that uses a controller process without the
+  mark fails (tests/layers.py).
 
 In process is the default, as JupyterHub's tests run a MockHub: a controller process
 costs each module seconds of CPU to import and start on a shared 2-core runner, and its
@@ -47,7 +48,9 @@ from . import harness
 from .harness import Logins, kill_notebooks, reachable_dir, running_controller
 from .inprocess import FakeLocalBackend, InProcess
 
-pytest_plugins = ["pytest_jupyter.jupyter_server"]
+# tests.layers fails a test that uses a controller process without the end_to_end mark;
+# pytester runs pytest on made-up modules (test_layers.py checks that check with it).
+pytest_plugins = ["pytest_jupyter.jupyter_server", "tests.layers", "pytester"]
 
 # The accounts every site starts with.
 STANDARD_USERS = (

@@ -33,6 +33,7 @@ DBGATE = Path(sys.prefix) / "lib" / "cgu-lab" / "dbgate"  # scripts/dbgate.sh
 
 pytestmark = [
     pytest.mark.integration,
+    pytest.mark.end_to_end,
     pytest.mark.timeout(600),
     pytest.mark.skipif(
         not database.PostgreSQL.installed(),

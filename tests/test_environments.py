@@ -201,6 +201,7 @@ def tiny(controller, admin, alice):
 
 
 @pytest.mark.integration
+@pytest.mark.end_to_end
 def test_a_build_streams_pip_progress_and_records_the_packages(controller, admin, tiny):
     messages = [e["message"] for e in tiny]
     assert any(m.startswith("Collecting termcolor") for m in messages), messages
@@ -241,6 +242,7 @@ def test_a_build_streams_pip_progress_and_records_the_packages(controller, admin
 
 
 @pytest.mark.integration
+@pytest.mark.end_to_end
 def test_a_notebook_in_the_environment_imports_its_packages(controller, admin, alice, tiny):
     prefix = admin.ok("GET", "/api/environments/tiny")["local_prefix"]
     alice.ok(
@@ -276,6 +278,7 @@ def test_a_notebook_in_the_environment_imports_its_packages(controller, admin, a
 
 
 @pytest.mark.integration
+@pytest.mark.end_to_end
 def test_a_rebuild_swaps_the_prefix_once_notebooks_stopped(controller, admin, alice, tiny):
     before = admin.ok("GET", "/api/environments/tiny")
     alice.ok("POST", "/api/notebooks/alice/tiny-lab/stop?wait=true", 202)
@@ -292,6 +295,7 @@ def test_a_rebuild_swaps_the_prefix_once_notebooks_stopped(controller, admin, al
 
 
 @pytest.mark.integration
+@pytest.mark.end_to_end
 def test_injected_package_requests_are_refused(admin):
     for package in (
         "--index-url https://evil.example/simple",
@@ -307,6 +311,7 @@ def test_injected_package_requests_are_refused(admin):
 
 
 @pytest.mark.integration
+@pytest.mark.end_to_end
 def test_only_admins_build_and_see_logs(admin, alice, tiny):
     body = {"recipe": "custom", "name": "mine", "packages": ["six"]}
     refused(alice.post("/api/environments", json=body), 403, "forbidden")
@@ -321,6 +326,7 @@ def test_only_admins_build_and_see_logs(admin, alice, tiny):
 
 
 @pytest.mark.integration
+@pytest.mark.end_to_end
 def test_an_image_only_environment_is_refused_on_the_local_backend(admin, alice):
     admin.ok("PUT", "/api/environments/cluster-only", json={"image": "registry.example/nb:1"})
     refused(
@@ -341,6 +347,7 @@ def test_an_image_only_environment_is_refused_on_the_local_backend(admin, alice)
 
 
 @pytest.mark.integration
+@pytest.mark.end_to_end
 def test_a_failed_build_says_why_and_serves_no_notebook(controller, admin, alice, tiny):
     body = {"recipe": "custom", "name": "broken", "packages": ["cgu-lab-no-such-package-3f9a"]}
     admin.ok("POST", "/api/environments", 202, json=body)
@@ -361,6 +368,7 @@ def test_a_failed_build_says_why_and_serves_no_notebook(controller, admin, alice
 
 
 @pytest.mark.integration
+@pytest.mark.end_to_end
 def test_a_build_cut_short_by_a_restart_is_failed_not_stuck(controller, admin, tiny):
     body = {"recipe": "custom", "name": "cut-short", "packages": ["termcolor"]}
     admin.ok("POST", "/api/environments", 202, json=body)
@@ -384,6 +392,7 @@ def test_a_build_cut_short_by_a_restart_is_failed_not_stuck(controller, admin, t
 
 
 @pytest.mark.integration
+@pytest.mark.end_to_end
 @pytest.mark.skipif(
     os.environ.get("CGU_TEST_DATA_SCIENCE") != "1",
     reason="the full Data science build takes minutes; set CGU_TEST_DATA_SCIENCE=1",

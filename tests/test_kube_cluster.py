@@ -83,9 +83,14 @@ def _cluster() -> tuple[dict[str, str] | None, str]:
 
 CLUSTER, WHY_NOT = _cluster()
 if CLUSTER is None and os.environ.get("CI") == "true" and "cannot run" not in WHY_NOT:
-    pytestmark = [pytest.mark.integration]  # CI on a capable host: fail, do not skip
+    # CI on a capable host: fail, do not skip
+    pytestmark = [pytest.mark.integration, pytest.mark.end_to_end]
 else:
-    pytestmark = [pytest.mark.integration, pytest.mark.skipif(CLUSTER is None, reason=WHY_NOT)]
+    pytestmark = [
+        pytest.mark.integration,
+        pytest.mark.end_to_end,
+        pytest.mark.skipif(CLUSTER is None, reason=WHY_NOT),
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from .test_kubernetes_backend import (  # noqa: F401 - fixtures shared with the 
 
 NAMESPACE = f"{USER_PREFIX}kim"
 
-pytestmark = [pytest.mark.integration, BUILT]
+pytestmark = [pytest.mark.integration, pytest.mark.end_to_end, BUILT]
 
 
 @pytest.fixture(scope="module")

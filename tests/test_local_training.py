@@ -32,7 +32,7 @@ from .harness import Controller, running_controller
 from .test_local_training_env import WHEELS, pytorch_prefix
 
 # The first run on a machine builds the PyTorch environment (minutes; see its module).
-pytestmark = pytest.mark.timeout(1200)
+pytestmark = [pytest.mark.end_to_end, pytest.mark.timeout(1200)]
 ALL_REDUCE = """
 import os, torch, torch.distributed as dist
 dist.init_process_group("gloo")

@@ -25,7 +25,7 @@ from .harness import notebook_host, running_controller, set_cookies
 from .test_notebooks import execute
 from .test_publishing import START_APPS
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.end_to_end]
 
 OWNER, NAME = "teacher", "stage"
 SITE = f"/notebook/{OWNER}/{NAME}"

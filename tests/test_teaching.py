@@ -12,7 +12,7 @@ import pytest
 
 from .harness import running_controller, wait_until
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.end_to_end]
 
 NOTEBOOK = {
     "type": "notebook",

@@ -32,6 +32,8 @@ from cgu_lab.controller.settings import Settings
 
 from ..harness import Controller, reachable_dir
 
+pytestmark = pytest.mark.end_to_end
+
 CGROUPS = Path("/sys/fs/cgroup")
 # Different limits, so a limit written into the other installation's cgroup shows.
 MEMORY = {"east": 512 * 2**20, "west": 768 * 2**20}

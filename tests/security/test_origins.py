@@ -436,6 +436,7 @@ def test_host_names_and_made_up_tokens_do_not_grow_the_proxys_memory(tmp_path, m
     assert len(platform.origin_auth._codes) == 0
 
 
+@pytest.mark.end_to_end  # its own controller process, on other settings
 def test_without_a_wildcard_domain_notebooks_get_their_own_port():
     """Access by bare IP: one separate origin (another port) for all notebooks."""
     from ..harness import free_port
