@@ -18,6 +18,9 @@ takes the write lock and so never waits its turn behind writers (WAL lets it rea
 last committed state meanwhile). Those lookups run on every request of every student, and
 behind a class's thirty starts each waited for the writers' queue: a bystander's page took
 seconds (class_burst, busy host). Changing anything in one is a programming error.
+Readers have their own small pool of connections (`READERS`): sharing the writers' pool, a
+class's reads held every connection while a writer that had its turn waited for one, and
+the starts queued behind it failed with "no turn at the database" (class_burst, busy host).
 
 On PostgreSQL transactions run concurrently and code that must not
 interleave (the quota check of a start) takes row locks (`SELECT ... FOR
@@ -47,8 +50,8 @@ from sqlalchemy.ext.asyncio import (
 )
 
 MIGRATIONS = Path(__file__).parent / "migrations"
-# The execution option that marks a reading transaction's connection (Database.reading).
-READING = "cgu_lab_reading"
+# Connections of the readers' own pool (Database.reading); readers beyond them wait for one.
+READERS = 4
 # The transaction open in the current task, which nested `session()` blocks join.
 _current: contextvars.ContextVar[tuple[AsyncSession, asyncio.Task | None] | None] = (
     contextvars.ContextVar("cgu_lab_session", default=None)
@@ -128,7 +131,11 @@ def unavailable(error: BaseException) -> str | None:
     return None
 
 
-def _configure_sqlite(engine: AsyncEngine, busy_timeout: float) -> None:
+def _configure_sqlite(engine: AsyncEngine, busy_timeout: float, begin: str) -> None:
+    """WAL, foreign keys and the busy timeout on each connection; `begin` is how its
+    transactions start: "BEGIN IMMEDIATE" for writers (the module's docstring), "BEGIN"
+    for readers, which never take the write lock."""
+
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection, _record):
         # Let SQLAlchemy, not the driver, decide when transactions begin.
@@ -142,10 +149,7 @@ def _configure_sqlite(engine: AsyncEngine, busy_timeout: float) -> None:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn):
-        # a reading transaction (Database.reading) takes no write lock; the others take it
-        # up front (the module's docstring)
-        reading = conn.get_execution_options().get(READING, False)
-        conn.exec_driver_sql("BEGIN" if reading else "BEGIN IMMEDIATE")
+        conn.exec_driver_sql(begin)
 
 
 class Database:
@@ -156,23 +160,25 @@ class Database:
         self.url = normalise_url(url)
         self.is_sqlite = self.url.get_backend_name() == "sqlite"
         self.busy_timeout = busy_timeout
-        kwargs: dict = {"pool_pre_ping": not self.is_sqlite}
+        kwargs: dict = {"pool_pre_ping": not self.is_sqlite, "pool_timeout": busy_timeout}
         if self.is_sqlite:
             kwargs["connect_args"] = {"timeout": busy_timeout}
         else:
-            kwargs["pool_timeout"] = busy_timeout
             kwargs["connect_args"] = {
                 "connect_timeout": max(1, round(busy_timeout)),
                 "options": f"-c lock_timeout={int(busy_timeout * 1000)}",
             }
         self.engine = create_async_engine(self.url, **kwargs)
+        # the readers' own pool (the module's docstring)
+        self._reading_engine = create_async_engine(
+            self.url, pool_size=READERS, max_overflow=0, **kwargs
+        )
         if self.is_sqlite:
-            _configure_sqlite(self.engine, busy_timeout)
+            _configure_sqlite(self.engine, busy_timeout, "BEGIN IMMEDIATE")
+            _configure_sqlite(self._reading_engine, busy_timeout, "BEGIN")
         self._sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         self._readers = async_sessionmaker(
-            self.engine.execution_options(**{READING: True}),
-            expire_on_commit=False,
-            autoflush=False,
+            self._reading_engine, expire_on_commit=False, autoflush=False
         )
         self._probe: asyncio.Task[str] | None = None
         # SQLite's one writer at a time, as a FIFO queue per event loop (an asyncio.Lock
@@ -229,6 +235,9 @@ class Database:
                 if session.new or session.dirty or session.deleted:
                     raise RuntimeError("a reading transaction changed rows; use session()")
             finally:
+                # What it loaded stays readable after the block, as a session()'s does
+                # (expire_on_commit=False): a rollback would expire it all.
+                session.expunge_all()
                 await session.rollback()
 
     @contextlib.asynccontextmanager
@@ -289,3 +298,4 @@ class Database:
             with contextlib.suppress(BaseException):
                 await self._probe
         await self.engine.dispose()
+        await self._reading_engine.dispose()

@@ -90,7 +90,7 @@ class RouteTable:
         route = self._routes.get((owner, name))
         if route is not None:
             return route
-        async with self.db.session() as session:
+        async with self.db.reading() as session:
             row = await session.execute(
                 select(Notebook)
                 .join(User, User.id == Notebook.owner_id)

@@ -83,7 +83,7 @@ async def group_names(session: AsyncSession, notebooks: list[Notebook]) -> dict[
     if not ids:
         return {}
     rows = await session.execute(select(Group.id, Group.name).where(Group.id.in_(ids)))
-    return dict(rows.tuples().all())
+    return dict(rows.all())
 
 
 async def notebook_out(
@@ -215,14 +215,14 @@ class NotebookService:
         self, actor: roles.Principal, owner: str, name: str
     ) -> tuple[int, NotebookOut]:
         """`view`, with the notebook's id (its progress events are keyed by it)."""
-        async with self.db.session() as session:
+        async with self.db.reading() as session:
             nb, _ = await self.visible(session, actor, owner, name)
             return nb.id, await notebook_out(session, nb, owner)
 
     async def mine(self, actor: roles.Principal, name: str, owner: str) -> NotebookOut | None:
         """The caller's own notebook `name` as the API shows it (named as `owner`'s);
         None when they have none of that name."""
-        async with self.db.session() as session:
+        async with self.db.reading() as session:
             nb = await session.scalar(
                 select(Notebook).where(Notebook.owner_id == actor.id, Notebook.name == name)
             )
@@ -242,15 +242,17 @@ class NotebookService:
         state: str | None = None,
         query: str = "",
     ) -> list[NotebookOut]:
-        """The notebooks `list_notebooks` finds, as the API shows them, in one transaction."""
-        async with self.db.session() as session:
+        """The notebooks `list_notebooks` finds, as the API shows them, in one transaction
+        that only reads (no writer's turn: a class's starts do not hold up the list)."""
+        async with self.db.reading() as session:
             rows = await self.list_notebooks(session, actor, owner, state, query)
             groups = await group_names(session, [nb for nb, _ in rows])
             return [await notebook_out(session, nb, o, groups) for nb, o in rows]
 
     async def followed(self, notebook_id: int) -> Followed | None:
-        """Whose the notebook is (None once deleted), for the notebook events' filter."""
-        async with self.db.session() as session:
+        """Whose the notebook is (None once deleted), for the notebook events' filter: asked
+        for each event of each follower, so it only reads (no writer's turn)."""
+        async with self.db.reading() as session:
             row = (
                 await session.execute(
                     select(Notebook.owner_id, User.name, Notebook.name)

@@ -35,7 +35,7 @@ def _followed(db, *conditions) -> Followed:
     """Ask the store whether notebook `nb_id` meets `conditions`, and whose it is."""
 
     async def followed(nb_id: int) -> tuple[str, str] | None:
-        async with db.session() as session:
+        async with db.reading() as session:  # for each event: no writer's turn
             row = (
                 await session.execute(
                     select(User.name, Notebook.name)

@@ -239,8 +239,9 @@ class Publishing:
     ) -> list[str]:
         """The prefixes a notebook publishes, for its own server (with its token, which
         names its notebook: `notebook_id`) when it starts: the pages it shows with Voilà
-        that are not among them are dropped."""
-        async with self.db.session() as session:
+        that are not among them are dropped. Asked by each server as it starts, so it only
+        reads (no writer's turn behind a class's starts)."""
+        async with self.db.reading() as session:
             nb = await load_owned(session, actor, owner, name, "publish")
             if nb.id != notebook_id:
                 raise NotFound(f"a notebook's token asks about its own notebook, not '{name}'")
