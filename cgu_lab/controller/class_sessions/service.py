@@ -516,7 +516,7 @@ class ClassSessions:
 
     async def _pass(self) -> None:
         now = self.clock.now()
-        async with self.db.session() as session:
+        async with self.db.reading() as session:  # the sessions due: no writer's turn
             rows = (
                 await session.execute(
                     select(ClassSession, Group.name)

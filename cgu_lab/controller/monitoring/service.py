@@ -135,7 +135,9 @@ class Monitor:
             await self.clock.sleep(self.settings.monitor_interval)
 
     async def sample(self) -> Snapshot:
-        """Take a sample: this machine, the running notebooks, and the store's counts."""
+        """Take a sample: this machine, the running notebooks, and the store's counts (read
+        outside the writers' turn: a sample every few seconds held it behind a class's
+        starts, and them behind it, for seconds on a busy host)."""
         node = self._node_load()
         gpus = await self._gpu_usage()
         try:
@@ -143,7 +145,7 @@ class Monitor:
         except BackendError as error:  # the API server away: the rest is still worth showing
             log.warning("the cluster's nodes could not be read: %s", error)
             cluster = []
-        async with self.db.session() as session:
+        async with self.db.reading() as session:
             running = (
                 await session.execute(
                     select(Notebook, User.name)

@@ -227,8 +227,11 @@ class Culler:
         )
 
     async def pass_once(self) -> list[culling.Decision]:
+        """Read the running notebooks (outside the writers' turn), ask each server how
+        idle it is, then write every notebook's activity and warnings in one transaction
+        that loads them in one query, and stop those the rules say."""
         now = self.clock.now()
-        async with self.db.session() as session:
+        async with self.db.reading() as session:
             policies = await load_policies(session)
             rows = (
                 await session.execute(
@@ -252,8 +255,13 @@ class Culler:
         self.decisions = {d.notebook_id: d for d in decisions}
         by_id = {nb.id: (nb, owner) for nb, owner, _, _ in work}
         async with self.db.session() as session:
+            ids = [activity.notebook_id for activity in activities]
+            currents = {
+                nb.id: nb
+                for nb in (await session.scalars(select(Notebook).where(Notebook.id.in_(ids))))
+            }
             for activity in activities:
-                current = await session.get(Notebook, activity.notebook_id)
+                current = currents.get(activity.notebook_id)
                 if current is None:
                     continue
                 if activity.last_activity is not None:

@@ -46,10 +46,11 @@ async def check(
     storage, GPU types), and building every notebook's each pass held the database for
     a long transaction every few seconds, which a class's burst of starts and every
     page's request queued behind (benchmarks/class_burst.py, busy host). A notebook's
-    spec changes only with a new start (a resize is one), which `_start_key` tells."""
+    spec changes only with a new start (a resize is one), which `_start_key` tells. The
+    pass reads outside the writers' turn: it writes only what it finds dead."""
     noticed = {} if noticed is None else noticed
     specs = {} if specs is None else specs
-    async with notebooks.db.session() as session:
+    async with notebooks.db.reading() as session:
         rows = (
             await session.execute(
                 select(Notebook, User.name)

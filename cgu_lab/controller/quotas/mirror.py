@@ -61,16 +61,17 @@ class QuotaMirror:
 
     async def mirror(self, name: str, group: bool = False) -> None:
         """Send one subject's quota now (its limits were just changed through the API)."""
-        async with self.db.session() as session:
+        async with self.db.reading() as session:
             resources = await catalog.gpu_resources(session)
             quota = await self._quota(session, name, group, resources)
         await self._send((name, group), quota, force=True)
 
     async def pass_once(self) -> int:
-        """Send every changed quota; how many were sent."""
+        """Send every changed quota; how many were sent. It only reads the store (no
+        writer's turn)."""
         if not self.supported:
             return 0
-        async with self.db.session() as session:
+        async with self.db.reading() as session:
             resources = await catalog.gpu_resources(session)
             users = (
                 await session.scalars(
