@@ -3405,7 +3405,7 @@ export interface components {
       nodes: string[];
       /**
        * Unschedulable
-       * @description Cordoned nodes with it (they offer nothing)
+       * @description Nodes with it that take no notebooks now: cordoned or not Ready
        */
       unschedulable: string[];
       /**

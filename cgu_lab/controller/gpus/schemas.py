@@ -23,7 +23,9 @@ class GpuProductOut(BaseModel):
     memory_mib: int
     archs: list[str] = Field(description="kubernetes.io/arch of its nodes")
     nodes: list[str] = Field(description="Schedulable nodes with this product")
-    unschedulable: list[str] = Field(description="Cordoned nodes with it (they offer nothing)")
+    unschedulable: list[str] = Field(
+        description="Nodes with it that take no notebooks now: cordoned or not Ready"
+    )
     gpus: int = Field(description="Physical GPUs on schedulable nodes")
     whole: int = Field(description="Allocatable whole GPUs (nvidia.com/gpu)")
     replicas: int = Field(description="Time-slices per GPU (0: not time-sliced)")
