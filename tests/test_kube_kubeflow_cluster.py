@@ -18,6 +18,10 @@ at the controller, with the notebook's own token, and gets what the controller s
 nobody. The controller's proxy, the other way in, takes no one's word from a header: it
 drops a client's copy and sends the identity it authenticated itself.
 
+A profile Kubeflow's profile controller made beforehand is used as it is (the shipped
+admission policy let the controller bind itself only in namespaces it made, so such a start
+failed with the policy's refusal).
+
 The cluster is test_kube_cluster.py's (started once for every kube module); the controller
 is this module's own, in Kubeflow mode, with an installation of its own.
 """
@@ -229,3 +233,34 @@ def test_a_notebook_in_kubeflow_mode_lives_and_answers_where_kubeflow_expects(
         ana.ok("POST", f"/api/notebooks/{OWNER}/{NAME}/stop?wait=true", 202)
         assert admin.get("v1", "Pod", f"{NAME}-0", NAMESPACE) is None
         ana.ok("DELETE", f"/api/notebooks/{OWNER}/{NAME}")
+
+
+@pytest.mark.timeout(900)
+def test_a_kubeflow_profile_made_before_is_used_as_it_is(kube, admin, kubeflow_controller):
+    """A profile Kubeflow's profile controller made for the user (its labels, the owner
+    annotation) holds their notebooks as it is: the controller binds itself there (the
+    admission policy lets it in a namespace labelled as a Kubeflow profile) and leaves
+    the namespace Kubeflow's. Its owner here is the user's name, as where the ingress names
+    users by name; where it names them by e-mail see the report of issue 27."""
+    profile = kube_names.kubeflow_profile(OTHER)
+    labels = {"app.kubernetes.io/part-of": "kubeflow-profile", "istio-injection": "enabled"}
+    meta = {"name": profile, "labels": labels, "annotations": {"owner": OTHER}}
+    admin.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
+    try:
+        with kubeflow_controller.client(OTHER) as bo:
+            body = {"name": "p", "image": kube["CGU_NOTEBOOK_IMAGE"], "cpu": CPU, "memory": "1Gi"}
+            bo.ok("POST", "/api/notebooks", 201, json=body)
+            start(bo, "p", owner=OTHER)
+            pod = admin.get("v1", "Pod", "p-0", profile)
+            assert pod["status"]["phase"] == "Running"
+            env = {item["name"]: item for item in pod["spec"]["containers"][0]["env"]}
+            assert env["NB_PREFIX"]["value"] == f"/notebook/{profile}/p"
+            assert admin.get(
+                "rbac.authorization.k8s.io/v1", "RoleBinding", "cgu-lab-controller", profile
+            )
+            kept = admin.get("v1", "Namespace", profile)["metadata"]
+            assert "app.kubernetes.io/managed-by" not in kept.get("labels", {})  # Kubeflow's still
+            bo.ok("POST", f"/api/notebooks/{OTHER}/p/stop?wait=true", 202)
+            bo.ok("DELETE", f"/api/notebooks/{OTHER}/p")
+    finally:
+        admin.resource("v1", "Namespace").delete(name=profile)

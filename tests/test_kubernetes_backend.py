@@ -1033,7 +1033,7 @@ def test_inventory_reads_gpus_from_nodes(h):
 
 
 def test_the_controller_cannot_reach_beyond_its_namespaces(h, cluster):
-    kubeconfig, _ = cluster
+    kubeconfig, admin = cluster
     backend = h.backend()
     try:  # a namespace of ours, prepared by the backend
         h.run(backend.sync_quota("kim", QuotaSpec(Limits(notebooks=1))))
@@ -1049,7 +1049,29 @@ def test_the_controller_cannot_reach_beyond_its_namespaces(h, cluster):
             "metadata": {"name": f"probe-{RUN}", "namespace": namespace},
         }
 
+    def binding(name: str, namespace: str, role: str = "cgu-lab-namespace-manager"):
+        return {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": name, "namespace": namespace},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": role,
+            },
+            "subjects": [
+                {"kind": "ServiceAccount", "name": "cgu-lab-controller", "namespace": "cgu-lab"}
+            ],
+        }
+
     controller.create(secret(ours))  # allowed where it bound its role
+    # A Kubeflow profile's namespace, as Kubeflow's profile controller labels it: namespace
+    # naming "kubeflow" uses it as it is, so the controller may bind its role there.
+    profile = f"kubeflow-probe-{RUN}"
+    labels = {"app.kubernetes.io/part-of": "kubeflow-profile"}
+    meta = {"name": profile, "labels": labels, "annotations": {"owner": "probe@example.com"}}
+    admin.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
+    controller.create(binding("cgu-lab-controller", profile))
     refusals = {
         "a secret in another namespace": lambda: controller.create(secret("default")),
         "reading secrets": lambda: controller.get("v1", "Secret", f"probe-{RUN}", ours),
@@ -1065,35 +1087,19 @@ def test_the_controller_cannot_reach_beyond_its_namespaces(h, cluster):
         "an unlabelled namespace": lambda: controller.create(
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"evil-{RUN}"}}
         ),
-        "binding its role elsewhere": lambda: controller.create(
+        "a namespace labelled only as a Kubeflow profile": lambda: controller.create(
             {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "RoleBinding",
-                "metadata": {"name": f"grab-{RUN}", "namespace": "default"},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": "cgu-lab-namespace-manager",
-                },
-                "subjects": [
-                    {"kind": "ServiceAccount", "name": "cgu-lab-controller", "namespace": "cgu-lab"}
-                ],
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": f"kf-{RUN}", "labels": labels},
             }
         ),
+        "binding its role elsewhere": lambda: controller.create(binding(f"grab-{RUN}", "default")),
         "binding a stronger role": lambda: controller.create(
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "RoleBinding",
-                "metadata": {"name": f"admin-{RUN}", "namespace": ours},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": "cluster-admin",
-                },
-                "subjects": [
-                    {"kind": "ServiceAccount", "name": "cgu-lab-controller", "namespace": "cgu-lab"}
-                ],
-            }
+            binding(f"admin-{RUN}", ours, "cluster-admin")
+        ),
+        "binding a stronger role in a profile": lambda: controller.create(
+            binding(f"admin-{RUN}", profile, "cluster-admin")
         ),
     }
     messages = {}
@@ -1103,6 +1109,8 @@ def test_the_controller_cannot_reach_beyond_its_namespaces(h, cluster):
         assert refused.value.status == 403, what
         messages[what] = json.loads(refused.value.body)["message"]
     assert "may only create namespaces labelled" in messages["an unlabelled namespace"]
+    only_profile = messages["a namespace labelled only as a Kubeflow profile"]
+    assert "may only create namespaces labelled" in only_profile
     assert "may only bind roles in namespaces it manages" in messages["binding its role elsewhere"]
     controller.api_client.close()
 
