@@ -42,7 +42,9 @@ from .school_login.service import SchoolLogin
 from .settings import Settings
 from .sharing.service import ShareService
 from .teaching.assignments import AssignmentService
-from .teaching.coursework import CourseworkService
+from .teaching.lab_files import LabFileService
+from .teaching.live import LiveService
+from .teaching.student_view import StudentViewService
 from .teaching.templates import TemplateService
 from .training.service import TrainingService
 
@@ -95,7 +97,7 @@ class Platform:
         self.assignments = AssignmentService(
             self.db, self.backend, self.notebooks, settings, self.clock
         )
-        self.coursework = CourseworkService(
+        self.lab_files = LabFileService(
             self.db,
             self.backend,
             self.broker,
@@ -104,6 +106,10 @@ class Platform:
             settings,
             self.clock,
         )
+        self.student_view = StudentViewService(
+            self.db, self.assignments, self.notebooks, self.clock
+        )
+        self.live = LiveService(self.db, self.notebooks, self.shares, self.clock)
         self.class_sessions = ClassSessions(self.db, self.notebooks, settings, self.clock)
         self.notebooks.admission.held = self.class_sessions.check_start
         self.training = TrainingService(self.db, self.backend, self.notebooks.gpus, self.clock)

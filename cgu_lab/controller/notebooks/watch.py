@@ -25,7 +25,7 @@ from ...core.errors import Forbidden
 from ...core.roles import Principal, require_group_manager
 from ...store.models import Membership, Notebook, Share, User
 from ..accounts.directory import get_group, get_user, require_manages_user
-from ..teaching.coursework import CourseworkService
+from ..teaching.live import students_notebooks
 
 # A notebook's (owner, name) when the caller may follow it, else None.
 Followed = Callable[[int], Awaitable[tuple[str, str] | None]]
@@ -73,6 +73,6 @@ async def course_watch(platform, actor: Principal, group: str) -> Followed:
     async with platform.db.session() as session:
         target = await get_group(session, group)
         require_group_manager(actor, target.id, target.name)
-    students = CourseworkService._students_notebooks(target.id).with_only_columns(Notebook.id)
+    students = students_notebooks(target.id).with_only_columns(Notebook.id)
     shown = select(Share.notebook_id).where(Share.group_id == target.id)
     return _followed(platform.db, or_(Notebook.id.in_(students), Notebook.id.in_(shown)))

@@ -173,7 +173,7 @@ class NotebookProxy(LoginHandOff, WebsocketTunnels):
 
     async def open(self) -> None:
         self.platform.shares.on_change(self._shares_changed)
-        self.platform.coursework.count_viewers_with(self.viewers)
+        self.platform.live.count_viewers_with(self.viewers)
         self._spawn(self._watch())
 
     def _spawn(self, work) -> None:

@@ -1,2 +1,2 @@
-"""Teaching: courses' coursework (lab files, live views), assignments and submissions,
-templates, staff, and the course pages."""
+"""Teaching: courses' lab files, the Live tab, what a student sees of their courses,
+assignments and submissions, templates, staff, and the course pages."""

@@ -33,6 +33,7 @@ from ..api.schemas import (
     TemplateVersionOut,
 )
 from .assignments import receipt
+from .lab_files import summarize
 from .schemas import BroadcastCopied, BroadcastCopy
 from .templates import VersionSpec
 
@@ -149,7 +150,7 @@ async def update_template(
 # -- lab files for a class and broadcasts ------------------------------------------
 
 
-def deployment_out(deployment, group: str, coursework) -> DeploymentOut:
+def deployment_out(deployment, group: str) -> DeploymentOut:
     return DeploymentOut(
         id=deployment.id,
         group=group,
@@ -157,9 +158,7 @@ def deployment_out(deployment, group: str, coursework) -> DeploymentOut:
         destination=deployment.destination,
         source=deployment.source,
         state=deployment.state,
-        summary=coursework.summary(deployment.report)
-        if deployment.report is not None
-        else "copying…",
+        summary=summarize(deployment.report) if deployment.report is not None else "copying…",
         report=deployment.report,
         created_by=deployment.created_by,
         created_at=deployment.created_at,
@@ -175,10 +174,10 @@ def deployment_out(deployment, group: str, coursework) -> DeploymentOut:
 async def deploy(
     group: LabelPath, body: DeploymentCreate, platform: PlatformDep, actor: ActorDep
 ) -> DeploymentOut:
-    deployment = await platform.coursework.deploy(
+    deployment = await platform.lab_files.deploy(
         actor, group, body.title, body.destination, body.notebook, body.path, body.template
     )
-    return deployment_out(deployment, group, platform.coursework)
+    return deployment_out(deployment, group)
 
 
 @router.get(
@@ -189,18 +188,15 @@ async def deploy(
 async def list_deployments(
     group: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> list[DeploymentOut]:
-    return [
-        deployment_out(d, group, platform.coursework)
-        for d in await platform.coursework.deployments(actor, group)
-    ]
+    return [deployment_out(d, group) for d in await platform.lab_files.deployments(actor, group)]
 
 
 @router.get("/deployments/{deployment_id}", response_model=DeploymentOut, summary="One deployment")
 async def get_deployment(
     deployment_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> DeploymentOut:
-    deployment, group = await platform.coursework.deployment_in_group(actor, deployment_id)
-    return deployment_out(deployment, group, platform.coursework)
+    deployment, group = await platform.lab_files.deployment_in_group(actor, deployment_id)
+    return deployment_out(deployment, group)
 
 
 @router.get(
@@ -212,12 +208,11 @@ async def get_deployment(
 async def deployment_events(
     deployment_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> EventSourceResponse:
-    deployment = await platform.coursework.deployment(actor, deployment_id)
-    summary = platform.coursework.summary(deployment.report or {})
+    deployment = await platform.lab_files.deployment(actor, deployment_id)
     return progress_stream(
         platform.broker,
         ("deployment", deployment.id),
-        {"message": summary, "state": deployment.state},
+        {"message": summarize(deployment.report or {}), "state": deployment.state},
     )
 
 
@@ -255,7 +250,7 @@ async def copy_broadcast(
     group: LabelPath, share_id: Id, body: BroadcastCopy, platform: PlatformDep, actor: ActorDep
 ) -> BroadcastCopied:
     return BroadcastCopied(
-        **await platform.coursework.copy_broadcast(actor, group, share_id, body.notebook, body.path)
+        **await platform.lab_files.copy_broadcast(actor, group, share_id, body.notebook, body.path)
     )
 
 
@@ -265,14 +260,14 @@ async def copy_broadcast(
     summary="My courses: new material, live broadcasts and assignments",
 )
 async def courses(platform: PlatformDep, actor: ActorDep) -> list[CourseOut]:
-    return [CourseOut(**c) for c in await platform.coursework.overview(actor, platform.assignments)]
+    return [CourseOut(**c) for c in await platform.student_view.overview(actor)]
 
 
 @router.post(
     "/courses/seen", response_model=Message, summary="Mark my courses' new material as seen"
 )
 async def courses_seen(platform: PlatformDep, actor: ActorDep) -> Message:
-    await platform.coursework.mark_seen(actor)
+    await platform.student_view.mark_seen(actor)
     return Message(message="marked as seen")
 
 
@@ -394,7 +389,7 @@ async def open_submission(submission_id: Id, platform: PlatformDep, actor: Actor
 async def my_course_submissions(
     group: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> list[SubmissionOut]:
-    return [SubmissionOut(**s) for s in await platform.coursework.my_submissions(actor, group)]
+    return [SubmissionOut(**s) for s in await platform.student_view.my_submissions(actor, group)]
 
 
 class LiveNotebook(BaseModel):
@@ -445,7 +440,7 @@ class CourseLive(BaseModel):
     ),
 )
 async def course_live(group: LabelPath, platform: PlatformDep, actor: ActorDep) -> CourseLive:
-    return CourseLive(**await platform.coursework.live(actor, group, platform.shares))
+    return CourseLive(**await platform.live.overview(actor, group))
 
 
 @router.post(
@@ -460,4 +455,4 @@ async def end_live_notebook(
     platform: PlatformDep,
     actor: ActorDep,
 ) -> Message:
-    return Message(message=await platform.coursework.end(actor, group, owner, name))
+    return Message(message=await platform.live.end(actor, group, owner, name))

@@ -1,16 +1,19 @@
-"""Lab files for a class, live broadcasts, and what a student sees of their courses.
+"""Lab files: a teacher's files copied into the notebooks of a course's members.
 
-A deployment packs a folder of the teacher's notebook (or a template's
-files) once, then unpacks it into the course folder of every member of the
-group (`~/courses/<group>/...` in each of their notebooks), running or
-stopped, each copy as that member. Existing files are never overwritten: an
-identical file is skipped, a different one gets the new copy beside it with
-a suffix; the per-student report is kept with the deployment.
+Two ways files go from one account to another, both packed as their owner and
+unpacked as the receiver by the backend, never overwriting:
 
-The course page's Live tab lists the students' notebooks that run now; a
-course's teacher or TA may End one (stop it, recorded with who ended it). A
-student's notebook opens for a teacher only where its owner shared it (with them
-or with the course): managing a course is no right to read a student's files.
+- a deployment packs a folder of the teacher's notebook (or a template's files)
+  once, then unpacks it into the course folder of every member of the group
+  (`~/courses/<group>/...` in each of their notebooks), running or stopped, each
+  copy as that member. An identical file is skipped, a different one gets the new
+  copy beside it with a suffix; the per-student report is kept with the deployment.
+- a student keeps what a live view showed (`copy_broadcast`): the view is read-only
+  and ends, so the student takes a copy of its files into a notebook of their own.
+
+Kept apart from what a student sees of their courses (`student_view.py`) and the
+Live tab (`live.py`) because only this module writes into others' notebooks: its
+rules (who may copy what where, what is never overwritten) are read in one place.
 """
 
 from __future__ import annotations
@@ -18,9 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy import or_, select
@@ -29,32 +30,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ...backends.base import BackendError
 from ...core import roles
 from ...core.errors import Conflict, Forbidden, Invalid, NotFound
-from ...core.lifecycle import State
 from ...core.paths import relative_path
-from ...core.roles import Principal, Role
+from ...core.roles import Principal
 from ...core.selection import DEFAULT_EXCLUDED
 from ...store.db import Database
-from ...store.models import (
-    Assignment,
-    Deployment,
-    Group,
-    Membership,
-    Notebook,
-    Share,
-    Submission,
-    User,
-)
+from ...store.models import Deployment, Group, Membership, Notebook, Share, User
 from .. import audit
 from ..accounts.directory import get_group
 from ..archives import deployment_archive, remove_quietly, template_archive
 from ..clock import Clock
 from ..progress import ProgressBroker, ProgressEvent
-from .assignments import receipt
 
 PARALLEL_COPIES = 4
-# A student's notebook that holds or waits for resources now.
-LIVE_STATES = (State.QUEUED.value, State.STARTING.value, State.RUNNING.value)
-log = logging.getLogger("cgu_lab.coursework")
+log = logging.getLogger("cgu_lab.lab_files")
 
 
 @dataclass(frozen=True)
@@ -68,7 +56,22 @@ class _CopyJob:
     destination: str
 
 
-class CourseworkService:
+def summarize(report: dict[str, dict]) -> str:
+    """A deployment's report in one sentence, as its progress and its page show it."""
+    members = [r for name, r in report.items() if name != "*"]
+    if "*" in report:
+        return f"Nothing was copied: {report['*']['error']}"
+    conflicts = sum(len(r.get("conflicts", [])) for r in members)
+    errors = sum(1 for r in members if "error" in r)
+    text = f"Copied to {len(members) - errors} member(s)"
+    if conflicts:
+        text += f"; {conflicts} file(s) already existed and were kept, new copies saved beside them"
+    if errors:
+        text += f"; {errors} member(s) failed"
+    return text + "."
+
+
+class LabFileService:
     def __init__(
         self,
         db: Database,
@@ -79,7 +82,8 @@ class CourseworkService:
         settings,
         clock: Clock,
     ) -> None:
-        """`clock`: when deployments and the courses page's "seen" marks happen."""
+        """`templates`: a template's packed files to deploy; `notebooks`: the teacher's
+        and the student's notebooks by name; `clock`: whether a live view still runs."""
         self.db = db
         self.clock = clock
         self.backend = backend
@@ -88,14 +92,6 @@ class CourseworkService:
         self.notebooks = notebooks
         self.settings = settings
         self._tasks: set[asyncio.Task] = set()
-        # How many follow a notebook live (None: unknown). The notebook proxy, which
-        # holds the open websockets, tells it (`count_viewers_with`); the proxy is built
-        # after the services, and this service must not know the proxy.
-        self._viewers: Callable[[int], int | None] = lambda notebook_id: None
-
-    def count_viewers_with(self, viewers: Callable[[int], int | None]) -> None:
-        """Where the Live tab's viewer counts come from: `viewers(notebook_id)`."""
-        self._viewers = viewers
 
     # -- deployments -----------------------------------------------------------
 
@@ -270,27 +266,10 @@ class CourseworkService:
                 conflicts=sum(len(r.get("conflicts", [])) for r in report.values()),
                 errors=sum(1 for r in report.values() if "error" in r),
             )
-        summary = self.summary(report)
         self.broker.publish(
             ("deployment", job.deployment_id),
-            ProgressEvent("deploy", 100, summary, state, done=True, ok=state == "done"),
+            ProgressEvent("deploy", 100, summarize(report), state, done=True, ok=state == "done"),
         )
-
-    @staticmethod
-    def summary(report: dict[str, dict]) -> str:
-        members = [r for name, r in report.items() if name != "*"]
-        if "*" in report:
-            return f"Nothing was copied: {report['*']['error']}"
-        conflicts = sum(len(r.get("conflicts", [])) for r in members)
-        errors = sum(1 for r in members if "error" in r)
-        text = f"Copied to {len(members) - errors} member(s)"
-        if conflicts:
-            text += (
-                f"; {conflicts} file(s) already existed and were kept, new copies saved beside them"
-            )
-        if errors:
-            text += f"; {errors} member(s) failed"
-        return text + "."
 
     async def deployments(self, actor: Principal, group: str) -> list[Deployment]:
         async with self.db.session() as session:
@@ -318,89 +297,6 @@ class CourseworkService:
             deployment = await self.deployment(actor, deployment_id)
             group = await session.scalar(select(Group.name).where(Group.id == deployment.group_id))
         return deployment, group
-
-    # -- what a member sees -------------------------------------------------------
-
-    async def overview(self, actor: Principal, assignments) -> list[dict]:
-        """Per group: new material, live broadcasts, and assignments with my submissions."""
-        now = self.clock.now()
-        async with self.db.session() as session:
-            me = await session.get(User, actor.id)
-            seen = me.courses_seen_at
-            groups = (
-                await session.scalars(
-                    select(Group)
-                    .join(Membership, Membership.group_id == Group.id)
-                    .where(Membership.user_id == actor.id)
-                    .order_by(Group.name)
-                )
-            ).all()
-            result = []
-            for group in groups:
-                deployments = (
-                    await session.scalars(
-                        select(Deployment)
-                        .where(Deployment.group_id == group.id, Deployment.state != "running")
-                        .order_by(Deployment.id.desc())
-                        .limit(20)
-                    )
-                ).all()
-                live = await self._broadcasts(session, actor, group, now)
-                result.append(
-                    {
-                        "name": group.name,
-                        "display_name": group.display_name,
-                        "folder": f"courses/{group.name}",
-                        "deployments": [
-                            {
-                                "id": d.id,
-                                "title": d.title,
-                                "path": f"courses/{group.name}/{d.destination}",
-                                "by": d.created_by,
-                                "at": d.created_at,
-                                "new": seen is None or d.created_at > seen,
-                            }
-                            for d in deployments
-                        ],
-                        "broadcasts": live,
-                        "assignments": await assignments.for_member(session, actor, group),
-                    }
-                )
-        return result
-
-    async def _broadcasts(
-        self, session: AsyncSession, actor: Principal, group: Group, now: datetime
-    ) -> list[dict]:
-        """The group's unexpired live views of others' notebooks, for a member's course page."""
-        broadcasts = (
-            await session.execute(
-                select(Share, User)
-                .join(User, User.name == Share.created_by)
-                .where(Share.group_id == group.id)
-                .where((Share.expires_at.is_(None)) | (Share.expires_at > now))
-            )
-        ).all()
-        names = await self.notebooks.names(session, [share.notebook_id for share, _ in broadcasts])
-        live = []
-        for share, author in broadcasts:
-            nb_owner, _, nb_name = names.get(share.notebook_id, "").partition("/")
-            if not nb_name or nb_owner == actor.name:
-                continue
-            route = await self.notebooks.routes.lookup(nb_owner, nb_name)
-            live.append(
-                {
-                    "id": share.id,
-                    "owner": nb_owner,
-                    "owner_display_name": author.display_name,
-                    "notebook": nb_name,
-                    "url": f"/notebook/{nb_owner}/{nb_name}/lab"
-                    + (f"/tree/{share.path}" if share.path else ""),
-                    "expires_at": share.expires_at,
-                    "by": share.created_by,
-                    "running": route is not None and route.state is State.RUNNING,
-                }
-            )
-        return live
 
     # -- a student keeps what a live view showed ------------------------------------
 
@@ -498,139 +394,3 @@ class CourseworkService:
         if nb.kind != "jupyter":
             raise Invalid(f"'{nb.name}' is a virtual machine; copy into a JupyterLab notebook")
         return nb
-
-    async def mark_seen(self, actor: Principal) -> None:
-        async with self.db.session() as session:
-            me = await session.get(User, actor.id)
-            me.courses_seen_at = self.clock.now()
-
-    async def my_submissions(self, actor: Principal, group: str) -> list[dict]:
-        """The caller's own submissions to a course's assignments, newest first."""
-        async with self.db.session() as session:
-            target = await get_group(session, group)
-            if target.id not in actor.groups and not roles.can_manage_group(actor, target.id):
-                raise NotFound(f"you are not in a course '{group}'")
-            rows = await session.execute(
-                select(Submission, Assignment)
-                .join(Assignment, Assignment.id == Submission.assignment_id)
-                .where(Assignment.group_id == target.id, Submission.user_id == actor.id)
-                .order_by(Submission.submitted_at.desc(), Submission.id.desc())
-            )
-            return [receipt(s, a, actor.name) for s, a in rows.all()]
-
-    # -- live: the students' notebooks now -------------------------------------------
-
-    @staticmethod
-    def _students_notebooks(group_id: int):
-        """Notebooks of the group's students (plain members) that are not charged to
-        another group: those the group's managers see live and may end."""
-        return (
-            select(Notebook, User)
-            .join(User, User.id == Notebook.owner_id)
-            .join(
-                Membership,
-                (Membership.user_id == User.id) & (Membership.group_id == group_id),
-            )
-            .where(
-                Membership.manager.is_(False),
-                User.role == Role.STUDENT.value,
-                or_(Notebook.group_id.is_(None), Notebook.group_id == group_id),
-            )
-        )
-
-    async def live(self, actor: Principal, group: str, shares) -> dict:
-        """The students' notebooks running now, and the live views shown to the course."""
-        now = self.clock.now()
-        async with self.db.session() as session:
-            target = await get_group(session, group)
-            roles.require_group_manager(actor, target.id, target.name)
-            rows = (
-                await session.execute(
-                    self._students_notebooks(target.id)
-                    .where(Notebook.state.in_(LIVE_STATES))
-                    .order_by(User.name, Notebook.name)
-                )
-            ).all()
-            views = (
-                await session.execute(
-                    select(Share, Notebook, User)
-                    .join(Notebook, Notebook.id == Share.notebook_id)
-                    .join(User, User.id == Notebook.owner_id)
-                    .where(Share.group_id == target.id)
-                    .where(or_(Share.expires_at.is_(None), Share.expires_at > now))
-                    .order_by(Share.created_at.desc())
-                )
-            ).all()
-        notebooks = [await self._live_notebook(actor, nb, owner, shares) for nb, owner in rows]
-        return {
-            "notebooks": notebooks,
-            "views": [
-                {
-                    "id": share.id,
-                    "owner": owner.name,
-                    "owner_display_name": owner.display_name or owner.name,
-                    "notebook": nb.name,
-                    "access": share.access,
-                    "note": share.note,
-                    "expires_at": share.expires_at,
-                    "running": nb.state == State.RUNNING.value,
-                    "viewers": (self._viewers(nb.id) if nb.state == State.RUNNING.value else 0),
-                    "url": f"/notebook/{owner.name}/{nb.name}/lab"
-                    + (f"/tree/{share.path}" if share.path else ""),
-                }
-                for share, nb, owner in views
-            ],
-        }
-
-    @staticmethod
-    async def _live_notebook(actor: Principal, nb: Notebook, owner: User, shares) -> dict:
-        """A student's notebook on the Live tab: a link only where its owner shared it."""
-        access = await shares.access(actor, nb.id)
-        lab = f"/notebook/{owner.name}/{nb.name}/lab"
-        if access is not None and access.scope:
-            lab += f"/tree/{access.scope[0]}"
-        return {
-            "owner": owner.name,
-            "owner_display_name": owner.display_name or owner.name,
-            "notebook": nb.name,
-            "display_name": nb.display_name or nb.name,
-            "state": nb.state,
-            "started_at": nb.started_at,
-            "last_activity": nb.last_activity,
-            "cpu_milli": nb.cpu_milli,
-            "memory": nb.memory,
-            "gpu_type": nb.gpu_type,
-            "gpus": nb.gpus,
-            "access": access.level if access is not None else None,
-            "url": lab if access is not None else None,
-        }
-
-    async def end(self, actor: Principal, group: str, owner: str, name: str) -> str:
-        """A course manager stops a student's notebook; answers what happened."""
-        async with self.db.session() as session:
-            target = await get_group(session, group)
-            roles.require_group_manager(actor, target.id, target.name)
-            found = (
-                await session.execute(
-                    self._students_notebooks(target.id).where(
-                        User.name == owner, Notebook.name == name
-                    )
-                )
-            ).first()
-            if found is None:
-                raise NotFound(f"no student of course '{group}' has a notebook '{owner}/{name}'")
-            state = found[0].state
-        if state not in LIVE_STATES:
-            return f"{owner}'s notebook '{name}' is not running ({state})"
-        reason = f"ended by {actor.name} for course {target.name}"
-        await self.notebooks.lifecycle.stop(None, owner, name, reason=reason, cause="course")
-        async with self.db.session() as session:
-            audit.record(
-                session,
-                actor.name,
-                "course.notebook_ended",
-                f"notebook:{owner}/{name}",
-                group=target.name,
-                state=state,
-            )
-        return f"{owner}'s notebook '{name}' is stopping"
