@@ -25,7 +25,7 @@ from ...backends.base import Backend, BackendError, NotebookSpec
 from ...core import roles
 from ...core.errors import Conflict, DomainError, Forbidden, NotFound
 from ...core.lifecycle import HOLDING, State, require_move
-from ...store.db import Database
+from ...store.db import Database, unavailable
 from ...store.models import Notebook, User
 from .. import audit
 from ..clock import Clock
@@ -108,9 +108,16 @@ class NotebookLifecycle:
     def _spawn(self, nb_id: int, work) -> None:
         task = asyncio.create_task(work)
         self._tasks[nb_id] = task
-        task.add_done_callback(
-            lambda done: self._tasks.pop(nb_id, None) if self._tasks.get(nb_id) is done else None
-        )
+        task.add_done_callback(lambda done: self._done(nb_id, done))
+
+    def _done(self, nb_id: int, task: asyncio.Task) -> None:
+        """Forget a finished operation; one that ended in an exception is logged now, not
+        when the task is collected (a start's failure left unseen is a notebook that
+        says "starting" for ever)."""
+        if self._tasks.get(nb_id) is task:
+            self._tasks.pop(nb_id, None)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("notebook %s: its operation failed", nb_id, exc_info=task.exception())
 
     def busy(self, nb_id: int) -> bool:
         """A start, stop or resize of this notebook is under way."""
@@ -171,7 +178,7 @@ class NotebookLifecycle:
         self.routes.update(nb, owner)
         if nb.state == State.STARTING.value:
             self._publish(nb.id, "start", 5, "Start requested", State.STARTING, begin=True)
-            self._spawn(nb.id, self._run_start(nb.id))
+            self._spawn(nb.id, self._run_start(nb.id, owner, nb.name))
         else:
             self._publish(
                 nb.id, "start", 3, nb.message, State.QUEUED, begin=state is not State.QUEUED
@@ -206,8 +213,18 @@ class NotebookLifecycle:
                 current.last_activity = self.clock.now()
         return current, abandoned
 
-    async def _run_start(self, nb_id: int) -> None:
-        nb, owner, spec = await self._start_spec(nb_id)
+    async def _run_start(self, nb_id: int, owner: str, name: str) -> None:
+        try:
+            nb, owner, spec = await self._start_spec(nb_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # nothing launched yet: the start ends, with why
+            if unavailable(error) is None:
+                log.exception("preparing notebook %s/%s's start failed", owner, name)
+            await self._finish_stopped(
+                nb_id, owner, name, "start", f"the start failed: {error}", ok=False
+            )
+            return
 
         async def progress(percent: int, message: str) -> None:
             self._publish(nb_id, "start", percent, message, State.STARTING)
@@ -489,7 +506,7 @@ class NotebookLifecycle:
         self._publish(
             nb_id, "start", 30, "Starting with the new resources", State.STARTING, begin=True
         )
-        await self._run_start(nb_id)
+        await self._run_start(nb_id, owner, name)
 
     async def reconcile(self) -> dict[str, list[str]]:
         """Find running notebooks again after a controller restart; stop what cannot be adopted."""
