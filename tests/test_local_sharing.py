@@ -38,6 +38,9 @@ def test_notebooks_weigh_as_many_processes_as_they_are_and_starts_go_first(tmp_p
     first.prepare(2, 500, 2**30, [])
     second.prepare(1, 1000, 2**30, [])
     mine = top / "aaaa1111"
+    # Another installation counts while its notebooks hold processes (below: when none do).
+    (top / "bbbb2222" / "nb-1" / "cgroup.procs").write_text("4242\n")
+    first.reweigh()
     # Starting: twice a process, until the server answers.
     assert shares(mine / "nb-1") == STARTING_WEIGHT
     first.settle("nb-1")
@@ -52,6 +55,11 @@ def test_notebooks_weigh_as_many_processes_as_they_are_and_starts_go_first(tmp_p
     shutil.rmtree(mine / "nb-2")
     first.reweigh()
     assert shares(mine) == WEIGHT and shares(top) == 2 * WEIGHT
+    # An installation whose controller died with its groups left behind, none running:
+    # its weight no longer counts (it made the notebooks outweigh the controller).
+    (top / "bbbb2222" / "nb-1" / "cgroup.procs").write_text("")
+    first.reweigh()
+    assert shares(top) == WEIGHT
     shutil.rmtree(top / "bbbb2222")  # an installation's parent goes with its last group
     first.reweigh()
     assert shares(top) == WEIGHT
