@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from .. import __version__
@@ -33,6 +33,23 @@ def platform_of(request: Request):
 def session_token(request: Request) -> str | None:
     """The log-in cookie's value (its name is the installation's: Settings.session_cookie)."""
     return request.cookies.get(platform_of(request).settings.session_cookie)
+
+
+def signed_in(request: Request, token: str, target: str) -> Response:
+    """A redirect to `target` that carries a new session's cookie: the one way a page
+    signs someone in (the password form, a school's log-in)."""
+    settings = platform_of(request).settings
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(
+        settings.session_cookie,
+        token,
+        max_age=int(settings.session_hours * 3600),
+        httponly=True,
+        samesite="lax",
+        secure=settings.https,
+        path="/",
+    )
+    return response
 
 
 async def logged_in(request: Request) -> Identity | None:

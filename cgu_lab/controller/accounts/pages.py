@@ -15,7 +15,15 @@ from fastapi.responses import RedirectResponse, Response
 
 from ...core.errors import DomainError, Forbidden, NotFound
 from ...core.redirects import safe_next
-from ..page_kit import logged_in, page, platform_of, render, session_token, shell_pages
+from ..page_kit import (
+    logged_in,
+    page,
+    platform_of,
+    render,
+    session_token,
+    shell_pages,
+    signed_in,
+)
 from ..proxy.replies import origin_matches
 from .directory import get_group, get_user, require_manages_user
 
@@ -64,18 +72,7 @@ async def login(
     target = safe_next(next)
     if identity.must_change_password:
         target = "/account?next=" + quote(target, safe="")
-    response = RedirectResponse(target, status_code=303)
-    settings = platform_of(request).settings
-    response.set_cookie(
-        settings.session_cookie,
-        token,
-        max_age=int(settings.session_hours * 3600),
-        httponly=True,
-        samesite="lax",
-        secure=settings.https,
-        path="/",
-    )
-    return response
+    return signed_in(request, token, target)
 
 
 @router.post("/logout")

@@ -15,7 +15,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from ...core.errors import DomainError, Forbidden
 from ...core.redirects import safe_next
-from ..page_kit import platform_of, render
+from ..page_kit import platform_of, render, signed_in
 from ..proxy.replies import origin_matches
 
 router = APIRouter(include_in_schema=False)
@@ -32,16 +32,7 @@ def _binding_cookie(request: Request) -> str:
 
 def _signed_in(request: Request, token: str, target: str) -> Response:
     settings = platform_of(request).settings
-    response = RedirectResponse(safe_next(target), status_code=303)
-    response.set_cookie(
-        settings.session_cookie,
-        token,
-        max_age=int(settings.session_hours * 3600),
-        httponly=True,
-        samesite="lax",
-        secure=settings.https,
-        path="/",
-    )
+    response = signed_in(request, token, safe_next(target))
     response.delete_cookie(_binding_cookie(request), path=COOKIE_PATH, secure=settings.https)
     return response
 
