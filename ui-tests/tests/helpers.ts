@@ -7,7 +7,11 @@ export const PASSWORD = 'ui-test-password';
 const SCREENSHOTS = path.resolve(__dirname, '../../artifacts/screenshots');
 
 export async function login(page: Page, name: string): Promise<void> {
-  await page.goto('/login');
+  // A portal page left open goes to the log-in page by itself once its session is gone
+  // (common.js, on a 401), which can cut this navigation short (net::ERR_ABORTED): again.
+  await expect(async () => {
+    await page.goto('/login');
+  }).toPass({ timeout: 30_000 });
   await page.getByLabel('User name').fill(name);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Log in' }).click();
