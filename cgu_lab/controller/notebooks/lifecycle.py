@@ -216,8 +216,6 @@ class NotebookLifecycle:
     async def _run_start(self, nb_id: int, owner: str, name: str) -> None:
         try:
             nb, owner, spec = await self._start_spec(nb_id)
-        except asyncio.CancelledError:
-            raise
         except Exception as error:  # nothing launched yet: the start ends, with why
             if unavailable(error) is None:
                 log.exception("preparing notebook %s/%s's start failed", owner, name)

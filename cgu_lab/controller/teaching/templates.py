@@ -435,14 +435,12 @@ class TemplateService:
             template = await session.get(Template, version.template_id) if version else None
             if version is None or template is None:
                 return None
-            # Read while the session holds them: a reading session expires what it loaded.
-            called, title, number = template.name, template.display_name, version.version
-            archive = template_archive(Path(self.settings.store), template.id, number)
+        archive = template_archive(Path(self.settings.store), template.id, version.version)
         try:
             files = await asyncio.to_thread(_archive_files, archive)
         except (OSError, tarfile.TarError):
             files = []
-        return SeededFiles(called, title, number, files)
+        return SeededFiles(template.name, template.display_name, version.version, files)
 
 
 def _archive_files(archive: Path) -> list[str]:
