@@ -8,7 +8,7 @@ from fastapi import APIRouter
 
 from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.schema_types import Id
-from .schemas import LabHelpAsk
+from .schemas import HelpPanelOut, HelpRequestOut, LabHelpAsk
 
 router = APIRouter(
     prefix="/lab/{owner}/{name}",
@@ -19,20 +19,24 @@ OWN = [require_scope("lab:own")]
 
 
 @router.get("/help", dependencies=OWN)
-async def panel(platform: PlatformDep, actor: ActorDep) -> dict:
+async def panel(platform: PlatformDep, actor: ActorDep) -> HelpPanelOut:
     return await platform.help_queue.mine(actor)
 
 
 @router.post("/help", status_code=201, dependencies=OWN)
-async def ask(name: str, body: LabHelpAsk, platform: PlatformDep, actor: ActorDep) -> dict:
+async def ask(
+    name: str, body: LabHelpAsk, platform: PlatformDep, actor: ActorDep
+) -> HelpRequestOut:
     return await platform.help_queue.ask(actor, body.group, name, body.question, body.access)
 
 
 @router.post("/help/{group}/{request_id}/take", dependencies=OWN)
-async def take(group: str, request_id: Id, platform: PlatformDep, actor: ActorDep) -> dict:
+async def take(
+    group: str, request_id: Id, platform: PlatformDep, actor: ActorDep
+) -> HelpRequestOut:
     return await platform.help_queue.take(actor, group, request_id)
 
 
 @router.post("/help/{group}/{request_id}/end", dependencies=OWN)
-async def end(group: str, request_id: Id, platform: PlatformDep, actor: ActorDep) -> dict:
+async def end(group: str, request_id: Id, platform: PlatformDep, actor: ActorDep) -> HelpRequestOut:
     return await platform.help_queue.end(actor, group, request_id)

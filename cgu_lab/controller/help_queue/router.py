@@ -17,7 +17,7 @@ router = APIRouter(tags=["help"], dependencies=[require_scope("teaching")])
     summary="A course's help queue (its staff), or my own raised hand (a student)",
 )
 async def queue(group: LabelPath, platform: PlatformDep, actor: ActorDep) -> HelpQueueOut:
-    return HelpQueueOut(**await platform.help_queue.queue(actor, group))
+    return await platform.help_queue.queue(actor, group)
 
 
 @router.post(
@@ -29,8 +29,7 @@ async def queue(group: LabelPath, platform: PlatformDep, actor: ActorDep) -> Hel
 async def ask(
     group: LabelPath, body: HelpAsk, platform: PlatformDep, actor: ActorDep
 ) -> HelpRequestOut:
-    created = await platform.help_queue.ask(actor, group, body.notebook, body.question, body.access)
-    return HelpRequestOut(**created)
+    return await platform.help_queue.ask(actor, group, body.notebook, body.question, body.access)
 
 
 @router.post(
@@ -41,7 +40,7 @@ async def ask(
 async def take(
     group: LabelPath, request_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> HelpRequestOut:
-    return HelpRequestOut(**await platform.help_queue.take(actor, group, request_id))
+    return await platform.help_queue.take(actor, group, request_id)
 
 
 @router.post(
@@ -52,4 +51,4 @@ async def take(
 async def end(
     group: LabelPath, request_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> HelpRequestOut:
-    return HelpRequestOut(**await platform.help_queue.end(actor, group, request_id))
+    return await platform.help_queue.end(actor, group, request_id)

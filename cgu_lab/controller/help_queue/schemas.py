@@ -67,3 +67,12 @@ class HelpQueueOut(BaseModel):
     manages: bool
     requests: list[HelpRequestOut]
     figures: HelpFigures | None = None
+
+
+class HelpPanelOut(BaseModel):
+    """JupyterLab's help panel: the queues of the courses I help in, my own open requests,
+    and the courses I may ask in."""
+
+    courses: list[str]
+    queues: list[HelpQueueOut]
+    mine: list[HelpRequestOut]

@@ -25,6 +25,7 @@ from ...store.models import Group, Membership, Notebook, User
 from .. import audit
 from ..accounts.directory import get_group
 from ..clock import Clock
+from .schemas import HelpFigures, HelpPanelOut, HelpQueueOut, HelpRequestOut, HelpStudent
 
 OPEN = ("waiting", "helping")
 ACCESS = ("edit", "read")
@@ -48,7 +49,9 @@ class HelpQueue:
 
     # -- reading -------------------------------------------------------------------
 
-    async def _describe(self, session: AsyncSession, row: HelpRequest, group: str) -> dict:
+    async def _describe(
+        self, session: AsyncSession, row: HelpRequest, group: str
+    ) -> HelpRequestOut:
         student = await session.get(User, row.student_id)
         nb = await session.get(Notebook, row.notebook_id)
         helper = await session.get(User, row.helper_id) if row.helper_id else None
@@ -65,23 +68,25 @@ class HelpQueue:
                 )
             )
             position = (ahead or 0) + 1
-        return {
-            "id": row.id,
-            "group": group,
-            "student": {"name": student.name, "display_name": student.display_name or student.name},
-            "notebook": nb.name if nb else "",
-            "url": f"/notebook/{student.name}/{nb.name}/lab" if nb else "",
-            "question": row.question,
-            "access": row.access,
-            "state": row.state,
-            "position": position,
-            "created_at": row.created_at,
-            "waited_seconds": _seconds(row.created_at, row.taken_at or now),
-            "helper": helper.name if helper else None,
-            "helper_display_name": (helper.display_name or helper.name) if helper else None,
-            "taken_at": row.taken_at,
-            "ended_at": row.ended_at,
-        }
+        return HelpRequestOut(
+            id=row.id,
+            group=group,
+            student=HelpStudent(
+                name=student.name, display_name=student.display_name or student.name
+            ),
+            notebook=nb.name if nb else "",
+            url=f"/notebook/{student.name}/{nb.name}/lab" if nb else "",
+            question=row.question,
+            access=row.access,
+            state=row.state,
+            position=position,
+            created_at=row.created_at,
+            waited_seconds=_seconds(row.created_at, row.taken_at or now),
+            helper=helper.name if helper else None,
+            helper_display_name=(helper.display_name or helper.name) if helper else None,
+            taken_at=row.taken_at,
+            ended_at=row.ended_at,
+        )
 
     async def _course(self, session: AsyncSession, actor: Principal, name: str) -> Group:
         group = await get_group(session, name)
@@ -89,7 +94,7 @@ class HelpQueue:
             raise NotFound(f"you are not in course '{name}'")
         return group
 
-    async def queue(self, actor: Principal, group_name: str) -> dict:
+    async def queue(self, actor: Principal, group_name: str) -> HelpQueueOut:
         """The course's open requests (its managers), or the caller's own (a student);
         and, for managers, the course's figures."""
         async with self.db.session() as session:
@@ -102,12 +107,12 @@ class HelpQueue:
                 query = query.where(HelpRequest.student_id == actor.id)
             rows = (await session.scalars(query.order_by(HelpRequest.id))).all()
             requests = [await self._describe(session, r, group.name) for r in rows]
-            answer: dict = {"group": group.name, "manages": manages, "requests": requests}
-            if manages:
-                answer["figures"] = await self._figures(session, group.id, rows)
-            return answer
+            figures = await self._figures(session, group.id, rows) if manages else None
+            return HelpQueueOut(
+                group=group.name, manages=manages, requests=requests, figures=figures
+            )
 
-    async def _figures(self, session: AsyncSession, group_id: int, open_rows) -> dict:
+    async def _figures(self, session: AsyncSession, group_id: int, open_rows) -> HelpFigures:
         recent = (
             await session.scalars(
                 select(HelpRequest)
@@ -118,15 +123,15 @@ class HelpQueue:
         ).all()
         waits = [_seconds(r.created_at, r.taken_at) for r in recent]
         helps = [_seconds(r.taken_at, r.ended_at) for r in recent if r.ended_at is not None]
-        return {
-            "waiting": sum(1 for r in open_rows if r.state == "waiting"),
-            "being_helped": sum(1 for r in open_rows if r.state == "helping"),
-            "median_wait_seconds": statistics.median(waits) if waits else None,
-            "median_help_seconds": statistics.median(helps) if helps else None,
-            "helped": len(helps),
-        }
+        return HelpFigures(
+            waiting=sum(1 for r in open_rows if r.state == "waiting"),
+            being_helped=sum(1 for r in open_rows if r.state == "helping"),
+            median_wait_seconds=statistics.median(waits) if waits else None,
+            median_help_seconds=statistics.median(helps) if helps else None,
+            helped=len(helps),
+        )
 
-    async def mine(self, actor: Principal) -> dict:
+    async def mine(self, actor: Principal) -> HelpPanelOut:
         """For JupyterLab's panel: the queues of the courses the caller helps in, and the
         caller's own open requests, with the courses they may ask in."""
         async with self.db.session() as session:
@@ -143,14 +148,14 @@ class HelpQueue:
         queues = [await self.queue(actor, name) for name in helping]
         own = []
         for name in courses:
-            own += (await self.queue(actor, name))["requests"]
-        return {"courses": courses, "queues": queues, "mine": own}
+            own += (await self.queue(actor, name)).requests
+        return HelpPanelOut(courses=courses, queues=queues, mine=own)
 
     # -- changes -------------------------------------------------------------------
 
     async def ask(
         self, actor: Principal, group_name: str, notebook: str, question: str, access: str
-    ) -> dict:
+    ) -> HelpRequestOut:
         question = " ".join(question.split())
         if len(question) > 200:
             raise Invalid("a question may have at most 200 characters (one line)")
@@ -204,7 +209,7 @@ class HelpQueue:
             raise NotFound(f"course '{group_name}' has no help request {request_id}")
         return group, row
 
-    async def take(self, actor: Principal, group_name: str, request_id: int) -> dict:
+    async def take(self, actor: Principal, group_name: str, request_id: int) -> HelpRequestOut:
         """A manager takes a waiting request: the student's notebook is shared with them."""
         async with self.db.session() as session:
             group, row = await self._load(session, group_name, request_id)
@@ -253,7 +258,7 @@ class HelpQueue:
             raise Conflict("someone else took this request at the same moment")
         return described
 
-    async def end(self, actor: Principal, group_name: str, request_id: int) -> dict:
+    async def end(self, actor: Principal, group_name: str, request_id: int) -> HelpRequestOut:
         """Done (the helper or a manager), Thanks (the student, once helped) or a lowered
         hand (the student, before): the request ends and the helper's share is revoked."""
         async with self.db.session() as session:
