@@ -154,7 +154,7 @@ async def open_as_admin(
     created = await platform.shares.create(
         actor, owner, name, actor.name, "user", access, "", minutes, note=ADMIN_NOTE
     )
-    expires_at = created["expires_at"] or now + timedelta(minutes=minutes)
+    expires_at = created.expires_at or now + timedelta(minutes=minutes)
     async with platform.db.session() as session:
         audit.record(
             session,
@@ -164,12 +164,12 @@ async def open_as_admin(
             access=access,
             until=expires_at.isoformat(timespec="seconds"),
             reason=reason or None,
-            share=created["id"],
+            share=created.id,
         )
     if state == State.RUNNING.value:
-        open_url = created["url"]
+        open_url = created.url
     else:
         where = f"{quote(owner)}/{quote(name)}"
-        query = {"next": created["url"], **({"start": "1"} if state == "stopped" else {})}
+        query = {"next": created.url, **({"start": "1"} if state == "stopped" else {})}
         open_url = f"/notebook/auto-start/{where}?{urlencode(query)}"
-    return AdminAccess(created["url"], access, expires_at, state, open_url)
+    return AdminAccess(created.url, access, expires_at, state, open_url)

@@ -240,7 +240,7 @@ class HelpQueue:
                 row.state = "helping"
                 row.helper_id = actor.id
                 row.taken_at = self.clock.now()
-                row.share_id = share["id"]
+                row.share_id = share.id
                 audit.record(
                     session,
                     actor.name,
@@ -249,12 +249,12 @@ class HelpQueue:
                     request=row.id,
                     notebook=f"{student.name}/{nb.name}",
                     access=row.access,
-                    share=share["id"],
+                    share=share.id,
                     waited_seconds=_seconds(row.created_at, row.taken_at),
                 )
             described = await self._describe(session, row, group.name)
         if lost:
-            await self._revoke(owner, student.name, nb.name, share["id"])
+            await self._revoke(owner, student.name, nb.name, share.id)
             raise Conflict("someone else took this request at the same moment")
         return described
 

@@ -19,7 +19,7 @@ router = APIRouter(tags=["shares"], dependencies=[require_scope("shares")])
 async def list_shares(
     owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> list[ShareOut]:
-    return [ShareOut(**s) for s in await platform.shares.list_for(actor, owner, name)]
+    return await platform.shares.list_for(actor, owner, name)
 
 
 @router.post(
@@ -31,7 +31,7 @@ async def list_shares(
 async def create_share(
     owner: UserNamePath, name: LabelPath, body: ShareCreate, platform: PlatformDep, actor: ActorDep
 ) -> ShareOut:
-    created = await platform.shares.create(
+    return await platform.shares.create(
         actor,
         owner,
         name,
@@ -42,7 +42,6 @@ async def create_share(
         body.expires_in_minutes,
         body.note,
     )
-    return ShareOut(**created)
 
 
 @router.delete(
@@ -64,7 +63,7 @@ async def revoke_share(
     summary="Notebooks and files others shared with me",
 )
 async def shared_with_me(platform: PlatformDep, actor: ActorDep) -> list[SharedWithMe]:
-    return [SharedWithMe(**s) for s in await platform.shares.shared_with(actor)]
+    return await platform.shares.shared_with(actor)
 
 
 @router.get("/directory", response_model=Directory, summary="Find people and groups to share with")
@@ -73,4 +72,4 @@ async def directory(
     actor: ActorDep,
     q: SearchQuery,
 ) -> Directory:
-    return Directory(**await platform.shares.directory(actor, q))
+    return await platform.shares.directory(actor, q)

@@ -30,6 +30,14 @@ from ...store.publishing_models import Publication
 from .. import audit
 from ..accounts.directory import contains_pattern, get_group, get_user
 from ..clock import Clock
+from ..notebooks.schemas import (
+    Directory,
+    DirectoryGroup,
+    DirectoryUser,
+    Grantee,
+    SharedWithMe,
+    ShareOut,
+)
 from ..notebooks.specs import load_owned
 
 CACHE_SECONDS = 5.0
@@ -120,26 +128,28 @@ class ShareService:
 
     # -- managing shares -------------------------------------------------------
 
-    async def describe(self, session: AsyncSession, share: Share, owner: str, name: str) -> dict:
+    async def describe(
+        self, session: AsyncSession, share: Share, owner: str, name: str
+    ) -> ShareOut:
         if share.user_id is not None:
             user = await session.get(User, share.user_id)
-            grantee = {"kind": "user", "name": user.name, "display_name": user.display_name}
+            grantee = Grantee(kind="user", name=user.name, display_name=user.display_name)
         else:
             group = await session.get(Group, share.group_id)
-            grantee = {"kind": "group", "name": group.name, "display_name": group.display_name}
-        return {
-            "id": share.id,
-            "grantee": grantee,
-            "access": share.access,
-            "path": share.path,
-            "note": share.note,
-            "expires_at": share.expires_at,
-            "created_at": share.created_at,
-            "created_by": share.created_by,
-            "url": share_url(owner, name, share.path),
-        }
+            grantee = Grantee(kind="group", name=group.name, display_name=group.display_name)
+        return ShareOut(
+            id=share.id,
+            grantee=grantee,
+            access=share.access,
+            path=share.path,
+            note=share.note,
+            expires_at=share.expires_at,
+            created_at=share.created_at,
+            created_by=share.created_by,
+            url=share_url(owner, name, share.path),
+        )
 
-    async def list_for(self, actor: Principal, owner: str, name: str) -> list[dict]:
+    async def list_for(self, actor: Principal, owner: str, name: str) -> list[ShareOut]:
         now = self.clock.now()
         async with self.db.session() as session:
             nb = await load_owned(session, actor, owner, name, "share")
@@ -194,7 +204,7 @@ class ShareService:
         path: str = "",
         expires_in_minutes: float | None = None,
         note: str = "",
-    ) -> dict:
+    ) -> ShareOut:
         """Grant access; a grant to the same grantee and scope replaces theirs.
 
         One row per grantee and scope (`sharing.regrant`), kept by the database's
@@ -236,7 +246,7 @@ class ShareService:
         path: str,
         expires_at: datetime | None,
         note: str,
-    ) -> tuple[Notebook, dict]:
+    ) -> tuple[Notebook, ShareOut]:
         """`create`'s transaction: the new grant, or the change of the one it replaces."""
         nb = await load_owned(session, actor, owner, name, "share")
         share = Share(
@@ -321,7 +331,7 @@ class ShareService:
             )
         self.changed(nb.id)
 
-    async def shared_with(self, actor: Principal) -> list[dict]:
+    async def shared_with(self, actor: Principal) -> list[SharedWithMe]:
         now = self.clock.now()
         async with self.db.session() as session:
             rows = await session.execute(
@@ -336,17 +346,17 @@ class ShareService:
                 .order_by(User.name, Notebook.name, Share.path)
             )
             return [
-                {
-                    "id": share.id,
-                    "owner": owner.name,
-                    "owner_display_name": owner.display_name,
-                    "notebook": nb.name,
-                    "access": share.access,
-                    "path": share.path,
-                    "expires_at": share.expires_at,
-                    "state": nb.state,
-                    "url": share_url(owner.name, nb.name, share.path),
-                }
+                SharedWithMe(
+                    id=share.id,
+                    owner=owner.name,
+                    owner_display_name=owner.display_name,
+                    notebook=nb.name,
+                    access=share.access,
+                    path=share.path,
+                    expires_at=share.expires_at,
+                    state=nb.state,
+                    url=share_url(owner.name, nb.name, share.path),
+                )
                 for share, nb, owner in rows.all()
             ]
 
@@ -365,7 +375,7 @@ class ShareService:
                 found = matches[0] if len(matches) == 1 else None
         return found
 
-    async def directory(self, actor: Principal, query: str, limit: int = 20) -> dict:
+    async def directory(self, actor: Principal, query: str, limit: int = 20) -> Directory:
         """People and groups to share with: found by name, never listed wholesale."""
         query = query.strip().lower()
         if len(query) < 2:
@@ -399,10 +409,12 @@ class ShareService:
                 .order_by(Group.name)
                 .limit(limit)
             )
-            return {
-                "users": [
-                    {"name": u.name, "display_name": u.display_name, "role": u.role}
+            return Directory(
+                users=[
+                    DirectoryUser(name=u.name, display_name=u.display_name, role=u.role)
                     for u in users.all()
                 ],
-                "groups": [{"name": g.name, "display_name": g.display_name} for g in groups.all()],
-            }
+                groups=[
+                    DirectoryGroup(name=g.name, display_name=g.display_name) for g in groups.all()
+                ],
+            )

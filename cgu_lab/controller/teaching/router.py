@@ -229,10 +229,9 @@ async def broadcast(
     platform: PlatformDep,
     actor: ActorDep,
 ) -> ShareOut:
-    created = await platform.shares.create(
+    return await platform.shares.create(
         actor, owner, name, body.group, "group", "read", body.path, body.minutes, note="Live view"
     )
-    return ShareOut(**created)
 
 
 @router.post(
