@@ -46,6 +46,7 @@ from .. import audit
 from ..clock import Clock
 from . import files
 from .runs import CodeRuns, check_notebook
+from .schemas import CompetitionEntryOut, CompetitionEntryWithLog
 from .service import CompetitionService
 
 log = logging.getLogger("cgu_lab.competitions")
@@ -141,7 +142,7 @@ class EntryService:
 
     async def submit(
         self, actor: Principal, competition_id: int, file_name: str, data: bytes, note: str = ""
-    ) -> dict:
+    ) -> CompetitionEntryOut:
         if len(note) > 2000:
             raise Invalid("a note may have at most 2000 characters")
         if not data:
@@ -179,28 +180,30 @@ class EntryService:
                 sha256=digest,
             )
             receipt = self._out(entry, actor.name, team.name if team else None, show_private=False)
-        self._queue.put_nowait(receipt["id"])
+        self._queue.put_nowait(receipt.id)
         return receipt
 
     @staticmethod
-    def _out(entry: CompetitionEntry, user: str, team: str | None, show_private: bool) -> dict:
-        return {
-            "id": entry.id,
-            "competition_id": entry.competition_id,
-            "user": user,
-            "team": team,
-            "file_name": entry.file_name,
-            "bytes": entry.bytes,
-            "content_hash": entry.content_hash,
-            "note": entry.note,
-            "state": entry.state,
-            "message": entry.message,
-            "public_score": entry.public_score,
-            "private_score": entry.private_score if show_private else None,
-            "submitted_at": entry.submitted_at,
-            "scored_at": entry.scored_at,
-            "gpu_type": entry.gpu_type,
-        }
+    def _out(
+        entry: CompetitionEntry, user: str, team: str | None, show_private: bool
+    ) -> CompetitionEntryOut:
+        return CompetitionEntryOut(
+            id=entry.id,
+            competition_id=entry.competition_id,
+            user=user,
+            team=team,
+            file_name=entry.file_name,
+            bytes=entry.bytes,
+            content_hash=entry.content_hash,
+            note=entry.note,
+            state=entry.state,
+            message=entry.message,
+            public_score=entry.public_score,
+            private_score=entry.private_score if show_private else None,
+            submitted_at=entry.submitted_at,
+            scored_at=entry.scored_at,
+            gpu_type=entry.gpu_type,
+        )
 
     # -- scoring -----------------------------------------------------------------------
 
@@ -328,7 +331,7 @@ class EntryService:
 
     # -- reading -----------------------------------------------------------------------
 
-    async def history(self, actor: Principal, competition_id: int) -> list[dict]:
+    async def history(self, actor: Principal, competition_id: int) -> list[CompetitionEntryOut]:
         """My entries (my team's, with teams), newest first."""
         async with self.db.session() as session:
             competition, _, manage = await self.competitions.load(session, actor, competition_id)
@@ -353,7 +356,9 @@ class EntryService:
                 for e, name in rows
             ]
 
-    async def everything(self, actor: Principal, competition_id: int) -> list[dict]:
+    async def everything(
+        self, actor: Principal, competition_id: int
+    ) -> list[CompetitionEntryWithLog]:
         """Every entry with the scorer's output, for the course's managers."""
         async with self.db.session() as session:
             competition, group, manage = await self.competitions.load(
@@ -370,7 +375,11 @@ class EntryService:
                     .order_by(CompetitionEntry.id.desc())
                 )
             ).all()
-        return [{**self._out(e, name, team, True), "log": e.log} for e, name, team in rows]
+        return [
+            CompetitionEntryWithLog(**dict(self._out(e, name, team, True)), log=e.log)
+            for e, name, team in rows
+        ]
 
     async def export_csv(self, actor: Principal, competition_id: int) -> str:
-        return rules.entries_csv(await self.everything(actor, competition_id))
+        entries = await self.everything(actor, competition_id)
+        return rules.entries_csv(entry.model_dump() for entry in entries)

@@ -28,6 +28,7 @@ from ...core.roles import Principal
 from ...store.competition_models import Competition, CompetitionEntry, CompetitionTeam
 from ...store.db import Database
 from ...store.models import Group, Membership, User
+from .schemas import CompetitionLeaderboard, CompetitionLeaderboardRow
 from .service import CompetitionService
 
 # A follower's right to the board and its own row are read again at most this often
@@ -54,13 +55,15 @@ class Leaderboards:
         self.db = db
         self.competitions = competitions
 
-    async def leaderboard(self, actor: Principal, competition_id: int, board: str) -> dict:
+    async def leaderboard(
+        self, actor: Principal, competition_id: int, board: str
+    ) -> CompetitionLeaderboard:
         """The public board, or the private one (at the end; managers may look earlier)."""
         return await self._draw(await self._viewer(actor, competition_id, board))
 
     async def follow(
         self, actor: Principal, competition_id: int, board: str
-    ) -> AsyncIterator[dict]:
+    ) -> AsyncIterator[CompetitionLeaderboard]:
         """The board now and after each change, until the viewer may no longer see it.
 
         Who may look is checked here, before the first board: a refusal is an answer
@@ -68,7 +71,9 @@ class Leaderboards:
         viewer = await self._viewer(actor, competition_id, board)
         return self._follow(actor, viewer)
 
-    async def _follow(self, actor: Principal, viewer: Viewer) -> AsyncIterator[dict]:
+    async def _follow(
+        self, actor: Principal, viewer: Viewer
+    ) -> AsyncIterator[CompetitionLeaderboard]:
         boards, clock = self.competitions.boards, self.competitions.clock
         checked = clock.monotonic()
         while True:
@@ -106,20 +111,26 @@ class Leaderboards:
                 mine=f"team:{team.name}" if team else f"user:{actor.name}",
             )
 
-    async def _draw(self, viewer: Viewer) -> dict:
+    async def _draw(self, viewer: Viewer) -> CompetitionLeaderboard:
         """The shared ranking (ranked again only after a change) with the viewer's row marked."""
         cid, board = viewer.competition_id, viewer.board
         ranked = await self.competitions.boards.get(cid, board, lambda: self._ranked(cid, board))
-        return {
-            "competition_id": cid,
-            "board": board,
-            "final": viewer.final,
-            "metric": viewer.metric,
-            "higher_is_better": viewer.higher_is_better,
-            "rows": [{**row, "mine": participant == viewer.mine} for participant, row in ranked],
-        }
+        return CompetitionLeaderboard(
+            competition_id=cid,
+            board=board,
+            final=viewer.final,
+            metric=viewer.metric,
+            higher_is_better=viewer.higher_is_better,
+            # The ranked rows are every viewer's: each answer marks its own copies.
+            rows=[
+                row.model_copy(update={"mine": participant == viewer.mine})
+                for participant, row in ranked
+            ],
+        )
 
-    async def _ranked(self, competition_id: int, board: str) -> list[tuple[str, dict]]:
+    async def _ranked(
+        self, competition_id: int, board: str
+    ) -> list[tuple[str, CompetitionLeaderboardRow]]:
         """Every viewer's board: (participant, row) in rank order, from the database."""
         async with self.db.session() as session:
             competition = await session.get(Competition, competition_id)
@@ -152,9 +163,10 @@ class Leaderboards:
         return set(managers.all()) | set(admins.all())
 
 
-def _rank(higher: bool, rows, staff, board) -> list[tuple[str, dict]]:
+def _rank(higher: bool, rows, staff, board) -> list[tuple[str, CompetitionLeaderboardRow]]:
     """(participant, row) in rank order: each participant's best public entry; on the
-    private board, those same entries ranked by their private scores."""
+    private board, those same entries ranked by their private scores. No row is anyone's
+    (`mine`) yet: that is each viewer's, marked by `_draw`."""
     by_id: dict[int, tuple] = {}
     counts: dict[str, int] = {}
     for entry, name, display, team in rows:
@@ -180,14 +192,15 @@ def _rank(higher: bool, rows, staff, board) -> list[tuple[str, dict]]:
     return [
         (
             e.participant,
-            {
-                "rank": rank,
-                "participant": by_id[e.submission_id][2],
-                "team": e.participant.startswith("team:"),
-                "score": e.score,
-                "entries": counts[e.participant],
-                "submitted_at": e.submitted_at,
-            },
+            CompetitionLeaderboardRow(
+                rank=rank,
+                participant=by_id[e.submission_id][2],
+                team=e.participant.startswith("team:"),
+                score=e.score,
+                entries=counts[e.participant],
+                submitted_at=e.submitted_at,
+                mine=False,
+            ),
         )
         for rank, e in ranked
     ]

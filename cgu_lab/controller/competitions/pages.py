@@ -26,7 +26,7 @@ async def competition_page(request: Request, competition_id: int) -> Response:
     return await render(
         request,
         "competition.html",
-        competition["title"],
+        competition.title,
         identity,
         "competitions",
         competition=competition,

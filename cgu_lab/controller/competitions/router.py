@@ -9,12 +9,11 @@ managers' (`/entries`, `/entries.csv`).
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import FileResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 from sse_starlette import EventSourceResponse
 
 from ...core.errors import Invalid
@@ -32,6 +31,14 @@ from ..api.schema_types import (
     text,
 )
 from ..api.schemas import Message
+from .schemas import (
+    CompetitionEntryOut,
+    CompetitionEntryWithLog,
+    CompetitionLeaderboard,
+    CompetitionOut,
+    CompetitionTeamOut,
+    LabCompetitionOut,
+)
 from .service import MAX_FILE, CompetitionSpec
 
 routes = APIRouter(tags=["competitions"], dependencies=[require_scope("teaching")])
@@ -134,90 +141,8 @@ class CompetitionPatch(Strict):
     )
 
 
-class CompetitionFileInfo(BaseModel):
-    name: str
-    bytes: int
-    rows: int | None = None
-
-
-class CompetitionOut(BaseModel):
-    id: int
-    group: str
-    name: str
-    title: str
-    description: str
-    description_html: str = Field(description="The description rendered (safe to insert)")
-    starts_at: datetime
-    ends_at: datetime
-    phase: Literal["upcoming", "open", "closed"]
-    metric: str
-    metric_title: str
-    higher_is_better: bool
-    id_column: str
-    target_column: str
-    public_fraction: float
-    per_day: int
-    total: int
-    teams: bool
-    max_team_size: int
-    time_limit: float
-    memory_limit: int
-    max_bytes: int
-    kind: Literal["predictions", "code"]
-    gpu_type: str | None = Field(description="The GPU type each run takes one of; null: none")
-    files: dict[str, CompetitionFileInfo]
-    ready: bool
-    manage: bool
-
-
-class CompetitionEntryOut(BaseModel):
-    id: int
-    competition_id: int
-    user: str
-    team: str | None
-    file_name: str
-    bytes: int
-    content_hash: str
-    note: str
-    state: Literal["queued", "scoring", "scored", "failed", "error"]
-    message: str
-    public_score: float | None
-    private_score: float | None = Field(description="Shown once the competition has ended")
-    submitted_at: datetime
-    scored_at: datetime | None
-    gpu_type: str | None = Field(None, description="The GPU type the notebook's run used")
-
-
-class CompetitionEntryWithLog(CompetitionEntryOut):
-    log: str = Field(description="The scorer's output: for the course's managers only")
-
-
-class CompetitionLeaderboardRow(BaseModel):
-    rank: int
-    participant: str
-    team: bool
-    score: float
-    entries: int
-    submitted_at: datetime
-    mine: bool
-
-
-class CompetitionLeaderboard(BaseModel):
-    competition_id: int
-    board: Literal["public", "private"]
-    final: bool
-    metric: str
-    higher_is_better: bool
-    rows: list[CompetitionLeaderboardRow]
-
-
 class CompetitionTeamIn(Strict):
     members: list[Annotated[str, Field(max_length=64)]] = Field(max_length=50)
-
-
-class CompetitionTeamOut(BaseModel):
-    name: str
-    members: list[str]
 
 
 async def _body(request: Request, limit: int) -> bytes:
@@ -233,7 +158,7 @@ async def _body(request: Request, limit: int) -> bytes:
     "/competitions", response_model=list[CompetitionOut], summary="My courses' competitions"
 )
 async def my_competitions(platform: PlatformDep, actor: ActorDep) -> list[CompetitionOut]:
-    return [CompetitionOut(**c) for c in await platform.competitions.mine(actor)]
+    return await platform.competitions.mine(actor)
 
 
 @routes.get(
@@ -244,7 +169,7 @@ async def my_competitions(platform: PlatformDep, actor: ActorDep) -> list[Compet
 async def group_competitions(
     group: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> list[CompetitionOut]:
-    return [CompetitionOut(**c) for c in await platform.competitions.for_group(actor, group)]
+    return await platform.competitions.for_group(actor, group)
 
 
 @routes.post(
@@ -256,8 +181,7 @@ async def group_competitions(
 async def create_competition(
     group: LabelPath, body: CompetitionCreate, platform: PlatformDep, actor: ActorDep
 ) -> CompetitionOut:
-    created = await platform.competitions.create(actor, group, body.name, body.spec())
-    return CompetitionOut(**created)
+    return await platform.competitions.create(actor, group, body.name, body.spec())
 
 
 @routes.get(
@@ -266,7 +190,7 @@ async def create_competition(
 async def get_competition(
     competition_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> CompetitionOut:
-    return CompetitionOut(**await platform.competitions.get(actor, competition_id))
+    return await platform.competitions.get(actor, competition_id)
 
 
 @routes.patch(
@@ -277,7 +201,7 @@ async def update_competition(
 ) -> CompetitionOut:
     # null leaves a field as it is, like a field not sent.
     changes = {k: v for k, v in body.model_dump(exclude_unset=True).items() if v is not None}
-    return CompetitionOut(**await platform.competitions.update(actor, competition_id, changes))
+    return await platform.competitions.update(actor, competition_id, changes)
 
 
 @routes.delete(
@@ -306,8 +230,7 @@ async def upload_file(
     name: FileName = "",
 ) -> CompetitionOut:
     data = await _body(request, MAX_FILE)
-    described = await platform.competitions.upload(actor, competition_id, kind, name or kind, data)
-    return CompetitionOut(**described)
+    return await platform.competitions.upload(actor, competition_id, kind, name or kind, data)
 
 
 @routes.get(
@@ -341,8 +264,7 @@ async def submit_entry(
     note: NoteQuery = "",
 ) -> CompetitionEntryOut:
     data = await _body(request, MAX_FILE)
-    receipt = await platform.competition_entries.submit(actor, competition_id, name, data, note)
-    return CompetitionEntryOut(**receipt)
+    return await platform.competition_entries.submit(actor, competition_id, name, data, note)
 
 
 @routes.get(
@@ -353,10 +275,7 @@ async def submit_entry(
 async def my_entries(
     competition_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> list[CompetitionEntryOut]:
-    return [
-        CompetitionEntryOut(**e)
-        for e in await platform.competition_entries.history(actor, competition_id)
-    ]
+    return await platform.competition_entries.history(actor, competition_id)
 
 
 @routes.get(
@@ -367,8 +286,7 @@ async def my_entries(
 async def all_entries(
     competition_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> list[CompetitionEntryWithLog]:
-    entries = await platform.competition_entries.everything(actor, competition_id)
-    return [CompetitionEntryWithLog(**e) for e in entries]
+    return await platform.competition_entries.everything(actor, competition_id)
 
 
 @routes.get(
@@ -400,9 +318,7 @@ async def leaderboard(
     actor: ActorDep,
     board: Literal["public", "private"] = "public",
 ) -> CompetitionLeaderboard:
-    return CompetitionLeaderboard(
-        **await platform.leaderboards.leaderboard(actor, competition_id, board)
-    )
+    return await platform.leaderboards.leaderboard(actor, competition_id, board)
 
 
 @routes.get(
@@ -419,7 +335,7 @@ async def follow_leaderboard(
     board: Literal["public", "private"] = "public",
 ) -> EventSourceResponse:
     boards = await platform.leaderboards.follow(actor, competition_id, board)
-    return json_stream(boards, lambda item: CompetitionLeaderboard(**item).model_dump(mode="json"))
+    return json_stream(boards, lambda item: item.model_dump(mode="json"))
 
 
 @routes.get(
@@ -430,9 +346,7 @@ async def follow_leaderboard(
 async def list_teams(
     competition_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> list[CompetitionTeamOut]:
-    return [
-        CompetitionTeamOut(**t) for t in await platform.competitions.teams(actor, competition_id)
-    ]
+    return await platform.competitions.teams(actor, competition_id)
 
 
 @routes.put(
@@ -447,22 +361,20 @@ async def set_team(
     platform: PlatformDep,
     actor: ActorDep,
 ) -> CompetitionTeamOut:
-    return CompetitionTeamOut(
-        **await platform.competitions.set_team(actor, competition_id, team, body.members)
-    )
+    return await platform.competitions.set_team(actor, competition_id, team, body.members)
 
 
 # -- from JupyterLab -------------------------------------------------------------------
 
 
 @lab_routes.get("/competitions")
-async def lab_competitions(platform: PlatformDep, actor: ActorDep) -> list[dict]:
+async def lab_competitions(platform: PlatformDep, actor: ActorDep) -> list[LabCompetitionOut]:
     """The competitions open now, with their page's address (the lab is on another origin)."""
     base = platform.settings.base_url
     return [
-        {**CompetitionOut(**c).model_dump(mode="json"), "url": f"{base}/competitions/{c['id']}"}
+        LabCompetitionOut(**c.model_dump(), url=f"{base}/competitions/{c.id}")
         for c in await platform.competitions.mine(actor)
-        if c["phase"] == "open"
+        if c.phase == "open"
     ]
 
 

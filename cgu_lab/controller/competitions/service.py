@@ -44,6 +44,7 @@ from ..clock import Clock
 from . import files
 from .boards import Boards
 from .gpus import check_gpu_type
+from .schemas import CompetitionOut, CompetitionTeamOut
 
 MAX_FILE = 16 * 2**20 - 4096  # below the API's body limit
 # Raw HTML is escaped and unsafe link schemes (javascript:, data:...) refused by
@@ -142,47 +143,47 @@ class CompetitionService:
             )
         )
 
-    def describe(self, competition: Competition, group: Group, manage: bool) -> dict:
+    def describe(self, competition: Competition, group: Group, manage: bool) -> CompetitionOut:
         metric = METRICS.get(competition.metric)
         present = competition.files or {}
         shown = present if manage else {k: v for k, v in present.items() if k in files.PUBLIC_KINDS}
-        return {
-            "id": competition.id,
-            "group": group.name,
-            "name": competition.name,
-            "title": competition.title or competition.name,
-            "description": competition.description,
-            "description_html": render_markdown(competition.description),
-            "starts_at": competition.starts_at,
-            "ends_at": competition.ends_at,
-            "phase": phase(competition.starts_at, competition.ends_at, self.clock.now()),
-            "metric": competition.metric,
-            "metric_title": metric.title if metric else "the course's own scoring script",
-            "higher_is_better": competition.higher_is_better,
-            "id_column": competition.id_column,
-            "target_column": competition.target_column,
-            "public_fraction": competition.public_fraction,
-            "per_day": competition.per_day,
-            "total": competition.total,
-            "teams": competition.teams,
-            "max_team_size": competition.max_team_size,
-            "time_limit": competition.time_limit,
-            "memory_limit": competition.memory_limit,
-            "max_bytes": competition.max_bytes,
-            "files": shown,
-            "kind": competition.kind,
-            "gpu_type": competition.gpu_type,
-            "ready": "solution" in present
+        return CompetitionOut(
+            id=competition.id,
+            group=group.name,
+            name=competition.name,
+            title=competition.title or competition.name,
+            description=competition.description,
+            description_html=render_markdown(competition.description),
+            starts_at=competition.starts_at,
+            ends_at=competition.ends_at,
+            phase=phase(competition.starts_at, competition.ends_at, self.clock.now()),
+            metric=competition.metric,
+            metric_title=metric.title if metric else "the course's own scoring script",
+            higher_is_better=competition.higher_is_better,
+            id_column=competition.id_column,
+            target_column=competition.target_column,
+            public_fraction=competition.public_fraction,
+            per_day=competition.per_day,
+            total=competition.total,
+            teams=competition.teams,
+            max_team_size=competition.max_team_size,
+            time_limit=competition.time_limit,
+            memory_limit=competition.memory_limit,
+            max_bytes=competition.max_bytes,
+            files=shown,
+            kind=competition.kind,
+            gpu_type=competition.gpu_type,
+            ready="solution" in present
             and (competition.metric != CUSTOM or "script" in present)
             and (competition.kind != "code" or "inputs" in present),
-            "manage": manage,
-        }
+            manage=manage,
+        )
 
-    async def get(self, actor: Principal, competition_id: int) -> dict:
+    async def get(self, actor: Principal, competition_id: int) -> CompetitionOut:
         async with self.db.session() as session:
             return self.describe(*await self.load(session, actor, competition_id))
 
-    async def for_group(self, actor: Principal, group: str) -> list[dict]:
+    async def for_group(self, actor: Principal, group: str) -> list[CompetitionOut]:
         async with self.db.session() as session:
             target = await get_group(session, group)
             manage = roles.can_manage_group(actor, target.id)
@@ -195,7 +196,7 @@ class CompetitionService:
             )
             return [self.describe(c, target, manage) for c in rows.all()]
 
-    async def mine(self, actor: Principal) -> list[dict]:
+    async def mine(self, actor: Principal) -> list[CompetitionOut]:
         """Competitions of every course I am in or manage, running ones first."""
         async with self.db.session() as session:
             ids = set(actor.groups) | set(actor.managed_groups)
@@ -205,11 +206,13 @@ class CompetitionService:
             rows = (await session.execute(statement.order_by(Competition.ends_at))).all()
             found = [self.describe(c, g, roles.can_manage_group(actor, g.id)) for c, g in rows]
         order = {"open": 0, "upcoming": 1, "closed": 2}
-        return sorted(found, key=lambda c: order[c["phase"]])
+        return sorted(found, key=lambda c: order[c.phase])
 
     # -- teachers ----------------------------------------------------------------------
 
-    async def create(self, actor: Principal, group: str, name: str, spec: CompetitionSpec) -> dict:
+    async def create(
+        self, actor: Principal, group: str, name: str, spec: CompetitionSpec
+    ) -> CompetitionOut:
         name = check_label(name.strip().lower(), "competition")
         check_spec(spec)
         async with self.db.session() as session:
@@ -254,7 +257,7 @@ class CompetitionService:
                 value = metric.higher_is_better if metric else (True if value is None else value)
             setattr(competition, key, value.strip() if isinstance(value, str) else value)
 
-    async def update(self, actor: Principal, competition_id: int, changes: dict) -> dict:
+    async def update(self, actor: Principal, competition_id: int, changes: dict) -> CompetitionOut:
         async with self.db.session() as session:
             competition, group, manage = await self.load(session, actor, competition_id)
             if not manage:
@@ -296,7 +299,7 @@ class CompetitionService:
 
     async def upload(
         self, actor: Principal, competition_id: int, kind: str, file_name: str, data: bytes
-    ) -> dict:
+    ) -> CompetitionOut:
         """Store one of the competition's files (train, test, solution, script or inputs)."""
         if kind not in files.KINDS:
             raise NotFound(f"a competition has no file '{kind}'; use {', '.join(files.KINDS)}")
@@ -362,7 +365,7 @@ class CompetitionService:
 
     async def set_team(
         self, actor: Principal, competition_id: int, team: str, members: list[str]
-    ) -> dict:
+    ) -> CompetitionTeamOut:
         """Create or replace a team (its members: students of the course); [] removes it."""
         team = check_label(team.strip().lower(), "team")
         async with self.db.session() as session:
@@ -419,9 +422,9 @@ class CompetitionService:
                 members=sorted(members),
             )
         self.boards.changed(competition_id)  # a staff's change of teams regroups entries
-        return {"name": team, "members": sorted(name for _, name in users)}
+        return CompetitionTeamOut(name=team, members=sorted(name for _, name in users))
 
-    async def teams(self, actor: Principal, competition_id: int) -> list[dict]:
+    async def teams(self, actor: Principal, competition_id: int) -> list[CompetitionTeamOut]:
         async with self.db.session() as session:
             competition, _, _ = await self.load(session, actor, competition_id)
             rows = (
@@ -438,4 +441,4 @@ class CompetitionService:
         found: dict[str, list[str]] = {}
         for team, member in rows:
             found.setdefault(team, []).append(member)
-        return [{"name": team, "members": members} for team, members in found.items()]
+        return [CompetitionTeamOut(name=team, members=members) for team, members in found.items()]

@@ -37,6 +37,7 @@ from ...store.competition_models import (
 )
 from ...store.models import Group, User
 from .. import audit
+from .schemas import MyTeamOut
 from .service import CompetitionService
 
 MAX_CODE = 100
@@ -137,20 +138,20 @@ class TeamService:
 
     async def _describe(
         self, session: AsyncSession, competition: Competition, team: CompetitionTeam
-    ) -> dict:
+    ) -> MyTeamOut:
         members = await session.scalars(
             select(User.name)
             .join(CompetitionTeamMember, CompetitionTeamMember.user_id == User.id)
             .where(CompetitionTeamMember.team_id == team.id)
             .order_by(User.name)
         )
-        return {
-            "name": team.name,
-            "members": list(members.all()),
-            "join_code": team.join_code,
-            "max_team_size": competition.max_team_size,
-            "entries": await self._entries(session, team),
-        }
+        return MyTeamOut(
+            name=team.name,
+            members=list(members.all()),
+            join_code=team.join_code,
+            max_team_size=competition.max_team_size,
+            entries=await self._entries(session, team),
+        )
 
     @staticmethod
     def _record(session, actor: Principal, action: str, group: Group, competition, team: str):
@@ -159,7 +160,7 @@ class TeamService:
 
     # -- students ----------------------------------------------------------------------
 
-    async def mine(self, actor: Principal, competition_id: int) -> dict:
+    async def mine(self, actor: Principal, competition_id: int) -> MyTeamOut:
         async with self.db.session() as session:
             competition, _ = await self._context(session, actor, competition_id, False)
             team = await self._team_of(session, competition, actor.id)
@@ -167,7 +168,7 @@ class TeamService:
                 raise NoTeam("you are in no team of this competition; create one or join one")
             return await self._describe(session, competition, team)
 
-    async def create(self, actor: Principal, competition_id: int, name: str) -> dict:
+    async def create(self, actor: Principal, competition_id: int, name: str) -> MyTeamOut:
         name = check_label(name.strip().lower(), "team")
         async with self.db.session() as session:
             competition, group = await self._context(session, actor, competition_id, True)
@@ -203,7 +204,7 @@ class TeamService:
             self._record(session, actor, "competition.team.created", group, competition, name)
             return await self._describe(session, competition, team)
 
-    async def join(self, actor: Principal, competition_id: int, code: str) -> dict:
+    async def join(self, actor: Principal, competition_id: int, code: str) -> MyTeamOut:
         code = code.strip()
         async with self.db.session() as session:
             competition, group = await self._context(session, actor, competition_id, True)

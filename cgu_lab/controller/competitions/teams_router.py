@@ -9,11 +9,12 @@ only, and only for the team's own members; the managers' routes
 from __future__ import annotations
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.schema_types import Id, Strict, text
 from ..api.schemas import Message
+from .schemas import MyTeamOut
 from .teams import MAX_CODE, TeamService
 
 routes = APIRouter(tags=["competitions"], dependencies=[require_scope("teaching")])
@@ -29,14 +30,6 @@ class MyTeamJoin(Strict):
     code: JoinCode = Field(description="The join code a member of the team gave you")
 
 
-class MyTeamOut(BaseModel):
-    name: str
-    members: list[str]
-    join_code: str = Field(description="The team's secret: whoever has it may join")
-    max_team_size: int
-    entries: int = Field(description="The team's entries; members cannot leave once it has any")
-
-
 def _teams(platform) -> TeamService:
     return TeamService(platform.competitions)
 
@@ -47,7 +40,7 @@ def _teams(platform) -> TeamService:
     summary="My team in a competition with teams, with its join code (404: in none)",
 )
 async def my_team(competition_id: Id, platform: PlatformDep, actor: ActorDep) -> MyTeamOut:
-    return MyTeamOut(**await _teams(platform).mine(actor, competition_id))
+    return await _teams(platform).mine(actor, competition_id)
 
 
 @routes.post(
@@ -59,7 +52,7 @@ async def my_team(competition_id: Id, platform: PlatformDep, actor: ActorDep) ->
 async def create_my_team(
     competition_id: Id, body: MyTeamCreate, platform: PlatformDep, actor: ActorDep
 ) -> MyTeamOut:
-    return MyTeamOut(**await _teams(platform).create(actor, competition_id, body.name))
+    return await _teams(platform).create(actor, competition_id, body.name)
 
 
 @routes.post(
@@ -70,7 +63,7 @@ async def create_my_team(
 async def join_team(
     competition_id: Id, body: MyTeamJoin, platform: PlatformDep, actor: ActorDep
 ) -> MyTeamOut:
-    return MyTeamOut(**await _teams(platform).join(actor, competition_id, body.code))
+    return await _teams(platform).join(actor, competition_id, body.code)
 
 
 @routes.delete(
