@@ -381,3 +381,34 @@ def test_the_local_backend_prepares_the_folder_of_x_sockets_when_it_opens(tmp_pa
     asyncio.run(backend.close())
     info = folder.stat()
     assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (0, 0o1777)
+
+
+def test_course_folders_of_an_older_installation_move_and_homes_still_find_them(tmp_path):
+    """Installations made before the rename kept course folders in `coursework/`: the
+    backend's start moves them and re-points every home's absolute `courses` link, so
+    lab files already deployed stay where students find them; links it did not make stay."""
+    import asyncio
+    import os
+
+    from cgu_lab.backends.local import LocalBackend
+    from cgu_lab.backends.local_settings import LocalSettings
+
+    data = tmp_path / "data"
+    old = data / "coursework"
+    (old / "alice" / "cs").mkdir(parents=True)
+    (old / "alice" / "cs" / "task.txt").write_text("solve x")
+    home = data / "homes" / "alice" / "lab"
+    home.mkdir(parents=True)
+    (home / "courses").symlink_to(old / "alice", target_is_directory=True)
+    elsewhere = data / "homes" / "bob" / "lab"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "courses").symlink_to(tmp_path, target_is_directory=True)  # bob's own link
+    settings = LocalSettings(data_dir=data, use_cgroups=False, run_as="self")
+    backend = LocalBackend(settings)
+    asyncio.run(backend.open())
+    asyncio.run(backend.close())
+    assert not old.exists()
+    assert os.readlink(home / "courses") == str(data / "course-folders" / "alice")
+    assert (home / "courses" / "cs" / "task.txt").read_text() == "solve x"
+    assert os.readlink(elsewhere / "courses") == str(tmp_path)
+    assert not (home / ".courses-moving").exists()

@@ -322,7 +322,7 @@ def test_a_members_notebook_reads_course_storage_and_cannot_write_it(course, tea
         probe = as_member(site, "alice", attempt)
         assert probe.returncode != 0 and "PermissionError" in probe.stderr, attempt
     # Through the link, too: the permissions are the target's.
-    target = os.readlink(Path(site.platform.backend.coursework, "alice", course, "shared"))
+    target = os.readlink(Path(site.platform.backend.course_folders, "alice", course, "shared"))
     assert target == str(site.platform.backend.storage.course_root(course))
     # Her own storage is hers to write from a notebook.
     own = as_member(site, "alice", "open('storage/from-kernel.txt', 'w').write('mine')")

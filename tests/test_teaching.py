@@ -191,7 +191,7 @@ def test_deploy_lab_files_to_the_class_never_overwriting(site, people, prep):
     assert done["report"]["alice"] == {"copied": 1, "skipped": 0, "conflicts": []}
     # Stored once: every member's file is the same one, root's, which no member can change
     # in place; the store itself is gone (the members' links keep the file).
-    courses = site.data_dir / "coursework"
+    courses = site.data_dir / "course-folders"
     copies = [courses / who / "ml/week1/task.ipynb" for who in ("alice", "bob", "tina")]
     assert len({(c.stat().st_ino, c.stat().st_uid, oct(c.stat().st_mode)) for c in copies}) == 1
     assert copies[0].stat().st_uid == 0 and copies[0].stat().st_nlink == 3

@@ -2,8 +2,9 @@
 
 Layout below the data directory:
     homes/<user>/<notebook>/   the notebook's home and root directory
-    coursework/<user>/<group>/ material deployed to a course's members; every
-                               home links to it as `courses`
+    course-folders/<user>/<group>/
+                               a member's folder of each course, where its lab
+                               files land; every home links it as `courses`
     logs/<user>/<notebook>.log the server's output (for the owner and admins)
     run/nb-<id>/jupyter.sock   the socket a server in a private network listens on
     run/controller.sock        the controller's API, for those servers (cli.py)
@@ -92,15 +93,15 @@ class LocalBackend(Backend):
         self.settings = settings
         self.root = Path(settings.data_dir)
         self.homes = self.root / "homes"
-        self.coursework = self.root / "coursework"
+        self.course_folders = self.root / "course-folders"
         self.logs = self.root / "logs"
         self.trash = self.root / "trash"
         self.accounts = Accounts(
             settings.run_as, instance=lambda: self.instance, db_url=settings.db_url
         )
-        self.files = Homes(self.homes, self.coursework, self.accounts)
+        self.files = Homes(self.homes, self.course_folders, self.accounts)
         # Personal and course storage, outliving notebooks (local_storage says how).
-        self.storage = Storage(self.root / "storage", self.coursework, self.accounts)
+        self.storage = Storage(self.root / "storage", self.course_folders, self.accounts)
         self.limiter = Limiter(enabled=settings.use_cgroups, pids=settings.notebook_pids)
         self.instance = ""
         self.servers = Servers(settings, self.logs, self.limiter)
@@ -118,10 +119,11 @@ class LocalBackend(Backend):
     # -- lifecycle of the backend itself ---------------------------------
 
     async def open(self) -> None:
+        await asyncio.to_thread(self.files.move_old_course_folders, self.root / "coursework")
         for directory, mode in (
             (self.root, 0o711),
             (self.homes, 0o711),
-            (self.coursework, 0o711),
+            (self.course_folders, 0o711),
             (self.logs, 0o700),
             (self.trash, 0o700),
             (self.run, 0o711),

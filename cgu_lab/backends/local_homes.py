@@ -1,8 +1,9 @@
 """The local backend's homes: where a user's files are, made theirs, and copied as them.
 
     homes/<user>/<notebook>/   a notebook's home and root directory
-    coursework/<user>/<group>/ material deployed to a course's members; every
-                               home links to it as `courses`
+    course-folders/<user>/<group>/
+                               a member's folder of each course, where its lab
+                               files land; every home links it as `courses`
     lab-files/<id>/            a class's lab files while they are linked into its
                                members' course folders (local_class_files.py)
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import shutil
 import sys
@@ -30,6 +32,8 @@ from . import local_class_files as class_files
 from .base import BackendError
 from .local_accounts import Account, Accounts
 from .local_files import Refused, chown_tree, own_folder
+
+log = logging.getLogger("cgu_lab.local")
 
 # A pack's manifest (every file with its hash) arrives as one JSON line.
 MANIFEST_LIMIT = 64 * 2**20
@@ -73,17 +77,43 @@ class StoredFiles:
 
 
 class Homes:
-    def __init__(self, homes: Path, coursework: Path, accounts: Accounts) -> None:
+    def __init__(self, homes: Path, course_folders: Path, accounts: Accounts) -> None:
         self.homes = homes
-        self.coursework = coursework
+        self.course_folders = course_folders
         self.accounts = accounts
+
+    def move_old_course_folders(self, old: Path) -> None:
+        """Installations made before the folder was named for what it holds kept the course
+        folders in `coursework/`. They move once, and every home's `courses` link is pointed
+        at the new place (the links are absolute), so lab files already deployed stay where
+        students find them. Blocking: run at the backend's start, before any notebook starts."""
+        if not old.is_dir() or old.is_symlink():
+            return
+        if self.course_folders.is_dir() and not any(self.course_folders.iterdir()):
+            self.course_folders.rmdir()
+        if self.course_folders.exists():
+            log.warning(
+                "%s and %s both hold course folders: left as they are", old, self.course_folders
+            )
+            return
+        os.rename(old, self.course_folders)
+        for home in self.homes.glob("*/*/"):
+            owner, link = home.parent.name, home / "courses"
+            if link.is_symlink() and Path(os.readlink(link)) == old / owner:
+                made = link.with_name(".courses-moving")
+                made.unlink(missing_ok=True)
+                made.symlink_to(self.course_folders / owner, target_is_directory=True)
+                stat = link.lstat()
+                os.lchown(made, stat.st_uid, stat.st_gid)
+                os.replace(made, link)
+        log.info("course folders moved from %s to %s", old, self.course_folders)
 
     def home(self, owner: str, name: str) -> Path:
         return self.homes / owner / name
 
     def area(self, owner: str, area: str) -> Path:
         """A place of a user's files: a notebook's home, or their course folders ("courses")."""
-        return self.coursework / owner if area == "courses" else self.home(owner, area)
+        return self.course_folders / owner if area == "courses" else self.home(owner, area)
 
     # -- made and owned (blocking: callers run these in a thread) -------------------
 
@@ -104,7 +134,7 @@ class Homes:
 
     def link_courses(self, owner: str, home: Path, uid: int | None, gid: int | None) -> None:
         """Every notebook of a user sees their course folders at ~/courses."""
-        target = self.coursework / owner
+        target = self.course_folders / owner
         self.own_dir(target, uid, gid)
         link = home / "courses"
         if not os.path.lexists(link):
@@ -164,7 +194,7 @@ class Homes:
         per-user accounts (one account would own every member's copy at once)."""
         if self.accounts.mode != "per-user":
             return None
-        stored = StoredFiles(source, self.coursework.parent / "lab-files" / uuid.uuid4().hex)
+        stored = StoredFiles(source, self.course_folders.parent / "lab-files" / uuid.uuid4().hex)
         await asyncio.to_thread(own_folder, stored.folder.parent, 0o700)
         try:
             await asyncio.to_thread(class_files.store, source, stored.folder)

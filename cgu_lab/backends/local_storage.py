@@ -78,9 +78,9 @@ class Storage:
         "notebook are counted at the next upload (this filesystem has no project quotas)"
     )
 
-    def __init__(self, root: Path, coursework: Path, accounts: Accounts) -> None:
+    def __init__(self, root: Path, course_folders: Path, accounts: Accounts) -> None:
         self.root = root
-        self.coursework = coursework
+        self.course_folders = course_folders
         self.accounts = accounts
 
     def user_root(self, user: str) -> Path:
@@ -143,7 +143,7 @@ class Storage:
         groups: list[int] = []
         for course, writable in courses:
             groups += await self.course_groups(course, writable)
-            folder = self.coursework / owner / course
+            folder = self.course_folders / owner / course
             try:
                 await asyncio.to_thread(self._own, folder, account)
             except BackendError as error:

@@ -164,14 +164,14 @@ def test_a_submission_never_takes_files_through_a_linked_folder(site, prof, alic
 
 def test_a_deployment_never_writes_through_a_link_a_student_planted(site, prof):
     ctl, outside = site
-    coursework = ctl.data_dir / "coursework"
+    folders = ctl.data_dir / "course-folders"
     # bob's course folder is a link to elsewhere; alice's week1 hides a link one level down
-    (coursework / "bob").mkdir(parents=True, exist_ok=True)
-    (coursework / "bob" / "cs").symlink_to(outside, target_is_directory=True)
-    (coursework / "alice" / "cs" / "week1").mkdir(parents=True, exist_ok=True)
-    (coursework / "alice" / "cs" / "week1" / "hw1").symlink_to(outside, target_is_directory=True)
-    (coursework / "alice" / "cs" / "week2").mkdir(parents=True, exist_ok=True)
-    (coursework / "alice" / "cs" / "week2" / "task.txt").symlink_to(outside / "secret.txt")
+    (folders / "bob").mkdir(parents=True, exist_ok=True)
+    (folders / "bob" / "cs").symlink_to(outside, target_is_directory=True)
+    (folders / "alice" / "cs" / "week1").mkdir(parents=True, exist_ok=True)
+    (folders / "alice" / "cs" / "week1" / "hw1").symlink_to(outside, target_is_directory=True)
+    (folders / "alice" / "cs" / "week2").mkdir(parents=True, exist_ok=True)
+    (folders / "alice" / "cs" / "week2" / "task.txt").symlink_to(outside / "secret.txt")
     started = prof.ok(
         "POST",
         "/api/groups/cs/deployments",
@@ -193,8 +193,8 @@ def test_a_deployment_never_writes_through_a_link_a_student_planted(site, prof):
     assert report["alice"]["conflicts"] == [
         {"path": "cs/week2/task.txt", "saved_as": "cs/week2/task (from prof).txt"}
     ]
-    assert os.path.islink(coursework / "alice" / "cs" / "week2" / "task.txt")
-    assert (coursework / "alice" / "cs" / "week2" / "task (from prof).txt").read_text() == "solve x"
+    assert os.path.islink(folders / "alice" / "cs" / "week2" / "task.txt")
+    assert (folders / "alice" / "cs" / "week2" / "task (from prof).txt").read_text() == "solve x"
     assert_outside_untouched(outside)
 
 
@@ -210,7 +210,7 @@ def test_a_deployment_source_behind_a_link_is_refused(site, prof):
     assert deployment["state"] == "failed"
     assert "'hw1/outlink' is a symbolic link" in deployment["report"]["*"]["error"]
     assert_nothing_leaked(ctl)
-    assert not (ctl.data_dir / "coursework" / "alice" / "cs" / "leak").exists()
+    assert not (ctl.data_dir / "course-folders" / "alice" / "cs" / "leak").exists()
 
 
 def test_a_seed_copy_never_writes_through_a_planted_link(site, bob):
@@ -223,7 +223,7 @@ def test_a_seed_copy_never_writes_through_a_planted_link(site, bob):
     assert started["state"] == "running", started["message"]
     assert os.path.islink(home / "hw1")
     # bob's course folder is still the link he planted above: left alone, never followed
-    assert os.path.islink(ctl.data_dir / "coursework" / "bob" / "cs")
+    assert os.path.islink(ctl.data_dir / "course-folders" / "bob" / "cs")
     assert_outside_untouched(outside)
     bob.ok("POST", "/api/notebooks/bob/seeded/stop?wait=true", 202)
 
