@@ -97,7 +97,7 @@ def main() -> None:
         # next one (a class that has used the platform before) is the copy alone.
         first = deploy("week1")
         ours = deploy("week2")
-        shutil.rmtree(controller.data_dir / "coursework", ignore_errors=True)
+        shutil.rmtree(controller.data_dir / "course-folders", ignore_errors=True)
 
         scratch = controller.data_dir.parent / "cp-target"
         cp_serial = cp_copies(home / "lab", scratch, 1)
