@@ -18,7 +18,7 @@ router = APIRouter(tags=["class sessions"], dependencies=[require_scope("teachin
     response_model_by_alias=True,
     summary="A course's class sessions: who is in and the capacity held (students: their seat)",
 )
-async def listing(course: LabelPath, platform: PlatformDep, actor: ActorDep) -> dict:
+async def listing(course: LabelPath, platform: PlatformDep, actor: ActorDep) -> SessionsOut:
     return await platform.class_sessions.listing(actor, course)
 
 
@@ -30,7 +30,7 @@ async def listing(course: LabelPath, platform: PlatformDep, actor: ActorDep) -> 
 )
 async def book(
     course: LabelPath, body: SessionBook, platform: PlatformDep, actor: ActorDep
-) -> dict:
+) -> SessionOut:
     return await platform.class_sessions.book(
         actor,
         course,
@@ -50,7 +50,9 @@ async def book(
     response_model=SessionOut,
     summary="One class session",
 )
-async def one(course: LabelPath, session_id: Id, platform: PlatformDep, actor: ActorDep) -> dict:
+async def one(
+    course: LabelPath, session_id: Id, platform: PlatformDep, actor: ActorDep
+) -> SessionOut:
     return await platform.class_sessions.get(actor, course, session_id)
 
 
@@ -59,7 +61,9 @@ async def one(course: LabelPath, session_id: Id, platform: PlatformDep, actor: A
     response_model=SessionOut,
     summary="Cancel a class session: its capacity is free at once",
 )
-async def cancel(course: LabelPath, session_id: Id, platform: PlatformDep, actor: ActorDep) -> dict:
+async def cancel(
+    course: LabelPath, session_id: Id, platform: PlatformDep, actor: ActorDep
+) -> SessionOut:
     return await platform.class_sessions.cancel(actor, course, session_id)
 
 
@@ -70,7 +74,7 @@ async def cancel(course: LabelPath, session_id: Id, platform: PlatformDep, actor
 )
 async def open_mine(
     course: LabelPath, session_id: Id, platform: PlatformDep, actor: ActorDep
-) -> dict:
+) -> AttachOut:
     return await platform.class_sessions.attach(actor, course, session_id)
 
 
@@ -79,7 +83,7 @@ async def open_mine(
     response_model=list[SessionOut],
     summary="My class sessions not over yet, in every course I am in",
 )
-async def mine(platform: PlatformDep, actor: ActorDep) -> list[dict]:
+async def mine(platform: PlatformDep, actor: ActorDep) -> list[SessionOut]:
     return await platform.class_sessions.mine(actor)
 
 
@@ -88,5 +92,5 @@ async def mine(platform: PlatformDep, actor: ActorDep) -> list[dict]:
     response_model=list[SessionOut],
     summary="Every course's bookings not over yet (administrators)",
 )
-async def ahead(platform: PlatformDep, actor: ActorDep) -> list[dict]:
+async def ahead(platform: PlatformDep, actor: ActorDep) -> list[SessionOut]:
     return await platform.class_sessions.ahead(actor)

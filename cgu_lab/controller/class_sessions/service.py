@@ -44,6 +44,7 @@ from ..clock import Clock
 from ..environments import catalog
 from ..notebooks.service import NotebookRequest
 from ..quotas import service as quotas
+from .schemas import AttachOut, HeldOut, PersonOut, SeatOut, SessionOut, SessionsOut
 
 log = logging.getLogger("cgu_lab.class_sessions")
 
@@ -129,7 +130,7 @@ class ClassSessions:
 
     async def _describe(
         self, session: AsyncSession, row: ClassSession, course: str, manages: bool, me: int
-    ) -> dict:
+    ) -> SessionOut:
         booking = booking_of(row, course)
         version = await session.get(TemplateVersion, row.template_version_id)
         template = await session.get(Template, version.template_id) if version else None
@@ -143,46 +144,46 @@ class ClassSessions:
             )
         ).all()
         people = [
-            {
-                "student": name,
-                "notebook": nb.name if nb else None,
-                "state": nb.state if nb else None,
-                "url": f"/notebook/{name}/{nb.name}/lab" if nb else None,
-                "prewarmed_at": seat.prewarmed_at,
-                "opened_at": seat.opened_at,
-                "in": bool(nb is not None and _holding(nb.state)),
-                "message": seat.message,
-            }
+            PersonOut(
+                student=name,
+                notebook=nb.name if nb else None,
+                state=nb.state if nb else None,
+                url=f"/notebook/{name}/{nb.name}/lab" if nb else None,
+                prewarmed_at=seat.prewarmed_at,
+                opened_at=seat.opened_at,
+                in_=bool(nb is not None and _holding(nb.state)),
+                message=seat.message,
+            )
             for seat, name, nb in seats
             if manages or seat.user_id == me
         ]
         held = rules.total(booking)
-        return {
-            "id": row.id,
-            "course": course,
-            "title": row.title,
-            "template": template.name if template else None,
-            "template_version": version.version if version else None,
-            "starts_at": row.starts_at,
-            "ends_at": row.ends_at,
-            "holds_from": booking.holds_from,
-            "prewarm_minutes": row.prewarm_minutes,
-            "grace_minutes": row.grace_minutes,
-            "seats": row.seats,
-            "seat": {
-                "cpu_milli": row.cpu_milli,
-                "memory": row.memory,
-                "gpu_type": row.gpu_type,
-                "gpus": row.gpus,
-            },
-            "held": {**held, "now": rules.holds_at(booking, self.clock.now())},
-            "phase": rules.phase(booking, self.clock.now()),
-            "booked_by": row.booked_by,
-            "in": sum(1 for p in people if p["in"]),
-            "people": people,
-        }
+        return SessionOut(
+            id=row.id,
+            course=course,
+            title=row.title,
+            template=template.name if template else None,
+            template_version=version.version if version else None,
+            starts_at=row.starts_at,
+            ends_at=row.ends_at,
+            holds_from=booking.holds_from,
+            prewarm_minutes=row.prewarm_minutes,
+            grace_minutes=row.grace_minutes,
+            seats=row.seats,
+            seat=SeatOut(
+                cpu_milli=row.cpu_milli,
+                memory=row.memory,
+                gpu_type=row.gpu_type,
+                gpus=row.gpus,
+            ),
+            held=HeldOut(**held, now=rules.holds_at(booking, self.clock.now())),
+            phase=rules.phase(booking, self.clock.now()),
+            booked_by=row.booked_by,
+            in_=sum(1 for p in people if p.in_),
+            people=people,
+        )
 
-    async def listing(self, actor: Principal, course: str) -> dict:
+    async def listing(self, actor: Principal, course: str) -> SessionsOut:
         """A course's sessions not yet over (and those of the last week), newest last."""
         async with self.db.session() as session:
             group = await self._course(session, actor, course)
@@ -197,9 +198,9 @@ class ClassSessions:
                 await self._describe(session, row, group.name, manages, actor.id)
                 for row in rows.all()
             ]
-            return {"course": group.name, "manages": manages, "sessions": sessions}
+            return SessionsOut(course=group.name, manages=manages, sessions=sessions)
 
-    async def get(self, actor: Principal, course: str, session_id: int) -> dict:
+    async def get(self, actor: Principal, course: str, session_id: int) -> SessionOut:
         async with self.db.session() as session:
             group = await self._course(session, actor, course)
             row = await self._row(session, group, session_id)
@@ -213,7 +214,7 @@ class ClassSessions:
             raise NotFound(f"course '{group.name}' has no class session {session_id}")
         return row
 
-    async def mine(self, actor: Principal) -> list[dict]:
+    async def mine(self, actor: Principal) -> list[SessionOut]:
         """The caller's upcoming (or running) sessions in the courses they are a student of."""
         async with self.db.session() as session:
             rows = (
@@ -231,7 +232,7 @@ class ClassSessions:
             ).all()
             return [await self._describe(session, row, name, False, actor.id) for row, name in rows]
 
-    async def ahead(self, actor: Principal) -> list[dict]:
+    async def ahead(self, actor: Principal) -> list[SessionOut]:
         """Every booking not over yet, for the monitoring page (administrators)."""
         if not actor.is_admin:
             raise Forbidden("only administrators see every course's bookings")
@@ -263,7 +264,7 @@ class ClassSessions:
         prewarm_minutes: int,
         grace_minutes: int,
         seats: int | None,
-    ) -> dict:
+    ) -> SessionOut:
         """Book a window for the course's students, or refuse with what is left."""
         if starts_at.tzinfo is None or ends_at.tzinfo is None:
             raise Invalid(
@@ -368,7 +369,7 @@ class ClassSessions:
         )
         return [booking_of(row, name) for row, name in rows.all()]
 
-    async def cancel(self, actor: Principal, course: str, session_id: int) -> dict:
+    async def cancel(self, actor: Principal, course: str, session_id: int) -> SessionOut:
         """Cancel a session: its capacity is free at once; notebooks already pre-warmed stay
         their students' (they stop as any idle notebook does)."""
         async with self.db.session() as session:
@@ -468,7 +469,7 @@ class ClassSessions:
 
     # -- the students' side --------------------------------------------------------------
 
-    async def attach(self, actor: Principal, course: str, session_id: int) -> dict:
+    async def attach(self, actor: Principal, course: str, session_id: int) -> AttachOut:
         """The student's click: their pre-warmed notebook (started now if it is not
         running); the first open marks the seat as used, so the sweep leaves it."""
         async with self.db.session() as session:
@@ -493,11 +494,7 @@ class ClassSessions:
         if not _holding(state):
             nb = await self.notebooks.lifecycle.start(actor, actor.name, name)
             state = nb.state
-        return {
-            "notebook": name,
-            "state": state,
-            "url": f"/notebook/{actor.name}/{name}/lab",
-        }
+        return AttachOut(notebook=name, state=state, url=f"/notebook/{actor.name}/{name}/lab")
 
     # -- the loop ----------------------------------------------------------------------
 
