@@ -10,6 +10,7 @@ from fastapi import APIRouter
 from ..api.deps import ActorDep, PlatformDep, require_scope
 from ..api.schema_types import LabelPath, UserNamePath
 from . import router as portal
+from .schemas import PublishOptionsOut
 
 router = APIRouter(
     prefix="/lab/{owner}/{name}",
@@ -22,7 +23,7 @@ OWN = [require_scope("lab:own")]
 @router.get("/demos", dependencies=OWN)
 async def options(
     owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
-) -> dict:
+) -> PublishOptionsOut:
     return await platform.publishing.lab_options(actor, owner, name)
 
 

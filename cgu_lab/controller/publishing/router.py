@@ -21,7 +21,7 @@ router = APIRouter(tags=["demos"], dependencies=[require_scope("shares")])
 async def list_demos(
     owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> list[DemoOut]:
-    return [DemoOut(**d) for d in await platform.publishing.list_for(actor, owner, name)]
+    return await platform.publishing.list_for(actor, owner, name)
 
 
 @router.post(
@@ -44,7 +44,7 @@ async def publish(
     )
     if not created:
         response.status_code = 200
-    return DemoOut(**demo)
+    return demo
 
 
 @router.delete(
@@ -72,7 +72,7 @@ async def set_public(
     platform: PlatformDep,
     actor: ActorDep,
 ) -> DemoOut:
-    return DemoOut(**await platform.publishing.set_public(actor, owner, name, demo_id, body.public))
+    return await platform.publishing.set_public(actor, owner, name, demo_id, body.public)
 
 
 @router.get(
@@ -81,7 +81,7 @@ async def set_public(
     summary="The demos published to a course (its members)",
 )
 async def course_demos(group: LabelPath, platform: PlatformDep, actor: ActorDep) -> list[DemoOut]:
-    return [DemoOut(**d) for d in await platform.publishing.course_demos(actor, group)]
+    return await platform.publishing.course_demos(actor, group)
 
 
 @router.get(
@@ -90,4 +90,4 @@ async def course_demos(group: LabelPath, platform: PlatformDep, actor: ActorDep)
     summary="Demos I may use: my courses' and those published to everyone logged in",
 )
 async def my_demos(platform: PlatformDep, actor: ActorDep) -> list[DemoOut]:
-    return [DemoOut(**d) for d in await platform.publishing.visible_to(actor)]
+    return await platform.publishing.visible_to(actor)

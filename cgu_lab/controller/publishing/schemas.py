@@ -55,3 +55,19 @@ class DemoOut(BaseModel):
     public: bool = Field(description="Reached without a log-in too (an administrator's choice)")
     created_by: str
     created_at: datetime
+
+
+class DemoCourse(BaseModel):
+    """A course a demo may be published to."""
+
+    name: str
+    display_name: str
+
+
+class PublishOptionsOut(BaseModel):
+    """What JupyterLab's Publish dialog offers a notebook's owner: whether they may publish
+    at all, the courses they may publish to, and what the notebook publishes now."""
+
+    may_publish: bool
+    courses: list[DemoCourse]
+    demos: list[DemoOut]

@@ -40,6 +40,7 @@ from ..accounts.directory import get_group
 from ..clock import Clock
 from ..notebooks.reader import NotebookReader
 from ..notebooks.specs import load_owned
+from .schemas import DemoCourse, DemoOut, PublishOptionsOut
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ class Publishing:
 
     # -- reading -------------------------------------------------------------------
 
-    async def _describe(self, session: AsyncSession, row: Publication) -> dict:
+    async def _describe(self, session: AsyncSession, row: Publication) -> DemoOut:
         nb = await session.get(Notebook, row.notebook_id)
         owner = await session.get(User, nb.owner_id)
         group = await session.get(Group, row.group_id) if row.group_id is not None else None
@@ -101,24 +102,24 @@ class Publishing:
             .select_from(AnonymousVisit)
             .where(AnonymousVisit.publication_id == row.id)
         )
-        return {
-            "id": row.id,
-            "owner": owner.name,
-            "owner_display_name": owner.display_name or owner.name,
-            "notebook": nb.name,
-            "app": row.prefix,
-            "title": row.title or row.prefix,
-            "course": group.name if group else None,
-            "state": nb.state,
-            "url": self.plan.notebook_url(owner.name, nb.name, row.prefix),
-            "visitors": (visitors or 0) + (anonymous or 0),
-            "anonymous_visitors": anonymous or 0,
-            "public": row.public,
-            "created_by": row.created_by,
-            "created_at": row.created_at,
-        }
+        return DemoOut(
+            id=row.id,
+            owner=owner.name,
+            owner_display_name=owner.display_name or owner.name,
+            notebook=nb.name,
+            app=row.prefix,
+            title=row.title or row.prefix,
+            course=group.name if group else None,
+            state=nb.state,
+            url=self.plan.notebook_url(owner.name, nb.name, row.prefix),
+            visitors=(visitors or 0) + (anonymous or 0),
+            anonymous_visitors=anonymous or 0,
+            public=row.public,
+            created_by=row.created_by,
+            created_at=row.created_at,
+        )
 
-    async def list_for(self, actor: Principal, owner: str, name: str) -> list[dict]:
+    async def list_for(self, actor: Principal, owner: str, name: str) -> list[DemoOut]:
         """A notebook's published apps (its owner, or an admin)."""
         async with self.db.session() as session:
             nb = await load_owned(session, actor, owner, name, "publish")
@@ -127,7 +128,7 @@ class Publishing:
             )
             return [await self._describe(session, row) for row in rows.all()]
 
-    async def course_demos(self, actor: Principal, group: str) -> list[dict]:
+    async def course_demos(self, actor: Principal, group: str) -> list[DemoOut]:
         """The demos published to a course, for its members and managers (and admins)."""
         async with self.db.session() as session:
             found = await get_group(session, group)
@@ -141,7 +142,7 @@ class Publishing:
             )
             return [await self._describe(session, row) for row in rows.all()]
 
-    async def lab_options(self, actor: Principal, owner: str, name: str) -> dict:
+    async def lab_options(self, actor: Principal, owner: str, name: str) -> PublishOptionsOut:
         """What JupyterLab's Publish dialog offers the notebook's owner: whether they may
         publish at all (teachers, TAs, administrators), the courses they may publish to,
         and what this notebook publishes now."""
@@ -154,14 +155,12 @@ class Publishing:
                 if not actor.is_admin:
                     query = query.where(Group.id.in_(actor.managed_groups or {-1}))
                 courses = [
-                    {"name": g.name, "display_name": g.display_name or g.name}
+                    DemoCourse(name=g.name, display_name=g.display_name or g.name)
                     for g in (await session.scalars(query)).all()
                 ]
-        return {
-            "may_publish": may,
-            "courses": courses,
-            "demos": await self.list_for(actor, owner, name),
-        }
+        return PublishOptionsOut(
+            may_publish=may, courses=courses, demos=await self.list_for(actor, owner, name)
+        )
 
     # -- publishing ----------------------------------------------------------------
 
@@ -173,7 +172,7 @@ class Publishing:
         app: str,
         course: str | None,
         title: str = "",
-    ) -> tuple[dict, bool]:
+    ) -> tuple[DemoOut, bool]:
         """Publish a notebook's app to a course its owner manages (or to everyone logged in);
         publishing the same app again changes its audience and title. (row, created)."""
         prefix = publishing.check_prefix(app)
@@ -280,7 +279,7 @@ class Publishing:
 
     async def set_public(
         self, actor: Principal, owner: str, name: str, publication: int, public: bool
-    ) -> dict:
+    ) -> DemoOut:
         """An administrator lets a published demo be used without a log-in, or no longer:
         either takes effect at once (open anonymous websockets close when it ends)."""
         require_admin(actor, "make a demo public")
@@ -394,7 +393,7 @@ class Publishing:
             self._counted.clear()
         self._counted.add(key)
 
-    async def visible_to(self, actor: Principal) -> list[dict]:
+    async def visible_to(self, actor: Principal) -> list[DemoOut]:
         """Demos this user may visit: their courses' and those for everyone logged in."""
         groups = (actor.groups | actor.managed_groups) or {-1}
         async with self.db.session() as session:
