@@ -17,6 +17,7 @@ import os
 import tempfile
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -35,6 +36,7 @@ from ..accounts.directory import get_group
 from ..archives import remove_quietly, submission_archive
 from ..clock import Clock
 from ..notebooks.service import NotebookRequest
+from .schemas import AssignmentOut, AssignmentSubmissions, SubmissionOut
 
 MAX_SUBMISSION_FILES = 5000
 
@@ -44,21 +46,27 @@ def is_open(assignment: Assignment, now: datetime) -> bool:
 
 
 def describe(
-    assignment: Assignment, group: str, now: datetime, mine: int = 0, last: datetime | None = None
-) -> dict:
-    return {
-        "id": assignment.id,
-        "group": group,
-        "name": assignment.name,
-        "title": assignment.title or assignment.name,
-        "description": assignment.description,
-        "deadline": assignment.deadline,
-        "allow_late": assignment.allow_late,
-        "open": is_open(assignment, now),
-        "max_bytes": assignment.max_bytes,
-        "submissions": mine,
-        "last_submitted_at": last,
-    }
+    assignment: Assignment,
+    group: str,
+    now: datetime,
+    mine: int = 0,
+    last: datetime | None = None,
+    students_submitted: int | None = None,
+) -> AssignmentOut:
+    return AssignmentOut(
+        id=assignment.id,
+        group=group,
+        name=assignment.name,
+        title=assignment.title or assignment.name,
+        description=assignment.description,
+        deadline=assignment.deadline,
+        allow_late=assignment.allow_late,
+        open=is_open(assignment, now),
+        max_bytes=assignment.max_bytes,
+        submissions=mine,
+        last_submitted_at=last,
+        students_submitted=students_submitted,
+    )
 
 
 class AssignmentService:
@@ -90,7 +98,7 @@ class AssignmentService:
         deadline: datetime | None = None,
         allow_late: bool = True,
         max_bytes: int | None = None,
-    ) -> dict:
+    ) -> AssignmentOut:
         name = check_label(name.strip().lower(), "assignment")
         if deadline is not None and deadline.tzinfo is None:
             raise Invalid("give the deadline with its time zone, e.g. 2027-03-01T23:59:00+08:00")
@@ -128,7 +136,7 @@ class AssignmentService:
             )
             return describe(assignment, target.name, self.clock.now())
 
-    async def for_group(self, actor: Principal, group: str) -> list[dict]:
+    async def for_group(self, actor: Principal, group: str) -> list[AssignmentOut]:
         """A group's assignments: counts of students who submitted, for its managers."""
         now = self.clock.now()
         async with self.db.session() as session:
@@ -149,12 +157,14 @@ class AssignmentService:
                         Submission.assignment_id == assignment.id
                     )
                 )
-                item = describe(assignment, target.name, now)
-                item["students_submitted"] = students or 0
-                result.append(item)
+                result.append(
+                    describe(assignment, target.name, now, students_submitted=students or 0)
+                )
             return result
 
-    async def for_member(self, session: AsyncSession, actor: Principal, group: Group) -> list[dict]:
+    async def for_member(
+        self, session: AsyncSession, actor: Principal, group: Group
+    ) -> list[AssignmentOut]:
         now = self.clock.now()
         rows = (
             await session.scalars(
@@ -175,7 +185,7 @@ class AssignmentService:
             result.append(describe(assignment, group.name, now, count or 0, last))
         return result
 
-    async def mine(self, actor: Principal) -> list[dict]:
+    async def mine(self, actor: Principal) -> list[AssignmentOut]:
         """Assignments of every group I am in: upcoming deadlines first, then those without
         one, then overdue ones that still accept late work, closed ones last."""
         async with self.db.session() as session:
@@ -191,9 +201,9 @@ class AssignmentService:
             ]
         now = self.clock.now()
 
-        def urgency(a: dict) -> tuple:
-            overdue = a["deadline"] is not None and a["deadline"] < now
-            return (not a["open"], overdue, a["deadline"] is None, a["deadline"] or now, a["id"])
+        def urgency(a: AssignmentOut) -> tuple:
+            overdue = a.deadline is not None and a.deadline < now
+            return (not a.open, overdue, a.deadline is None, a.deadline or now, a.id)
 
         return sorted(items, key=urgency)
 
@@ -201,7 +211,7 @@ class AssignmentService:
 
     async def submit(
         self, actor: Principal, assignment_id: int, notebook: str, paths: list[str], note: str = ""
-    ) -> dict:
+    ) -> SubmissionOut:
         """Freeze the chosen files of the student's notebook as their next submission."""
         if not paths:
             raise Invalid("choose the files to submit")
@@ -315,7 +325,7 @@ class AssignmentService:
 
     # -- TAs ---------------------------------------------------------------------------
 
-    async def submissions(self, actor: Principal, assignment_id: int) -> tuple[dict, list[dict]]:
+    async def submissions(self, actor: Principal, assignment_id: int) -> AssignmentSubmissions:
         async with self.db.session() as session:
             assignment, group = await self._assignment(session, assignment_id)
             roles.require_group_manager(actor, group.id, group.name)
@@ -327,10 +337,12 @@ class AssignmentService:
                     .order_by(User.name, Submission.number.desc())
                 )
             ).all()
-            return describe(assignment, group.name, self.clock.now()), [
-                {**receipt(s, assignment, name), "display_name": display}
-                for s, name, display in rows
-            ]
+            return AssignmentSubmissions(
+                assignment=describe(assignment, group.name, self.clock.now()),
+                submissions=[
+                    receipt(s, assignment, name, display_name=display) for s, name, display in rows
+                ],
+            )
 
     async def submission(
         self, actor: Principal, submission_id: int
@@ -410,19 +422,29 @@ class AssignmentService:
             )
 
 
-def receipt(submission: Submission, assignment: Assignment, student: str) -> dict:
-    return {
-        "id": submission.id,
-        "number": submission.number,
-        "student": student,
-        "assignment": assignment.title or assignment.name,
-        "assignment_id": assignment.id,
-        "content_hash": submission.content_hash,
-        "submitted_at": submission.submitted_at,
-        "late": submission.late,
-        "files": submission.files,
-        "bytes": submission.bytes,
-        "note": submission.note,
-        "environment": submission.environment,
-        "url": f"/submissions/{submission.id}",
-    }
+def receipt(
+    submission: Submission,
+    assignment: Assignment,
+    student: str,
+    display_name: str = "",
+    manifest: list[dict[str, Any]] | None = None,
+) -> SubmissionOut:
+    """A submission as its student, its TAs and the API see it; `manifest` (its files, as
+    stored with it: open mappings) only where one submission is looked at."""
+    return SubmissionOut(
+        id=submission.id,
+        number=submission.number,
+        student=student,
+        display_name=display_name,
+        assignment=assignment.title or assignment.name,
+        assignment_id=assignment.id,
+        content_hash=submission.content_hash,
+        submitted_at=submission.submitted_at,
+        late=submission.late,
+        files=submission.files,
+        bytes=submission.bytes,
+        note=submission.note,
+        environment=submission.environment,
+        url=f"/submissions/{submission.id}",
+        manifest=manifest,
+    )

@@ -40,6 +40,7 @@ from ..accounts.directory import get_group
 from ..archives import deployment_archive, remove_quietly, template_archive
 from ..clock import Clock
 from ..progress import ProgressBroker, ProgressEvent
+from .schemas import BroadcastCopied
 
 PARALLEL_COPIES = 4
 log = logging.getLogger("cgu_lab.lab_files")
@@ -302,7 +303,7 @@ class LabFileService:
 
     async def copy_broadcast(
         self, actor: Principal, group: str, share_id: int, notebook: str | None, path: str = ""
-    ) -> dict:
+    ) -> BroadcastCopied:
         """Copy a live view's notebook (its shared file, or `path` of it; the whole home
         when neither) into `<owner>-<notebook>/` of one of the caller's own notebooks,
         running or stopped (`notebook`, or the one they used last).
@@ -372,7 +373,7 @@ class LabFileService:
                 copied=copied["copied"],
                 conflicts=len(copied["conflicts"]),
             )
-        return {"notebook": mine.name, "folder": folder, **copied}
+        return BroadcastCopied(notebook=mine.name, folder=folder, **copied)
 
     async def _own_notebook(
         self, session: AsyncSession, actor: Principal, notebook: str | None

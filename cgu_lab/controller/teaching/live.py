@@ -27,6 +27,7 @@ from ...store.models import Membership, Notebook, Share, User
 from .. import audit
 from ..accounts.directory import get_group
 from ..clock import Clock
+from .schemas import CourseLive, LiveNotebook, LiveView
 
 # A student's notebook that holds or waits for resources now.
 LIVE_STATES = (State.QUEUED.value, State.STARTING.value, State.RUNNING.value)
@@ -67,7 +68,7 @@ class LiveService:
         """Where the Live tab's viewer counts come from: `viewers(notebook_id)`."""
         self._viewers = viewers
 
-    async def overview(self, actor: Principal, group: str) -> dict:
+    async def overview(self, actor: Principal, group: str) -> CourseLive:
         """The students' notebooks running now, and the live views shown to the course."""
         now = self.clock.now()
         async with self.db.session() as session:
@@ -91,47 +92,47 @@ class LiveService:
                 )
             ).all()
         notebooks = [await self._live_notebook(actor, nb, owner) for nb, owner in rows]
-        return {
-            "notebooks": notebooks,
-            "views": [
-                {
-                    "id": share.id,
-                    "owner": owner.name,
-                    "owner_display_name": owner.display_name or owner.name,
-                    "notebook": nb.name,
-                    "access": share.access,
-                    "note": share.note,
-                    "expires_at": share.expires_at,
-                    "running": nb.state == State.RUNNING.value,
-                    "viewers": (self._viewers(nb.id) if nb.state == State.RUNNING.value else 0),
-                    "url": f"/notebook/{owner.name}/{nb.name}/lab"
+        return CourseLive(
+            notebooks=notebooks,
+            views=[
+                LiveView(
+                    id=share.id,
+                    owner=owner.name,
+                    owner_display_name=owner.display_name or owner.name,
+                    notebook=nb.name,
+                    access=share.access,
+                    note=share.note,
+                    expires_at=share.expires_at,
+                    running=nb.state == State.RUNNING.value,
+                    viewers=(self._viewers(nb.id) if nb.state == State.RUNNING.value else 0),
+                    url=f"/notebook/{owner.name}/{nb.name}/lab"
                     + (f"/tree/{share.path}" if share.path else ""),
-                }
+                )
                 for share, nb, owner in views
             ],
-        }
+        )
 
-    async def _live_notebook(self, actor: Principal, nb: Notebook, owner: User) -> dict:
+    async def _live_notebook(self, actor: Principal, nb: Notebook, owner: User) -> LiveNotebook:
         """A student's notebook on the Live tab: a link only where its owner shared it."""
         access = await self.shares.access(actor, nb.id)
         lab = f"/notebook/{owner.name}/{nb.name}/lab"
         if access is not None and access.scope:
             lab += f"/tree/{access.scope[0]}"
-        return {
-            "owner": owner.name,
-            "owner_display_name": owner.display_name or owner.name,
-            "notebook": nb.name,
-            "display_name": nb.display_name or nb.name,
-            "state": nb.state,
-            "started_at": nb.started_at,
-            "last_activity": nb.last_activity,
-            "cpu_milli": nb.cpu_milli,
-            "memory": nb.memory,
-            "gpu_type": nb.gpu_type,
-            "gpus": nb.gpus,
-            "access": access.level if access is not None else None,
-            "url": lab if access is not None else None,
-        }
+        return LiveNotebook(
+            owner=owner.name,
+            owner_display_name=owner.display_name or owner.name,
+            notebook=nb.name,
+            display_name=nb.display_name or nb.name,
+            state=nb.state,
+            started_at=nb.started_at,
+            last_activity=nb.last_activity,
+            cpu_milli=nb.cpu_milli,
+            memory=nb.memory,
+            gpu_type=nb.gpu_type,
+            gpus=nb.gpus,
+            access=access.level if access is not None else None,
+            url=lab if access is not None else None,
+        )
 
     async def end(self, actor: Principal, group: str, owner: str, name: str) -> str:
         """A course manager stops a student's notebook; answers what happened."""

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Literal
-
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
 from ...core.errors import Forbidden
@@ -34,7 +30,7 @@ from ..api.schemas import (
 )
 from .assignments import receipt
 from .lab_files import summarize
-from .schemas import BroadcastCopied, BroadcastCopy
+from .schemas import BroadcastCopied, BroadcastCopy, CourseLive
 from .templates import VersionSpec
 
 router = APIRouter(tags=["teaching"], dependencies=[require_scope("teaching")])
@@ -248,9 +244,7 @@ async def broadcast(
 async def copy_broadcast(
     group: LabelPath, share_id: Id, body: BroadcastCopy, platform: PlatformDep, actor: ActorDep
 ) -> BroadcastCopied:
-    return BroadcastCopied(
-        **await platform.lab_files.copy_broadcast(actor, group, share_id, body.notebook, body.path)
-    )
+    return await platform.lab_files.copy_broadcast(actor, group, share_id, body.notebook, body.path)
 
 
 @router.get(
@@ -259,7 +253,7 @@ async def copy_broadcast(
     summary="My courses: new material, live broadcasts and assignments",
 )
 async def courses(platform: PlatformDep, actor: ActorDep) -> list[CourseOut]:
-    return [CourseOut(**c) for c in await platform.student_view.overview(actor)]
+    return await platform.student_view.overview(actor)
 
 
 @router.post(
@@ -283,17 +277,15 @@ async def create_assignment(
     group: LabelPath, body: AssignmentCreate, platform: PlatformDep, actor: ActorDep
 ) -> AssignmentOut:
     limit = parse_memory(body.max_bytes) if body.max_bytes is not None else None
-    return AssignmentOut(
-        **await platform.assignments.create(
-            actor,
-            group,
-            body.name,
-            body.title,
-            body.description,
-            body.deadline,
-            body.allow_late,
-            limit,
-        )
+    return await platform.assignments.create(
+        actor,
+        group,
+        body.name,
+        body.title,
+        body.description,
+        body.deadline,
+        body.allow_late,
+        limit,
     )
 
 
@@ -305,7 +297,7 @@ async def create_assignment(
 async def group_assignments(
     group: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> list[AssignmentOut]:
-    return [AssignmentOut(**a) for a in await platform.assignments.for_group(actor, group)]
+    return await platform.assignments.for_group(actor, group)
 
 
 @router.get(
@@ -314,7 +306,7 @@ async def group_assignments(
     summary="Assignments of my groups with my submissions, open ones first",
 )
 async def my_assignments(platform: PlatformDep, actor: ActorDep) -> list[AssignmentOut]:
-    return [AssignmentOut(**a) for a in await platform.assignments.mine(actor)]
+    return await platform.assignments.mine(actor)
 
 
 @router.post(
@@ -326,10 +318,8 @@ async def my_assignments(platform: PlatformDep, actor: ActorDep) -> list[Assignm
 async def submit(
     assignment_id: Id, body: SubmissionCreate, platform: PlatformDep, actor: ActorDep
 ) -> SubmissionOut:
-    return SubmissionOut(
-        **await platform.assignments.submit(
-            actor, assignment_id, body.notebook, body.paths, body.note
-        )
+    return await platform.assignments.submit(
+        actor, assignment_id, body.notebook, body.paths, body.note
     )
 
 
@@ -341,11 +331,7 @@ async def submit(
 async def list_submissions(
     assignment_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> AssignmentSubmissions:
-    assignment, submissions = await platform.assignments.submissions(actor, assignment_id)
-    return AssignmentSubmissions(
-        assignment=AssignmentOut(**assignment),
-        submissions=[SubmissionOut(**s) for s in submissions],
-    )
+    return await platform.assignments.submissions(actor, assignment_id)
 
 
 @router.get(
@@ -357,9 +343,8 @@ async def get_submission(
     submission_id: Id, platform: PlatformDep, actor: ActorDep
 ) -> SubmissionOut:
     submission, assignment, _, student = await platform.assignments.submission(actor, submission_id)
-    return SubmissionOut(
-        **receipt(submission, assignment, student),
-        manifest=(submission.manifest or {}).get("files", []),
+    return receipt(
+        submission, assignment, student, manifest=(submission.manifest or {}).get("files", [])
     )
 
 
@@ -388,45 +373,7 @@ async def open_submission(submission_id: Id, platform: PlatformDep, actor: Actor
 async def my_course_submissions(
     group: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> list[SubmissionOut]:
-    return [SubmissionOut(**s) for s in await platform.student_view.my_submissions(actor, group)]
-
-
-class LiveNotebook(BaseModel):
-    owner: str
-    owner_display_name: str
-    notebook: str
-    display_name: str
-    state: Literal["queued", "starting", "running"]
-    started_at: datetime | None
-    last_activity: datetime | None
-    cpu_milli: int
-    memory: int
-    gpu_type: str | None
-    gpus: int
-    access: Literal["read", "edit"] | None = None
-    url: str | None = None
-
-
-class LiveView(BaseModel):
-    id: int
-    owner: str
-    owner_display_name: str
-    notebook: str
-    access: Literal["read", "edit"]
-    note: str
-    expires_at: datetime | None
-    running: bool
-    viewers: int | None = Field(
-        None,
-        description="People other than the owner following one of the notebook's documents "
-        "live now (collaboration rooms open through the proxy); null when unknown",
-    )
-    url: str
-
-
-class CourseLive(BaseModel):
-    notebooks: list[LiveNotebook]
-    views: list[LiveView]
+    return await platform.student_view.my_submissions(actor, group)
 
 
 @router.get(
@@ -439,7 +386,7 @@ class CourseLive(BaseModel):
     ),
 )
 async def course_live(group: LabelPath, platform: PlatformDep, actor: ActorDep) -> CourseLive:
-    return CourseLive(**await platform.live.overview(actor, group))
+    return await platform.live.overview(actor, group)
 
 
 @router.post(

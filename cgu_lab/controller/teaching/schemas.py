@@ -265,6 +265,44 @@ class CourseOut(BaseModel):
     assignments: list[AssignmentOut]
 
 
+class LiveNotebook(BaseModel):
+    owner: str
+    owner_display_name: str
+    notebook: str
+    display_name: str
+    state: Literal["queued", "starting", "running"]
+    started_at: datetime | None
+    last_activity: datetime | None
+    cpu_milli: int
+    memory: int
+    gpu_type: str | None
+    gpus: int
+    access: Literal["read", "edit"] | None = None
+    url: str | None = None
+
+
+class LiveView(BaseModel):
+    id: int
+    owner: str
+    owner_display_name: str
+    notebook: str
+    access: Literal["read", "edit"]
+    note: str
+    expires_at: datetime | None
+    running: bool
+    viewers: int | None = Field(
+        None,
+        description="People other than the owner following one of the notebook's documents "
+        "live now (collaboration rooms open through the proxy); null when unknown",
+    )
+    url: str
+
+
+class CourseLive(BaseModel):
+    notebooks: list[LiveNotebook]
+    views: list[LiveView]
+
+
 class TrainingCreate(Strict):
     name: JobName
     image: Image = Field(

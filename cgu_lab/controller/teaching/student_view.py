@@ -27,6 +27,7 @@ from ...store.models import Assignment, Deployment, Group, Membership, Share, Su
 from ..accounts.directory import get_group
 from ..clock import Clock
 from .assignments import receipt
+from .schemas import CourseBroadcast, CourseDeployment, CourseOut, SubmissionOut
 
 
 class StudentViewService:
@@ -39,7 +40,7 @@ class StudentViewService:
         self.notebooks = notebooks
         self.clock = clock
 
-    async def overview(self, actor: Principal) -> list[dict]:
+    async def overview(self, actor: Principal) -> list[CourseOut]:
         """Per group: new material, live broadcasts, and assignments with my submissions."""
         now = self.clock.now()
         async with self.db.session() as session:
@@ -65,30 +66,30 @@ class StudentViewService:
                 ).all()
                 live = await self._broadcasts(session, actor, group, now)
                 result.append(
-                    {
-                        "name": group.name,
-                        "display_name": group.display_name,
-                        "folder": f"courses/{group.name}",
-                        "deployments": [
-                            {
-                                "id": d.id,
-                                "title": d.title,
-                                "path": f"courses/{group.name}/{d.destination}",
-                                "by": d.created_by,
-                                "at": d.created_at,
-                                "new": seen is None or d.created_at > seen,
-                            }
+                    CourseOut(
+                        name=group.name,
+                        display_name=group.display_name,
+                        folder=f"courses/{group.name}",
+                        deployments=[
+                            CourseDeployment(
+                                id=d.id,
+                                title=d.title,
+                                path=f"courses/{group.name}/{d.destination}",
+                                by=d.created_by,
+                                at=d.created_at,
+                                new=seen is None or d.created_at > seen,
+                            )
                             for d in deployments
                         ],
-                        "broadcasts": live,
-                        "assignments": await self.assignments.for_member(session, actor, group),
-                    }
+                        broadcasts=live,
+                        assignments=await self.assignments.for_member(session, actor, group),
+                    )
                 )
         return result
 
     async def _broadcasts(
         self, session: AsyncSession, actor: Principal, group: Group, now: datetime
-    ) -> list[dict]:
+    ) -> list[CourseBroadcast]:
         """The group's unexpired live views of others' notebooks, for a member's course page."""
         broadcasts = (
             await session.execute(
@@ -106,17 +107,17 @@ class StudentViewService:
                 continue
             route = await self.notebooks.routes.lookup(nb_owner, nb_name)
             live.append(
-                {
-                    "id": share.id,
-                    "owner": nb_owner,
-                    "owner_display_name": author.display_name,
-                    "notebook": nb_name,
-                    "url": f"/notebook/{nb_owner}/{nb_name}/lab"
+                CourseBroadcast(
+                    id=share.id,
+                    owner=nb_owner,
+                    owner_display_name=author.display_name,
+                    notebook=nb_name,
+                    url=f"/notebook/{nb_owner}/{nb_name}/lab"
                     + (f"/tree/{share.path}" if share.path else ""),
-                    "expires_at": share.expires_at,
-                    "by": share.created_by,
-                    "running": route is not None and route.state is State.RUNNING,
-                }
+                    expires_at=share.expires_at,
+                    by=share.created_by,
+                    running=route is not None and route.state is State.RUNNING,
+                )
             )
         return live
 
@@ -126,7 +127,7 @@ class StudentViewService:
             me = await session.get(User, actor.id)
             me.courses_seen_at = self.clock.now()
 
-    async def my_submissions(self, actor: Principal, group: str) -> list[dict]:
+    async def my_submissions(self, actor: Principal, group: str) -> list[SubmissionOut]:
         """The caller's own submissions to a course's assignments, newest first."""
         async with self.db.session() as session:
             target = await get_group(session, group)
