@@ -41,6 +41,7 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -81,6 +82,7 @@ class CguLab:
         c.create_users([(n, "student") for n in names])
         c.create_user("cb-admin", "admin")
         c.start()
+        self.admin = c.client("cb-admin")
         with c.client("cb-admin") as admin:
             for name in names:
                 admin.ok(
@@ -134,6 +136,16 @@ class CguLab:
     def probe_client(self, user: str):
         return self.clients[user]
 
+    def loop_lag(self) -> dict[str, float]:
+        """The controller's event-loop lag histogram (cumulative counts by upper bound)."""
+        text = self.admin.get("/api/metrics").text
+        return {
+            bound: float(count)
+            for bound, count in re.findall(
+                r'^cgu_lab_event_loop_lag_seconds_bucket\{le="([^"]+)"\} (\S+)$', text, re.M
+            )
+        }
+
     def server(self, user: str) -> psutil.Process | None:
         for process in psutil.process_iter():
             with contextlib.suppress(psutil.Error, OSError):
@@ -156,8 +168,9 @@ class CguLab:
         self.clients[user].request("DELETE", f"/notebook/{user}/lab/api/kernels/{kernel}")
 
     def close(self) -> None:
-        for client in self.clients.values():
-            client.close()
+        for client in [*self.clients.values(), getattr(self, "admin", None)]:
+            if client is not None:
+                client.close()
         self.controller.stop()
         self.controller.kill_notebooks()
         instance = self.controller.data_dir / "instance-id"
@@ -336,6 +349,8 @@ def burst(platform, users: list[str], bystander: str) -> dict:
     before = cpu_seconds([psutil.Process(p) for p in own[0] if psutil.pid_exists(p)])
     times: list[float] = []
     failures: list[str] = []
+    lag = getattr(platform, "loop_lag", dict)
+    lag_before = lag()
 
     def one(user: str) -> None:
         began = time.perf_counter()
@@ -350,6 +365,7 @@ def burst(platform, users: list[str], bystander: str) -> dict:
         concurrent.futures.ThreadPoolExecutor(len(users)) as pool,
     ):
         list(pool.map(one, users))
+    lag_after = lag()
     platform_cpu = cpu_seconds([psutil.Process(p) for p in own[0] if psutil.pid_exists(p)]) - before
     servers = [platform.server(u) for u in users]
     notebook_cpu = [cpu_seconds(tree(s)) for s in servers if s is not None]
@@ -362,6 +378,7 @@ def burst(platform, users: list[str], bystander: str) -> dict:
         "probe": probe,
         "cpu_notebook": statistics.mean(notebook_cpu) if notebook_cpu else float("nan"),
         "cpu_platform": platform_cpu / len(users),
+        "loop_lag": {bound: lag_after[bound] - lag_before.get(bound, 0) for bound in lag_after},
         "rss": statistics.mean(m[0] for m in mems) if mems else float("nan"),
         "pss": statistics.mean(m[1] for m in mems) if mems else float("nan"),
     }
@@ -480,6 +497,19 @@ def row(label: str, a: float, b: float, fmt: str = "{:.2f} s") -> str:
     return f"| {label} | {fa} | {fb} | {ratio(a, b)} |"
 
 
+def loop_lag_row(label: str, counts: dict[str, float]) -> str:
+    """cgu-lab's controller loop during the burst (JupyterHub's hub keeps no such lag):
+    how many of its 0.1 s wake-ups came late by more than 0.1 s and 0.5 s, and the bound
+    of the bucket that holds the worst."""
+    total = counts.get("+Inf", 0)
+    worst = next((b for b, n in counts.items() if n == total), "+Inf")
+    late = {b: total - counts.get(b, total) for b in ("0.1", "0.5")}
+    return (
+        f"| {label}: controller loop wake-ups late > 0.1 s / > 0.5 s (of {total:.0f}); "
+        f"worst ≤ {worst} s | {late['0.1']:.0f} / {late['0.5']:.0f} | — | — |"
+    )
+
+
 def report(ours: dict, peer: dict, sizes: list[int], conditions: list[str]) -> None:
     print("\n| figure | cgu-lab | JupyterHub | ratio |\n|---|---|---|---|")
     if "single" in ours and "single" in peer:
@@ -545,6 +575,8 @@ def report(ours: dict, peer: dict, sizes: list[int], conditions: list[str]) -> N
                     p["cpu_platform"],
                 )
             )
+            if o.get("loop_lag"):
+                print(loop_lag_row(f"burst of {size}, {condition}", o["loop_lag"]))
             for failure in o["failures"][:3] + p["failures"][:3]:
                 print(f"  failure: {failure}")
     print(

@@ -28,6 +28,7 @@ from .competitions.service import CompetitionService
 from .environments import catalog
 from .environments.builds import EnvironmentBuilds
 from .help_queue.service import HelpQueue
+from .monitoring.loop_lag import LoopLag
 from .monitoring.service import Monitor
 from .notebooks import liveness
 from .notebooks.culler import DEFAULT_POLICY, Culler
@@ -122,6 +123,8 @@ class Platform:
         )
         self.monitor = Monitor(self.db, self.notebooks, self.reader, settings, self.clock)
         self.quota_mirror = QuotaMirror(self.db, self.backend, settings.quota_sync_interval)
+        self.loop_lag = LoopLag()
+        self.monitor.registry.register(self.loop_lag.histogram)
         self._loops: list[asyncio.Task] = []
 
     async def open(self) -> None:
@@ -162,8 +165,8 @@ class Platform:
                     )
                 )
         result = await self.notebooks.lifecycle.reconcile()
-        if result["adopted"] or result["stopped"]:
-            log.info("notebooks adopted: %s; stopped: %s", result["adopted"], result["stopped"])
+        if result.adopted or result.stopped:
+            log.info("notebooks adopted: %s; stopped: %s", result.adopted, result.stopped)
         await self.reader.open()
         await self.notebooks.admission.drain_queue()
         self._loops = [
@@ -178,6 +181,7 @@ class Platform:
             asyncio.create_task(self.competition_entries.run()),
             asyncio.create_task(self.school_login.run()),
             asyncio.create_task(self.class_sessions.run()),
+            asyncio.create_task(self.loop_lag.run()),
         ]
 
     async def close(self) -> None:
