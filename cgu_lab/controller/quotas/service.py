@@ -25,7 +25,7 @@ from ...store.db import Database
 from ...store.models import Group, Membership, Notebook, Quota, User
 from .. import audit
 from ..accounts.directory import get_group, get_user, require_manages_account, require_manages_user
-from ..api.schemas import QuotaOut
+from ..api.schemas import LimitsOut, QuotaOut, UsageOut
 
 DEFAULT_LIMITS = Limits(cpu_milli=4000, memory=8 * 2**30, gpus={}, notebooks=2)
 
@@ -130,25 +130,32 @@ async def enforce_fits(
 # -- reading and setting quotas ----------------------------------------------
 
 
-def limits_dict(limits: Limits | None) -> dict | None:
+def limits_out(limits: Limits | None) -> LimitsOut | None:
+    """Limits as the API shows them (and, dumped, as the audit log records them)."""
     if limits is None:
         return None
-    return {
-        "cpu_milli": limits.cpu_milli,
-        "memory": limits.memory,
-        "gpus": dict(limits.gpus) if limits.gpus is not None else None,
-        "notebooks": limits.notebooks,
-        "disk": limits.disk,
-    }
+    return LimitsOut(
+        cpu_milli=limits.cpu_milli,
+        memory=limits.memory,
+        gpus=dict(limits.gpus) if limits.gpus is not None else None,
+        notebooks=limits.notebooks,
+        disk=limits.disk,
+    )
 
 
-def usage_dict(used: Resources) -> dict:
-    return {
-        "cpu_milli": used.cpu_milli,
-        "memory": used.memory,
-        "gpus": dict(used.gpus),
-        "notebooks": used.notebooks,
-    }
+def usage_out(used: Resources) -> UsageOut:
+    return UsageOut(
+        cpu_milli=used.cpu_milli,
+        memory=used.memory,
+        gpus=dict(used.gpus),
+        notebooks=used.notebooks,
+    )
+
+
+def _audited(limits: Limits | None) -> dict | None:
+    """Limits as an audit record's details hold them: JSON, in the API's shape."""
+    out = limits_out(limits)
+    return out.model_dump() if out is not None else None
 
 
 async def _describe_user(session: AsyncSession, actor: roles.Principal, name: str) -> QuotaOut:
@@ -159,8 +166,8 @@ async def _describe_user(session: AsyncSession, actor: roles.Principal, name: st
     return QuotaOut(
         subject=f"user:{user.name}",
         source=source,
-        limits=limits_dict(limits),
-        usage=usage_dict(await usage(session, user_id=user.id)),
+        limits=limits_out(limits),
+        usage=usage_out(await usage(session, user_id=user.id)),
     )
 
 
@@ -172,14 +179,14 @@ async def _describe_group(session: AsyncSession, actor: roles.Principal, name: s
     return QuotaOut(
         subject=f"group:{group.name}",
         source="group" if budget is not None else "none",
-        limits=limits_dict(budget),
-        usage=usage_dict(await usage(session, group_id=group.id)),
+        limits=limits_out(budget),
+        usage=usage_out(await usage(session, group_id=group.id)),
     )
 
 
 async def _describe_default(session: AsyncSession) -> QuotaOut:
     return QuotaOut(
-        subject="default", source="default", limits=limits_dict(await default_limits(session))
+        subject="default", source="default", limits=limits_out(await default_limits(session))
     )
 
 
@@ -193,7 +200,7 @@ async def _store(
     group_id: int | None = None,
 ) -> None:
     row = await _row(session, scope, user_id if scope == "user" else group_id)
-    before = limits_dict(limits_of(row)) if row is not None else None
+    before = _audited(limits_of(row)) if row is not None else None
     if limits is None:
         if row is not None:
             await session.delete(row)
@@ -214,7 +221,7 @@ async def _store(
         "quota.removed" if limits is None else "quota.set",
         subject,
         before=before,
-        after=limits_dict(limits),
+        after=_audited(limits),
     )
 
 
@@ -365,8 +372,8 @@ async def _request_budget(
         "quota.requested",
         f"group:{group.name}",
         message=text,
-        budget=limits_dict(await group_limits(session, group.id)),
-        usage=usage_dict(await usage(session, group_id=group.id)),
+        budget=_audited(await group_limits(session, group.id)),
+        usage=usage_out(await usage(session, group_id=group.id)).model_dump(),
     )
 
 
