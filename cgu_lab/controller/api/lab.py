@@ -24,6 +24,7 @@ from ..environments import router as catalog
 from ..gpus import router as gpus
 from ..notebooks import culling_router as culling
 from ..notebooks import router as notebooks
+from ..notebooks.schemas import CullerView
 from ..quotas import router as quotas
 from ..sharing import router as shares
 from ..teaching import router as teaching
@@ -101,7 +102,9 @@ async def shared_with_me(platform: PlatformDep, actor: ActorDep):
 
 
 @router.get("/culling", dependencies=EDIT)
-async def culling_status(owner: str, name: str, platform: PlatformDep, actor: ActorDep) -> dict:
+async def culling_status(
+    owner: str, name: str, platform: PlatformDep, actor: ActorDep
+) -> CullerView:
     """The culler's view read now, with the figures the lab counts down from: `now` (the
     server's clock, so a skewed laptop clock shifts nothing), `idle_seconds` and `stop_at`."""
     nb, group = await culling._notebook(platform, actor, owner, name)  # 404 unless editor

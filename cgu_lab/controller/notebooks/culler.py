@@ -30,7 +30,7 @@ from ..clock import Clock
 from .cull_policies import DEFAULT_POLICY, Policies, load_policies, policy_of
 from .reader import NotebookReader
 from .routes import Route
-from .schemas import CullPolicyOut
+from .schemas import CullerView, CullPolicyOut
 from .service import NotebookService
 
 log = logging.getLogger("cgu_lab.culler")
@@ -305,7 +305,7 @@ class Culler:
                 except (BackendError, DomainError) as error:  # stopped meanwhile; next pass
                     log.info("activity of %s/%s not recorded: %s", owner, nb.name, error)
 
-    async def status(self, nb: Notebook, group: str | None) -> dict:
+    async def status(self, nb: Notebook, group: str | None) -> CullerView:
         """What the culler would do with this notebook now, for the countdown in JupyterLab.
 
         One source of truth with the passes: the notebook's kernels and terminals are
@@ -341,22 +341,22 @@ class Culler:
                     if current is not None and current.warned_at == nb.warned_at:
                         _record_warning(session, current, route.owner, decision, now)
         shown = enabled and decision is not None
-        return {
-            "enabled": enabled,
-            "persistent": nb.persistent,
-            "exempt": exempt,
-            "idle_minutes": policy.idle_minutes,
-            "warn_minutes": policy.warn_minutes,
-            "max_lifetime_hours": policy.max_lifetime_hours,
-            "last_activity": last_activity,
-            "now": now,
-            "idle_seconds": decision.idle_seconds if decision else None,
-            "cause": decision.cause if shown else None,
-            "action": _shown_action(decision) if shown else "keep",
-            "reason": decision.reason if decision else (exempt or ""),
-            "message": decision.message if shown else "",
-            "stop_at": decision.stop_at if shown else None,
-        }
+        return CullerView(
+            enabled=enabled,
+            persistent=nb.persistent,
+            exempt=exempt,
+            idle_minutes=policy.idle_minutes,
+            warn_minutes=policy.warn_minutes,
+            max_lifetime_hours=policy.max_lifetime_hours,
+            last_activity=last_activity,
+            now=now,
+            idle_seconds=decision.idle_seconds if decision else None,
+            cause=decision.cause if shown else None,
+            action=_shown_action(decision) if shown else "keep",
+            reason=decision.reason if decision else (exempt or ""),
+            message=decision.message if shown else "",
+            stop_at=decision.stop_at if shown else None,
+        )
 
     def _route_of(self, notebook_id: int) -> Route | None:
         return self.notebooks.routes.by_id(notebook_id)

@@ -90,7 +90,7 @@ async def culling_status(
     owner: UserNamePath, name: LabelPath, platform: PlatformDep, actor: ActorDep
 ) -> CullingStatus:
     nb, group = await _notebook(platform, actor, owner, name)
-    return CullingStatus(**await platform.culler.status(nb, group))
+    return await platform.culler.status(nb, group)
 
 
 @router.post(

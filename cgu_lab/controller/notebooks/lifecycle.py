@@ -36,6 +36,7 @@ from . import transitions
 from .admission import RECLAIM_NOTE, NotebookAdmission
 from .pod_defaults import chosen as chosen_pod_defaults
 from .routes import RouteTable
+from .schemas import Reconciled
 from .seed import copy_seed
 from .specs import NotebookSpecs, load_notebook, validated_resources
 
@@ -506,7 +507,7 @@ class NotebookLifecycle:
         )
         await self._run_start(nb_id, owner, name)
 
-    async def reconcile(self) -> dict[str, list[str]]:
+    async def reconcile(self) -> Reconciled:
         """Find running notebooks again after a controller restart; stop what cannot be adopted."""
         adopted, stopped = [], []
         async with self.db.session() as session:
@@ -555,4 +556,4 @@ class NotebookLifecycle:
                     stopped=stopped,
                     orphans_killed=swept,
                 )
-        return {"adopted": adopted, "stopped": stopped}
+        return Reconciled(adopted, stopped)

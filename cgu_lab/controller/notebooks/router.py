@@ -71,8 +71,7 @@ async def list_pod_defaults(
     """The PodDefaults of the owner's namespace (admins: any user's with `owner`), by their
     description, as Kubeflow's notebook form offers them; none where the backend or the
     cluster has no PodDefaults (the local backend, Kubernetes without Kubeflow)."""
-    offered = await pod_defaults.offered(platform.backend, actor, owner or actor.name)
-    return [PodDefaultOut(name=item["name"], desc=item["desc"]) for item in offered]
+    return await pod_defaults.offered(platform.backend, actor, owner or actor.name)
 
 
 @router.post("/notebooks", response_model=NotebookOut, status_code=201, summary="Create a notebook")

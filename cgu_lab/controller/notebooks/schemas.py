@@ -6,6 +6,7 @@ bounded types come from `schema_types`, so the limits read the same everywhere.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -382,3 +383,22 @@ class CullingStatus(BaseModel):
     reason: str
     message: str
     stop_at: datetime | None
+
+
+# What the culler would do now, as `Culler.status` reads it: the API's `CullingStatus`
+# and the figures JupyterLab's countdown reads besides (api/lab.py's /culling, outside
+# the OpenAPI document). No docstring: it would become the schema's description.
+class CullerView(CullingStatus):
+    exempt: str  # why the culler leaves the notebook's group alone; "" when it applies
+    now: datetime  # the server's clock, which the countdown starts from
+    idle_seconds: float | None
+    cause: str | None
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """What a controller start found of the notebooks it had left running: those adopted
+    again and those stopped (as "owner/name"), for its log."""
+
+    adopted: list[str]
+    stopped: list[str]
