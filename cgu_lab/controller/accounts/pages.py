@@ -42,7 +42,15 @@ async def login_form(request: Request, next: str = "", signed_out: str = "") -> 
         return RedirectResponse(safe_next(next), status_code=303)
     school = await platform_of(request).school_login.login_context(signed_out[:63])
     return await render(
-        request, "login.html", "Log in", None, next=safe_next(next), name="", error="", **school
+        request,
+        "login.html",
+        "Log in",
+        None,
+        next=safe_next(next),
+        name="",
+        error="",
+        school_logins=school.school_logins,
+        end_session=school.end_session,
     )
 
 
@@ -56,6 +64,7 @@ async def login(
     try:
         token, identity = await platform_of(request).auth.login(name, password, client)
     except DomainError as error:
+        school = await platform_of(request).school_login.login_context()
         refused = await render(
             request,
             "login.html",
@@ -65,7 +74,8 @@ async def login(
             name=name,
             error=error.message,
             status_code=error.status,
-            **await platform_of(request).school_login.login_context(),
+            school_logins=school.school_logins,
+            end_session=school.end_session,
         )
         refused.headers.update(getattr(error, "headers", None) or {})  # Retry-After when slowed
         return refused

@@ -147,6 +147,8 @@ class OidcClient:
         return Authorization(url, state, nonce, verifier)
 
     async def _token_request(self, **fields: str) -> dict:
+        """The token endpoint's JSON answer: a mapping as the provider wrote it (it names
+        its own fields beside the standard ones), so it stays a dict."""
         metadata = await self.metadata()
         body = prepare_token_request(fields.pop("grant_type"), **fields)
         secret = self.provider.client_secret.get_secret_value()
@@ -197,6 +199,8 @@ class OidcClient:
         return Verified(claims, str(answer.get("refresh_token") or ""))
 
     async def verify(self, id_token: str, nonce: str) -> dict:
+        """The ID token's claims once checked: a dict, as each provider sends claims of
+        its own (the school's mapping rules read them by name)."""
         metadata = await self.metadata()
         offered = metadata.get("id_token_signing_alg_values_supported") or ["RS256"]
         algorithms = [a for a in offered if a in ASYMMETRIC]

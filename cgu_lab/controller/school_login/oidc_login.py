@@ -19,7 +19,7 @@ from ..clock import Clock
 from .accounts import Person, SchoolAccounts
 from .oidc import Authorization, OidcClient
 from .refusals import Refused
-from .schemas import OidcProvider
+from .schemas import EndSessionLink, OidcProvider
 from .sealing import Sealer
 
 PENDING_SECONDS = 600
@@ -147,11 +147,11 @@ class OidcLogins:
             return None, None
         return await client.still_known(refresh)
 
-    async def end_session(self, provider: str, post_logout: str) -> dict | None:
+    async def end_session(self, provider: str, post_logout: str) -> EndSessionLink | None:
         """The provider's own log-out link for the login page after a log-out, if it has
         one."""
         client = self.clients.get(provider)
         if client is None:
             return None
         url = await client.end_session_url(post_logout)
-        return {"name": client.provider.name, "url": url} if url else None
+        return EndSessionLink(name=client.provider.name, url=url) if url else None

@@ -10,6 +10,7 @@ secrets and bind passwords are `SecretStr`: they never appear in a log or a repr
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
@@ -180,3 +181,31 @@ class PreEnrolOut(BaseModel):
     existing_accounts: list[str] = Field(
         description="addresses of existing accounts: enrol them from the course's Members tab"
     )
+
+
+# -- what the login page shows of them (accounts/pages.py) --------------------------------
+
+
+@dataclass(frozen=True)
+class SchoolLoginChoice:
+    """A button (OpenID) or a form (LDAP) on the login page."""
+
+    id: str
+    name: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class EndSessionLink:
+    """After a log-out: the provider's own log-out, whose name the page says."""
+
+    name: str
+    url: str
+
+
+@dataclass(frozen=True)
+class LoginChoices:
+    """The school logins the login page offers, and the end-session link after a log-out."""
+
+    school_logins: list[SchoolLoginChoice]
+    end_session: EndSessionLink | None

@@ -33,7 +33,15 @@ from .ldap_login import LdapLogins
 from .oidc_login import OidcLogins, redirect_uri
 from .pre_enrolments import PreEnrolments
 from .rules import Rules
-from .schemas import LdapProvider, OidcProvider, PreEnrolOut, RuleIn, load_providers
+from .schemas import (
+    LdapProvider,
+    LoginChoices,
+    OidcProvider,
+    PreEnrolOut,
+    RuleIn,
+    SchoolLoginChoice,
+    load_providers,
+)
 from .sealing import Sealer
 
 log = logging.getLogger("cgu_lab.school_login")
@@ -88,8 +96,8 @@ class SchoolLogin:
     def redirect_uri(self, provider: str) -> str:
         return redirect_uri(self.settings.base_url, provider)
 
-    def choices(self) -> list[dict]:
-        return [{"id": p.id, "name": p.name, "kind": p.kind} for p in self.providers.values()]
+    def choices(self) -> list[SchoolLoginChoice]:
+        return [SchoolLoginChoice(p.id, p.name, p.kind) for p in self.providers.values()]
 
     # -- the logins (pages.py) ------------------------------------------------------------
 
@@ -195,8 +203,8 @@ class SchoolLogin:
             return f"/login?signed_out={provider}"
         return "/login"
 
-    async def login_context(self, signed_out: str = "") -> dict:
+    async def login_context(self, signed_out: str = "") -> LoginChoices:
         """What the login page shows of the school logins: a button per OpenID provider,
         a form per LDAP directory, and after a log-out the provider's end-session link."""
         end_session = await self.oidc.end_session(signed_out, self.settings.base_url + "/login")
-        return {"school_logins": self.choices(), "end_session": end_session}
+        return LoginChoices(school_logins=self.choices(), end_session=end_session)
