@@ -326,11 +326,11 @@ async def _admin(args) -> int:
             elif args.admin_command == "import":
                 text = await asyncio.to_thread(Path(args.csv).read_text)
                 result = await roster_import.import_roster(session, system, text, args.group)
-                for account in result["created"]:
-                    password = account["one_time_password"] or "(password from file)"
-                    print(f"{account['name']}\t{password}")
+                for account in result.created:
+                    password = account.one_time_password or "(password from file)"
+                    print(f"{account.name}\t{password}")
                 print(
-                    f"{len(result['created'])} created, {len(result['enrolled'])} enrolled",
+                    f"{len(result.created)} created, {len(result.enrolled)} enrolled",
                     file=sys.stderr,
                 )
             elif args.admin_command == "reset-password":

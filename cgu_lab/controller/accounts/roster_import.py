@@ -20,8 +20,10 @@ from ...core.roles import Principal, Role
 from ...core.roster import RosterRow, parse_roster
 from ...store.models import Group, Membership, User
 from .. import audit
+from ..api.schemas import CreatedAccount
 from . import invitations
 from .directory import get_group
+from .schemas import ImportOut
 from .security import hash_password, new_password
 
 
@@ -76,7 +78,7 @@ async def import_roster(
     text: str,
     group: str | None,
     unix_clash: UnixClash | None = None,
-) -> dict:
+) -> ImportOut:
     """Create the accounts of a class list and enrol them; all or nothing.
 
     New accounts join the group at once. Existing ones join at once when an
@@ -99,7 +101,7 @@ async def import_roster(
     await check_unix_names(session, [row.name for row in new_rows], unix_clash)
     groups_of = await _groups_by_user(session, list(existing.values()))
     prepared = await _hashed_passwords(new_rows)
-    result: dict[str, list] = {"created": [], "enrolled": [], "already_members": [], "invited": []}
+    result = ImportOut(created=[], enrolled=[], already_members=[], invited=[])
     for row in rows:
         user = existing.get(row.name)
         if user is None:
@@ -107,18 +109,18 @@ async def import_roster(
             user = await _add_imported(session, row, password_hash)
             groups_of[user.id] = set()
             one_time = None if row.password else password
-            result["created"].append({"name": row.name, "one_time_password": one_time})
+            result.created.append(CreatedAccount(name=row.name, one_time_password=one_time))
         if target is not None:
             new = row.name not in existing
             joined = await _join_imported(session, actor, target, user, groups_of[user.id], new)
-            result[joined].append(row.name)
+            getattr(result, joined).append(row.name)
     audit.record(
         session,
         actor.name,
         "group.imported" if target else "user.imported",
         f"group:{target.name}" if target else "users",
-        created=[c["name"] for c in result["created"]],
-        enrolled=result["enrolled"],
-        invited=result["invited"],
+        created=[c.name for c in result.created],
+        enrolled=result.enrolled,
+        invited=result.invited,
     )
     return result

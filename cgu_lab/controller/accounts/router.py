@@ -45,7 +45,8 @@ from ..api.schemas import (
 )
 from ..root import Platform
 from . import service
-from .service import ImportOut, InvitationSent, TaAdded, UserActivityOut
+from .schemas import ImportOut
+from .service import InvitationSent, TaAdded, UserActivityOut
 
 router = APIRouter(dependencies=[require_scope("accounts")])
 

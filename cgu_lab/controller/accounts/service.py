@@ -25,7 +25,6 @@ from .. import audit
 from ..api.schemas import (
     GroupOut,
     GroupRef,
-    ImportResult,
     MemberOut,
     TokenCreated,
     TokenOut,
@@ -35,6 +34,7 @@ from ..api.schemas import (
 from ..clock import Clock
 from ..teaching import staff as course_staff
 from . import directory, invitations, roster_import, user_admin
+from .schemas import ImportOut
 
 # -- what the API answers ------------------------------------------------------------
 
@@ -46,10 +46,6 @@ class UserActivityOut(UserOut):
     notebooks: int = Field(0, description="Notebooks the user has")
     running: int = Field(0, description="Notebooks holding resources (starting, running, stopping)")
     queued: int = Field(0, description="Notebooks waiting for a GPU")
-
-
-class ImportOut(ImportResult):
-    invited: list[str] = []
 
 
 class InvitationSent(BaseModel):
@@ -238,10 +234,10 @@ async def import_roster(
 ) -> ImportOut:
     """A class list's accounts, made and (with `group`) enrolled or invited; all or nothing."""
     async with db.session() as session:
-        result = await roster_import.import_roster(session, actor, text, group, unix_clash)
+        imported = await roster_import.import_roster(session, actor, text, group, unix_clash)
     if group is not None:
         auth.forget_memberships()
-    return ImportOut(**result)
+    return imported
 
 
 async def update_user(
