@@ -1,4 +1,5 @@
 import { defineConfig } from '@playwright/test';
+import * as path from 'path';
 import { CHROMIUM } from './chromium';
 
 /**
@@ -6,6 +7,10 @@ import { CHROMIUM } from './chromium';
  * real JupyterLab processes) in Debian's Chromium; no browser is downloaded.
  */
 const port = Number(process.env.CGU_UI_PORT ?? 8765);
+// The platform's data folder, named once by the runner, which reads this file first:
+// start-platform.sh (which makes it) and the workers inherit the variable, and the specs
+// prepare notebooks' homes there (helpers.ts: galataFromStart).
+process.env.CGU_UI_DATA ??= path.join('/tmp', `cgu-lab-ui-${port}-${process.pid}`);
 
 export default defineConfig({
   testDir: './tests',

@@ -13,8 +13,15 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bin="$here/../.venv/bin"
 port="${1:-8765}"
-data="$(mktemp -d /tmp/cgu-lab-ui-XXXXXX)"
-chmod 711 "$data"
+# The data directory playwright.config.ts named (the specs write into notebooks' homes
+# there), made new here: an existing one is refused. Run by hand, a new temporary one.
+if [ -n "${CGU_UI_DATA:-}" ]; then
+  data="$CGU_UI_DATA"
+  mkdir -m 711 "$data"
+else
+  data="$(mktemp -d /tmp/cgu-lab-ui-XXXXXX)"
+  chmod 711 "$data"
+fi
 controller=""
 
 cleanup() {

@@ -1,5 +1,6 @@
 import { galata, IJupyterLabPageFixture } from '@jupyterlab/galata';
 import { APIRequestContext, expect, Page, request, TestInfo } from '@playwright/test';
+import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 
@@ -77,10 +78,21 @@ export async function openNotebook(page: Page, notebook: string, path = 'lab'): 
   });
 }
 
-/** Create `owner`'s notebook `name` (1 CPU, 1 GiB) and start it, waiting until it runs. */
-export async function startNotebook(api: APIRequestContext, owner: string, name: string): Promise<void> {
+/**
+ * Create `owner`'s notebook `name` (1 CPU, 1 GiB) and start it, waiting until it runs;
+ * with `galata`, drivable by galata's helpers from that first start (galataFromStart).
+ */
+export async function startNotebook(
+  api: APIRequestContext,
+  owner: string,
+  name: string,
+  options: { galata?: boolean } = {}
+): Promise<void> {
   await stopRunning(api, owner);
   expect((await api.post('/api/notebooks', { data: { name, cpu: 1, memory: '1Gi' } })).status()).toBe(201);
+  if (options.galata) {
+    galataFromStart(owner, name);
+  }
   expect((await api.post(`/api/notebooks/${owner}/${name}/start?wait=true`)).status()).toBe(202);
 }
 
@@ -97,100 +109,71 @@ export async function stopRunning(api: APIRequestContext, owner: string): Promis
 }
 
 /**
- * Code run once in a notebook's own kernel, as its owner: settings in the server's config
- * file in the notebook's home (its Jupyter config directory; a `jupyter_server_config.d`
- * there would be read for server extensions only) that load galata's in-page helpers, the lab
- * extension JupyterLab ships for its own UI tests, and show JupyterLab's application
- * object to the page (which those helpers drive). Only that notebook's server reads it,
- * and only from its next start: nothing of the platform's own configuration changes, so
- * notebooks of other specs (and of anyone outside the tests) never carry test helpers.
+ * The platform's data folder: named by playwright.config.ts (CGU_UI_DATA, which the workers
+ * and start-platform.sh inherit), made by start-platform.sh, gone when the run ends.
  */
-const GALATA_CONFIG = `
-import json, pathlib
-import jupyterlab.galata
-from jupyter_core.paths import jupyter_config_dir
-path = pathlib.Path(jupyter_config_dir()) / "jupyter_server_config.json"
-config = json.loads(path.read_text()) if path.exists() else {}
-helpers = str(pathlib.Path(jupyterlab.galata.__file__).parent)
-config.setdefault("LabServerApp", {})["extra_labextensions_path"] = [helpers]
-config.setdefault("LabApp", {})["expose_app_in_browser"] = True
-path.parent.mkdir(parents=True, exist_ok=True)
-path.write_text(json.dumps(config))
-`;
+function platformData(): string {
+  const data = process.env.CGU_UI_DATA;
+  if (!data) {
+    throw new Error('CGU_UI_DATA is not set: the UI tests run through playwright.config.ts');
+  }
+  return data;
+}
+
+let galataHelpers: string | undefined;
 
 /**
- * Run `code` in a new kernel of the notebook `page` shows (its origin, its cookie), the
- * kernel started and shut down through `api`; fails with the kernel's error, if any.
+ * Make `owner`'s notebook `name` drivable by galata from its next start, the first one
+ * included, with no restart. Two settings in the server's config file: load galata's
+ * in-page helpers (the lab extension JupyterLab ships for its own UI tests) and show
+ * JupyterLab's application object to the page, which those helpers drive. The file is the
+ * one in the server's Jupyter config directory (a `jupyter_server_config.d` there would be
+ * read for server extensions only), which the local backend puts in the notebook's own home
+ * (JUPYTER_CONFIG_DIR = <home>/.jupyter, the home <data>/state/homes/<owner>/<name>, made at
+ * the notebook's first start or first copy of files). A home not made yet is made here, and
+ * the backend gives it and what is in it to the account when it prepares it
+ * (local_homes.prepare_home); a home already there gives its owner to the new folder and
+ * file. Only this notebook's server reads them: nothing of the platform's own configuration
+ * changes, so no notebook a spec does not name here (another spec's, anyone's outside the
+ * tests) carries test helpers; this platform itself is the UI tests' own, made by
+ * start-platform.sh, with only their accounts.
  */
-async function runInKernel(page: Page, api: APIRequestContext, notebook: string, code: string): Promise<void> {
-  const started = await api.post(`${notebook}/api/kernels`, { data: { name: 'python3' } });
-  expect(started.status()).toBe(201);
-  const kernel = (await started.json()).id as string;
-  try {
-    const reply = await page.evaluate(
-      ({ path, code }) =>
-        new Promise<string>((resolve, reject) => {
-          const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}`);
-          const id = crypto.randomUUID();
-          const said: string[] = [];
-          socket.onerror = () => reject(new Error(`the kernel's channel at ${path} failed`));
-          socket.onopen = () =>
-            socket.send(
-              JSON.stringify({
-                channel: 'shell',
-                header: {
-                  msg_id: id,
-                  msg_type: 'execute_request',
-                  session: crypto.randomUUID(),
-                  username: '',
-                  version: '5.3',
-                  date: new Date().toISOString()
-                },
-                parent_header: {},
-                metadata: {},
-                content: { code, silent: false, store_history: false, user_expressions: {}, allow_stdin: false },
-                buffers: []
-              })
-            );
-          socket.onmessage = event => {
-            const message = JSON.parse(event.data as string);
-            if (message.parent_header?.msg_id !== id) {
-              return;
-            }
-            if (message.msg_type === 'stream' || message.msg_type === 'error') {
-              said.push(message.content.text ?? `${message.content.ename}: ${message.content.evalue}`);
-            }
-            if (message.msg_type === 'execute_reply') {
-              socket.close();
-              resolve(`${message.content.status} ${said.join('')}`.trim());
-            }
-          };
-        }),
-      { path: `${notebook}/api/kernels/${kernel}/channels`, code }
-    );
-    expect(reply).toBe('ok');
-  } finally {
-    await api.delete(`${notebook}/api/kernels/${kernel}`);
+export function galataFromStart(owner: string, name: string): void {
+  galataHelpers ??= execFileSync(
+    path.resolve(__dirname, '../../.venv/bin/python'),
+    ['-c', 'import jupyterlab.galata, pathlib; print(pathlib.Path(jupyterlab.galata.__file__).parent)'],
+    { encoding: 'utf8' }
+  ).trim();
+  const home = path.join(platformData(), 'state', 'homes', owner, name);
+  const folder = path.join(home, '.jupyter');
+  const file = path.join(folder, 'jupyter_server_config.json');
+  const existed = fs.existsSync(home);
+  const config = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
+  config.LabServerApp = { ...config.LabServerApp, extra_labextensions_path: [galataHelpers] };
+  config.LabApp = { ...config.LabApp, expose_app_in_browser: true };
+  fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+  fs.writeFileSync(file, JSON.stringify(config), { mode: 0o600 });
+  if (existed) {
+    const { uid, gid } = fs.statSync(home);
+    fs.chownSync(folder, uid, gid);
+    fs.chownSync(file, uid, gid);
   }
 }
 
 /**
- * Make `owner`'s running notebook `name` drivable by galata (GALATA_CONFIG says how), then
- * restart it so that its server loads the helpers. `page` is any page of a browser context
- * logged in as the owner, as every spec has one, whether it made the account or was given
- * it: the work happens on a page of its own in that context (an API token made on the
- * portal, the kernel's channel opened on the notebook's origin), and `page` stays where it
- * is. A notebook whose server was already prepared keeps the file; doing it again is harmless.
+ * Make `owner`'s running notebook `name` drivable by galata (galataFromStart) and restart
+ * it so that its server reads the settings: for a notebook a spec cannot prepare before its
+ * first start. `page` is any page of a browser context logged in as the owner, as every
+ * spec has one: the API token for the restart is made on a page of its own in that context,
+ * and `page` stays where it is.
  */
 export async function loadGalata(page: Page, owner: string, name: string): Promise<void> {
-  const notebook = `/notebook/${owner}/${name}`;
+  galataFromStart(owner, name);
   const own = await page.context().newPage();
   try {
     await own.goto('/notebooks');
     const api = await asToken(new URL(own.url()).origin, await apiToken(own));
     try {
-      await openNotebook(own, notebook);
-      await runInKernel(own, api, notebook, GALATA_CONFIG);
       expect((await api.post(`/api/notebooks/${owner}/${name}/stop?wait=true`)).status()).toBe(202);
       expect((await api.post(`/api/notebooks/${owner}/${name}/start?wait=true`)).status()).toBe(202);
     } finally {
@@ -203,7 +186,7 @@ export async function loadGalata(page: Page, owner: string, name: string): Promi
 
 /**
  * `page` with galata's JupyterLab helpers (`lab.notebook`, `lab.menu`, `lab.filebrowser`,
- * `lab.kernel`...) for the notebook at `notebook`, whose server loadGalata prepared; opens
+ * `lab.kernel`...) for the notebook at `notebook`, prepared by galataFromStart; opens
  * `path` there (`tree/<file>`, or the lab itself) on the notebook's own origin, to which
  * the controller sends the page (labOf says what it waits for).
  */

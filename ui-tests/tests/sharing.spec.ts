@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { apiToken, asToken, labOf, loadGalata, login, openLab, snapshot, startNotebook } from './helpers';
+import { apiToken, asToken, labOf, login, openLab, snapshot, startNotebook } from './helpers';
 
 /**
  * A notebook shared read-only with a TA, then revoked, and its owner's resize within the
@@ -16,8 +16,7 @@ test.describe.serial('sharing a notebook with a TA', () => {
     const owner = await (await browser.newContext()).newPage();
     await login(owner, 'ui-student');
     const api = await asToken(baseURL!, await apiToken(owner));
-    await startNotebook(api, 'ui-student', 'shared');
-    await loadGalata(owner, 'ui-student', 'shared');
+    await startNotebook(api, 'ui-student', 'shared', { galata: true });
     const notebook = {
       type: 'notebook',
       format: 'json',
