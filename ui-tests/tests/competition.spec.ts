@@ -1,5 +1,5 @@
 import { expect, Page, test } from '@playwright/test';
-import { apiToken, asToken, login, notebookJson, snapshot, startNotebook } from './helpers';
+import { apiToken, asToken, login, notebookJson, openLab, snapshot, startNotebook } from './helpers';
 
 const ROWS = 40;
 const label = (i: number) => (i % 3 === 0 ? 'cat' : 'dog');
@@ -90,13 +90,14 @@ test('a teacher runs a course competition; a student submits from the page and s
 
   // ... and from JupyterLab: the notebook toolbar's Compete button sends a CSV of the home.
   const studentApi = await asToken(baseURL!, await apiToken(student));
-  await startNotebook(studentApi, 'ui-student', 'compete');
+  await startNotebook(studentApi, 'ui-student', 'compete', { galata: true });
   const contents = '/notebook/ui-student/compete/api/contents';
   expect((await studentApi.put(`${contents}/work.ipynb`, { data: notebookJson(['print(1)']) })).status()).toBe(201);
   const file = { type: 'file', format: 'text', content: PREDICTIONS };
   expect((await studentApi.put(`${contents}/preds.csv`, { data: file })).status()).toBe(201);
-  await student.goto('/notebook/ui-student/compete/lab/tree/work.ipynb');
+  const lab = await openLab(student, '/notebook/ui-student/compete', 'tree/work.ipynb');
   await expect(student.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+  expect(await lab.notebook.isOpen('work.ipynb')).toBe(true);
   await student.locator('[data-cgu="competition-button"]').first().click();
   await expect(student.locator('[data-cgu="competition-select"]')).toContainText('Cats or dogs (ui-comp)');
   await student.locator('[data-cgu="competition-path"]').fill('preds.csv');
@@ -194,11 +195,12 @@ test('a code competition: the teacher uploads hidden inputs, a student submits a
 
   // From JupyterLab: the Compete button sends the open notebook to the code competition.
   const studentApi = await asToken(baseURL!, await apiToken(student));
-  await startNotebook(studentApi, 'ui-student', 'code-comp');
+  await startNotebook(studentApi, 'ui-student', 'code-comp', { galata: true });
   const contents = '/notebook/ui-student/code-comp/api/contents';
   expect((await studentApi.put(`${contents}/model.ipynb`, { data: notebookJson(MODEL) })).status()).toBe(201);
-  await student.goto('/notebook/ui-student/code-comp/lab/tree/model.ipynb');
+  const lab = await openLab(student, '/notebook/ui-student/code-comp', 'tree/model.ipynb');
   await expect(student.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+  expect(await lab.notebook.isOpen('model.ipynb')).toBe(true);
   await student.locator('[data-cgu="competition-button"]').first().click();
   await student.locator('[data-cgu="competition-select"]').selectOption({ label: 'Cats or dogs, by notebook (ui-code)' });
   await expect(student.locator('[data-cgu="competition-path"]')).toHaveValue('model.ipynb');

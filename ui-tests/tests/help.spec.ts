@@ -1,5 +1,6 @@
-import { expect, Page, test } from '@playwright/test';
-import { apiToken, asToken, login, notebookJson, openNotebook, snapshot, startNotebook } from './helpers';
+import { IJupyterLabPageFixture } from '@jupyterlab/galata';
+import { expect, Locator, Page, test } from '@playwright/test';
+import { apiToken, asToken, labOf, login, notebookJson, openLab, snapshot, startNotebook } from './helpers';
 
 /**
  * Raise hand (issue 26), end to end: a student asks for help from JupyterLab; the TA
@@ -7,7 +8,7 @@ import { apiToken, asToken, login, notebookJson, openNotebook, snapshot, startNo
  * takes it there (the student's notebook opens live in a new tab), both type into one
  * cell and each sees the other's text live (two browser contexts, jupyter-collaboration
  * through the proxy), the student's status says who helps; Thanks ends it and the TA's
- * access with it.
+ * access with it. JupyterLab itself is driven through galata's helpers (helpers.ts: openLab).
  */
 const STUDENT_NB = '/notebook/ui-pupil/help';
 const TA_NB = '/notebook/ui-ta/desk';
@@ -16,16 +17,18 @@ async function apiAs(page: Page, baseURL: string) {
   return asToken(baseURL, await apiToken(page));
 }
 
-/** The first cell's editor of the notebook in front. */
-function firstCell(page: Page) {
-  return page.locator('.jp-NotebookPanel .jp-Cell').first().locator('.cm-content');
+/** The first cell's editor of the notebook in front, once JupyterLab shows it. */
+async function firstCell(lab: IJupyterLabPageFixture): Promise<Locator> {
+  let cell: Locator | null = null;
+  await expect.poll(async () => (cell = await lab.notebook.getCellInputLocator(0)) !== null, { timeout: 60_000 }).toBe(true);
+  return cell!;
 }
 
 /** Type at the end of the first cell's text. */
-async function typeAtEnd(page: Page, text: string): Promise<void> {
-  await firstCell(page).click();
-  await page.keyboard.press('Control+End');
-  await page.keyboard.type(text, { delay: 20 });
+async function typeAtEnd(lab: IJupyterLabPageFixture, text: string): Promise<void> {
+  await (await firstCell(lab)).click();
+  await lab.keyboard.press('Control+End');
+  await lab.keyboard.type(text, { delay: 20 });
 }
 
 test('a student asks for help, a TA takes it, both edit one cell live, Thanks ends the TA access', async ({
@@ -50,12 +53,13 @@ test('a student asks for help, a TA takes it, both edit one cell live, Thanks en
   const student = await (await browser.newContext()).newPage();
   await login(student, 'ui-pupil');
   const studentApi = await apiAs(student, baseURL!);
-  await startNotebook(studentApi, 'ui-pupil', 'help');
+  await startNotebook(studentApi, 'ui-pupil', 'help', { galata: true });
   expect(
     (await studentApi.put(`${STUDENT_NB}/api/contents/hw.ipynb`, { data: notebookJson(['loss = 1']) })).status()
   ).toBe(201);
-  await openNotebook(student, STUDENT_NB, 'lab/tree/hw.ipynb');
+  const studentLab = await openLab(student, STUDENT_NB, 'tree/hw.ipynb');
   await expect(student.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+  expect(await studentLab.notebook.isOpen('hw.ipynb')).toBe(true);
 
   // Ask for help: a question, the helper may edit.
   const ask = student.locator('[data-cgu="help-button"]').first();
@@ -84,9 +88,9 @@ test('a student asks for help, a TA takes it, both edit one cell live, Thanks en
   await snapshot(ta, testInfo, '262-help-course-page');
 
   // ... and in JupyterLab's Help queue panel, on the TA's own notebook.
-  await startNotebook(taApi, 'ui-ta', 'desk');
-  await openNotebook(ta, TA_NB, 'lab');
-  await ta.locator('.jp-SideBar li[data-id="cgu-lab-help-queue"]').click();
+  await startNotebook(taApi, 'ui-ta', 'desk', { galata: true });
+  const taLab = await openLab(ta, TA_NB);
+  await taLab.sidebar.openTab('cgu-lab-help-queue');
   const panel = ta.locator('[data-cgu="help-panel"]');
   await expect(panel).toBeVisible();
   const request = panel.locator('[data-cgu="help-request"][data-student="ui-pupil"]');
@@ -101,19 +105,21 @@ test('a student asks for help, a TA takes it, both edit one cell live, Thanks en
   const helper = await opened;
   await helper.waitForURL(/\/notebook\/ui-pupil\/help\/lab/, { timeout: 60_000 });
   await expect(helper.locator('body')).toHaveAttribute('data-cgu-access', 'edit', { timeout: 90_000 });
+  const helperLab = await labOf(helper, STUDENT_NB);
   await expect(status).toHaveText(/ui-ta is helping you/, { timeout: 30_000 });
   await expect(panel.locator('[data-cgu="help-request"][data-state="helping"]')).toBeVisible();
-  // the file browser's entry (data-file-type), not the collaborators panel's line for the
-  // file the student has open, which appears as soon as her awareness reaches the TA's page
-  await helper.locator('.jp-DirListing-item[data-file-type="notebook"]', { hasText: 'hw.ipynb' }).dblclick();
-  await expect(firstCell(helper)).toContainText('loss = 1', { timeout: 60_000 });
+  // galata opens the file browser's entry (its File Browser Section), not the collaborators
+  // panel's line for the file the student has open, which appears as soon as her awareness
+  // reaches the TA's page.
+  expect(await helperLab.filebrowser.open('hw.ipynb')).toBe(true);
+  await expect(await firstCell(helperLab)).toContainText('loss = 1', { timeout: 60_000 });
 
   // Both type into the one cell; each sees the other's text live, without saving.
-  await typeAtEnd(student, '  # student was here');
-  await expect(firstCell(helper)).toContainText('# student was here', { timeout: 15_000 });
-  await typeAtEnd(helper, '  # ta was here');
-  await expect(firstCell(student)).toContainText('# ta was here', { timeout: 15_000 });
-  await expect(firstCell(student)).toContainText('# student was here');
+  await typeAtEnd(studentLab, '  # student was here');
+  await expect(await firstCell(helperLab)).toContainText('# student was here', { timeout: 15_000 });
+  await typeAtEnd(helperLab, '  # ta was here');
+  await expect(await firstCell(studentLab)).toContainText('# ta was here', { timeout: 15_000 });
+  await expect(await firstCell(studentLab)).toContainText('# student was here');
   // Who else is here: ours in the status bar, jupyter-collaboration's in its panel.
   await expect(student.locator('[data-cgu="collaboration-presence"]')).toContainText('ui-ta', {
     timeout: 30_000

@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { apiToken, asToken, login, snapshot, stopRunning } from './helpers';
+import { apiToken, asToken, galataFromStart, labOf, login, snapshot, stopRunning } from './helpers';
 
 test('a student logs in, creates a notebook and reaches JupyterLab through the auto-start page', async ({
   page,
@@ -20,6 +20,7 @@ test('a student logs in, creates a notebook and reaches JupyterLab through the a
   const row = page.locator('tr[data-notebook="ui-student/demo"]');
   await expect(row).toContainText('stopped');
   await snapshot(page, testInfo, '03-notebook-created');
+  galataFromStart('ui-student', 'demo');
 
   // Opening the address of a stopped notebook offers to start it.
   await page.goto('/notebook/ui-student/demo/lab');
@@ -32,14 +33,19 @@ test('a student logs in, creates a notebook and reaches JupyterLab through the a
 
   // Progress ends in JupyterLab itself.
   await page.waitForURL(/\/notebook\/ui-student\/demo\/lab/, { timeout: 120_000 });
+  const lab = await labOf(page, '/notebook/ui-student/demo');
   await expect(page.locator('#jp-main-dock-panel')).toBeVisible({ timeout: 120_000 });
-  await expect(page.locator('.jp-Launcher')).toBeVisible({ timeout: 60_000 });
+  await expect(lab.launcher).toBeVisible({ timeout: 60_000 });
+  expect(await lab.activity.isTabActive('Launcher')).toBe(true);
   await snapshot(page, testInfo, '06-jupyterlab');
 
   // The lab extension offers the way back to the platform.
-  await page.getByRole('menuitem', { name: 'File' }).click();
-  await expect(page.getByRole('menuitem', { name: 'Back to cgu-lab portal' })).toBeVisible();
-  await page.keyboard.press('Escape');
+  await lab.menu.open('File');
+  const back = await lab.menu.getMenuItemLocator('File>Back to cgu-lab portal');
+  expect(back).not.toBeNull();
+  await expect(back!).toBeVisible();
+  await lab.menu.closeAll();
+  expect(await lab.menu.isAnyOpen()).toBe(false);
 });
 
 test('another user cannot open the notebook', async ({ page }) => {

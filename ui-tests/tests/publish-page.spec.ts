@@ -5,7 +5,7 @@ import {
   login,
   notebookJson,
   PASSWORD,
-  openNotebook,
+  openLab,
   snapshot,
   startNotebook
 } from './helpers';
@@ -78,7 +78,7 @@ test.describe.serial('a notebook published as a page from the lab', () => {
     const teacher = await (await browser.newContext()).newPage();
     await login(teacher, OWNER);
     teacherApi = await asToken(baseURL!, await apiToken(teacher));
-    await startNotebook(teacherApi, OWNER, NAME);
+    await startNotebook(teacherApi, OWNER, NAME, { galata: true });
     const persistent = await admin.patch(`/api/notebooks/${OWNER}/${NAME}`, {
       data: { persistent: true }
     });
@@ -90,11 +90,12 @@ test.describe.serial('a notebook published as a page from the lab', () => {
     );
     expect([200, 201]).toContain(saved.status());
 
-    await openNotebook(teacher, NOTEBOOK, 'lab/tree/lesson.ipynb');
+    const lab = await openLab(teacher, NOTEBOOK, 'tree/lesson.ipynb');
     await expect(teacher.locator('.jp-NotebookPanel')).toBeVisible({
       timeout: 60_000
     });
-    // The palette's shortcut works once JupyterLab has bound its keys, and the palette closes
+    expect(await lab.notebook.isOpen('lesson.ipynb')).toBe(true);
+    // JupyterLab has bound its keys (openLab waits for its start), and the palette closes
     // when something else takes the focus (the notebook does once it has loaded, later on a
     // loaded host): opened, searched and chosen again until the choice is made.
     const palette = teacher.locator('#command-palette');

@@ -1,5 +1,5 @@
 import { expect, Page, test } from '@playwright/test';
-import { apiToken, asToken, login, snapshot } from './helpers';
+import { apiToken, asToken, galataFromStart, labOf, login, openLab, snapshot } from './helpers';
 
 /** An API client acting as the user logged in on `page` (a token made through the page). */
 async function apiAs(page: Page, baseURL: string) {
@@ -36,11 +36,13 @@ test('a teacher publishes a template, a student starts from it and submits, a TA
   await login(teacher, 'ui-teacher');
   const teacherApi = await apiAs(teacher, baseURL!);
   expect((await teacherApi.post('/api/notebooks', { data: { name: 'prep', cpu: 1, memory: '1Gi' } })).status()).toBe(201);
+  galataFromStart('ui-teacher', 'prep');
   expect((await teacherApi.post('/api/notebooks/ui-teacher/prep/start?wait=true')).status()).toBe(202);
   expect((await teacherApi.put('/notebook/ui-teacher/prep/api/contents/hw1', { data: { type: 'directory' } })).status()).toBe(201);
   expect((await teacherApi.put('/notebook/ui-teacher/prep/api/contents/hw1/task.ipynb', { data: NOTEBOOK })).status()).toBe(201);
-  await teacher.goto('/notebook/ui-teacher/prep/lab/tree/hw1/task.ipynb');
+  const prep = await openLab(teacher, '/notebook/ui-teacher/prep', 'tree/hw1/task.ipynb');
   await expect(teacher.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+  expect(await prep.notebook.isOpen('task.ipynb')).toBe(true);
   await teacher.locator('[data-cgu="save-template-button"]').first().click();
   await expect(teacher.locator('[data-cgu="template-dialog"]')).toBeVisible();
   await teacher.locator('[data-cgu="template-display-name"]').fill('UI Lab');
@@ -61,17 +63,21 @@ test('a teacher publishes a template, a student starts from it and submits, a TA
   const card = student.locator('[data-template="ui-lab"]');
   await expect(card).toContainText('UI Lab');
   await snapshot(student, testInfo, '21-template-gallery');
+  // The notebook the click makes is named after the template.
+  galataFromStart('ui-pupil', 'ui-lab');
   await card.getByRole('button', { name: /Start a notebook from UI Lab/ }).click();
   await student.waitForURL(/\/notebook\/ui-pupil\/ui-lab\/lab/, { timeout: 120_000 });
-  await expect(student.locator('.jp-DirListing-item[title*="hw1"]')).toBeVisible({ timeout: 60_000 });
+  const started = await labOf(student, '/notebook/ui-pupil/ui-lab');
+  await expect.poll(() => started.filebrowser.isFileListedInBrowser('hw1'), { timeout: 60_000 }).toBe(true);
 
   // The teacher sets an assignment; the student submits from JupyterLab and gets a receipt.
   const deadline = new Date(Date.now() + 7 * 24 * 3600 * 1000).toISOString();
   const assignment = await (await teacherApi.post('/api/groups/ui-course/assignments', {
     data: { name: 'hw1', title: 'Homework 1', deadline, allow_late: false }
   })).json();
-  await student.goto('/notebook/ui-pupil/ui-lab/lab/tree/hw1/task.ipynb');
+  const lab = await openLab(student, '/notebook/ui-pupil/ui-lab', 'tree/hw1/task.ipynb');
   await expect(student.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+  expect(await lab.notebook.isOpen('task.ipynb')).toBe(true);
   await student.locator('[data-cgu="submit-button"]').first().click();
   await expect(student.locator('[data-cgu="submit-dialog"]')).toBeVisible();
   await student.locator(`[data-cgu="submit-assignment"][data-assignment-id="${assignment.id}"] [data-cgu="submit-assignment-radio"]`).check();
@@ -88,9 +94,12 @@ test('a teacher publishes a template, a student starts from it and submits, a TA
   await ta.goto(`/assignments/${assignment.id}`);
   await expect(ta.locator('#submissions tr[data-submission]')).toHaveCount(1);
   await snapshot(ta, testInfo, '24-ta-submissions');
+  // The notebook the click makes: the assignment, the student and the submission's number.
+  galataFromStart('ui-ta', 'hw1-ui-pupil-1');
   await ta.getByRole('button', { name: 'Open as notebook' }).click();
   await ta.waitForURL(/\/notebook\/ui-ta\/hw1-ui-pupil-1\/lab/, { timeout: 120_000 });
-  await expect(ta.locator('.jp-DirListing-item[title*="hw1"]')).toBeVisible({ timeout: 60_000 });
+  const copy = await labOf(ta, '/notebook/ui-ta/hw1-ui-pupil-1');
+  await expect.poll(() => copy.filebrowser.isFileListedInBrowser('hw1'), { timeout: 60_000 }).toBe(true);
   await snapshot(ta, testInfo, '25-ta-opened-submission');
   await admin.dispose();
   await teacherApi.dispose();
