@@ -42,6 +42,18 @@ from ..clock import Clock
 from ..environments.catalog import offer_of
 from ..notebooks.reader import NotebookReader
 from ..notebooks.service import NotebookService
+from .schemas import (
+    Allocation,
+    GpuInventory,
+    GpuUsage,
+    HistoryPoint,
+    MonitoringReport,
+    NodeGpus,
+    NodeLoad,
+    NotebookUsage,
+    UserLoad,
+    UserUsage,
+)
 
 log = logging.getLogger("cgu_lab.monitoring")
 
@@ -52,54 +64,61 @@ RECLAIM_CAP = timedelta(hours=24)  # a culled GPU counts as reclaimed for at mos
 @dataclass
 class Snapshot:
     at: float = 0.0
-    node: dict = field(default_factory=dict)
-    gpus: list[dict] = field(default_factory=list)
-    notebooks: list[dict] = field(default_factory=list)
+    node: NodeLoad | None = None  # None until the first sample
+    gpus: list[GpuUsage] = field(default_factory=list)
+    notebooks: list[NotebookUsage] = field(default_factory=list)
     states: dict[str, int] = field(default_factory=dict)
-    allocation: list[dict] = field(default_factory=list)
+    allocation: list[Allocation] = field(default_factory=list)
     stops: dict[str, int] = field(default_factory=dict)
     reclaimed_gpu_hours: float = 0.0
     energy_saved_kwh: float = 0.0
     # Per node: GPUs detected, declared, in all, and held by notebooks now.
-    inventory: list[dict] = field(default_factory=list)
+    inventory: list[NodeGpus] = field(default_factory=list)
     # A cluster's every node, CPU-only ones too, as its backend reads it (cluster_nodes).
     cluster: list[dict] = field(default_factory=list)
 
     def nodes(self) -> list[dict]:
         """Every node with GPUs, of the cluster or with a sample: its load (this machine),
         its GPU counts, and under `cluster` what the cluster says of it (product, slices,
-        cordoned or not ready)."""
+        cordoned or not ready). Open rows: which keys a row has depends on which of these
+        know the node (MonitoringReport)."""
         empty = {"detected": 0, "declared": 0, "declared_and_detected": 0, "total": 0, "held": 0}
-        rows = {row["node"]: {"node": row["node"], **empty} for row in self.inventory}
-        for row in self.inventory:
-            rows[row["node"]].update(row)
+        rows = {row.node: {"node": row.node, **empty, **row.model_dump()} for row in self.inventory}
         for found in self.cluster:
             rows.setdefault(found["node"], {"node": found["node"], **empty})["cluster"] = found
-        if self.node:
-            name = self.node["node"]
-            rows[name] = {**empty, **rows.get(name, {}), **self.node}
+        here = self.node.node if self.node is not None else None
+        if self.node is not None:
+            rows[here] = {**empty, **rows.get(here, {}), **self.node.model_dump()}
         for row in rows.values():
-            row["gpus_live"] = sum(1 for g in self.gpus if g["node"] == row["node"])
-        return sorted(rows.values(), key=lambda r: (r["node"] != self.node.get("node"), r["node"]))
+            row["gpus_live"] = sum(1 for g in self.gpus if g.node == row["node"])
+        return sorted(rows.values(), key=lambda r: (r["node"] != here, r["node"]))
 
-    def users(self) -> list[dict]:
-        totals: dict[str, dict] = {}
+    def users(self) -> list[UserUsage]:
+        """Each user's running notebooks added up, those holding the most GPUs, then CPU,
+        first."""
+        by_user: dict[str, list[NotebookUsage]] = {}
         for nb in self.notebooks:
-            user = totals.setdefault(
-                nb["owner"],
-                {
-                    "user": nb["owner"],
-                    "notebooks": 0,
-                    "cpu_cores": 0.0,
-                    "memory_bytes": 0,
-                    "gpus": 0,
-                },
+            by_user.setdefault(nb.owner, []).append(nb)
+        totals = [
+            UserUsage(
+                user=user,
+                notebooks=len(notebooks),
+                cpu_cores=sum((nb.cpu_cores for nb in notebooks), 0.0),
+                memory_bytes=sum(nb.memory_bytes for nb in notebooks),
+                gpus=sum(nb.gpus for nb in notebooks),
             )
-            user["notebooks"] += 1
-            user["cpu_cores"] += nb["cpu_cores"]
-            user["memory_bytes"] += nb["memory_bytes"]
-            user["gpus"] += nb["gpus"]
-        return sorted(totals.values(), key=lambda u: (-u["gpus"], -u["cpu_cores"], u["user"]))
+            for user, notebooks in by_user.items()
+        ]
+        return sorted(totals, key=lambda u: (-u.gpus, -u.cpu_cores, u.user))
+
+    def gpu_inventory(self) -> GpuInventory:
+        """Every node's GPU counts added up."""
+        return GpuInventory(
+            detected=sum(n.detected for n in self.inventory),
+            declared=sum(n.declared for n in self.inventory),
+            total=sum(n.total for n in self.inventory),
+            held=sum(n.held for n in self.inventory),
+        )
 
 
 class Monitor:
@@ -119,12 +138,32 @@ class Monitor:
         self.settings = settings
         self.node = socket.gethostname()
         self.latest = Snapshot()
-        self.history: deque[dict] = deque(maxlen=HISTORY)
+        self.history: deque[HistoryPoint] = deque(maxlen=HISTORY)
         self._settled_hours = 0.0  # reclaimed GPU-hours of stops older than a day
         self._settled_id = 0
         self.registry = CollectorRegistry(auto_describe=True)
         self.registry.register(_Collector(self))
         psutil.cpu_percent(None)  # the first reading only starts the measurement
+
+    def report(self) -> MonitoringReport:
+        """The latest sample with the last hour, for the monitoring page."""
+        snap = self.latest
+        return MonitoringReport(
+            at=snap.at,
+            interval=self.settings.monitor_interval,
+            node=snap.node,
+            nodes=snap.nodes(),
+            gpu_inventory=snap.gpu_inventory(),
+            gpus=snap.gpus,
+            notebooks=snap.notebooks,
+            users=snap.users(),
+            states=snap.states,
+            allocation=snap.allocation,
+            stops=snap.stops,
+            reclaimed_gpu_hours=snap.reclaimed_gpu_hours,
+            energy_saved_kwh=snap.energy_saved_kwh,
+            history=list(self.history),
+        )
 
     async def run(self) -> None:
         while True:
@@ -179,77 +218,80 @@ class Monitor:
         self.history.append(_history_point(snapshot, states.get(State.RUNNING.value, 0)))
         return snapshot
 
-    def _node_load(self) -> dict:
+    def _node_load(self) -> NodeLoad:
         """This machine's CPU (since the previous reading) and memory in use."""
         memory = psutil.virtual_memory()
-        return {
-            "node": self.node,
-            "cpu_percent": psutil.cpu_percent(None),
-            "cpus": psutil.cpu_count(),
-            "memory_used": memory.total - memory.available,
-            "memory_total": memory.total,
-        }
+        return NodeLoad(
+            node=self.node,
+            cpu_percent=psutil.cpu_percent(None),
+            cpus=psutil.cpu_count(),
+            memory_used=memory.total - memory.available,
+            memory_total=memory.total,
+        )
 
-    async def _gpu_usage(self) -> list[dict]:
+    async def _gpu_usage(self) -> list[GpuUsage]:
         """This machine's GPUs as NVML reads them, off the event loop."""
         return [
-            {
-                "node": self.node,
-                "uuid": g.uuid,
-                "model": g.model,
-                "utilization": g.utilization,
-                "memory_used": g.memory_used,
-                "memory_total": g.memory_total,
-            }
+            GpuUsage(
+                node=self.node,
+                uuid=g.uuid,
+                model=g.model,
+                utilization=g.utilization,
+                memory_used=g.memory_used,
+                memory_total=g.memory_total,
+            )
             for g in await asyncio.to_thread(gpu_probe.usage)
         ]
 
     def _allocation(
         self, running: Sequence[tuple[Notebook, str]], gpu_types: Sequence[GpuType]
-    ) -> list[dict]:
+    ) -> list[Allocation]:
         """Per GPU type: GPUs the running notebooks hold, and how many notebooks it can serve."""
-        allocated: dict[str, float] = {}
+        allocated: dict[str, int] = {}
         for nb, _ in running:
             if nb.gpu_type and nb.devices:
                 allocated[nb.gpu_type] = allocated.get(nb.gpu_type, 0) + nb.gpus
         return [
-            {
-                "gpu_type": gpu_type.name,
-                "allocated": allocated.get(gpu_type.name, 0),
-                "capacity": capacity(self.notebooks.gpus.devices, offer_of(gpu_type)),
-            }
+            Allocation(
+                gpu_type=gpu_type.name,
+                allocated=allocated.get(gpu_type.name, 0),
+                capacity=capacity(self.notebooks.gpus.devices, offer_of(gpu_type)),
+            )
             for gpu_type in gpu_types
         ]
 
-    def _inventory(self, holdings) -> list[dict]:
+    def _inventory(self, holdings) -> list[NodeGpus]:
         """GPU counts per node, with how many of its devices notebooks hold now."""
         pool = self.notebooks.gpus
         held = {device for holding in holdings for device in holding.devices}
-        rows = pool.nodes()
-        for row in rows:
-            row["held"] = sum(1 for d in pool.devices if d.node == row["node"] and d.id in held)
-        return rows
+        return [
+            NodeGpus(
+                **row,
+                held=sum(1 for d in pool.devices if d.node == row["node"] and d.id in held),
+            )
+            for row in pool.nodes()
+        ]
 
-    async def _notebook(self, nb: Notebook, owner: str) -> dict:
+    async def _notebook(self, nb: Notebook, owner: str) -> NotebookUsage:
         route = await self.notebooks.routes.lookup(owner, nb.name)
         reading = await self.reader.get(route, "cgu-lab/resources") if route else None
         cpu = (reading or {}).get("cpu", {})
         memory = (reading or {}).get("memory", {})
         devices = (reading or {}).get("gpus", {}).get("devices", [])
-        return {
-            "owner": owner,
-            "notebook": nb.name,
-            "cpu_cores": cpu.get("used_cores") or 0.0,
-            "cpu_limit": nb.cpu_milli / 1000,
-            "memory_bytes": memory.get("used_bytes") or 0,
-            "memory_limit": nb.memory,
-            "gpu_type": nb.gpu_type,
-            "gpus": nb.gpus if nb.devices else 0,
-            "gpu_utilization": _mean([d.get("utilization") for d in devices]),
-            "gpu_memory_bytes": sum(d.get("memory_used") or 0 for d in devices),
-            "persistent": nb.persistent,
-            "readable": reading is not None,
-        }
+        return NotebookUsage(
+            owner=owner,
+            notebook=nb.name,
+            cpu_cores=cpu.get("used_cores") or 0.0,
+            cpu_limit=nb.cpu_milli / 1000,
+            memory_bytes=memory.get("used_bytes") or 0,
+            memory_limit=nb.memory,
+            gpu_type=nb.gpu_type,
+            gpus=nb.gpus if nb.devices else 0,
+            gpu_utilization=_mean([d.get("utilization") for d in devices]),
+            gpu_memory_bytes=sum(d.get("memory_used") or 0 for d in devices),
+            persistent=nb.persistent,
+            readable=reading is not None,
+        )
 
     async def _reclaimed(self, session) -> float:
         """GPU-hours not held by idle notebooks thanks to the culler and reclaim.
@@ -281,23 +323,23 @@ class Monitor:
 
 
 async def _counts(session: AsyncSession, column: InstrumentedAttribute) -> dict:
-    """Rows per value of `column`, as the database counts them."""
+    """Rows per value of `column`, as the database counts them (a mapping by value)."""
     return dict((await session.execute(select(column, func.count()).group_by(column))).all())
 
 
-def _history_point(snapshot: Snapshot, running: int) -> dict:
+def _history_point(snapshot: Snapshot, running: int) -> HistoryPoint:
     """The few figures of a sample that the monitoring page charts over the last hour."""
-    return {
-        "at": snapshot.at,
-        "cpu_percent": snapshot.node["cpu_percent"],
-        "memory_used": snapshot.node["memory_used"],
-        "gpu_utilization": _mean([g["utilization"] for g in snapshot.gpus]),
-        "notebooks": running,
-        "users": {
-            u["user"]: {"cpu_cores": u["cpu_cores"], "memory_bytes": u["memory_bytes"]}
+    return HistoryPoint(
+        at=snapshot.at,
+        cpu_percent=snapshot.node.cpu_percent,
+        memory_used=snapshot.node.memory_used,
+        gpu_utilization=_mean([g.utilization for g in snapshot.gpus]),
+        notebooks=running,
+        users={
+            u.user: UserLoad(cpu_cores=u.cpu_cores, memory_bytes=u.memory_bytes)
             for u in snapshot.users()
         },
-    }
+    )
 
 
 def _gpu_hours(row: StopRecord, now: datetime) -> float:
@@ -330,7 +372,7 @@ class _Collector:
 
     def _node_families(self, snap: Snapshot) -> Iterator[Metric]:
         """This machine's CPU and memory; empty until the first sample."""
-        node = snap.node.get("node", self.monitor.node)
+        node = snap.node.node if snap.node is not None else self.monitor.node
         cpu = GaugeMetricFamily(
             "cgu_lab_node_cpu_percent", "CPU use of the node, percent", labels=["node"]
         )
@@ -340,10 +382,10 @@ class _Collector:
         memory_total = GaugeMetricFamily(
             "cgu_lab_node_memory_total_bytes", "Memory of the node", labels=["node"]
         )
-        if snap.node:
-            cpu.add_metric([node], snap.node["cpu_percent"])
-            memory.add_metric([node], snap.node["memory_used"])
-            memory_total.add_metric([node], snap.node["memory_total"])
+        if snap.node is not None:
+            cpu.add_metric([node], snap.node.cpu_percent)
+            memory.add_metric([node], snap.node.memory_used)
+            memory_total.add_metric([node], snap.node.memory_total)
         yield from (cpu, memory, memory_total)
 
     @staticmethod
@@ -359,10 +401,10 @@ class _Collector:
             "cgu_lab_gpu_memory_total_bytes", "GPU memory", labels=["node", "gpu"]
         )
         for gpu in snap.gpus:
-            if gpu["utilization"] is not None:
-                gpu_util.add_metric([gpu["node"], gpu["uuid"], gpu["model"]], gpu["utilization"])
-            gpu_mem.add_metric([gpu["node"], gpu["uuid"]], gpu["memory_used"])
-            gpu_total.add_metric([gpu["node"], gpu["uuid"]], gpu["memory_total"])
+            if gpu.utilization is not None:
+                gpu_util.add_metric([gpu.node, gpu.uuid, gpu.model], gpu.utilization)
+            gpu_mem.add_metric([gpu.node, gpu.uuid], gpu.memory_used)
+            gpu_total.add_metric([gpu.node, gpu.uuid], gpu.memory_total)
         yield from (gpu_util, gpu_mem, gpu_total)
         node_gpus = GaugeMetricFamily(
             "cgu_lab_node_gpus",
@@ -370,8 +412,8 @@ class _Collector:
             labels=["node", "source"],
         )
         for row in snap.inventory:
-            node_gpus.add_metric([row["node"], "detected"], row["detected"])
-            node_gpus.add_metric([row["node"], "declared"], row["declared"])
+            node_gpus.add_metric([row.node, "detected"], row.detected)
+            node_gpus.add_metric([row.node, "declared"], row.declared)
         yield node_gpus
 
     @staticmethod
@@ -397,14 +439,14 @@ class _Collector:
             "cgu_lab_notebook_gpu_memory_bytes", "GPU memory of a notebook", labels=labels
         )
         for nb in snap.notebooks:
-            key = [nb["owner"], nb["notebook"]]
-            nb_cpu.add_metric(key, nb["cpu_cores"])
-            nb_cpu_limit.add_metric(key, nb["cpu_limit"])
-            nb_mem.add_metric(key, nb["memory_bytes"])
-            nb_mem_limit.add_metric(key, nb["memory_limit"])
-            nb_gpu_mem.add_metric(key, nb["gpu_memory_bytes"])
-            if nb["gpu_utilization"] is not None:
-                nb_gpu.add_metric(key, nb["gpu_utilization"])
+            key = [nb.owner, nb.notebook]
+            nb_cpu.add_metric(key, nb.cpu_cores)
+            nb_cpu_limit.add_metric(key, nb.cpu_limit)
+            nb_mem.add_metric(key, nb.memory_bytes)
+            nb_mem_limit.add_metric(key, nb.memory_limit)
+            nb_gpu_mem.add_metric(key, nb.gpu_memory_bytes)
+            if nb.gpu_utilization is not None:
+                nb_gpu.add_metric(key, nb.gpu_utilization)
         yield from (nb_cpu, nb_cpu_limit, nb_mem, nb_mem_limit, nb_gpu, nb_gpu_mem)
 
     @staticmethod
@@ -420,9 +462,9 @@ class _Collector:
             "cgu_lab_user_gpus", "GPUs a user's notebooks hold", labels=["user"]
         )
         for user in snap.users():
-            user_cpu.add_metric([user["user"]], user["cpu_cores"])
-            user_mem.add_metric([user["user"]], user["memory_bytes"])
-            user_gpus.add_metric([user["user"]], user["gpus"])
+            user_cpu.add_metric([user.user], user.cpu_cores)
+            user_mem.add_metric([user.user], user.memory_bytes)
+            user_gpus.add_metric([user.user], user.gpus)
         yield from (user_cpu, user_mem, user_gpus)
 
     @staticmethod
@@ -439,8 +481,8 @@ class _Collector:
             "cgu_lab_gpu_type_capacity", "Notebooks a GPU type can serve", labels=["gpu_type"]
         )
         for row in snap.allocation:
-            allocated.add_metric([row["gpu_type"]], row["allocated"])
-            capacity.add_metric([row["gpu_type"]], row["capacity"])
+            allocated.add_metric([row.gpu_type], row.allocated)
+            capacity.add_metric([row.gpu_type], row.capacity)
         yield from (allocated, capacity)
 
     @staticmethod
