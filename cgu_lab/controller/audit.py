@@ -72,6 +72,7 @@ class Filters:
         return statement
 
     def as_dict(self) -> dict[str, str]:
+        """The filters given, as JSON for an audit event's details (an open document)."""
         return {
             key: value.isoformat() if isinstance(value, datetime) else value
             for key, value in self.__dict__.items()

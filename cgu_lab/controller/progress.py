@@ -29,6 +29,7 @@ class ProgressEvent:
     at: float | None = None
 
     def as_dict(self) -> dict:
+        """The event as the JSON of one Server-Sent Event (api/events.py)."""
         return asdict(self)
 
 

@@ -55,6 +55,8 @@ def header(scope, name: bytes) -> str:
 
 
 def cookies(scope) -> dict[str, str]:
+    """The request's cookies by name (the first of a name sent twice): a mapping, since
+    which cookies a browser sends is the browser's."""
     found: dict[str, str] = {}
     for part in header(scope, b"cookie").split(";"):
         name, sep, value = part.strip().partition("=")
