@@ -3,7 +3,6 @@ import { execFileSync } from 'child_process';
 import {
   apiToken,
   asToken,
-  loadGalata,
   login,
   notebookJson,
   openLab,
@@ -54,8 +53,7 @@ test.describe.serial('when a notebook ends for the page', () => {
     const owner = await (await browser.newContext()).newPage();
     await login(owner, 'ui-student');
     api = await asToken(baseURL!, await apiToken(owner));
-    await startNotebook(api, 'ui-student', 'ends');
-    await loadGalata(owner, 'ui-student', 'ends');
+    await startNotebook(api, 'ui-student', 'ends', { galata: true });
     await owner.close();
     await put(api, 'notes.txt', { type: 'file', format: 'text', content: 'TA notes' });
     await put(api, 'hw.ipynb', notebookJson(['x = 1', 'print("hello from the owner")']));
