@@ -19,12 +19,13 @@ from ...core.names import check_label
 from ...store.models import Environment
 from .. import audit
 from .catalog import get_environment
+from .schemas import AppOut
 
 
-def offered(environment: Environment) -> list[dict[str, Any]]:
+def offered(environment: Environment) -> list[AppOut]:
     """What the environment's notebooks offer (the built-ins when it declares nothing)."""
     apps = getattr(environment, "apps", None)
-    return rules.default_apps() if apps is None else list(apps)
+    return [AppOut(**app) for app in (rules.default_apps() if apps is None else apps)]
 
 
 def notebook_setting(environment: Environment) -> str:

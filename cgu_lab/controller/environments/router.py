@@ -20,7 +20,6 @@ from ..api.schemas import EnvironmentIn, Message
 from . import apps as environment_apps
 from . import service
 from .schemas import (
-    AppOut,
     EnvironmentApps,
     EnvironmentBuild,
     EnvironmentDetail,
@@ -65,7 +64,7 @@ def environment_out(env, actor: roles.Principal) -> EnvironmentDetail:
         build_started_at=env.build_started_at,
         built_at=env.built_at,
         log_tail=(env.log_tail or "") if actor.is_admin else "",
-        apps=[AppOut(**a) for a in environment_apps.offered(env)],
+        apps=environment_apps.offered(env),
         apps_declared=getattr(env, "apps", None) is not None,
     )
 
