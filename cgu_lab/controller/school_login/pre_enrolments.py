@@ -34,11 +34,11 @@ class PreEnrolments:
         """Course places for students who have not logged in yet, by e-mail; all or
         nothing (a bad address refuses the file with its line)."""
         async with self.db.session() as session:
-            return PreEnrolOut(**await self._add(session, actor, group_name, text))
+            return await self._add(session, actor, group_name, text)
 
     async def _add(
         self, session: AsyncSession, actor: Principal, group_name: str, text: str
-    ) -> dict[str, list[str]]:
+    ) -> PreEnrolOut:
         group = await session.scalar(select(Group).where(Group.name == group_name))
         if group is None:
             raise NotFound(f"there is no group '{group_name}'")
@@ -54,22 +54,22 @@ class PreEnrolments:
         accounts = set(
             (await session.scalars(select(User.email).where(User.email.in_(emails)))).all()
         )
-        result: dict[str, list[str]] = {"added": [], "already": [], "existing_accounts": []}
+        result = PreEnrolOut(added=[], already=[], existing_accounts=[])
         for email in emails:
             if email in accounts:
-                result["existing_accounts"].append(email)
+                result.existing_accounts.append(email)
             elif email in existing:
-                result["already"].append(email)
+                result.already.append(email)
             else:
                 session.add(PreEnrolment(email=email, group_id=group.id, added_by=actor.name))
-                result["added"].append(email)
+                result.added.append(email)
         audit.record(
             session,
             actor.name,
             "group.pre_enrolled",
             f"group:{group.name}",
-            added=len(result["added"]),
-            already=len(result["already"]),
+            added=len(result.added),
+            already=len(result.already),
         )
         return result
 
