@@ -114,47 +114,61 @@ def admin(kube):
     api.api_client.close()
 
 
-@pytest.fixture(scope="module")
-def controller(kube, admin, tmp_path_factory):
+def host_controller(kube, admin, tmp_path_factory, env: dict[str, str]) -> Controller:
+    """A controller on the host for this cluster (pods call it back at the host's end of
+    the cluster's veth), as the cluster's own `cgu-lab-controller` account; `env` adds a
+    module's own settings. The caller starts it, stops it and removes `ctl.data_dir.parent`."""
     kubeconfig = token_kubeconfig(
         kube["CGU_KUBE_KUBECONFIG"],
         admin,
         "cgu-lab-controller",
         tmp_path_factory.mktemp("kube") / "controller.kubeconfig",
     )
-    base = reachable_dir()
     ctl = Controller(
-        base / "data",
+        reachable_dir() / "data",
         backend="kubernetes",
         env={
-            # pods call back at the host's end of the cluster's veth
             "CGU_LAB_HOST": "0.0.0.0",  # noqa: S104
             "CGU_LAB_KUBE_KUBECONFIG": kubeconfig,
+            # namespaces under this module's prefixes, which its admin fixture cleans up
             "CGU_LAB_KUBE_USER_PREFIX": USER_PREFIX,
             "CGU_LAB_KUBE_GROUP_PREFIX": GROUP_PREFIX,
-            "CGU_LAB_KUBE_INSTALLATION": f"test-{RUN}",
             "CGU_LAB_KUBE_ENDPOINT": "pod-ip",
             "CGU_LAB_KUBE_IMAGE_PULL_POLICY": "Never",
             "CGU_LAB_KUBE_STORAGE_CLASS": kube["CGU_KUBE_STORAGE_CLASS"],
             "CGU_LAB_KUBE_HOME_SIZE": "1Gi",
             "CGU_LAB_KUBE_STORAGE_SIZE": "1Gi",
-            # what a user's first storage page request runs its tool pod with
-            "CGU_LAB_KUBE_FILES_IMAGE": kube["CGU_NOTEBOOK_IMAGE"],
-            "CGU_LAB_KUBE_TOOL_POD_IDLE": "3",
             "CGU_LAB_KUBE_START_TIMEOUT": "240",
             "CGU_LAB_KUBE_STOP_TIMEOUT": "60",
             "CGU_LAB_START_TIMEOUT": "300",
-            "CGU_LAB_CULL_INTERVAL": "3",  # the culler's pass keeps last-activity current
+            **env,
         },
     )
     ctl.env["CGU_LAB_KUBE_CONTROLLER_URL"] = f"http://{kube['CGU_KUBE_HOST_IP']}:{ctl.port}"
+    return ctl
+
+
+@pytest.fixture(scope="module")
+def controller(kube, admin, tmp_path_factory):
+    ctl = host_controller(
+        kube,
+        admin,
+        tmp_path_factory,
+        {
+            "CGU_LAB_KUBE_INSTALLATION": f"test-{RUN}",
+            # what a user's first storage page request runs its tool pod with
+            "CGU_LAB_KUBE_FILES_IMAGE": kube["CGU_NOTEBOOK_IMAGE"],
+            "CGU_LAB_KUBE_TOOL_POD_IDLE": "3",
+            "CGU_LAB_CULL_INTERVAL": "3",  # the culler's pass keeps last-activity current
+        },
+    )
     ctl.create_user("kadmin", "admin")
     ctl.create_user(STUDENT)
     ctl.create_user(TEACHER, "teacher")
     ctl.start()
     yield ctl
     ctl.stop()
-    shutil.rmtree(base, ignore_errors=True)
+    shutil.rmtree(ctl.data_dir.parent, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -40,9 +40,8 @@ import pytest
 from cgu_lab.backends import kube_names
 
 from . import test_kube_cluster as cluster
-from .harness import PASSWORD, Controller, HandOffRefused, notebook_host, reachable_dir
+from .harness import PASSWORD, HandOffRefused, notebook_host
 from .test_kube_cluster import CPU, RUN, start
-from .test_kubernetes_backend import token_kubeconfig
 
 # The cluster module's fixtures and marks, used here under the same names.
 pytestmark = cluster.pytestmark
@@ -60,38 +59,19 @@ KUBEFLOW_PATH = f"/notebook/{NAMESPACE}/{NAME}"
 
 @pytest.fixture(scope="module")
 def kubeflow_controller(kube, admin, tmp_path_factory):
-    kubeconfig = token_kubeconfig(
-        kube["CGU_KUBE_KUBECONFIG"],
+    ctl = cluster.host_controller(
+        kube,
         admin,
-        "cgu-lab-controller",
-        tmp_path_factory.mktemp("kube") / "controller.kubeconfig",
-    )
-    base = reachable_dir()
-    ctl = Controller(
-        base / "data",
-        backend="kubernetes",
-        env={
-            "CGU_LAB_HOST": "0.0.0.0",  # noqa: S104 - pods call back at the host's veth end
-            "CGU_LAB_KUBE_KUBECONFIG": kubeconfig,
+        tmp_path_factory,
+        {
             "CGU_LAB_KUBE_NAMESPACE_NAMING": "kubeflow",
             "CGU_LAB_KUBE_NOTEBOOK_PATHS": "kubeflow",
             "CGU_LAB_KUBE_INGRESS_HEADER": HEADER,
-            # groups' namespaces (none here) in the cluster module's, which it cleans up
-            "CGU_LAB_KUBE_USER_PREFIX": cluster.USER_PREFIX,
-            "CGU_LAB_KUBE_GROUP_PREFIX": cluster.GROUP_PREFIX,
             "CGU_LAB_KUBE_INSTALLATION": f"kf-{RUN}",
-            "CGU_LAB_KUBE_ENDPOINT": "pod-ip",
-            "CGU_LAB_KUBE_IMAGE_PULL_POLICY": "Never",
-            "CGU_LAB_KUBE_STORAGE_CLASS": kube["CGU_KUBE_STORAGE_CLASS"],
-            "CGU_LAB_KUBE_HOME_SIZE": "1Gi",
-            "CGU_LAB_KUBE_STORAGE_SIZE": "1Gi",
             "CGU_LAB_KUBE_COURSES_SIZE": "1Gi",
-            "CGU_LAB_KUBE_START_TIMEOUT": "240",
-            "CGU_LAB_KUBE_STOP_TIMEOUT": "60",
-            "CGU_LAB_START_TIMEOUT": "300",
         },
     )
-    ctl.env["CGU_LAB_KUBE_CONTROLLER_URL"] = f"http://{kube['CGU_KUBE_HOST_IP']}:{ctl.port}"
+    base = ctl.data_dir.parent
     # Both accounts in one CLI run (each costs up to a minute on a loaded runner), with the
     # e-mail addresses Kubeflow's ingress names them by.
     roster = base / "accounts.csv"
