@@ -10,7 +10,7 @@ import {
 import {
   apiToken,
   asToken,
-  loadGalata,
+  galataFromStart,
   login,
   notebookJson,
   openLab,
@@ -44,7 +44,10 @@ const SQL =
 
 test.use({ actionTimeout: 60_000 });
 
-/** `owner`'s notebook NAME in the database environment, started (what they had running, stopped). */
+/**
+ * `owner`'s notebook NAME in the database environment, started (what they had running,
+ * stopped), drivable by galata from that start (helpers.ts: galataFromStart).
+ */
 async function startInEnvironment(
   api: APIRequestContext,
   owner: string
@@ -54,6 +57,7 @@ async function startInEnvironment(
     data: { name: NAME, environment: ENVIRONMENT, cpu: 1, memory: '1Gi' }
   });
   expect(made.status()).toBe(201);
+  galataFromStart(owner, NAME);
   expect(
     (await api.post(`/api/notebooks/${owner}/${NAME}/start?wait=true`)).status()
   ).toBe(202);
@@ -183,7 +187,6 @@ test.describe.serial('the database course', () => {
     const { page, api } = await as(browser, baseURL!, STUDENT);
     student = api;
     await startInEnvironment(student, STUDENT);
-    await loadGalata(page, STUDENT, NAME);
     const put = await student.put(`${NOTEBOOK}/api/contents/tables.ipynb`, {
       data: notebookJson([''])
     });
@@ -244,7 +247,6 @@ test.describe.serial('the database course', () => {
     // From a kernel of their own on the same machine: the student's socket is refused, and
     // their own database (the same environment's) is another one, without the table.
     await startInEnvironment(other, OTHER);
-    await loadGalata(page, OTHER, NAME);
     const put = await other.put(`${OTHER_NOTEBOOK}/api/contents/probe.ipynb`, {
       data: notebookJson([''])
     });
