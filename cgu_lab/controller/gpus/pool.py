@@ -21,6 +21,7 @@ from ...core.gpus import Allocator, Device, Holding, run_holding_id
 from ...core.lifecycle import HOLDING
 from ...store.competition_models import CompetitionEntry
 from ...store.models import GpuDevice, Notebook, TrainingJob, User
+from .schemas import NodeCount
 
 LEGACY_LOCAL_NODE = "local"
 
@@ -73,7 +74,7 @@ class GpuPool:
         known = {d.id for d in self.found}
         return self.found + [d for d in self.declared if d.id not in known]
 
-    def nodes(self) -> list[dict]:
+    def nodes(self) -> list[NodeCount]:
         """Per node: GPUs detected (NVML, the cluster) and declared by hand, and in all.
 
         A declared GPU that was also detected (same id) counts once in `total`.
@@ -84,13 +85,13 @@ class GpuPool:
         both = Counter(d.node for d in self.declared if d.id in found_ids)
         total = Counter(d.node for d in self.devices)
         return [
-            {
-                "node": node,
-                "detected": detected[node],
-                "declared": declared[node],
-                "declared_and_detected": both[node],
-                "total": total[node],
-            }
+            NodeCount(
+                node=node,
+                detected=detected[node],
+                declared=declared[node],
+                declared_and_detected=both[node],
+                total=total[node],
+            )
             for node in sorted(set(detected) | set(declared))
         ]
 

@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import BaseModel, Field
+
+
+@dataclass(frozen=True)
+class NodeCount:
+    """A node's GPUs as the pool knows them: detected, declared by hand, both, in all."""
+
+    node: str
+    detected: int
+    declared: int
+    declared_and_detected: int
+    total: int
 
 
 class GpuProposalOut(BaseModel):

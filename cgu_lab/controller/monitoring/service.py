@@ -22,7 +22,7 @@ import logging
 import socket
 from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 
 import psutil
@@ -266,8 +266,8 @@ class Monitor:
         held = {device for holding in holdings for device in holding.devices}
         return [
             NodeGpus(
-                **row,
-                held=sum(1 for d in pool.devices if d.node == row["node"] and d.id in held),
+                **asdict(row),
+                held=sum(1 for d in pool.devices if d.node == row.node and d.id in held),
             )
             for row in pool.nodes()
         ]
