@@ -24,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -80,6 +82,17 @@ def training_out(
         created_at=job.created_at,
         submitted_at=job.submitted_at,
     )
+
+
+@dataclass(frozen=True)
+class _LocalRun:
+    """What a job needs on the local backend beyond its row (TrainingSpec's local fields),
+    or why it cannot run there (`refused`: its environment went away while it waited)."""
+
+    local_prefix: str = ""
+    devices: tuple[str, ...] = ()
+    device_env: Mapping[str, str] = field(default_factory=dict)
+    refused: str | None = None
 
 
 class TrainingService:
@@ -235,10 +248,10 @@ class TrainingService:
         free = sum(gpu_rules.free_slots(d, offer, allocator.used) for d in self.gpus.devices)
         return () if free >= needed else None
 
-    async def _local_spec(self, session, job: TrainingJob, devices: tuple[str, ...]) -> dict:
+    async def _local_spec(self, session, job: TrainingJob, devices: tuple[str, ...]) -> _LocalRun:
         """What the local backend needs beyond the job: its environment's prefix and GPUs."""
         if self.backend.name != "local":
-            return {}
+            return _LocalRun()
         environment = await self._check_environment(session, job.image)
         device_env = {}
         if job.gpu_type and devices:
@@ -246,11 +259,9 @@ class TrainingService:
             if gpu_type.fraction < 1.0:
                 percent = max(1, round(gpu_type.fraction * 100))
                 device_env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = str(percent)
-        return {
-            "local_prefix": environment.local_prefix,
-            "devices": devices,
-            "device_env": device_env,
-        }
+        return _LocalRun(
+            local_prefix=environment.local_prefix, devices=devices, device_env=device_env
+        )
 
     async def budgets(self) -> list[TrainingBudget]:
         """Every course's GPU budget as the cluster's queues hold it: per GPU type of its
@@ -327,7 +338,7 @@ class TrainingService:
             try:
                 local = await self._local_spec(session, job, devices)
             except (Invalid, Conflict, NotFound) as error:
-                local = {"refused": error.message}
+                local = _LocalRun(refused=error.message)
         spec = self._training_spec(job, owner, group, gpu_type, local)
         state, message = await self._hand_over(spec, local)
         async with self.db.session() as session:
@@ -344,7 +355,11 @@ class TrainingService:
 
     @staticmethod
     def _training_spec(
-        job: TrainingJob, owner: str, group: str | None, gpu_type: GpuType | None, local: dict
+        job: TrainingJob,
+        owner: str,
+        group: str | None,
+        gpu_type: GpuType | None,
+        local: _LocalRun,
     ) -> TrainingSpec:
         return TrainingSpec(
             owner=owner,
@@ -358,14 +373,16 @@ class TrainingService:
             gpu_resource=gpu_type.resource_name if gpu_type else "nvidia.com/gpu",
             node_selector=dict(gpu_type.node_selector or {}) if gpu_type else {},
             group=group,
-            **{k: v for k, v in local.items() if k != "refused"},
+            local_prefix=local.local_prefix,
+            devices=local.devices,
+            device_env=local.device_env,
         )
 
-    async def _hand_over(self, spec: TrainingSpec, local: dict) -> tuple[str, str]:
+    async def _hand_over(self, spec: TrainingSpec, local: _LocalRun) -> tuple[str, str]:
         """The job's new state and message: a refusal by the backend is the user's answer."""
         try:
-            if "refused" in local:  # its environment went away while it waited
-                raise Invalid(local["refused"])
+            if local.refused is not None:  # its environment went away while it waited
+                raise Invalid(local.refused)
             await self.backend.submit_training(spec)
             return "submitted", ""
         except NotSupported:
