@@ -50,10 +50,15 @@ whose servers are plain processes; a bystander's p99 through the proxy up to 11x
   and the shared top `cgu-lab/` the sum of its installations: the platform's notebooks
   share the host with its other work as that many processes would, no more, no less;
 - the controller and its proxy stay in the cgroup they were started in, outside this
-  subtree, and their event loop runs at nice `PLATFORM_NICE` (`favour_platform()`, with
-  cgroups and as root), worth about nine processes: weighed as one process beside a
+  subtree, and their threads run at nice `PLATFORM_NICE` (`favour_platform()`, with
+  cgroups and as root), worth about 87 processes: weighed as one process beside a
   class's notebooks, every proxied request of every student waited behind them (a
-  bystander's p99 through the proxy 9x JupyterHub's on a busy host). Its children do
+  bystander's p99 through the proxy 9x JupyterHub's on a busy host). At nine processes'
+  worth (nice -10) a burst of 30 starting notebooks, each worth two, still outweighed it
+  3 to 1: the controller's loop woke late by over 0.1 s 27 times in one burst, where
+  nice -20 saw 7 and halved the bystander's p99 (monitoring/loop_lag.py's histogram,
+  class_burst, on a host busier in the second run). The controller spends about 0.07
+  CPU-s per start, so going first costs the notebooks almost nothing. Its children do
   not keep it: the launcher (local_launch) puts every program it starts back at nice 0,
   and anything else it starts runs in a cgroup of its own, where a nice value counts only
   against the group's own processes;
@@ -87,8 +92,8 @@ TOP = "cgu-lab"
 WEIGHT = 1024
 STARTING_WEIGHT = 2 * WEIGHT
 MAX_SHARES = 262_144  # v1's ceiling of cpu.shares; v2's cpu.weight goes to 10,000
-# The controller's event loop (its API and proxy): weight 9548 against a process's 1024.
-PLATFORM_NICE = -10
+# The controller's threads (its API and proxy): weight 88761 against a process's 1024.
+PLATFORM_NICE = -20
 # An installation tag becomes a directory name under /sys/fs/cgroup: no '/', no '..'.
 TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 NOTEBOOK = re.compile(r"nb-([0-9]+)")
