@@ -2,7 +2,6 @@ import { APIRequestContext, expect, test } from '@playwright/test';
 import {
   apiToken,
   asToken,
-  loadGalata,
   login,
   notebookJson,
   openLab,
@@ -37,8 +36,7 @@ test.describe.serial('a teaching day in JupyterLab', () => {
     const ops = await (await browser.newContext()).newPage();
     await login(ops, 'ui-admin');
     admin = await asToken(baseURL!, await apiToken(ops));
-    await startNotebook(api, 'ui-student', 'day');
-    await loadGalata(owner, 'ui-student', 'day');
+    await startNotebook(api, 'ui-student', 'day', { galata: true });
     await put(api, 'data', { type: 'directory' });
     await put(api, 'data/iris.csv', { type: 'file', format: 'text', content: 'a,b\n1,2\n3,4\n' });
     await put(api, 'helper.py', { type: 'file', format: 'text', content: 'SCALE = 2\n' });
@@ -174,7 +172,8 @@ test.describe.serial('a teaching day in JupyterLab', () => {
   test('a notebook culled for idleness says so, with a Restart button', async ({ page }, testInfo) => {
     test.setTimeout(300_000);
     await login(page, 'ui-student');
-    const lab = await openLab(page, NOTEBOOK);
+    // The notebook open: its kernel, connected again, is the activity the idle time counts from.
+    const lab = await openLab(page, NOTEBOOK, 'tree/hw.ipynb');
     // Idle after 18 s, warned 9 s before; the culler's next pass stops it.
     expect(
       (await admin.put('/api/culling/policy', { data: { idle_minutes: 0.3, warn_minutes: 0.15 } })).status()
@@ -195,7 +194,8 @@ test.describe.serial('a teaching day in JupyterLab', () => {
     // Restart starts it at once (no second question): the page says why it had stopped,
     // follows the start and lands back in JupyterLab.
     await page.waitForURL(/\/notebook\/auto-start\/ui-student\/day/, { timeout: 30_000 });
-    await expect(page.getByText(/Last time: Stopped by the idle culler/)).toBeVisible();
+    // Once the culler's stop has ended (on a loaded host the page may first say "stopping").
+    await expect(page.getByText(/Last time: Stopped by the idle culler/)).toBeVisible({ timeout: 90_000 });
     await snapshot(page, testInfo, '67-lab-restart-page');
     await page.waitForURL(/\/notebook\/ui-student\/day\/lab/, { timeout: 120_000 });
     await expect(page.locator('body')).toHaveAttribute('data-cgu-access', 'owner', { timeout: 60_000 });
