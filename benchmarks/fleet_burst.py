@@ -560,27 +560,30 @@ def main() -> int:
             list(pool.map(press, [n for n in students if n in gpu_type]))
         pressing = time.monotonic() - burst_began
         bound: dict[str, float] = {}
-        deadline = time.monotonic() + 900
-        changed = time.monotonic()
-        # Until every pod is bound, or none was for a minute (the rest wait in the queue).
-        while len(bound) < len(pressed) and time.monotonic() < min(deadline, changed + 60):
+        settled: dict[str, dict] = {}  # name -> the notebook, once no longer starting unbound
+        deadline = time.monotonic() + 1800
+        asked = time.monotonic()
+        # Until each start's pod is bound or its notebook left "starting" (queued, or
+        # stopped with a reason); the controller is asked every 15 s about the rest.
+        while len(bound) + len(settled) < len(pressed) and time.monotonic() < deadline:
             for pod in admin.resource("v1", "Pod").get().to_dict()["items"]:
                 namespace = pod["metadata"]["namespace"]
                 if namespace in pressed and namespace not in bound and pod["spec"].get("nodeName"):
                     bound[namespace] = time.monotonic() - pressed[namespace]
-                    changed = time.monotonic()
+            if time.monotonic() - asked > 15:
+                asked = time.monotonic()
+                for name in answers:
+                    if f"{RUN}u-{name}" in bound or name in settled:
+                        continue
+                    answer = sessions[name].get(f"/api/notebooks/{name}/gpu")
+                    if answer.status_code == 200 and answer.json()["state"] != "starting":
+                        settled[name] = answer.json()
             time.sleep(1)
-        queued: dict[str, str] = {}
-        for name in answers:
-            if f"{RUN}u-{name}" not in bound:
-                answer = sessions[name].get(f"/api/notebooks/{name}/gpu")
-                if answer.status_code == 200 and answer.json()["state"] == "queued":
-                    queued[name] = answer.json()["message"]
+        queued = {n: nb["message"] for n, nb in settled.items() if nb["state"] == "queued"}
         cpu = sum(process.cpu_times()[:2]) - cpu_before
-        states = wait_running(sessions, list(answers), 120)
-        failed = {n: s for n, s in states.items() if s == "stopped"}
-        for name in list(failed)[:3]:
-            print(f"  a failed start: {sessions[name].get(f'/api/notebooks/{name}/gpu').text}")
+        failed = {n: nb["message"] for n, nb in settled.items() if nb["state"] == "stopped"}
+        for message in list(failed.values())[:3]:
+            print(f"  a failed start: {message}")
         placed = [m for m in queued.values() if re.search(r"next|\d+(st|nd|rd|th) in", m)]
         lost = sum(
             1
@@ -591,7 +594,7 @@ def main() -> int:
             f"cgu-lab ({len(pressed)} students press Start at once, all POSTs in "
             f"{pressing:.1f} s): POST -> pod bound {summary(list(bound.values()))}; "
             f"refused {sum(c != 202 for c in answers.values())}, queued {len(queued)} "
-            f"({len(placed)} saying their place), failed {len(failed)}, lost {lost}"
+            f"({len(placed)} saying their place), failed {len(failed)}, neither after 30 min {lost}"
         )
         if queued:
             print(f"  e.g. a queued student reads: {next(iter(queued.values()))}")
