@@ -112,7 +112,7 @@ export async function stopRunning(api: APIRequestContext, owner: string): Promis
  * The platform's data folder: named by playwright.config.ts (CGU_UI_DATA, which the workers
  * and start-platform.sh inherit), made by start-platform.sh, gone when the run ends.
  */
-function platformData(): string {
+export function platformData(): string {
   const data = process.env.CGU_UI_DATA;
   if (!data) {
     throw new Error('CGU_UI_DATA is not set: the UI tests run through playwright.config.ts');

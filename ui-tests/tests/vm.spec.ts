@@ -2,7 +2,7 @@ import { expect, Page, test } from '@playwright/test';
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { apiToken, asToken, login, snapshot } from './helpers';
+import { apiToken, asToken, login, platformData, snapshot } from './helpers';
 
 /**
  * A VM notebook on the local backend, in Chromium: an admin declares the test VM image
@@ -26,15 +26,10 @@ function installImage(): string {
   return path.join(folder, 'image');
 }
 
-/** A path below the platform's data folder (/tmp/cgu-lab-ui-*, made by ui-tests/start-platform.sh). */
+/** A path below this run's platform data folder (helpers.platformData), if it exists. */
 function stateFile(...sub: string[]): string | undefined {
-  for (const entry of fs.readdirSync('/tmp').filter(name => name.startsWith('cgu-lab-ui-'))) {
-    const candidate = path.join('/tmp', entry, 'state', ...sub);
-    if (fs.existsSync(candidate)) {
-      return candidate;
-    }
-  }
-  return undefined;
+  const candidate = path.join(platformData(), 'state', ...sub);
+  return fs.existsSync(candidate) ? candidate : undefined;
 }
 
 /** A file in the notebook's home on this machine (the guest's /mnt/home). */
@@ -48,13 +43,8 @@ function homeFile(file: string): string | undefined {
  * disk and the shared home are mounted.
  */
 function serialLog(): string {
-  const logs = fs
-    .readdirSync('/tmp')
-    .filter(name => name.startsWith('cgu-lab-ui-'))
-    .flatMap(entry => {
-      const run = path.join('/tmp', entry, 'state', 'run');
-      return fs.existsSync(run) ? fs.readdirSync(run).map(id => path.join(run, id, 'serial.log')) : [];
-    })
+  const run = path.join(platformData(), 'state', 'run');
+  const logs = (fs.existsSync(run) ? fs.readdirSync(run).map(id => path.join(run, id, 'serial.log')) : [])
     .filter(file => fs.existsSync(file))
     .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
   return logs.length ? fs.readFileSync(logs[0], 'utf8') : '';
