@@ -108,8 +108,9 @@ test-python: test-python-local test-kube
 # Test files run side by side in TEST_WORKERS processes (pytest-xdist; a file's tests stay
 # together, so its module fixtures start once): most of a test's time is a real server
 # starting or answering, which leaves a core free for the other file. The schema-driven API
-# test runs on its own after them: grouped by file, xdist collects its generated cases as
-# one test that checks nothing.
+# test runs after them, its cases spread over the workers one by one (--dist load): its
+# cases share one node id, which grouping by file (a dict keyed by node id) folds into the
+# first case alone.
 TEST_WORKERS ?= 2
 SCHEMA_TESTS := tests/security/test_schemathesis.py
 test-python-local: install-test
@@ -118,7 +119,8 @@ test-python-local: install-test
 	  $(PYTEST) -n $(TEST_WORKERS) --dist loadfile --junitxml=$(CURDIR)/artifacts/junit-$@.xml \
 	    $(addprefix --ignore=,$(KUBE_TESTS) $(SCHEMA_TESTS)) tests; rc=$$?; \
 	  [ $$rc -eq 5 ] && rc=0; \
-	  $(PYTEST) --junitxml=$(CURDIR)/artifacts/junit-test-python-schema.xml $(SCHEMA_TESTS) || rc=1; \
+	  $(PYTEST) -n $(TEST_WORKERS) --dist load \
+	    --junitxml=$(CURDIR)/artifacts/junit-test-python-schema.xml $(SCHEMA_TESTS) || rc=1; \
 	  exit $$rc
 
 # The Kubernetes backend: a real API server for the fast layer (built from source once, cached
