@@ -963,6 +963,45 @@ def test_watch_cache_resumes_from_the_last_version_and_relists_after_410_gone():
     assert version >= 3
 
 
+def test_watch_cache_reads_one_namespace_without_the_others():
+    """Objects are kept by namespace: a start's wait reads its own namespace's Events,
+    and a relist, an update or a deletion keeps each namespace's own."""
+
+    def thing(namespace: str, name: str, version: str) -> dict:
+        return {"metadata": {"namespace": namespace, "name": name, "resourceVersion": version}}
+
+    script = ScriptedSource(
+        lists=[([thing("u1", "a", "1"), thing("u2", "a", "2"), thing("u2", "b", "3")], "3")],
+        watches=[
+            [
+                {"type": "MODIFIED", "object": thing("u1", "a", "4")},
+                {"type": "DELETED", "object": thing("u2", "a", "5")},
+                {"type": "ADDED", "object": thing("u3", "c", "6")},
+            ]
+        ],
+    )
+    cache = WatchCache([Source("Thing", script.list, script.watch)], watch_timeout=5)
+
+    async def scenario():
+        await cache.start()
+        await asyncio.wait_for(script.idle.wait(), 5)
+        seen = {
+            namespace: sorted(o["metadata"]["name"] for o in cache.objects("Thing", namespace))
+            for namespace in ("u1", "u2", "u3", "u4")
+        }
+        everything = sorted(
+            (o["metadata"]["namespace"], o["metadata"]["name"]) for o in cache.objects("Thing")
+        )
+        got = cache.get("Thing", "u1", "a")
+        await cache.stop()
+        return seen, everything, got
+
+    seen, everything, got = asyncio.run(scenario())
+    assert seen == {"u1": ["a"], "u2": ["b"], "u3": ["c"], "u4": []}
+    assert everything == [("u1", "a"), ("u2", "b"), ("u3", "c")]
+    assert got["metadata"]["resourceVersion"] == "4"
+
+
 def test_watch_cache_reports_a_source_it_cannot_list():
     from kubernetes.aio.client.exceptions import ApiException
 
