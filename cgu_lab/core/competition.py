@@ -113,7 +113,15 @@ def _quote(text: str) -> str:
 def read_table(text: str, id_column: str, value_column: str, what: str) -> dict[str, str]:
     """{id: value} of a CSV with (at least) these two columns; PredictionError naming
     the row of `what` ("your file", "the solution") that is wrong."""
-    reader = csv.reader(io.StringIO(text))
+    try:
+        return _table(text, id_column, value_column, what)
+    except csv.Error as error:  # a field over the module's size limit, a NUL...
+        raise PredictionError(f"{what} is not readable CSV: {error}") from None
+
+
+def _table(text: str, id_column: str, value_column: str, what: str) -> dict[str, str]:
+    # newline="": the csv module reads \r, \n and \r\n line ends itself.
+    reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     if header is None:
         raise PredictionError(f"{what} is empty; it needs the columns {id_column},{value_column}")

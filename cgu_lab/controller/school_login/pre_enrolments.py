@@ -114,8 +114,15 @@ async def take(session: AsyncSession, user: User, email: str) -> None:
 def parse_emails(text: str) -> list[str]:
     """The `email` column of a CSV list (header `email`, `e-mail` or `mail`), lower-cased,
     each checked; Invalid names every bad line."""
-    reader = csv.reader(io.StringIO(text))
-    rows = [row for row in reader if any(cell.strip() for cell in row)]
+    # newline="": the csv module reads \r, \n and \r\n line ends itself (a lone \r was a 500).
+    try:
+        rows = [
+            row
+            for row in csv.reader(io.StringIO(text, newline=""))
+            if any(cell.strip() for cell in row)
+        ]
+    except csv.Error as error:  # a field over the module's size limit, a NUL...
+        raise Invalid(f"the list is not readable CSV: {error}") from None
     if not rows:
         raise Invalid("the list is empty; give a CSV file with an 'email' column")
     header = [cell.strip().lower() for cell in rows[0]]
