@@ -103,6 +103,15 @@ def test_gpu_types_are_admin_defined_and_validated(ops, users):
     bad = ops.put("/api/gpu-types/half", json={"share": 1, "fraction": 0.5})
     assert bad.status_code == 400 and "share > 1" in bad.json()["message"]
     assert ops.put("/api/gpu-types/x", json={"resource_name": "gpu"}).status_code == 400
+    # On nodes GFD calls "-SHARED" every nvidia.com/gpu is a time-slice: a whole type is
+    # refused there (resource given or not), a shared one takes the slices' resource.
+    sliced = {"node_selector": {"nvidia.com/gpu.product": "NVIDIA-RTX-A5000-SHARED"}}
+    for body in (sliced, {**sliced, "resource_name": "nvidia.com/gpu"}):
+        refused = ops.put("/api/gpu-types/sliced", json=body)
+        assert refused.status_code == 400 and "time-sliced" in refused.json()["message"]
+    slices = ops.ok("PUT", "/api/gpu-types/sliced", json={**sliced, "share": 4})
+    assert slices["resource_name"] == "nvidia.com/gpu"
+    ops.ok("DELETE", "/api/gpu-types/sliced")
     standard = ops.ok(
         "PUT",
         "/api/gpu-types/standard",

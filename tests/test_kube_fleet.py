@@ -28,10 +28,13 @@ from cgu_lab.backends.kube_nodes import (
     pod_default_choices,
 )
 from cgu_lab.backends.kube_settings import KubeSettings
+from cgu_lab.controller.environments.catalog import offer_of
+from cgu_lab.controller.gpus.service import product_out
 from cgu_lab.core.errors import Invalid
-from cgu_lab.core.gpu_fleet import PRODUCT, inventory, products_matching
-from cgu_lab.core.gpus import check_gpu_type_resource
+from cgu_lab.core.gpu_fleet import PRODUCT, inventory, products_matching, sliced_product
+from cgu_lab.core.gpus import Holding, capacity, check_gpu_type_resource, place
 from cgu_lab.core.names import LABEL_PATTERN
+from cgu_lab.store.models import GpuType
 
 from .test_kube_objects import KUBE, UPSTREAM, UPSTREAM_SCHEMAS, created, make_spec, validate
 
@@ -205,9 +208,10 @@ def test_every_proposal_is_a_type_the_gpus_api_accepts():
             assert proposal.name not in names_seen
             names_seen.add(proposal.name)
             assert re.match(LABEL_PATTERN, proposal.name)
+            sliced = sliced_product(product.product)
             assert (
                 check_gpu_type_resource(
-                    proposal.resource_name, proposal.share, proposal.mig_profile
+                    proposal.resource_name, proposal.share, proposal.mig_profile, sliced
                 )
                 == proposal.resource_name
             )
@@ -246,11 +250,85 @@ def test_single_mig_and_unrenamed_time_slicing_say_what_to_change():
     assert a30.mig == {"1g.6gb": 4} and a30.whole == 0 and "mixed" in a30.notes[0]
     a4000 = products["NVIDIA-RTX-A4000-SHARED"]
     assert a4000.whole == 0 and a4000.slices == 4 and "renameByDefault" in a4000.notes[0]
-    # Neither offers a type the platform would misplace (a whole GPU on a slice).
-    assert [p.resource_name for p in a4000.proposals()] == []
+    # Neither offers a type the platform would misplace (a whole GPU on a slice): the
+    # unrenamed slices are offered as a shared type of their own, on their resource.
+    [shared] = a4000.proposals()
+    assert (shared.name, shared.resource_name, shared.share, shared.capacity) == (
+        "rtx-a4000-shared",
+        "nvidia.com/gpu",
+        4,
+        4,
+    )
+    assert shared.node_selector == {PRODUCT: "NVIDIA-RTX-A4000-SHARED"}
     assert [p.resource_name for p in a30.proposals()] == ["nvidia.com/mig-1g.6gb"]
     with pytest.raises(Invalid):
         check_gpu_type_resource("nvidia.com/gpu", 1, "1g.6gb")
+    # On sliced nodes nvidia.com/gpu is a slice: a whole-GPU type is refused there, and
+    # off them a shared type still may not hold whole GPUs.
+    with pytest.raises(Invalid, match="time-sliced"):
+        check_gpu_type_resource("nvidia.com/gpu", 1, "", sliced=True)
+    assert check_gpu_type_resource("nvidia.com/gpu.shared", 4, "", sliced=True)
+    with pytest.raises(Invalid):
+        check_gpu_type_resource("nvidia.com/gpu", 4, "")
+
+
+def test_time_sliced_a5000s_get_a_type_of_their_own_and_whole_ones_stay_whole():
+    """Beside whole A5000 nodes, time-sliced ones that GFD calls NVIDIA-RTX-A5000-SHARED
+    (as scripts/kube-cluster.sh's fleet has them): each product proposes its own type,
+    each type is placed by the allocator only on its product's devices (the models
+    "NVIDIA-RTX-A5000" are a substring of both), and the fleet API counts each type
+    under its own product only."""
+    nodes = [gfd_node("a5000-0", "NVIDIA-RTX-A5000", 4, 24564, {"nvidia.com/gpu": "4"})]
+    nodes.append(
+        gfd_node(
+            "a5000-sliced-0",
+            "NVIDIA-RTX-A5000-SHARED",
+            4,
+            24564,
+            {"nvidia.com/gpu": "16"},
+            **{"nvidia.com/gpu.replicas": "4"},
+        )
+    )
+    products = {p.product: p for p in inventory(node_gpus(nodes))}
+    proposals = {p.name: p for product in products.values() for p in product.proposals()}
+    assert sorted(proposals) == ["rtx-a5000-shared", "rtx-a5000-whole"]
+    whole, shared = proposals["rtx-a5000-whole"], proposals["rtx-a5000-shared"]
+    assert whole.node_selector == {PRODUCT: "NVIDIA-RTX-A5000"}
+    assert (shared.resource_name, shared.share, shared.capacity) == ("nvidia.com/gpu", 4, 16)
+    assert "shared by 4" in shared.display_name and "whole" in whole.display_name
+
+    types = {
+        name: GpuType(
+            name=name,
+            display_name=p.display_name,
+            resource_name=p.resource_name,
+            share=p.share,
+            mig_profile=p.mig_profile,
+            models={"include": list(p.models)},
+            node_selector=dict(p.node_selector),
+        )
+        for name, p in proposals.items()
+    }
+    devices = gpu_devices(nodes)
+    offers = {name: offer_of(t) for name, t in types.items()}
+    for name, offer in offers.items():
+        nodes_of = {d.node for d in devices if offer.accepts(d)}
+        assert nodes_of == {"a5000-0" if name == "rtx-a5000-whole" else "a5000-sliced-0"}
+    assert capacity(devices, offers["rtx-a5000-whole"]) == 4
+    assert capacity(devices, offers["rtx-a5000-shared"]) == 16
+    # The whole type never takes a slice, even with every whole GPU held.
+    whole_gpus = [d.id for d in devices if d.node == "a5000-0"]
+    held = [Holding(i, "rtx-a5000-whole", (d,)) for i, d in enumerate(whole_gpus, 1)]
+    assert place(devices, held, offers["rtx-a5000-whole"], 1) is None
+    # Without a pinned product, models still select by substring (as before).
+    loose = dataclasses.replace(offers["rtx-a5000-whole"], product="")
+    assert {d.node for d in devices if loose.accepts(d)} == {"a5000-0", "a5000-sliced-0"}
+
+    listed = {p.product: product_out(p, types.values()).existing_types for p in products.values()}
+    assert listed == {
+        "NVIDIA-RTX-A5000": ["rtx-a5000-whole"],
+        "NVIDIA-RTX-A5000-SHARED": ["rtx-a5000-shared"],
+    }
 
 
 def test_inventory_agrees_with_the_allocators_devices():

@@ -37,6 +37,8 @@ ARCH = "kubernetes.io/arch"
 WHOLE = "nvidia.com/gpu"
 SHARED = "nvidia.com/gpu.shared"
 MIG_PREFIX = "nvidia.com/mig-"
+# GFD's product suffix when time-slices are not renamed: nvidia.com/gpu there is a slice.
+SLICED_SUFFIX = "-SHARED"
 
 _SINGLE_MIG = re.compile(r"-MIG-(\d+g\.\d+gb)$")
 # Vendor words left out of a type's proposed name: "NVIDIA-RTX-A5000" -> "rtx-a5000".
@@ -91,14 +93,17 @@ class Product:
     @property
     def base(self) -> str:
         """The product without GFD's sharing or single-MIG suffix, for names and models."""
-        return _SINGLE_MIG.sub("", self.product).removesuffix("-SHARED")
+        return _SINGLE_MIG.sub("", self.product).removesuffix(SLICED_SUFFIX)
 
     def proposals(self) -> list[Proposal]:
         """The GPU types this product can back: whole, time-shared and one per MIG profile.
 
         Each lands only on nodes of this product (`node_selector` on the exact label
-        value, which the Kubernetes backend turns into node affinity) and is placed by the
-        controller's allocator on this product's devices (`models`)."""
+        value, which the Kubernetes backend turns into node affinity, and which the
+        controller's allocator also holds to: `core.gpus.Offer.product`). A product whose
+        time-slices stay `nvidia.com/gpu` (GFD's `-SHARED` products) gets its own shared
+        type on that resource, named apart from the whole type of the same GPU
+        ("rtx-a5000-shared" beside "rtx-a5000-whole")."""
         stem = type_stem(self.base)
         selector = {PRODUCT: self.product}
         shown = display_product(self.base)
@@ -114,12 +119,12 @@ class Product:
                     capacity=self.whole,
                 )
             )
-        if self.slices and self.slice_resource == SHARED and self.replicas > 1:
+        if self.slices and self.replicas > 1 and self.slice_resource in self._slice_resources():
             found.append(
                 Proposal(
                     f"{stem}-shared",
                     f"{shown} (shared by {self.replicas})",
-                    SHARED,
+                    self.slice_resource,
                     share=self.replicas,
                     node_selector=selector,
                     models=(self.base,),
@@ -142,6 +147,16 @@ class Product:
                 )
             )
         return found
+
+    def _slice_resources(self) -> tuple[str, ...]:
+        """The slice resources a shared type may ask for here: renamed slices anywhere;
+        `nvidia.com/gpu` only on a `-SHARED` product, where every one is a slice."""
+        return (SHARED, WHOLE) if sliced_product(self.product) else (SHARED,)
+
+
+def sliced_product(product: str) -> bool:
+    """Whether GFD marked the product's `nvidia.com/gpu` as time-slices (`-SHARED`)."""
+    return product.endswith(SLICED_SUFFIX)
 
 
 def type_stem(product: str) -> str:

@@ -45,9 +45,16 @@ class Offer:
     share: int = 1
     models: frozenset[str] = field(default_factory=frozenset)
     mig_profile: str = ""
+    # The exact product a type's node selector pins (GFD's nvidia.com/gpu.product, which
+    # is a Kubernetes device's model): the scheduler places its pods on that product
+    # only, so the allocator must too. Models are substrings, and "NVIDIA-RTX-A5000"
+    # would also take the time-sliced "NVIDIA-RTX-A5000-SHARED" devices.
+    product: str = ""
 
     def accepts(self, device: Device) -> bool:
         if device.mig_profile != self.mig_profile:
+            return False
+        if self.product and device.model != self.product:
             return False
         if self.models:
             model = device.model.lower()
@@ -333,27 +340,35 @@ def mig_resource(profile: str, shared: bool = False) -> str:
     return f"{NVIDIA}mig-{profile}" + (".shared" if shared else "")
 
 
-def expected_resources(share: int, mig_profile: str) -> tuple[str, ...]:
+def expected_resources(share: int, mig_profile: str, sliced: bool = False) -> tuple[str, ...]:
     """The NVIDIA resource names a GPU type of this kind may ask for, preferred first.
 
     A whole GPU is `nvidia.com/gpu`; a GPU shared by several notebooks (time
     slicing or MPS, advertised under `renameByDefault`) is `nvidia.com/gpu.shared`;
     a MIG profile is `nvidia.com/mig-<profile>`, and a shared MIG instance may
-    also carry the `.shared` suffix.
+    also carry the `.shared` suffix. On `sliced` nodes (a type pinned to a product
+    GPU Feature Discovery suffixed `-SHARED`: time-slices not renamed) every
+    `nvidia.com/gpu` is a slice, so only a shared type fits there, asking for it.
     """
     if mig_profile:
         whole = mig_resource(mig_profile)
         return (whole, mig_resource(mig_profile, shared=True)) if share > 1 else (whole,)
+    if sliced:
+        return (WHOLE_GPU, SHARED_GPU) if share > 1 else ()
     return (SHARED_GPU,) if share > 1 else (WHOLE_GPU,)
 
 
-def check_gpu_type_resource(resource_name: str, share: int, mig_profile: str) -> str:
+def check_gpu_type_resource(
+    resource_name: str, share: int, mig_profile: str, sliced: bool = False
+) -> str:
     """Refuse an NVIDIA resource name that does not match what the type hands out.
 
     A MIG type asking for `nvidia.com/gpu` would be scheduled on a whole GPU
     (or nowhere) while the platform's allocator places it on a MIG instance;
     a shared type asking for whole GPUs would hold one GPU per notebook on a
-    cluster. Resources of other vendors (`amd.com/gpu`) are taken as given.
+    cluster, unless its nodes are `sliced` (see `expected_resources`), where a
+    whole-GPU type would be given a slice. Resources of other vendors (`amd.com/gpu`)
+    are taken as given.
     """
     resource_name = resource_name.strip()
     if not resource_name or "/" not in resource_name or len(resource_name) > 253:
@@ -363,9 +378,15 @@ def check_gpu_type_resource(resource_name: str, share: int, mig_profile: str) ->
     profile = check_mig_profile(mig_profile)
     if not resource_name.startswith(NVIDIA):
         return resource_name
-    allowed = expected_resources(share, profile)
+    allowed = expected_resources(share, profile, sliced)
     if resource_name in allowed:
         return resource_name
+    if not allowed:
+        raise Invalid(
+            "the type's nodes are time-sliced (their product ends in -SHARED): each "
+            f"{WHOLE_GPU} there is a slice, so a whole-GPU type cannot use them; give the "
+            "type a share of the slices per GPU"
+        )
     wanted = " or ".join(allowed)
     if profile:
         kind = f"a MIG type with profile {profile}" + (

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ...core import environments as recipes
 from ...core import roles
 from ...core.errors import Conflict, Invalid, NotFound
+from ...core.gpu_fleet import PRODUCT
 from ...core.gpus import Offer
 from ...core.lifecycle import HOLDING
 from ...core.names import check_label
@@ -218,6 +219,7 @@ def offer_of(gpu_type: GpuType) -> Offer:
         share=max(1, gpu_type.share),
         models=frozenset((gpu_type.models or {}).get("include", [])),
         mig_profile=gpu_type.mig_profile,
+        product=str((gpu_type.node_selector or {}).get(PRODUCT, "")),
     )
 
 

@@ -7,7 +7,7 @@ happen here, together, so a refused request changes nothing.
 
 from __future__ import annotations
 
-from ...core.gpu_fleet import PRODUCT, Product, products_matching
+from ...core.gpu_fleet import PRODUCT, WHOLE, Product, products_matching, sliced_product
 from ...core.gpus import (
     Device,
     capacity,
@@ -60,10 +60,12 @@ async def save_gpu_type(
     require_admin(actor, "define GPU types")
     fields = body.model_dump()
     fields["mig_profile"] = check_mig_profile(body.mig_profile)
+    sliced = sliced_product((body.node_selector or {}).get(PRODUCT, ""))
     if "resource_name" not in body.model_fields_set:
-        fields["resource_name"] = expected_resources(body.share, fields["mig_profile"])[0]
+        fitting = expected_resources(body.share, fields["mig_profile"], sliced)
+        fields["resource_name"] = fitting[0] if fitting else WHOLE
     fields["resource_name"] = check_gpu_type_resource(
-        fields["resource_name"], body.share, fields["mig_profile"]
+        fields["resource_name"], body.share, fields["mig_profile"], sliced
     )
     async with db.session() as session:
         gpu_type = await catalog.save_gpu_type(session, actor, name, **fields)
@@ -126,15 +128,19 @@ async def remove(db: Database, pool: GpuPool, actor: Principal, device_id: str) 
         await pool.refresh(session)
 
 
+def _selects(gpu_type, product: str) -> bool:
+    """Whether a type's notebooks land on the product: the one its node selector pins
+    (the allocator holds to it too), or else those its models match."""
+    pinned = (gpu_type.node_selector or {}).get(PRODUCT)
+    if pinned:
+        return pinned == product
+    return bool(products_matching([product], (gpu_type.models or {}).get("include", [])))
+
+
 def product_out(product: Product, gpu_types) -> GpuProductOut:
     """A product with the types it could back and those already selecting it (by the
     product label, or by models that match it), so the page does not offer it twice."""
-    existing = sorted(
-        t.name
-        for t in gpu_types
-        if (t.node_selector or {}).get(PRODUCT) == product.product
-        or products_matching([product.product], (t.models or {}).get("include", []))
-    )
+    existing = sorted(t.name for t in gpu_types if _selects(t, product.product))
     return GpuProductOut(
         product=product.product,
         memory_mib=product.memory_mib,
