@@ -13,7 +13,10 @@ platform while the other sits idle, on a quiet host and then on a busy one:
   it for `/api/status` through the proxy, and the platform's API for their
   notebooks (cgu-lab `GET /api/notebooks`, JupyterHub `GET /hub/api/users/<name>`),
   one after the other, each ~0.1 s; p50/p99, and the same measured before the burst
-  (idle) for the ratio;
+  (idle) for the ratio. The same `/api/status` is also asked of the server directly, on
+  its own port with the credentials the proxy adds (read as root: cgu-lab's from its
+  database, JupyterHub's from the server's environment), which tells the proxy's share of
+  a slow answer from the server's own;
 - CPU-seconds per start: the notebook's processes after ready (launcher, server,
   slirp4netns) plus the platform's own processes (controller, or hub + proxy)
   over the burst, per start;
@@ -27,6 +30,7 @@ uses plain processes outside any notebook instead (other work of the host).
 Usage: class_burst.py [--bursts 10,30] [--busy 3] [--busy-kind notebooks|host]
                       [--only cgu|hub] [--quiet-only|--busy-only] [--big] (adds 60)
                       [--timeline PATH] (each cgu-lab start's progress events, as JSON)
+                      [--probes PATH] (the bystander's every answer in a burst, as JSON)
                       [--new-accounts] (cgu-lab's students start for the first time ever)
 The host's load (uptime) is printed at the start and the end. Run as root, the benchmark's
 own client runs at nice -10 while it drives a platform (it stands for browsers elsewhere,
@@ -42,6 +46,7 @@ import contextlib
 import json
 import os
 import re
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -73,6 +78,7 @@ class CguLab:
         env = {"CGU_LAB_START_TIMEOUT": str(int(timeout))}
         self.controller = Controller(self.base / "data", env=env)
         self.clients: dict[str, object] = {}
+        self.direct: dict[str, tuple[httpx.Client, str, dict]] = {}
         # Each start's progress as it came: (seconds since Start, percent, message), by user.
         self.timelines: dict[str, list[tuple[float, int, str]]] = {}
 
@@ -133,6 +139,32 @@ class CguLab:
         r = client.get("/api/notebooks")
         assert r.status_code == 200, r.status_code
 
+    def probe_server(self, user: str, client) -> None:
+        direct, url, headers = self._direct(user)
+        r = direct.get(url, headers=headers)
+        assert r.status_code == 200, r.status_code
+
+    def _direct(self, user: str) -> tuple[httpx.Client, str, dict]:
+        """A client to `user`'s server itself, bypassing the proxy: its address and proxy
+        secret from the controller's database (local_servers.endpoint's fields), the
+        headers the proxy sends (identity.py's). Read once, kept for the run."""
+        if user not in self.direct:
+            with sqlite3.connect(self.controller.data_dir / "cgu-lab.sqlite") as db:
+                state, secret = db.execute(
+                    "SELECT n.backend_state, n.proxy_secret FROM notebooks n "
+                    "JOIN users u ON u.id = n.owner_id WHERE u.name = ? AND n.name = 'lab'",
+                    (user,),
+                ).fetchone()
+            state = json.loads(state)
+            if state.get("socket"):
+                client = httpx.Client(transport=httpx.HTTPTransport(uds=state["socket"]))
+                base = "http://server"
+            else:
+                client, base = httpx.Client(), f"http://127.0.0.1:{state['port']}"
+            headers = {"X-Cgu-User": user, "X-Cgu-Proxy-Secret": secret}
+            self.direct[user] = (client, f"{base}/notebook/{user}/lab/api/status", headers)
+        return self.direct[user]
+
     def probe_client(self, user: str):
         return self.clients[user]
 
@@ -168,7 +200,8 @@ class CguLab:
         self.clients[user].request("DELETE", f"/notebook/{user}/lab/api/kernels/{kernel}")
 
     def close(self) -> None:
-        for client in [*self.clients.values(), getattr(self, "admin", None)]:
+        direct = [client for client, _, _ in self.direct.values()]
+        for client in [*self.clients.values(), *direct, getattr(self, "admin", None)]:
             if client is not None:
                 client.close()
         self.controller.stop()
@@ -189,6 +222,8 @@ class JupyterHub:
     def __init__(self, timeout: float) -> None:
         self.hub = Hub(start_timeout=timeout)
         self.clients: dict[str, httpx.Client] = {}
+        self.direct: dict[str, tuple[str, dict]] = {}
+        self.direct_client = httpx.Client()
 
     def open(self, students: list[str]) -> list[str]:
         self.hub.start()
@@ -218,6 +253,18 @@ class JupyterHub:
         r = client.get(f"/hub/api/users/{user}")
         assert r.status_code == 200, r.status_code
 
+    def probe_server(self, user: str, client) -> None:
+        if user not in self.direct:
+            # The single-user server's own URL and token, as the spawner gave them.
+            env = self.server(user).environ()
+            self.direct[user] = (
+                f"{env['JUPYTERHUB_SERVICE_URL'].rstrip('/')}/api/status",
+                {"Authorization": f"token {env['JUPYTERHUB_API_TOKEN']}"},
+            )
+        url, headers = self.direct[user]
+        r = self.direct_client.get(url, headers=headers)
+        assert r.status_code == 200, r.status_code
+
     def probe_client(self, user: str):
         return self.clients[user]
 
@@ -240,7 +287,7 @@ class JupyterHub:
         self.clients[user].delete(f"/user/{user}/api/kernels/{kernel}")
 
     def close(self) -> None:
-        for client in self.clients.values():
+        for client in [*self.clients.values(), self.direct_client]:
             client.close()
         self.hub.stop()
 
@@ -293,12 +340,21 @@ def memory(processes: list[psutil.Process]) -> tuple[float, float]:
 
 @dataclass
 class Probe:
-    """A bystander asking its notebook and the API, in turn, until stopped."""
+    """A bystander asking its notebook and the API, in turn, until stopped.
+
+    `own` is the control: how late this probe's own 10 ms sleeps wake. The probe runs in
+    the benchmark's process beside the threads that drive the burst, so a slow answer
+    may be this client's wait for the CPU (or the interpreter) rather than the platform's;
+    a late wake-up of the same size at the same moment says so. `samples` keeps every
+    answer's (seconds since the probe began, kind, duration) for `--probes`."""
 
     platform: object
     user: str
     notebook: list[float] = field(default_factory=list)
     api: list[float] = field(default_factory=list)
+    server: list[float] = field(default_factory=list)  # the same server, no proxy
+    own: list[float] = field(default_factory=list)
+    samples: list[tuple[float, str, float]] = field(default_factory=list)
     errors: int = 0
 
     def __post_init__(self) -> None:
@@ -307,18 +363,27 @@ class Probe:
 
     def run(self) -> None:
         client = self.platform.probe_client(self.user)
+        origin = time.perf_counter()
         while not self.stopping.is_set():
-            for ask, into in (
-                (self.platform.probe_notebook, self.notebook),
-                (self.platform.probe_api, self.api),
+            for kind, ask, into in (
+                ("notebook", self.platform.probe_notebook, self.notebook),
+                ("api", self.platform.probe_api, self.api),
+                ("server", self.platform.probe_server, self.server),
+                ("own", self.sleep_briefly, self.own),
             ):
                 began = time.perf_counter()
                 try:
                     ask(self.user, client)
-                    into.append(time.perf_counter() - began)
+                    took = time.perf_counter() - began
+                    into.append(took)
+                    self.samples.append((began - origin, kind, took))
                 except Exception:
                     self.errors += 1
                 self.stopping.wait(0.1)
+
+    @staticmethod
+    def sleep_briefly(user: str, client) -> None:
+        time.sleep(0.01)
 
     def __enter__(self) -> Probe:
         self.thread.start()
@@ -437,6 +502,8 @@ def run_platform(kind, args, sizes: list[int], conditions: list[str]) -> dict:
         else:
             platform.clients[bystander].post(f"/user/{bystander}/api/kernels", json={})
         time.sleep(3)
+        # Find the bystander's server and open a connection to it before anything is timed.
+        platform.probe_server(bystander, None)
         results["idle_mem"] = memory(tree(platform.server(bystander)))
         if "quiet" in conditions:
             results["single"] = single(platform, burst_users[0], args.single)
@@ -462,6 +529,13 @@ def run_platform(kind, args, sizes: list[int], conditions: list[str]) -> dict:
                         picked = {u: platform.timelines.get(u) for u in burst_users[:size]}
                         path.write_text(json.dumps(picked, indent=1))
                         print(f"  timelines: {path}", flush=True)
+                    if args.probes:
+                        # the bystander's every answer, to see which slow ones coincide
+                        path = Path(args.probes).with_suffix(
+                            f".{platform.label}.{condition}{size}.json"
+                        )
+                        path.write_text(json.dumps(results[(condition, size)]["probe"].samples))
+                        print(f"  probes: {path}", flush=True)
             finally:
                 for user, kernel in spinning:
                     with contextlib.suppress(Exception):
@@ -522,14 +596,15 @@ def report(ours: dict, peer: dict, sizes: list[int], conditions: list[str]) -> N
         )
     for condition in conditions:
         io, ip = ours[(condition, "idle")], peer[(condition, "idle")]
-        print(
-            row(
-                f"bystander's notebook via proxy, p99, no burst, {condition}",
-                quantile(io.notebook, 0.99) * 1000,
-                quantile(ip.notebook, 0.99) * 1000,
-                "{:.0f} ms",
+        for label, key in (("via proxy", "notebook"), ("direct", "server")):
+            print(
+                row(
+                    f"bystander's notebook {label}, p99, no burst, {condition}",
+                    quantile(getattr(io, key), 0.99) * 1000,
+                    quantile(getattr(ip, key), 0.99) * 1000,
+                    "{:.0f} ms",
+                )
             )
-        )
         for size in sizes:
             o, p = ours[(condition, size)], peer[(condition, size)]
             for name, q in (("p50", 0.5), ("p95", 0.95)):
@@ -551,7 +626,12 @@ def report(ours: dict, peer: dict, sizes: list[int], conditions: list[str]) -> N
                 f"| burst of {size}, {condition}: failed starts | {len(o['failures'])} "
                 f"| {len(p['failures'])} | — |"
             )
-            for label, key in (("notebook via proxy", "notebook"), ("API", "api")):
+            for label, key in (
+                ("notebook via proxy", "notebook"),
+                ("notebook direct", "server"),
+                ("API", "api"),
+                ("own 10 ms sleep (control)", "own"),
+            ):
                 for name, q in (("p50", 0.5), ("p99", 0.99)):
                     print(
                         row(
@@ -616,6 +696,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=90)
     parser.add_argument("--only", choices=("cgu", "hub"))
     parser.add_argument("--timeline", help="write each cgu-lab start's progress events here")
+    parser.add_argument("--probes", help="write the bystander's every answer during a burst here")
     parser.add_argument(
         "--new-accounts",
         action="store_true",

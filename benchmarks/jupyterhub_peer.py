@@ -65,6 +65,9 @@ def setup() -> Path:
 
 
 def version() -> str:
+    """The peer's version, or "not installed" (a run of cgu-lab alone needs no peer)."""
+    if not (VENV / "bin" / "jupyterhub").exists():
+        return "not installed"
     out = subprocess.run(
         [str(VENV / "bin" / "jupyterhub"), "--version"], capture_output=True, text=True, check=False
     )
