@@ -40,7 +40,16 @@ from cgu_lab.backends.base import (
     QuotaSpec,
     TrainingSpec,
 )
-from cgu_lab.backends.kube_api import BIND_ROLE, CLUSTER, KINDS, MANAGED, PERMISSIONS, KubeApi
+from cgu_lab.backends.kube_api import (
+    BIND_ROLE,
+    CLUSTER,
+    KINDS,
+    MANAGED,
+    PERMISSIONS,
+    KubeApi,
+    KubeError,
+    together,
+)
 from cgu_lab.backends.kube_nodes import gpu_devices
 from cgu_lab.backends.kube_settings import KubeSettings
 from cgu_lab.backends.kube_watch import Source, WatchCache
@@ -1241,3 +1250,38 @@ def test_rbac_grants_exactly_what_the_backend_calls():
         if doc["kind"] == "ClusterRoleBinding"
     ]
     assert binding["subjects"][0]["name"] == KUBE.controller_service_account
+
+
+def test_together_sends_at_once_waits_for_all_and_raises_the_first_failure():
+    """A start's independent objects go in one round trip's wait (kube_api.together); a
+    failure still surfaces as the BackendError the lifecycle catches, and only once every
+    call has ended, so the clean-up after it finds nothing still being created."""
+    ended: list[str] = []
+
+    async def scenario():
+        started: list[str] = []
+        everyone = asyncio.Event()
+
+        async def call(name: str, error: str = "", after: str = "") -> str:
+            started.append(name)
+            if len(started) % 3 == 0:
+                everyone.set()
+            await everyone.wait()  # sent one after another, the first would wait forever
+            if after:
+                while after not in ended:
+                    await asyncio.sleep(0)
+            ended.append(name)
+            if error:
+                raise KubeError(error, 409)
+            return name
+
+        sent = together(call("a"), call("b"), call("c"))
+        assert await asyncio.wait_for(sent, 30) == ["a", "b", "c"]
+        everyone.clear()
+        with pytest.raises(KubeError, match="refused") as raised:
+            await together(call("d", "refused"), call("e", after="f"), call("f", "later"))
+        return raised.value
+
+    error = asyncio.run(scenario())
+    # e ended last (after f): the failures waited for it; d's is the first in call order
+    assert sorted(ended[3:]) == ["d", "e", "f"] and ended[-1] == "e" and error.status == 409

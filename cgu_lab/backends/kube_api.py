@@ -163,6 +163,20 @@ class KubeError(BackendError):
         self.status = status
 
 
+async def together(*calls: Awaitable[Any]) -> list[Any]:
+    """Send independent calls at once and wait for all: a start's objects that need not
+    follow one another (its secret and claims, its Service and StatefulSet) cost one round
+    trip's wait instead of one each, which a class's burst of starts pays many times over.
+    Every call ends before this does (none is left running behind a failure); the first
+    failure in the order given is then raised as itself, as sending them one by one would
+    have."""
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results
+
+
 async def load_client(kubeconfig: str = "") -> client.ApiClient:
     """An API client from a kubeconfig file, else the pod's service account, else
     the user's default kubeconfig. The global default configuration is untouched."""

@@ -28,7 +28,7 @@ from . import kube_names as names
 from . import kube_objects as objects
 from . import kube_parts as parts
 from .base import BackendError, QuotaSpec
-from .kube_api import KubeError
+from .kube_api import KubeError, together
 from .kube_connection import Connection
 from .kube_parts import Obj
 from .kube_settings import KubeSettings
@@ -230,10 +230,13 @@ class Namespaces:
                 if existing.get("status", {}).get("phase") == "Terminating":
                     raise BackendError(f"the namespace {name} is being deleted; try later")
             await api.create(controller_role_binding(name, settings), True)
-            await self._apply_when_permitted(notebook_service_account(name, settings))
-            await api.apply(network_policy(name, settings))
+            # The namespace's objects, sent at once once the binding lets us write there.
+            first = [notebook_service_account(name, settings), network_policy(name, settings)]
+            if quota is not None:
+                first.append(resource_quota(name, quota, settings))
+            await together(*(self._apply_when_permitted(obj) for obj in first))
             self._ready.add(name)
-        if quota is not None:
+        elif quota is not None:
             await api.apply(resource_quota(name, quota, settings))
 
     async def _apply_when_permitted(self, obj: Obj) -> None:

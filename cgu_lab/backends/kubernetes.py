@@ -66,7 +66,7 @@ from .base import (
     TrainingSpec,
     TrainingStatus,
 )
-from .kube_api import KubeApi, KubeError, load_client
+from .kube_api import KubeApi, KubeError, load_client, together
 from .kube_connection import Connection
 from .kube_namespaces import Namespaces
 from .kube_nodes import (
@@ -318,19 +318,19 @@ class KubernetesBackend(Backend):
             await self._tools.release(ref.namespace)  # the Storage page's warm pod
             await progress(10, "Creating the notebook's objects")
             held = await self._api.apply(workload.build(ref, spec, running=False))
-            await self._api.apply(objects.notebook_secret(ref, spec, self.kube, owner=held))
-            await self._api.create(objects.home_claim(ref, spec, self.kube), True)
-            if workload.name == "jupyter":  # ~/courses; a VM has its home disk only
-                courses = files.courses_claim(ref.namespace, spec.owner, self.kube)
-                await self._api.create(courses, True)
-                mine = storage.storage_claim(ref.namespace, spec.owner, self.kube)  # ~/storage
-                await self._api.create(mine, True)
+            claims = [objects.home_claim(ref, spec, self.kube)]
+            if workload.name == "jupyter":  # ~/courses and ~/storage; a VM has its home disk
+                claims.append(files.courses_claim(ref.namespace, spec.owner, self.kube))
+                claims.append(storage.storage_claim(ref.namespace, spec.owner, self.kube))
+            await together(
+                self._api.apply(objects.notebook_secret(ref, spec, self.kube, owner=held)),
+                *(self._api.create(claim, True) for claim in claims),
+            )
             running = await self._api.apply(workload.build(ref, spec, running=True))
             resume = workload.resume_patch()
             if resume is not None:
                 running = await self._api.patch(workload.resource, ref.name, ref.namespace, resume)
-            for companion in workload.companions(running):
-                await self._api.apply(companion)
+            await together(*(self._api.apply(c) for c in workload.companions(running)))
             view = await self._wait_ready(workload, ref, began, progress)
             # Ready means the kubelet reaches the pod; a Service answers only once
             # kube-proxy has the endpoint, a second or more later on a busy node.
