@@ -197,10 +197,12 @@ def kill_notebooks(data_dir: Path) -> None:
         except (psutil.Error, OSError):
             continue
     psutil.wait_procs(killed, timeout=10)
-    # ... and the installation's cgroups (cgu-lab/<instance>/nb-<id>, v1 or v2).
+    # ... and the installation's cgroups (cgu-lab/<instance>/nb-<id>, v1 or v2), with the
+    # group its controller ran in (`platform`, left behind by a killed controller).
     for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory"):
         parent = Path(root) / "cgu-lab" / marker
-        for child in sorted(parent.glob("nb-*")) if parent.is_dir() else ():
+        children = [*parent.glob("nb-*"), parent / "platform"] if parent.is_dir() else []
+        for child in sorted(children):
             with contextlib.suppress(OSError):
                 child.rmdir()
         with contextlib.suppress(OSError):

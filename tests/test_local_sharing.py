@@ -12,10 +12,18 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from cgu_lab.backends.local_limits import PLATFORM_NICE, STARTING_WEIGHT, WEIGHT, Limiter
+from cgu_lab.backends.local_limits import (
+    PLATFORM_NICE,
+    PLATFORM_WEIGHT,
+    STARTING_WEIGHT,
+    WEIGHT,
+    Limiter,
+    cpu_cgroup,
+)
 from cgu_lab.backends.local_servers import LAUNCHER, StartQueue, ordinal
 
 
@@ -199,3 +207,55 @@ print(nice(), *seen)
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.split()
     assert shown == [str(PLATFORM_NICE)] * 3
+
+
+def test_the_controller_weighs_in_a_group_of_its_own_beside_its_notebooks(tmp_path):
+    """Its nice value alone ranked it only within its own session's autogroup (the
+    module's "Sharing the CPU"): in a group beside its notebooks its weight is theirs to
+    compare with, and the installation still weighs as many processes as notebooks."""
+    limiter = v1(tmp_path, "aaaa1111")
+    mine = tmp_path / "cpu" / "cgu-lab" / "aaaa1111"
+    assert limiter.hold_platform(os.getpid())
+    assert (mine / "platform" / "cgroup.procs").read_text() == str(os.getpid())
+    assert shares(mine / "platform") == PLATFORM_WEIGHT
+    limiter.prepare(1, 1000, 2**30, [])
+    assert shares(mine) == WEIGHT  # the controller's group is not a notebook's
+    # What it starts for a notebook goes back where the controller came from.
+    came_from = cpu_cgroup(Path("/proc/self/cgroup").read_text(), False).lstrip("/")
+    prefix = limiter.outside_platform()
+    assert prefix[-2:] == [str(tmp_path / "cpu" / came_from / "cgroup.procs"), "--"]
+
+
+def test_the_controller_moves_into_its_group_and_back_on_the_host(tmp_path):
+    """On the host's own cgroups (root only): the controller's every thread moves into
+    `cgu-lab/<tag>/platform`, a program started outside_platform() runs where the
+    controller came from, and release_platform() puts it back and removes the group."""
+    probe = """
+import os, subprocess, threading, uuid
+from cgu_lab.backends.local_limits import Limiter, cpu_cgroup, favour_platform
+limiter = Limiter(tag="platform-" + uuid.uuid4().hex[:12])
+if limiter.mode == "rlimit":
+    raise SystemExit(77)
+v2 = limiter.mode == "cgroup2"
+where = lambda pid="self": cpu_cgroup(open(f"/proc/{pid}/cgroup").read(), v2)
+started = where()
+worker = threading.Thread(target=threading.Event().wait, args=(30,), daemon=True)
+worker.start()
+assert favour_platform(limiter)
+group = f"/cgu-lab/{limiter.tag}/platform"
+assert where() == group, where()
+assert where(f"{os.getpid()}/task/{worker.native_id}") == group
+outside = subprocess.run([*limiter.outside_platform(), "cat", "/proc/self/cgroup"],
+                         capture_output=True, text=True, check=True).stdout
+assert cpu_cgroup(outside, v2) == started, outside
+limiter.release_platform()
+assert where() == started
+assert not (limiter.parents()[0] / "platform").exists()
+print("ok")
+"""
+    if os.geteuid() != 0:
+        pytest.skip("moving a process between cgroups needs root")
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    if shown.returncode == 77:
+        pytest.skip("this host has no writable cgroups")
+    assert shown.stdout.strip() == "ok", shown.stderr

@@ -76,7 +76,7 @@ from .base import (
 from .local_accounts import Account, Accounts
 from .local_command import notebook_argv, notebook_env
 from .local_homes import Homes
-from .local_limits import PLATFORM_NICE, Limiter, favour_platform, instance_id
+from .local_limits import PLATFORM_NICE, PLATFORM_WEIGHT, Limiter, favour_platform, instance_id
 from .local_servers import Servers, free_port, log_tail
 from .local_settings import LocalSettings
 from .local_storage import Storage
@@ -138,7 +138,11 @@ class LocalBackend(Backend):
         self.servers.bind(self.instance)
         # In the event loop's own thread: the proxy and the API go before the notebooks.
         if favour_platform(self.limiter):
-            log.info("controller's event loop at nice %d (local_limits)", PLATFORM_NICE)
+            log.info(
+                "controller in its own CPU group (weight %d), threads at nice %d (local_limits)",
+                PLATFORM_WEIGHT,
+                PLATFORM_NICE,
+            )
         await asyncio.to_thread(local_host.prepare_x11_dir)  # before any desktop starts
         await asyncio.to_thread(self.storage.open)
         if self.accounts.mode == "per-user":
@@ -167,6 +171,7 @@ class LocalBackend(Backend):
     async def close(self) -> None:
         await self.servers.close()
         await self.accounts.close()
+        await asyncio.to_thread(self.limiter.release_platform)
 
     @property
     def private_network(self) -> bool:

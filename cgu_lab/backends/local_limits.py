@@ -49,19 +49,26 @@ whose servers are plain processes; a bystander's p99 through the proxy up to 11x
 - each installation's parent weighs as many processes as it holds groups (at least one),
   and the shared top `cgu-lab/` the sum of its installations: the platform's notebooks
   share the host with its other work as that many processes would, no more, no less;
-- the controller and its proxy stay in the cgroup they were started in, outside this
-  subtree, and their threads run at nice `PLATFORM_NICE` (`favour_platform()`, with
-  cgroups and as root), worth about 87 processes: weighed as one process beside a
-  class's notebooks, every proxied request of every student waited behind them (a
-  bystander's p99 through the proxy 9x JupyterHub's on a busy host). At nine processes'
-  worth (nice -10) a burst of 30 starting notebooks, each worth two, still outweighed it
-  3 to 1: the controller's loop woke late by over 0.1 s 27 times in one burst, where
-  nice -20 saw 7 and halved the bystander's p99 (monitoring/loop_lag.py's histogram,
-  class_burst, on a host busier in the second run). The controller spends about 0.07
-  CPU-s per start, so going first costs the notebooks almost nothing. Its children do
-  not keep it: the launcher (local_launch) puts every program it starts back at nice 0,
-  and anything else it starts runs in a cgroup of its own, where a nice value counts only
-  against the group's own processes;
+- the controller (its API, its proxy, every start's orchestration) runs in a CPU group
+  of its own beside its notebooks, `cgu-lab/<tag>/platform`, worth `PLATFORM_WEIGHT`
+  (about 87 processes; `favour_platform()`, with cgroups and as root), and its threads
+  at nice `PLATFORM_NICE`, which ranks them only against what they start in that group.
+  Why a group and not a nice value alone: the kernel ranks by nice only between tasks of
+  one group. Started from a shell, the controller sat in the host's root group, where
+  the kernel's autogroups (sched_autogroup_enabled, on by default) put each session's
+  processes in one group of one process's weight: its nice -20 counted against its own
+  session only, while a burst of 30 starting notebooks weighed 60 processes. Measured
+  (class_burst, busy burst of 30, /proc's schedstat): its event loop waited 22.8 s in
+  the run queue for 0.3 s of running, up to 0.8 s at a time, and a bystander's
+  request through the proxy took 2.2 s at p99 where its server alone answered in 0.3 s
+  (a service manager's cgroup does the same: one weight for the whole service). In a
+  group beside the notebooks, its weight is compared with theirs directly; the
+  installation's parent still weighs only as many processes as it holds notebook
+  groups (at least one), so the platform and its notebooks together take no more of
+  the host than before. The controller spends about 0.07 CPU-s per start, so going
+  first costs the notebooks almost nothing. What it starts does not keep its place:
+  the launcher (local_launch) puts every program back at nice 0 and into the
+  notebook's own group before it runs;
 - the CFS quota (`cpu.cfs_quota_us`, `cpu.max`) stays the notebook's own from its first
   instruction (what it may use at most; the weights decide only who goes first);
 - no core is pinned where cgroups apply; without cgroups (rlimit mode) affinity is the only
@@ -92,7 +99,10 @@ TOP = "cgu-lab"
 WEIGHT = 1024
 STARTING_WEIGHT = 2 * WEIGHT
 MAX_SHARES = 262_144  # v1's ceiling of cpu.shares; v2's cpu.weight goes to 10,000
-# The controller's threads (its API and proxy): weight 88761 against a process's 1024.
+# The controller's group (its API and proxy): what nice -20 weighs, 88761 against a
+# process's 1024; its threads at nice -20 within it, ahead of the helpers it starts.
+PLATFORM = "platform"
+PLATFORM_WEIGHT = 88_761
 PLATFORM_NICE = -20
 # An installation tag becomes a directory name under /sys/fs/cgroup: no '/', no '..'.
 TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
@@ -149,6 +159,16 @@ def in_group(proc_cgroup_text: str, tag: str, name: str) -> bool:
     return False
 
 
+def cpu_cgroup(proc_cgroup_text: str, v2: bool) -> str:
+    """The path of a process's cgroup in the CPU hierarchy, from `/proc/<pid>/cgroup`
+    (v2: the unified line `0::/path`; v1: the line whose controllers include `cpu`)."""
+    for line in proc_cgroup_text.splitlines():
+        _, controllers, path = line.split(":", 2)
+        if (v2 and controllers == "") or (not v2 and "cpu" in controllers.split(",")):
+            return path
+    return "/"
+
+
 def instance_id(marker: Path) -> str:
     """The installation's random identity, made once; it names cgroups, so it must be plain."""
     with contextlib.suppress(FileExistsError):
@@ -181,6 +201,8 @@ class Limiter:
         # The controllers this installation's groups use (pids when the host has it).
         self.controllers: tuple[str, ...] = ()
         self.mode = self._detect() if enabled else "rlimit"
+        # The process hold_platform() moved and the CPU cgroup it came from.
+        self._platform: tuple[int, str] | None = None
 
     def bind(self, tag: str) -> None:
         """Name this installation; its cgroups live below `cgu-lab/<tag>/`."""
@@ -331,6 +353,58 @@ class Limiter:
             return int((cpu_dir / "cpu.shares").read_text())
         except (OSError, ValueError):
             return 0
+
+    def hold_platform(self, pid: int) -> bool:
+        """Move process `pid`, every thread of it, into the controller's CPU group (the
+        module's "Sharing the CPU"), made with PLATFORM_WEIGHT; where it was is kept for
+        release_platform(). Whether it moved (no cgroups, or not allowed: it did not)."""
+        if self.mode == "rlimit" or not self.tag:
+            return False
+        v2 = self.mode == "cgroup2"
+        directory = self.parents()[0] / PLATFORM  # v2's one, or v1's cpu hierarchy
+        try:
+            came_from = cpu_cgroup(Path(f"/proc/{int(pid)}/cgroup").read_text(), v2)
+            with _PARENTS:
+                self._make_parents()
+                directory.mkdir(exist_ok=True)
+                self._write_weight(directory, PLATFORM_WEIGHT, v2)
+                (directory / "cgroup.procs").write_text(str(int(pid)))
+        except OSError:
+            return False
+        self._platform = (int(pid), came_from)
+        return True
+
+    def outside_platform(self) -> list[str]:
+        """An argv prefix (join_command) that starts a program back in the CPU cgroup the
+        controller came from, not in its group: for what the controller starts that is a
+        notebook's work, not the platform's (a warm launcher's imports). Empty when
+        hold_platform() did not move it."""
+        if self._platform is None:
+            return []
+        return self.join_command([self._came_from()])
+
+    def _came_from(self) -> Path:
+        """The CPU cgroup hold_platform() took the controller from."""
+        assert self._platform is not None
+        hierarchy = self.root if self.mode == "cgroup2" else self.root / self.controllers[0]
+        return hierarchy / self._platform[1].lstrip("/")
+
+    def release_platform(self) -> None:
+        """Put the process hold_platform() moved back where it was, and remove the group
+        (and the installation's parent, if nothing else is left in it)."""
+        if self._platform is None:
+            return
+        with contextlib.suppress(OSError):
+            (self._came_from() / "cgroup.procs").write_text(str(self._platform[0]))
+        with _PARENTS:
+            with contextlib.suppress(OSError):
+                (self.parents()[0] / PLATFORM).rmdir()
+            if not self.groups("nb") | self.groups("job") | self.groups("run"):
+                for parent in self.parents():
+                    with contextlib.suppress(OSError):
+                        parent.rmdir()
+            self.reweigh()
+        self._platform = None
 
     def settle(self, name: str) -> None:
         """The group's start is over (its server answers): from now on it weighs one
@@ -627,27 +701,28 @@ class Processes:
 
 
 def favour_platform(limiter: Limiter) -> bool:
-    """Run the controller's threads (its event loop: the API and the proxy; the database
-    driver's and the executor's threads, which run its queries and file work) at
-    PLATFORM_NICE, when cgroups hold the notebooks (the module's "Sharing the CPU").
+    """Put the controller in its own CPU group beside its notebooks (Limiter.hold_platform)
+    and its threads (its event loop: the API and the proxy; the database driver's and the
+    executor's threads, which run its queries and file work) at PLATFORM_NICE, when
+    cgroups hold the notebooks (the module's "Sharing the CPU"). Whether the group holds
+    it (root may; others may not, and keep only what a nice value gives).
+
     Linux keeps a nice value per thread and a new thread inherits its maker's, so the
     threads that exist already are set one by one: the executor's thread, made for the
     migrations before this call and then running every start's blocking steps, stayed at
-    nice 0, one process's weight beside a class's notebooks. Whether it applies (root
-    may; others may not)."""
+    nice 0 otherwise."""
     if limiter.mode == "rlimit":
         return False  # notebooks share our cgroup: a nice value would rank them, not us
+    held = limiter.hold_platform(os.getpid())
     try:
         threads = [int(tid) for tid in os.listdir("/proc/self/task")]
     except OSError:
         threads = [0]
-    try:
+    with contextlib.suppress(OSError):
         for tid in threads:
             with contextlib.suppress(ProcessLookupError):  # a thread that just ended
                 os.setpriority(os.PRIO_PROCESS, tid, PLATFORM_NICE)
-    except OSError:
-        return False
-    return True
+    return held
 
 
 def pick_cpus(

@@ -144,7 +144,7 @@ class Servers:
         # Liveness checks ask each server's status over its port or socket, briefly.
         self.http = Upstreams(lambda: {"timeout": aiohttp.ClientTimeout(total=2)}, keepalive=15)
         # JupyterLab forked from a pre-imported launcher per environment (local_warm).
-        self.warm = WarmLaunchers(logs)
+        self.warm = WarmLaunchers(logs, limiter.outside_platform)
 
     def bind(self, instance: str) -> None:
         """This installation's identity, known once the backend opens."""

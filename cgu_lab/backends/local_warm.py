@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -155,8 +156,12 @@ class WarmLauncher:
 class WarmLaunchers:
     """The warm launchers of this controller, one per interpreter of an environment."""
 
-    def __init__(self, logs: Path) -> None:
+    def __init__(self, logs: Path, outside: Callable[[], list[str]] = list) -> None:
+        """`outside`: an argv prefix that starts a launcher out of the controller's own
+        CPU group (local_limits.Limiter.outside_platform): its imports are a notebook's
+        work and wait their turn like one."""
         self.logs = logs
+        self.outside = outside
         self.ready: dict[Path, WarmLauncher] = {}
         self.starting: dict[Path, asyncio.Task] = {}
 
@@ -187,6 +192,7 @@ class WarmLaunchers:
             empty.mkdir(mode=0o700, exist_ok=True)
             with open(self.logs / "warm-launcher.log", "ab") as output:  # noqa: ASYNC230
                 process = await asyncio.create_subprocess_exec(
+                    *self.outside(),
                     str(python),
                     PROGRAM,
                     str(theirs.fileno()),
