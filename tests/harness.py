@@ -181,6 +181,12 @@ def cli(
     return result.stdout
 
 
+# One command at a time in this process: the environment it reads is the process's, and
+# Alembic's migration context is module state (two installations prepared at once,
+# tests/security/test_host_names.py, would share it).
+IN_THIS_PROCESS = threading.Lock()
+
+
 def in_this_process(args: list[str], env: dict) -> None:
     """`cgu-lab <args>` run by the test's process, with `env`'s CGU_LAB_* settings as a
     process started with `env` would read them; a RuntimeError when it fails. On a thread
@@ -188,17 +194,18 @@ def in_this_process(args: list[str], env: dict) -> None:
     from cgu_lab import cli as command
 
     given = {k: v for k, v in env.items() if k.startswith("CGU_LAB_")}
-    saved = {k: os.environ.get(k) for k in given}
-    os.environ.update(given)
-    try:
-        with concurrent.futures.ThreadPoolExecutor(1) as thread:
-            code = thread.submit(command.main, args).result()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    with IN_THIS_PROCESS:
+        saved = {k: os.environ.get(k) for k in given}
+        os.environ.update(given)
+        try:
+            with concurrent.futures.ThreadPoolExecutor(1) as thread:
+                code = thread.submit(command.main, args).result()
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
     if code != 0:
         raise RuntimeError(f"cgu-lab {' '.join(args)} failed with exit code {code}")
 
