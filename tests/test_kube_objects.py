@@ -972,6 +972,59 @@ def test_watch_cache_resumes_from_the_last_version_and_relists_after_410_gone():
     assert version >= 3
 
 
+def gpu_node(name: str, version: str, gpus: int, beat: str = "") -> dict:
+    """A GPU node as the Node watch brings it; `beat` stands for its kubelet's heartbeat."""
+    return {
+        "metadata": {
+            "name": name,
+            "resourceVersion": version,
+            "labels": {"nvidia.com/gpu.product": "NVIDIA-RTX-A5000"},
+        },
+        "status": {
+            "allocatable": {"nvidia.com/gpu": str(gpus)},
+            "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": beat}],
+        },
+    }
+
+
+def test_node_heartbeats_pass_nothing_on_and_device_changes_pass_the_fleets_devices():
+    """The backend follows the Node watch node by node (a heartbeat is read for its node
+    alone): its followers hear of a node's devices changing, joining or leaving, with
+    the whole fleet's devices, and never of a heartbeat."""
+    script = ScriptedSource(
+        lists=[([gpu_node("a", "1", 2), gpu_node("b", "2", 4)], "2")],
+        watches=[
+            [
+                {"type": "MODIFIED", "object": gpu_node("a", "3", 2, beat="10:00:10")},
+                {"type": "MODIFIED", "object": gpu_node("b", "4", 4, beat="10:00:11")},
+                {"type": "MODIFIED", "object": gpu_node("b", "5", 3)},  # a GPU fell off
+                {"type": "ADDED", "object": gpu_node("c", "6", 1)},
+                {"type": "MODIFIED", "object": gpu_node("c", "7", 1, beat="10:00:12")},
+                {"type": "DELETED", "object": gpu_node("a", "8", 2)},
+            ]
+        ],
+    )
+    backend = KubernetesBackend(KUBE)
+    heard: list[list[str]] = []
+    backend.follow_inventory(lambda devices: heard.append(sorted(d.id for d in devices)))
+    source = Source("Node", script.list, script.watch, changed=backend._nodes_changed)
+    backend.cluster.watch = WatchCache([source], watch_timeout=5)
+
+    async def scenario():
+        await backend.cluster.watch.start()
+        await asyncio.wait_for(script.idle.wait(), 5)
+        await backend.cluster.watch.stop()
+
+    asyncio.run(scenario())
+    b = [f"b/gpu-{i}" for i in range(3)]
+    assert heard == [
+        ["a/gpu-0", "a/gpu-1", *b],  # b's fourth GPU is gone (the listing itself: nothing)
+        ["a/gpu-0", "a/gpu-1", *b, "c/gpu-0"],  # c joined
+        [*b, "c/gpu-0"],  # a left
+    ]
+    assert sorted(d.id for d in backend._devices) == [*b, "c/gpu-0"]
+
+
 def test_watch_cache_reads_one_namespace_without_the_others():
     """Objects are kept by namespace: a start's wait reads its own namespace's Events,
     and a relist, an update or a deletion keeps each namespace's own."""

@@ -40,9 +40,10 @@ class Source:
     list: Callable[[], Awaitable[tuple[list[Obj], str]]]
     watch: Callable[[str, int], AsyncIterator[Obj]]
     keep: Callable[[Obj], bool] = field(default=lambda obj: True)
-    # Told after each change of this source (a relist included), on the event loop: what
-    # must follow it at once rather than when next read (the GPU pool follows Nodes).
-    changed: Callable[[], None] | None = None
+    # Told after each change of this source, on the event loop, with the object that
+    # changed (None after a relist: any may have): what must follow it at once rather
+    # than when next read (the GPU pool follows Nodes).
+    changed: Callable[[Obj | None], None] | None = None
 
 
 @dataclass
@@ -167,16 +168,16 @@ class WatchCache:
                 objects.pop(namespace, None)
         else:
             objects.setdefault(namespace, {})[name] = _Entry(obj, time.monotonic())
-        self._notify(source)
+        self._notify(source, obj)
         return version
 
-    def _notify(self, source: Source) -> None:
+    def _notify(self, source: Source, obj: Obj | None = None) -> None:
         self.version += 1
         self._changed.set()
         self._changed = asyncio.Event()
         if source.changed is not None:
             try:
-                source.changed()
+                source.changed(obj)
             except Exception:  # a follower's bug must not end the watch
                 log.exception("following a change of %s failed", source.name)
 
