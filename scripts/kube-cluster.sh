@@ -83,7 +83,10 @@ HOST_IP="$NET.255.1"    # the host's end of the veth: the API server listens her
 NODE_IP="$NET.255.2"    # the namespace's end: the node's address
 POD_CIDR="$NET.0.0/24"
 POD_GATEWAY="$NET.0.1"
-SVC_CIDR="$NET.128.0/24"
+# Services: one per notebook (its companion), so a school's worth: a /24 (254 addresses) ran
+# out in fleet_burst's burst of 300 beside 142 running ("failed to allocate a serviceIP").
+SVC_CIDR="$NET.128.0/18"
+KWOK_CIDR="$NET.192.0/18" # the simulated pods' addresses (kwok), routed nowhere: no program answers
 API_SVC_IP="$NET.128.1"
 DNS_IP="$NET.128.10"
 NAME="cgu-kube-$ID"
@@ -568,6 +571,7 @@ network_up() {
 
 network_down() {
   ip link del "$VETH_HOST" 2>/dev/null || true   # its routes go with it
+  ip route del unreachable "$KWOK_CIDR" 2>/dev/null || true   # on no device: kwok_up's
   if [ -e "/run/netns/$NETNS" ]; then
     ip netns del "$NETNS" 2>/dev/null || { umount -l "/run/netns/$NETNS" 2>/dev/null; rm -f "/run/netns/$NETNS"; }
   fi
@@ -695,18 +699,21 @@ import_images() {
 
 # A StorageClass whose volumes are directories under $STATE/pv, owned by the notebook
 # user (1000:100): kube-controller-manager's own hostPath provisioner makes them root's.
-provisioner() {
-  export KUBECONFIG="$KUBECONFIG_PATH"
-  local ns name phase class size pv dir
-  while true; do
-    kubectl get pvc -A --watch -o jsonpath='{.metadata.namespace} {.metadata.name} {.status.phase} {.spec.storageClassName} {.spec.resources.requests.storage}{"\n"}' 2>/dev/null |
-      while read -r ns name phase class size; do
-        [ "$phase" = Pending ] && [ "$class" = "$STORAGE_CLASS" ] || continue
-        pv="$NAME-$(printf '%s/%s' "$ns" "$name" | sha256sum | cut -c1-12)"
-        kubectl get pv "$pv" >/dev/null 2>&1 && continue
-        dir="$STATE/pv/$ns/$name"
-        mkdir -p "$dir" && chown 1000:100 "$dir" && chmod 2775 "$dir"
-        kubectl create -f - >/dev/null <<EOF || true
+# Claims come in bursts (three per notebook, a class starting at once): the Pending ones
+# read together (until the watch is quiet for a moment, or PROVISION_BATCH of them) become
+# one `kubectl create` of their volumes, and up to PROVISION_JOBS such batches run at once,
+# so the burst waits neither on one claim at a time nor on a kubectl start per claim.
+PROVISION_BATCH="${CGU_KUBE_PROVISION_BATCH:-40}"
+PROVISION_JOBS="${CGU_KUBE_PROVISION_JOBS:-4}"
+
+# pv_doc NAMESPACE CLAIM SIZE: the claim's directory, made, and its volume's document.
+pv_doc() {
+  local ns="$1" name="$2" size="$3" pv dir
+  pv="$NAME-$(printf '%s/%s' "$ns" "$name" | sha256sum | cut -c1-12)"
+  dir="$STATE/pv/$ns/$name"
+  mkdir -p "$dir" && chown 1000:100 "$dir" && chmod 2775 "$dir" || return 0
+  cat <<EOF
+---
 apiVersion: v1
 kind: PersistentVolume
 metadata:
@@ -721,7 +728,41 @@ spec:
   claimRef: {namespace: $ns, name: $name}
   hostPath: {path: $dir, type: Directory}
 EOF
-      done
+}
+
+# provision_batch "ns name size"...: one create for the batch; a volume that exists
+# already (a claim seen twice while Pending) is refused alone and the others are made.
+provision_batch() {
+  local line ns name size
+  for line in "$@"; do
+    read -r ns name size <<<"$line"
+    pv_doc "$ns" "$name" "$size"
+  done | kubectl create -f - >/dev/null 2>&1 || true
+}
+
+provisioner() {
+  export KUBECONFIG="$KUBECONFIG_PATH"
+  local ns name phase class size batch pv dir
+  while true; do
+    kubectl get pvc -A --watch -o jsonpath='{.metadata.namespace} {.metadata.name} {.status.phase} {.spec.storageClassName} {.spec.resources.requests.storage}{"\n"}' 2>/dev/null |
+      {
+        batch=()
+        while true; do
+          if read -r -t 0.2 ns name phase class size; then
+            [ "$phase" = Pending ] && [ "$class" = "$STORAGE_CLASS" ] || continue
+            batch+=("$ns $name $size")
+            [ "${#batch[@]}" -ge "$PROVISION_BATCH" ] || continue
+          elif [ $? -le 128 ]; then
+            break # the watch ended (the API server restarted...): start it again
+          fi
+          [ "${#batch[@]}" -gt 0 ] || continue
+          while [ "$(jobs -rp | wc -l)" -ge "$PROVISION_JOBS" ]; do wait -n || true; done
+          provision_batch "${batch[@]}" &
+          batch=()
+        done
+        [ "${#batch[@]}" -eq 0 ] || provision_batch "${batch[@]}"
+        wait
+      }
     sleep 1
   done &
   while true; do
@@ -1064,6 +1105,9 @@ EOF
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --cidr="$NET.192.1/18" --node-ip="$NODE_IP" --server-address="127.0.0.1:$KWOK_PORT" \
     --node-lease-duration-seconds=40
+  # A simulated pod's address must fail at once, not follow the host's default route off
+  # the machine (the controller reads its notebooks' pods: culler, monitor, starts).
+  ip route replace unreachable "$KWOK_CIDR"
   wait_for kwok 60 curl -fsS --max-time 1 "http://127.0.0.1:$KWOK_PORT/healthz"
 }
 
@@ -1291,6 +1335,7 @@ CGU_KUBE_HOST_IP=$HOST_IP
 CGU_KUBE_NODE_IP=$NODE_IP
 CGU_KUBE_API=https://$HOST_IP:$API_PORT
 CGU_KUBE_POD_CIDR=$POD_CIDR
+CGU_KUBE_KWOK_CIDR=$KWOK_CIDR
 CGU_KUBE_SERVICE_CIDR=$SVC_CIDR
 CGU_KUBE_DNS_IP=$DNS_IP
 CGU_KUBE_STORAGE_CLASS=$STORAGE_CLASS

@@ -83,6 +83,10 @@ def test_the_gpus_page_lists_the_fleets_products_counts_and_slices(fleet, kube, 
     assert h100["mig"] == {"1g.10gb": 14, "2g.20gb": 6} and h100["whole"] == 4, h100
     shared = found["NVIDIA-RTX-A5000-SHARED"]
     assert (shared["replicas"], shared["slices"], len(shared["nodes"])) == (4, 32, 2), shared
+    # its own type, named apart from the whole A5000s' (rtx-a5000-whole)
+    assert [(p["name"], p["resource_name"], p["share"]) for p in shared["proposals"]] == [
+        ("rtx-a5000-shared", "nvidia.com/gpu", 4)
+    ], shared
     assert found["NVIDIA-Jetson-AGX-Orin"]["archs"] == ["arm64"]
     # the real node (scripts/kube-cluster.sh labels it an A5000) is one of the A5000s
     a5000 = found["NVIDIA-RTX-A5000"]
