@@ -341,6 +341,12 @@ async function showInvitations() {
 
 async function main() {
   showInvitations();
+  if (everyone) {
+    // The admin's choice of list is remembered in this browser. Restored before anything
+    // is awaited: restored after, it undid a click made while the page loaded.
+    everyone.checked = localStorage.getItem(EVERYONE_KEY) === 'yes';
+    everyone.addEventListener('change', () => localStorage.setItem(EVERYONE_KEY, everyone.checked ? 'yes' : 'no'));
+  }
   /** @type {UserOut} */
   const me = await api('GET', '/api/me');
   window.cguMe = me.name;
@@ -348,9 +354,6 @@ async function main() {
   gpuTypes = await api('GET', '/api/gpu-types');
   await initDemos(me).catch(() => undefined); // no Publish button rather than no list
   if (everyone) {
-    // The admin's choice of list is remembered in this browser.
-    everyone.checked = localStorage.getItem(EVERYONE_KEY) === 'yes';
-    everyone.addEventListener('change', () => localStorage.setItem(EVERYONE_KEY, everyone.checked ? 'yes' : 'no'));
     api('GET', '/api/users')
       .then((/** @type {UserActivityOut[]} */ users) =>
         document
