@@ -291,7 +291,7 @@ def test_the_local_backend_settings_are_typed_with_their_old_names_and_defaults(
         "use_cgroups": True,
         "notebook_pids": 1024,
         "start_timeout": 90,
-        "stop_timeout": 10,
+        "stop_timeout": 30,  # raised since: more than a database's clean shutdown needs
         "parallel_starts": 0,
         "vm_shutdown_timeout": 30,
         "vm_accelerator": "auto",

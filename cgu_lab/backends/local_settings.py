@@ -42,8 +42,12 @@ class LocalSettings(BaseSettings):
     job) may hold at once; without a limit one kernel could take every pid of the host."""
     start_timeout: float = 90
     """CGU_LAB_START_TIMEOUT: seconds a notebook server has to answer after its launch."""
-    stop_timeout: float = 10
-    """CGU_LAB_STOP_TIMEOUT: seconds a server has to exit after SIGTERM before it is killed."""
+    stop_timeout: float = 30
+    """CGU_LAB_STOP_TIMEOUT: seconds a server has to exit after SIGTERM before it is killed.
+    More than its own clean-up needs: a notebook's database gets up to 10 s for a clean
+    shutdown (notebook/apps/database.py) after the kernels end, and everything left when
+    the server has gone is killed. At 10 s, a busy host's stop could kill a database in
+    the middle of its shutdown. 30 s, as Kubernetes gives a pod (kube_settings)."""
     parallel_starts: int = Field(default=0, ge=0)
     """CGU_LAB_PARALLEL_STARTS: servers launched at once; later starts wait in line, their
     place shown (local_servers.StartQueue); 0: one per core the controller may use."""
