@@ -399,10 +399,7 @@ class Limiter:
         with _PARENTS:
             with contextlib.suppress(OSError):
                 (self.parents()[0] / PLATFORM).rmdir()
-            if not self.groups("nb") | self.groups("job") | self.groups("run"):
-                for parent in self.parents():
-                    with contextlib.suppress(OSError):
-                        parent.rmdir()
+            self._drop_parents()
             self.reweigh()
         self._platform = None
 
@@ -545,13 +542,18 @@ class Limiter:
                         directory.rmdir()
                 left = [directory for directory in dirs if directory.exists()]
                 if not left:
-                    for parent in self.parents():
-                        with contextlib.suppress(OSError):
-                            parent.rmdir()
+                    self._drop_parents()
                 self.reweigh()
             if not left or time.monotonic() >= deadline:
                 return
             time.sleep(0.02)
+
+    def _drop_parents(self) -> None:
+        """Remove the installation's parents that nothing is left in (the kernel refuses
+        to remove a cgroup that still has a group or a process). Called with `_PARENTS`."""
+        for parent in self.parents():
+            with contextlib.suppress(OSError):
+                parent.rmdir()
 
     def holds(self, pid: int, notebook_id: int) -> bool:
         """Whether the kernel says `pid` is in this installation's cgroup of the notebook now."""
