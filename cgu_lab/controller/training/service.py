@@ -133,7 +133,13 @@ class TrainingService:
     ) -> tuple[str, list[str]]:
         """The job's name and argv, once the request's own fields are right (no database)."""
         name = check_label(name.strip().lower(), "training job")
-        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        try:
+            argv = shlex.split(command) if isinstance(command, str) else list(command)
+        except ValueError as exc:  # shlex: "No closing quotation", "No escaped character"
+            raise Invalid(
+                f"the command cannot be read as a shell line ({str(exc).lower()}); "
+                "close every quote, e.g. python train.py --name 'run 1'"
+            ) from exc
         if not argv:
             raise Invalid("give the command each replica runs, e.g. python train.py --epochs 10")
         if self.backend.name == "local" and not image.strip():
