@@ -558,11 +558,24 @@ def follow_while(streams, act, seconds: float = 60) -> list[list[dict]]:
 
 async def run_code(session: Session, owner: str, name: str, code: str, kernel: str = "") -> str:
     """Run `code` in a kernel of the notebook (a new one, or `kernel`'s id) through the
-    proxy's websocket as JupyterLab does; its printed output, or the error's name and text."""
+    proxy's websocket as JupyterLab does; its printed output, or the error's name and text.
+    A kernel made here is shut down afterwards: left running, each call's kernel (35-80 MiB)
+    counted against the notebook's memory, and a test's fifth call found its 512 MiB
+    notebook killing kernels and its database (the memory cgroup's OOM killer)."""
+    if kernel:
+        return await _run_in_kernel(session, owner, name, code, kernel)
+    kernels = f"/notebook/{owner}/{name}/api/kernels"
+    made = session.ok("POST", kernels, 201, json={})["id"]
+    try:
+        return await _run_in_kernel(session, owner, name, code, made)
+    finally:
+        gone = session.request("DELETE", f"{kernels}/{made}")
+        assert gone.status_code in (204, 404), f"shutting the kernel down: {gone.status_code}"
+
+
+async def _run_in_kernel(session: Session, owner: str, name: str, code: str, kernel: str) -> str:
     import websockets
 
-    if not kernel:
-        kernel = session.ok("POST", f"/notebook/{owner}/{name}/api/kernels", 201, json={})["id"]
     url, headers, connect = session.notebook_socket(
         f"/notebook/{owner}/{name}/api/kernels/{kernel}/channels"
     )
