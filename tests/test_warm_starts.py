@@ -22,6 +22,7 @@ import aiohttp
 import psutil
 import pytest
 
+from cgu_lab.backends import local_warm
 from cgu_lab.backends.base import BackendError, EnvironmentSpec, NotebookSpec
 from cgu_lab.backends.local import LocalBackend
 from cgu_lab.backends.local_warm import WarmProcess, interpreter_of
@@ -157,7 +158,9 @@ async def compare(backend: LocalBackend, url: str) -> None:
         assert all(isinstance(process, WarmProcess) for process in warm)
         # A launcher that does not answer: the start is exec'd, the launcher ended.
         os.kill(launcher.process.pid, signal.SIGSTOP)
-        states.append(await backend.start(notebooks[2], progress))
+        with pytest.MonkeyPatch.context() as patch:  # a second of silence, not its ten
+            patch.setattr(local_warm, "PID_TIMEOUT", 1.0)
+            states.append(await backend.start(notebooks[2], progress))
         assert not isinstance(backend.servers.children[notebooks[2].id], WarmProcess)
         assert await launcher.process.wait() == -signal.SIGKILL
         # Killed: the next start begins a new one.
