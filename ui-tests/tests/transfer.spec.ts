@@ -1,4 +1,4 @@
-import { APIRequestContext, expect, Page, test } from '@playwright/test';
+import { APIRequestContext, expect, Page, Route, test } from '@playwright/test';
 import { execFileSync } from 'child_process';
 import * as crypto from 'crypto';
 import * as fs from 'fs';
@@ -141,14 +141,25 @@ test.describe.serial('the file manager', () => {
     const expected = hash.digest('hex');
     await login(page, 'ui-student');
     await openLab(page);
+    // Every chunk is counted as the browser sends it; only the first hundred are routed
+    // through this test: each routed 4 MiB chunk crosses into this process and back.
+    const chunks = '**/api/contents/huge/huge.bin*';
     let puts = 0;
-    await page.route('**/api/contents/huge/huge.bin*', async route => {
-      if (route.request().method() === 'PUT' && ++puts === 100) {
+    page.on('request', request => {
+      if (request.method() === 'PUT' && request.url().includes('/api/contents/huge/huge.bin')) {
+        puts++;
+      }
+    });
+    let routed = 0;
+    const dropOne = async (route: Route) => {
+      if (route.request().method() === 'PUT' && ++routed === 100) {
         await route.abort('connectionreset'); // a dropped connection, 400 MiB in
+        await page.unroute(chunks, dropOne);
         return;
       }
       await route.continue();
-    });
+    };
+    await page.route(chunks, dropOne);
     const button = page.locator('.jp-FileBrowser-toolbar [data-command="cgu-lab:upload-folder"]');
     const [chooser] = await Promise.all([page.waitForEvent('filechooser'), button.click()]);
     await chooser.setFiles(folder);
@@ -160,6 +171,7 @@ test.describe.serial('the file manager', () => {
     const message = panel.locator('[data-cgu="transfer-message"]');
     await expect(message).toHaveAttribute('data-outcome', /^(done|failed)$/, { timeout: 840_000 });
     expect(await message.getAttribute('data-outcome'), (await message.textContent()) ?? '').toBe('done');
+    expect(routed).toBe(100);
     expect(puts).toBeGreaterThan(100); // every chunk, the dropped one sent again
     const stored = await (await api.get(`${NOTEBOOK}/api/contents/huge/huge.bin?content=0`)).json();
     expect(stored.size).toBe(1024 * 1024 * 1024);
