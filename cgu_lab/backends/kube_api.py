@@ -43,6 +43,13 @@ FIELD_MANAGER = "cgu-lab"
 EXEC_PROTOCOL = "v5.channel.k8s.io"
 
 
+def _json(_client: Any, data: Any) -> Any:
+    """The answer as the API server's JSON: the dynamic client's default wraps it in
+    ResourceInstance objects, field by field, which `_call` then turned back into the same
+    dicts (2.5% of the controller's samples in a burst of 300 starts)."""
+    return data
+
+
 def _strict() -> list[tuple[str, str]]:
     """Writes refuse a field the API server does not know (a CRD of another version,
     a typo) instead of dropping it with a warning nobody reads."""
@@ -283,7 +290,7 @@ class KubeApi:
             raise self._fail(error, verb, kind, name, namespace) from error
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
             raise self._fail(error, verb, kind, name, namespace) from error
-        return result.to_dict() if hasattr(result, "to_dict") else result
+        return result
 
     # -- verbs ------------------------------------------------------------------
 
@@ -294,7 +301,7 @@ class KubeApi:
             kind,
             name,
             namespace,
-            lambda res: self.dynamic.get(res, name=name, namespace=namespace),
+            lambda res: self.dynamic.get(res, serializer=_json, name=name, namespace=namespace),
             missing_ok=True,
         )
 
@@ -307,7 +314,9 @@ class KubeApi:
             kind,
             "",
             namespace,
-            lambda res: self.dynamic.get(res, namespace=namespace, label_selector=label_selector),
+            lambda res: self.dynamic.get(
+                res, serializer=_json, namespace=namespace, label_selector=label_selector
+            ),
         )
         return listed.get("items") or [], listed["metadata"].get("resourceVersion", "")
 
@@ -347,7 +356,11 @@ class KubeApi:
                 meta["name"],
                 meta.get("namespace"),
                 lambda res: self.dynamic.create(
-                    res, body=obj, namespace=meta.get("namespace"), query_params=_strict()
+                    res,
+                    serializer=_json,
+                    body=obj,
+                    namespace=meta.get("namespace"),
+                    query_params=_strict(),
                 ),
             )
         except KubeError as error:
@@ -366,6 +379,7 @@ class KubeApi:
             meta.get("namespace"),
             lambda res: self.dynamic.server_side_apply(
                 res,
+                serializer=_json,
                 body=obj,
                 namespace=meta.get("namespace"),
                 field_manager=FIELD_MANAGER,
@@ -383,6 +397,7 @@ class KubeApi:
             namespace,
             lambda res: self.dynamic.patch(
                 res,
+                serializer=_json,
                 body=patch,
                 name=name,
                 namespace=namespace,
@@ -403,6 +418,7 @@ class KubeApi:
                 namespace,
                 lambda res: self.dynamic.delete(
                     res,
+                    serializer=_json,
                     name=name,
                     namespace=namespace,
                     body={"propagationPolicy": "Background"},
