@@ -1,6 +1,6 @@
-"""The Kubernetes API client reads its proxy from the environment once, where the
-kubeconfig names none, and its session does not look the environment (or ~/.netrc) up
-again before each request."""
+"""The Kubernetes API client's session looks the environment (and ~/.netrc) up before each
+request only where a proxy is named for the API server: NO_PROXY's names and networks
+(10.0.0.0/8, as kubectl reads them) spare it, and so does an environment with no proxy."""
 
 import asyncio
 
@@ -24,7 +24,7 @@ current-context: school
 
 
 def session_of(tmp_path, monkeypatch, proxy_env: dict[str, str], proxy_url: str = ""):
-    for name in ("HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY"):
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
     for name, value in proxy_env.items():
         monkeypatch.setenv(name, value)
@@ -46,19 +46,24 @@ def session_of(tmp_path, monkeypatch, proxy_env: dict[str, str], proxy_url: str 
 
 
 @pytest.mark.parametrize(
-    ("environment", "expected"),
+    ("environment", "looks_up"),
     [
-        ({}, None),
-        ({"HTTPS_PROXY": "http://proxy.school.edu:3128"}, "http://proxy.school.edu:3128"),
-        ({"https_proxy": "http://proxy.school.edu:3128", "NO_PROXY": "10.1.2.3"}, None),
-        ({"HTTPS_PROXY": "http://proxy.school.edu:3128", "no_proxy": "10.0.0.0/8"}, None),
+        ({}, False),
+        ({"HTTPS_PROXY": "http://proxy.school.edu:3128"}, True),
+        ({"https_proxy": "http://proxy.school.edu:3128", "NO_PROXY": "10.1.2.3"}, False),
+        ({"HTTPS_PROXY": "http://proxy.school.edu:3128", "no_proxy": "10.0.0.0/8"}, False),
+        ({"HTTP_PROXY": "http://proxy.school.edu:3128"}, False),  # plain HTTP's only
     ],
 )
-def test_the_proxy_comes_from_the_environment_once(tmp_path, monkeypatch, environment, expected):
-    assert session_of(tmp_path, monkeypatch, environment) == (expected, False)
+def test_the_session_looks_a_proxy_up_only_where_one_is_named(
+    tmp_path, monkeypatch, environment, looks_up
+):
+    assert session_of(tmp_path, monkeypatch, environment) == (None, looks_up)
 
 
-def test_a_proxy_named_in_the_kubeconfig_wins(tmp_path, monkeypatch):
+def test_a_proxy_named_in_the_kubeconfig_is_used_and_the_session_keeps_looking(
+    tmp_path, monkeypatch
+):
     env = {"HTTPS_PROXY": "http://other:3128"}
     proxy, trust_env = session_of(tmp_path, monkeypatch, env, "http://kubeconfig-proxy:8080")
-    assert (proxy, trust_env) == ("http://kubeconfig-proxy:8080", False)
+    assert (proxy, trust_env) == ("http://kubeconfig-proxy:8080", True)
