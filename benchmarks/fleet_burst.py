@@ -548,7 +548,13 @@ def main() -> int:
             body["memory"] = "256Mi"
             if name == "gpu":
                 body.update(gpu_type=gpu_type[owner], gpus=1)
-            return sessions[owner].post("/api/notebooks", json=body).status_code
+            try:
+                return sessions[owner].post("/api/notebooks", json=body).status_code
+            except httpx.RemoteProtocolError:
+                # A kept-alive connection the server closed as this was sent (each session
+                # sat idle while the others logged in): once more; 409 means it was made.
+                code = sessions[owner].post("/api/notebooks", json=body).status_code
+                return 201 if code == 409 else code
 
         gpu_rows = [(name, "gpu") for name in owners if name in gpu_type]
         spare = [(owner, f"old{j}") for j in range(8) for owner in owners + extra]
