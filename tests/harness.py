@@ -567,10 +567,11 @@ async def run_code(session: Session, owner: str, name: str, code: str, kernel: s
     kernels = f"/notebook/{owner}/{name}/api/kernels"
     made = session.ok("POST", kernels, 201, json={})["id"]
     try:
-        return await _run_in_kernel(session, owner, name, code, made)
-    finally:
+        output = await _run_in_kernel(session, owner, name, code, made)
+    finally:  # also after a failure, whose own error is then the one raised
         gone = session.request("DELETE", f"{kernels}/{made}")
-        assert gone.status_code in (204, 404), f"shutting the kernel down: {gone.status_code}"
+    assert gone.status_code in (204, 404), f"shutting the kernel down: {gone.status_code}"
+    return output
 
 
 async def _run_in_kernel(session: Session, owner: str, name: str, code: str, kernel: str) -> str:

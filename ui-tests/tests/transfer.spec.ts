@@ -143,10 +143,11 @@ test.describe.serial('the file manager', () => {
     await openLab(page);
     // Every chunk is counted as the browser sends it; only the first hundred are routed
     // through this test: each routed 4 MiB chunk crosses into this process and back.
-    const chunks = '**/api/contents/huge/huge.bin*';
+    const target = '/api/contents/huge/huge.bin';
+    const chunks = `**${target}*`;
     let puts = 0;
     page.on('request', request => {
-      if (request.method() === 'PUT' && request.url().includes('/api/contents/huge/huge.bin')) {
+      if (request.method() === 'PUT' && request.url().includes(target)) {
         puts++;
       }
     });
