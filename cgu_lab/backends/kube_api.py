@@ -200,11 +200,11 @@ async def load_client(kubeconfig: str = "") -> client.ApiClient:
             await config.load_kube_config(client_configuration=configuration)
     # Watches hold connections for minutes; leave room for the calls beside them.
     configuration.connection_pool_maxsize = 32
-    _proxy_from_environment(configuration)
+    _skip_needless_proxy_lookups(configuration)
     return client.ApiClient(configuration)
 
 
-def _proxy_from_environment(configuration: client.Configuration) -> None:
+def _skip_needless_proxy_lookups(configuration: client.Configuration) -> None:
     """Stop the client's session from looking the environment up before every request (in
     a thread, ~/.netrc included: 5.3% of the controller's samples in a burst of 300
     starts) where the environment names no proxy for the API server, which is the usual
