@@ -362,8 +362,16 @@ async function main() {
       )
       .catch(() => {});
   }
-  // State changes arrive as events of the listed owner's notebooks (or everyone's).
-  const live = liveReload(() => `/api/notebooks/events?${listed()}`, refresh);
+  // State changes arrive as events of the listed owner's notebooks (or everyone's). A
+  // class session's seat shows its pre-warmed notebook's state, so it follows them too:
+  // loaded once, a seat opened while its notebook started said "starting" for good.
+  const live = liveReload(
+    () => `/api/notebooks/events?${listed()}`,
+    () => {
+      refresh();
+      initMine();
+    }
+  );
   for (const control of [filter, stateFilter]) {
     control.addEventListener('input', refresh);
   }
