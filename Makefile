@@ -144,7 +144,7 @@ test-ui: install-test
 
 # Every suite runs even after one fails; a summary of results and failures ends the output.
 test: install-test kube-prepare
-	@scripts/test-suites.sh lint test-js test-python-local test-ui+test-kube
+	@scripts/test-suites.sh lint test-js test-python-local test-ui test-kube
 
 # The notebook and controller images, without a registry (scripts/kube-images.sh): archives in
 # .build/kube-images, imported into the test cluster when it runs (scripts/kube-cluster.sh).
