@@ -44,7 +44,7 @@ os.environ.setdefault("CGU_LAB_PASSWORD_HASH_COST", "test")
 
 from cgu_lab.backends.local import LocalBackend  # (after the environment above)
 
-from . import harness
+from . import harness, inprocess
 from .harness import Logins, kill_notebooks, reachable_dir, running_controller
 from .inprocess import FakeLocalBackend, InProcess
 
@@ -200,17 +200,24 @@ def _add_logs(item, report) -> None:
         if not (ctl.running() or (ctl.stopped_at or 0) >= began):
             continue
         report.sections.append((f"controller log {ctl.log.name} (last lines)", ctl.log_tail(60)))
-        logs = ctl.data_dir / "logs"
-        written = sorted(
-            (path for path in logs.glob("*/*.log") if _mtime(path) >= wall_began - 1),
-            key=_mtime,
+        _add_notebook_logs(ctl.data_dir, wall_began, report)
+    for app in inprocess.RUNNING:  # an in-process app logs to the test's own output
+        _add_notebook_logs(app.data_dir, wall_began, report)
+
+
+def _add_notebook_logs(data_dir, wall_began: float, report) -> None:
+    """The last lines of the notebook server logs under `data_dir` written during the test."""
+    logs = data_dir / "logs"
+    written = sorted(
+        (path for path in logs.glob("*/*.log") if _mtime(path) >= wall_began - 1),
+        key=_mtime,
+    )
+    for path in [p for p in written if str(p) not in report.longreprtext][-3:]:
+        # (those a failed `harness.wait_state` quoted already are not repeated)
+        notebook = f"{path.parent.name}/{path.stem}"
+        report.sections.append(
+            (f"notebook {notebook} server log (last lines)", harness.tail(path, 30))
         )
-        for path in [p for p in written if str(p) not in report.longreprtext][-3:]:
-            # (those a failed `harness.wait_state` quoted already are not repeated)
-            notebook = f"{path.parent.name}/{path.stem}"
-            report.sections.append(
-                (f"notebook {notebook} server log (last lines)", harness.tail(path, 30))
-            )
 
 
 def _mtime(path) -> float:

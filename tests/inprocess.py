@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import anyio.from_thread
 import httpx
 
@@ -49,6 +50,9 @@ from cgu_lab.core.roles import Principal, Role
 from .harness import PASSWORD, Session, cli, free_port
 
 log = logging.getLogger("tests.inprocess")
+
+# The apps started and not yet stopped (a failed test shows their notebooks' logs: conftest).
+RUNNING: list[InProcess] = []
 
 # The address every in-process request comes from (loopback, as with a real controller).
 CLIENT = ("127.0.0.1", 50000)
@@ -174,8 +178,24 @@ class PortalTransport(httpx.BaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         request.read()
-        status, headers, body = self._portal.call(self._send, request)
+        # The client's read timeout bounds the whole answer, as a socket's would bound the
+        # wait for each byte: a test whose request hangs fails with httpx's ReadTimeout
+        # (and its module's logs), not with pytest-timeout's stacks of idle threads.
+        seconds = (request.extensions.get("timeout") or {}).get("read")
+        try:
+            status, headers, body = self._portal.call(self._answer, request, seconds)
+        except TimeoutError:
+            raise httpx.ReadTimeout(
+                f"no whole answer in {seconds} s: {request.method} {request.url.path}",
+                request=request,
+            ) from None
         return httpx.Response(status, headers=headers, content=body)
+
+    async def _answer(self, request: httpx.Request, seconds: float | None) -> tuple:
+        if seconds is None:
+            return await self._send(request)
+        with anyio.fail_after(seconds):
+            return await self._send(request)
 
     async def _send(self, request: httpx.Request) -> tuple[int, list, bytes]:
         cut: list[bool] = []
@@ -216,6 +236,7 @@ class InProcess:
         self.portal = self._exit.enter_context(anyio.from_thread.start_blocking_portal())
         lifespan = self.app.api.router.lifespan_context(self.app.api)
         self._exit.enter_context(self.portal.wrap_async_context_manager(lifespan))
+        RUNNING.append(self)
         return self
 
     def stop(self) -> None:
@@ -225,6 +246,8 @@ class InProcess:
             self._server = None
         self._exit.close()
         self.portal = None
+        if self in RUNNING:
+            RUNNING.remove(self)
 
     def call(self, function, *args):
         """Run `await function(*args)` on the app's event loop and return its result."""

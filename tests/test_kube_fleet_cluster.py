@@ -229,7 +229,9 @@ def run_on_late_node(admin, root, session, user: str, name: str, node: str) -> s
 
     def running() -> bool:
         nb = session.ok("GET", f"/api/notebooks/{user}/{name}")
-        assert nb["state"] in {"starting", "running", "queued"}, nb
+        # (state and message first: pytest cuts a long dict before the message)
+        said = f"{nb['state']}: {nb.get('message')!r} ({nb})"
+        assert nb["state"] in {"starting", "running", "queued"}, said
         return nb["state"] == "running"
 
     wait_for(f"{name} runs", running, timeout=180)
