@@ -301,7 +301,7 @@ class LocalBackend(Backend):
         private = self.private_network
         for attempt in range(3):
             limits = await asyncio.to_thread(
-                self.limiter.prepare, spec.id, spec.cpu_milli, spec.memory, busy
+                self.limiter.prepare, spec.id, spec.cpu_milli, spec.memory, busy, account.gid
             )
             runtime = await asyncio.to_thread(self._prepare_runtime, spec.id, account)
             sock = runtime / "jupyter.sock" if private else None

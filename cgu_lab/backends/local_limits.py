@@ -92,6 +92,8 @@ from typing import Any
 
 import psutil
 
+from ..core import memory_events
+
 PERIOD_US = 100_000
 TOP = "cgu-lab"
 # CPU weights (the module's "Sharing the CPU"): one group, one process's worth (v1 cpu.shares
@@ -281,10 +283,29 @@ class Limiter:
     def _make_parents(self) -> None:
         for parent in self.parents():
             parent.mkdir(parents=True, exist_ok=True)
+            # Passable, not listable: a notebook's account reaches its own group below
+            # (`_open_to`) without learning which others exist.
+            for level in (parent.parent, parent):
+                with contextlib.suppress(OSError):
+                    if level.stat().st_mode & 0o777 != 0o711:
+                        level.chmod(0o711)
             if self.mode == "cgroup2":
                 # v2 hands controllers down one level at a time.
                 enable = " ".join(f"+{c}" for c in self.controllers)
                 (parent / "cgroup.subtree_control").write_text(enable)
+
+    @staticmethod
+    def _open_to(directory: Path, reader_gid: int | None) -> None:
+        """The group's folder: the controller's alone (0700), or also readable by the
+        Unix group `reader_gid` (0750, root's, that group's), which reads its files (all
+        the kernel's, read-only to anyone but root) and can change none of them."""
+        with contextlib.suppress(OSError):
+            if reader_gid is None:
+                directory.chmod(0o700)
+                return
+            if os.geteuid() == 0:
+                os.chown(directory, 0, reader_gid)
+            directory.chmod(0o750)
 
     @staticmethod
     def _write_weight(cpu_dir: Path, shares: int, v2: bool) -> None:
@@ -417,10 +438,15 @@ class Limiter:
         memory: int,
         pids: int | None = None,
         starting: bool = False,
+        reader_gid: int | None = None,
     ) -> list[Path]:
         """Create the group `name` with a CPU quota, a memory ceiling and a task ceiling
         (`pids`, the notebooks' setting by default); returns its cgroups. A `starting`
-        notebook weighs twice a process until `settle()` (the module's "Sharing the CPU")."""
+        notebook weighs twice a process until `settle()` (the module's "Sharing the CPU").
+
+        Who may read the group (`_open_to`): the controller only, or also the Unix group
+        `reader_gid` (a notebook's own account, whose server reads its count of OOM kills
+        from inside: core/memory_events.py); never anyone else, whatever the umask."""
         if self.mode == "rlimit":
             return []
         if not self.tag:
@@ -432,6 +458,7 @@ class Limiter:
             self._make_parents()
             for directory in dirs:
                 directory.mkdir(exist_ok=True)
+                self._open_to(directory, reader_gid)
             self.reweigh()
         weight = STARTING_WEIGHT if starting else WEIGHT
         if self.mode == "cgroup2":
@@ -470,11 +497,21 @@ class Limiter:
             return []
         return ["/bin/sh", "-c", JOIN, "cgu-lab-join", *Limiter.procs_files(dirs), "--"]
 
-    def prepare(self, notebook_id: int, cpu_milli: int, memory: int, busy_cpus: list[int]) -> dict:
-        """Create the cgroups (if any) and return the launcher's share of the plan."""
+    def prepare(
+        self,
+        notebook_id: int,
+        cpu_milli: int,
+        memory: int,
+        busy_cpus: list[int],
+        reader_gid: int | None = None,
+    ) -> dict:
+        """Create the cgroups (if any) and return the launcher's share of the plan;
+        `reader_gid`: the notebook's account's group, which may read them (`make`)."""
         if self.mode == "rlimit":
             return {"rlimit_data": memory, "cpus": pick_cpus(cpu_milli, busy_cpus)}
-        dirs = self.make(f"nb-{int(notebook_id)}", cpu_milli, memory, starting=True)
+        dirs = self.make(
+            f"nb-{int(notebook_id)}", cpu_milli, memory, starting=True, reader_gid=reader_gid
+        )
         return {"cgroup_procs": self.procs_files(dirs), "cgroups": [str(d) for d in dirs]}
 
     def members(self, notebook_id: int) -> set[int]:
@@ -517,12 +554,11 @@ class Limiter:
     def oom_kills(self, name: str) -> int:
         """How many of the group's processes the kernel killed for its memory ceiling."""
         for directory in self.group_dirs(name):
-            for file in ("memory.events", "memory.oom_control"):  # v2, v1
+            for file in memory_events.FILES:
                 with contextlib.suppress(OSError):
-                    for line in (directory / file).read_text().splitlines():
-                        key, _, value = line.partition(" ")
-                        if key == "oom_kill":
-                            return int(value)
+                    count = memory_events.oom_kill_count((directory / file).read_text())
+                    if count is not None:
+                        return count
         return 0
 
     def drop(self, name: str, wait: float = 0.0) -> None:

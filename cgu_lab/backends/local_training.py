@@ -154,14 +154,23 @@ class LocalTraining:
         return self.limiter.group_dirs(f"job-{key}")
 
     def _limits(
-        self, key: str, cpu_milli: int, memory: int, per_process: int, replicas: int = 1
+        self,
+        key: str,
+        cpu_milli: int,
+        memory: int,
+        per_process: int,
+        replicas: int = 1,
+        reader_gid: int | None = None,
     ) -> dict:
         """The launcher's share of the plan: join the job's cgroups, or rlimits without them.
 
-        Its task ceiling is a notebook's per rank, as its CPU and memory are."""
+        Its task ceiling is a notebook's per rank, as its CPU and memory are; the job's
+        account may read its groups (its CPU quota, which PyTorch's thread pools follow)."""
         if self.limiter.mode == "rlimit":
             return {"rlimit_data": per_process, "cpus": pick_cpus(cpu_milli, [])}
-        dirs = self.limiter.make(f"job-{key}", cpu_milli, memory, self.limiter.pids * replicas)
+        dirs = self.limiter.make(
+            f"job-{key}", cpu_milli, memory, self.limiter.pids * replicas, reader_gid=reader_gid
+        )
         return {"cgroup_procs": self.limiter.procs_files(dirs)}
 
     def _remove_cgroups(self, key: str) -> None:
@@ -223,6 +232,7 @@ class LocalTraining:
             job.memory * replicas,
             job.memory,
             replicas,
+            account.gid,
         )
         env = {
             "PATH": f"{python.parent}:/usr/local/bin:/usr/bin:/bin",
