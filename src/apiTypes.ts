@@ -47,7 +47,15 @@ export interface IResources {
     limit_cores: number | null;
     percent: number | null;
   };
-  memory: { used_bytes: number; limit_bytes: number | null };
+  memory: {
+    used_bytes: number;
+    limit_bytes: number | null;
+    /**
+     * Processes the kernel's OOM killer stopped in this notebook's memory group
+     * since it was made; null where the group's count cannot be read.
+     */
+    oom_kills?: number | null;
+  };
   gpus: {
     /** True when NVML read figures for at least one device. */
     available: boolean;

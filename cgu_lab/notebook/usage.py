@@ -17,13 +17,45 @@ import asyncio
 import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import psutil
 
+from ..core import memory_events
 from . import gpus as gpu_devices
+
+# Where the cgroup filesystems are mounted (a v1 host: one folder per controller below it).
+CGROUPS = Path("/sys/fs/cgroup")
 
 # The key of the server's Sampler in the tornado application's settings.
 SETTING = "cgu_lab_sampler"
+
+
+def own_oom_kills(proc: Path = Path("/proc/self/cgroup"), root: Path = CGROUPS) -> int | None:
+    """How many of this server's group's processes the kernel stopped for the group's
+    memory ceiling (core/memory_events.py); None where it cannot be read. The server
+    runs in its notebook's memory group (a local notebook's cgroup, a container's), so
+    its own group is the notebook's: the kernels it starts are in it too."""
+    try:
+        lines = proc.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:  # "0::/path" (v2) or "4:memory:/path" (v1)
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":
+            places = [root / path.lstrip("/") / "memory.events"]
+        elif "memory" in controllers.split(","):
+            places = [root / "memory" / path.lstrip("/") / "memory.oom_control"]
+        else:
+            continue
+        for place in places:
+            try:
+                count = memory_events.oom_kill_count(place.read_text())
+            except OSError:
+                continue
+            if count is not None:
+                return count
+    return None
 
 
 def _tree() -> list[psutil.Process]:
@@ -91,6 +123,7 @@ class Sampler:
             "memory": {
                 "used_bytes": memory,
                 "limit_bytes": self.memory_limit or None,
+                "oom_kills": own_oom_kills(),
             },
             "gpus": gpu_devices.summary(),
         }

@@ -1,6 +1,6 @@
 /**
- * `cgu-lab:resources` — status-bar figures, the Resources panel and (owner
- * only) the Resize dialog.
+ * `cgu-lab:resources` — status-bar figures, the Resources panel, (owner only)
+ * the Resize dialog, and a notice when the notebook runs out of memory.
  */
 import {
   ILayoutRestorer,
@@ -14,6 +14,7 @@ import {
   showErrorMessage,
   WidgetTracker
 } from '@jupyterlab/apputils';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import {
@@ -26,6 +27,7 @@ import { CguAPI, errorMessage } from '../api';
 import { registerCommand } from '../commands';
 import { gaugeIcon } from '../icons';
 import { ResourcesModel } from './model';
+import { watchOutOfMemory } from './outOfMemory';
 import { ResourcesPanel, ResourcesStatus } from './panel';
 import { openResizeDialog } from './resize';
 import { CommandIDs, DOMAIN, ICguLabSession, IResourcesModel } from '../tokens';
@@ -45,7 +47,8 @@ export const resourcesPlugin: JupyterFrontEndPlugin<IResourcesModel> = {
     IStatusBar,
     ICommandPalette,
     ILayoutRestorer,
-    ITranslator
+    ITranslator,
+    INotebookTracker
   ],
   provides: IResourcesModel,
   activate: (
@@ -55,7 +58,8 @@ export const resourcesPlugin: JupyterFrontEndPlugin<IResourcesModel> = {
     statusBar: IStatusBar | null,
     palette: ICommandPalette | null,
     restorer: ILayoutRestorer | null,
-    translator: ITranslator | null
+    translator: ITranslator | null,
+    notebooks: INotebookTracker | null
   ): IResourcesModel => {
     const trans = (translator ?? nullTranslator).load(DOMAIN);
     const model = new ResourcesModel({ trans, interval: 5 });
@@ -66,6 +70,14 @@ export const resourcesPlugin: JupyterFrontEndPlugin<IResourcesModel> = {
       registerResize(app, trans, palette);
     }
     registerOpenResources(app, trans, palette, model, session, restorer);
+    watchOutOfMemory({
+      model,
+      trans,
+      notebooks,
+      resize: session.isOwner
+        ? () => void app.commands.execute(CommandIDs.resize)
+        : null
+    });
     const item = addStatusItem(app, trans, statusBar, model);
     if (settingRegistry) {
       loadResourcesSettings(settingRegistry, model, item);

@@ -17,6 +17,8 @@ import {
  *   view (the toast says why);
  * - a visitor whose share is revoked: the tab falls silent (JupyterLab's own pollers and
  *   connections and the extension's stop), instead of a flood of refused requests;
+ * - a kernel killed for the notebook's memory limit: the page says so, with the Resize action,
+ *   where JupyterLab alone says only that the kernel restarted;
  * - a notebook server killed under its owner: only the platform's "Your notebook stopped"
  *   shows, never JupyterLab's "Kernel died unexpectedly" / "Error Starting Kernel" first.
  *
@@ -142,6 +144,29 @@ test.describe.serial('when a notebook ends for the page', () => {
       await ta.close();
     });
   }
+
+  test('a kernel over the memory limit: the page says the notebook ran out of memory', async ({ page }, testInfo) => {
+    test.setTimeout(180_000);
+    // Two gigabytes, 64 MiB at a time (a bytearray is zero-filled: every page is touched),
+    // in a notebook of 1 GiB: the kernel's OOM killer stops the kernel.
+    await put(api, 'hog.ipynb', notebookJson(['blocks = [bytearray(64 * 2**20) for _ in range(32)]']));
+    await login(page, 'ui-student');
+    // A workspace of its own: the default one, which the next test opens, is left as it was.
+    const lab = await openLab(page, NOTEBOOK, 'workspaces/memory/tree/hog.ipynb');
+    await expect(page.locator('.jp-NotebookPanel')).toBeVisible({ timeout: 60_000 });
+    await expect(page.locator('#jp-main-statusbar').getByText(/\| Idle/)).toBeVisible({ timeout: 90_000 });
+    // The status bar's figures have come once: the count of kills so far is the reference.
+    await expect(page.locator('#jp-main-statusbar').getByText(/Mem /)).toBeVisible({ timeout: 30_000 });
+    expect(await lab.notebook.selectCells(0)).toBe(true);
+    await page.keyboard.press('Shift+Enter');
+    const notice = page.getByText('reached its memory limit of 1.0 GiB');
+    await expect(notice).toBeVisible({ timeout: 60_000 });
+    await expect(page.getByRole('button', { name: 'Resize…' })).toBeVisible();
+    await page.waitForTimeout(1_000); // the toast's slide in
+    await snapshot(page, testInfo, '144-out-of-memory-notice');
+    // JupyterLab's own word on it, a dialog the notice leaves as it is.
+    await expect(page.locator('.jp-Dialog')).toContainText('appears to have died');
+  });
 
   test('a killed server shows only the platform\'s "Your notebook stopped"', async ({ page }, testInfo) => {
     test.setTimeout(300_000);
