@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A real one-node Kubernetes on this machine, for the test suite (and a developer's try):
 #   scripts/kube-cluster.sh build [NAME...]  build the binaries (all, or e.g. kube-apiserver)
+#   scripts/kube-cluster.sh build-aside NAME build one under a lock of its own (Kueue's long
+#                                            build, which no start waits for: see KUEUE)
 #   scripts/kube-cluster.sh start            start it; prints the admin kubeconfig path
 #   scripts/kube-cluster.sh stop             stop everything, remove its network, restore the host
 #   scripts/kube-cluster.sh clean            stop, then delete its state (images included)
@@ -49,13 +51,14 @@ ADDONS=(coredns)
 # of theirs copied here); each one's CRDs and RBAC come from that module's own manifests,
 # saved beside the binary as <name>.manifests.tar when it is built.
 OPERATORS=(training-operator kwok kueue)
-# Kueue is built and started only when asked (CGU_KUBE_KUEUE=1), because its cold build from
-# source is long (about 43 min on 2 cores); the default cluster runs PyTorchJobs without it
-# and the queue tests skip. With it, the training and queue tests pass in a clean clone too:
-# the "admits nothing" of a clean clone's CI rehearsal was the tests' stand-in PyTorchJob CRD
-# (deploy/kubernetes/testing, installed where no upstream CRDs lie beside the checkout)
-# lacking runPolicy.suspend, so the API server refused every queued job at creation.
-KUEUE="${CGU_KUBE_KUEUE:-0}"
+# Kueue: its cold build from source is long (about 43 min alone at nice 19 on 2 cores under
+# load), so it never holds up a start. `auto` (the default) starts it where its binary is
+# built (here or in the cache outside the clone) and otherwise starts the cluster without it,
+# saying so: `make test` builds it in the background after the other binaries and images,
+# under a lock of its own (`build-aside kueue`), so that the first run on a machine goes on
+# without it (the queue tests skip, saying why) and the runs after it have it. `1` builds it
+# first whatever it takes, `0` leaves it off.
+KUEUE="${CGU_KUBE_KUEUE:-auto}"
 
 ID="${CGU_KUBE_ID:-$(printf '%s' "$ROOT" | sha256sum | cut -c1-6)}"
 [[ "$ID" =~ ^[a-z0-9]{1,8}$ ]] || { echo "kube-cluster.sh: CGU_KUBE_ID must be 1-8 of a-z0-9" >&2; exit 2; }
@@ -176,13 +179,43 @@ ldflags() {
   echo "$flags"
 }
 
+# from_cache NAME KEY: the binary (and an operator's manifests) copied from the cache outside
+# the clone into .build/kube; fails where the cache has none of that key.
+from_cache() {
+  local name="$1" key="$2"
+  [ -x "$CACHE/$key/$name" ] || return 1
+  ! is_operator "$name" || [ -f "$CACHE/$key/$name.manifests.tar" ] || return 1
+  if is_operator "$name"; then cp -f "$CACHE/$key/$name.manifests.tar" "$BUILD/$name.manifests.tar"; fi
+  cp -f "$CACHE/$key/$name" "$BUILD/$name.tmp" && mv -f "$BUILD/$name.tmp" "$BUILD/$name"
+  echo "$key" >"$BUILD/.$name.key"
+  log "$name from the cache ($CACHE/$key)"
+}
+
+# built NAME: whether NAME's binary of the current sources is in .build/kube, or can be
+# copied there from the cache; builds nothing.
+built() {
+  local name="$1" key
+  key="$(module_key "$(module_of "$name")")"
+  mkdir -p "$BUILD"
+  { [ -x "$BUILD/$name" ] && [ "$(cat "$BUILD/.$name.key" 2>/dev/null)" = "$key" ]; } || from_cache "$name" "$key"
+}
+
+# build_aside NAME: build NAME under a lock of its own, not the one every start and test run
+# waits on (Kueue's long build, started in the background by `make test`); returns at once,
+# saying so, where that build already runs.
+build_aside() {
+  mkdir -p "$BUILD"
+  exec 8>"$BUILD/.$1.lock"
+  flock -n 8 || { log "$1 is already being built in this checkout"; return 0; }
+  build "$1"
+}
+
 # build [NAME...]: each binary from .build/kube when its stamp matches, else from the
 # cache outside the clone, else `go build` (all missing ones of a module in one run).
 build() {
   local names=("$@") name key dir missing=() todo
   if [ ${#names[@]} -eq 0 ]; then
     names=("${COMPONENTS[@]}" "${ADDONS[@]}" training-operator kwok)
-    [ "$KUEUE" != 1 ] || names+=(kueue)
   fi
   mkdir -p "$BUILD"
   for name in "${names[@]}"; do
@@ -192,14 +225,7 @@ build() {
     if [ -x "$BUILD/$name" ] && [ "$(cat "$BUILD/.$name.key" 2>/dev/null)" = "$key" ]; then
       continue
     fi
-    if [ -x "$CACHE/$key/$name" ] && { ! is_operator "$name" || [ -f "$CACHE/$key/$name.manifests.tar" ]; }; then
-      if is_operator "$name"; then cp -f "$CACHE/$key/$name.manifests.tar" "$BUILD/$name.manifests.tar"; fi
-      cp -f "$CACHE/$key/$name" "$BUILD/$name.tmp" && mv -f "$BUILD/$name.tmp" "$BUILD/$name"
-      echo "$key" >"$BUILD/.$name.key"
-      log "$name from the cache ($CACHE/$key)"
-      continue
-    fi
-    missing+=("$name")
+    from_cache "$name" "$key" || missing+=("$name")
   done
   [ ${#missing[@]} -gt 0 ] || return 0
   local go t
@@ -1039,6 +1065,7 @@ BIND
     "$BUILD/kueue" --config="$k/config.yaml" --zap-log-level=info
   wait_for kueue 120 curl -fsS --max-time 1 "http://127.0.0.1:$KUEUE_PROBES/readyz"
   kc apply -f "$k/webhooks.json" >/dev/null
+  touch "$RUN/kueue.ready"
   log "Kueue ready (PyTorchJob queues) [$(elapsed)]"
 }
 
@@ -1175,7 +1202,17 @@ start() {
   fi
   stop_all keep
   build "${COMPONENTS[@]}" "${ADDONS[@]}" training-operator   # kwok: with the fleet
-  [ "$KUEUE" != 1 ] || build kueue
+  case "$KUEUE" in
+    1) (exec 8>"$BUILD/.kueue.lock" && flock 8 && build kueue) ;;
+    auto)
+      if built kueue; then
+        KUEUE=1
+      else
+        log "starting without Kueue: it is not built yet (make test builds it in the background:" \
+          ".build/kube-kueue.log; or scripts/kube-cluster.sh build kueue); the queue tests skip"
+      fi
+      ;;
+  esac
   packages
   # a start that fails leaves nothing behind (the host restored, as after stop)
   trap 'rc=$?; if [ $rc -ne 0 ]; then log "start failed; cleaning up (logs in $STATE/logs)"; stop_all keep; fi' EXIT
@@ -1343,11 +1380,13 @@ CGU_KUBE_GPUS=$GPUS
 CGU_KUBE_STATE=$STATE
 CGU_KUBE_IMAGES=$IMAGES
 CGU_KUBE_CONTAINERD=$SOCK
+CGU_KUBE_KUEUE=$([ -e "$RUN/kueue.ready" ] && echo 1 || echo 0)
 EOF
 }
 
 case "${1:-}" in
   build) shift; locked build "$@" ;;
+  build-aside) shift; build_aside "${1:?usage: kube-cluster.sh build-aside NAME}" ;;
   start) start ;;
   stop) stop ;;
   clean) stop_all; rm -rf "$STATE"; log "removed $STATE" ;;
