@@ -16,6 +16,7 @@ and `proxy_headers` names the caller as the controller's proxy does.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import contextlib
 import json
@@ -572,6 +573,23 @@ async def run_code(session: Session, owner: str, name: str, code: str, kernel: s
         gone = session.request("DELETE", f"{kernels}/{made}")
     assert gone.status_code in (204, 404), f"shutting the kernel down: {gone.status_code}"
     return output
+
+
+async def overfill_memory(session: Session, owner: str, name: str, kernel: str, gib: int) -> None:
+    """Have the notebook's kernel fill `gib` gigabytes, 64 MiB at a time (a bytearray is
+    zero-filled: every page is touched), as JupyterLab sends a cell; for a notebook whose
+    memory limit is smaller, the kernel's OOM killer stops the kernel and no reply comes."""
+    import websockets
+
+    code = f"blocks = [bytearray(64 * 2**20) for _ in range({16 * gib})]"
+    url, headers, connect = session.notebook_socket(
+        f"/notebook/{owner}/{name}/api/kernels/{kernel}/channels"
+    )
+    async with websockets.connect(url, additional_headers=headers, **connect) as ws:
+        await ws.send(execute_request(code)[1])
+        with contextlib.suppress(asyncio.TimeoutError, websockets.ConnectionClosed):
+            while True:  # the kernel's status messages, until it is killed
+                await asyncio.wait_for(ws.recv(), 5)
 
 
 async def _run_in_kernel(session: Session, owner: str, name: str, code: str, kernel: str) -> str:

@@ -43,7 +43,14 @@ import pytest
 import websockets
 import yaml
 
-from .harness import PASSWORD, Controller, Session, execute_request, reachable_dir
+from .harness import (
+    PASSWORD,
+    Controller,
+    Session,
+    execute_request,
+    overfill_memory,
+    reachable_dir,
+)
 from .test_kubernetes_backend import Admin, install, token_kubeconfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -264,6 +271,20 @@ def test_a_notebook_runs_as_a_pod_from_start_to_delete(kube, admin, controller, 
     output = asyncio.run(run_code(ana, "nb1", code))
     assert "1000 100 kept on the volume" in output, output
     assert "controller 200" in output, output  # the pod calls the controller back
+
+    # A kernel over the pod's memory limit: the container's own count of OOM kills, which
+    # the out-of-memory notice reads, rises; the server (the container's first process)
+    # carries on.
+    resources = f"/notebook/{STUDENT}/nb1/cgu-lab/resources"
+    assert ana.ok("GET", resources)["memory"]["oom_kills"] == 0
+    kernel = ana.ok("POST", f"/notebook/{STUDENT}/nb1/api/kernels", 201, json={})["id"]
+    asyncio.run(overfill_memory(ana, STUDENT, "nb1", kernel, 2))
+    deadline = time.monotonic() + 60
+    while not ana.ok("GET", resources)["memory"]["oom_kills"]:
+        assert time.monotonic() < deadline, "the kill was not counted in 60 s"
+        time.sleep(1)
+    assert pod_of(admin, "nb1")["status"]["containerStatuses"][0]["restartCount"] == 0
+    ana.ok("DELETE", f"/notebook/{STUDENT}/nb1/api/kernels/{kernel}", 204)
 
     stopped = ana.ok("POST", f"/api/notebooks/{STUDENT}/nb1/stop?wait=true", 202)
     assert stopped["state"] == "stopped", stopped["message"]

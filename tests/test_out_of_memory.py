@@ -15,16 +15,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-import websockets
 
-from .harness import execute_request, run_code, wait_until
+from .harness import overfill_memory, run_code, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.notebook_servers]
 
 OWNER, NAME = "oona", "tight"
 SITE = f"/notebook/{OWNER}/{NAME}"
-# A gigabyte, 64 MiB at a time: a bytearray is zero-filled, so every page is touched.
-HOG = "blocks = [bytearray(64 * 2**20) for _ in range(16)]"
 
 
 @pytest.fixture(scope="module")
@@ -39,16 +36,6 @@ def oona(site):
     return client
 
 
-async def fill_memory(oona, kernel: str) -> None:
-    """Send the hog to the kernel as JupyterLab would; its reply never comes."""
-    url, headers, connect = oona.notebook_socket(f"{SITE}/api/kernels/{kernel}/channels")
-    async with websockets.connect(url, additional_headers=headers, **connect) as ws:
-        await ws.send(execute_request(HOG)[1])
-        with pytest.raises((asyncio.TimeoutError, websockets.ConnectionClosed)):
-            while True:  # the kernel's status messages, until it is killed
-                await asyncio.wait_for(ws.recv(), 5)
-
-
 def test_a_kernel_over_the_memory_limit_is_counted_and_the_notebook_carries_on(oona):
     resources = f"{SITE}/cgu-lab/resources"
     before = oona.ok("GET", resources)["memory"]
@@ -56,7 +43,7 @@ def test_a_kernel_over_the_memory_limit_is_counted_and_the_notebook_carries_on(o
     assert before["oom_kills"] == 0, before
 
     kernel = oona.ok("POST", f"{SITE}/api/kernels", 201, json={})["id"]
-    asyncio.run(fill_memory(oona, kernel))
+    asyncio.run(overfill_memory(oona, OWNER, NAME, kernel, 1))
     after = wait_until(
         lambda: (memory := oona.ok("GET", resources)["memory"])["oom_kills"] and memory,
         timeout=60,
@@ -87,7 +74,7 @@ def test_a_notebook_reads_its_own_group_and_no_other(site, oona):
     code = f"""
 import os
 from cgu_lab.notebook.usage import own_oom_kills
-print("own:", own_oom_kills())
+print("own:", own_oom_kills(384 * 2**20))
 for path in [{str(parent)!r}, *{groups!r}]:
     try:
         (os.listdir if os.path.isdir(path) else open)(path)

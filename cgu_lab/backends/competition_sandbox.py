@@ -156,7 +156,7 @@ class ScorerSandbox:
             for stale in self.limiter.groups("run"):
                 await asyncio.to_thread(Confinement(self.limiter, stale).end)
         name = f"run-{uuid.uuid4().hex[:16]}"
-        # The run may read its own limits (a library sizing its threads by the CPU quota).
+        # The run may read its own limits (joblib sizes its workers by the CPU quota).
         reader = (await self.account())[1] if self.separate else None
         dirs = await asyncio.to_thread(
             self.limiter.make, name, RUN_CPU_MILLI, memory, RUN_PIDS, False, reader

@@ -165,7 +165,7 @@ class LocalTraining:
         """The launcher's share of the plan: join the job's cgroups, or rlimits without them.
 
         Its task ceiling is a notebook's per rank, as its CPU and memory are; the job's
-        account may read its groups (its CPU quota, which PyTorch's thread pools follow)."""
+        account may read its groups (its CPU quota, by which joblib sizes its workers)."""
         if self.limiter.mode == "rlimit":
             return {"rlimit_data": per_process, "cpus": pick_cpus(cpu_milli, [])}
         dirs = self.limiter.make(

@@ -26,16 +26,34 @@ from . import gpus as gpu_devices
 
 # Where the cgroup filesystems are mounted (a v1 host: one folder per controller below it).
 CGROUPS = Path("/sys/fs/cgroup")
+PAGE = os.sysconf("SC_PAGE_SIZE")  # bytes: what a memory ceiling is rounded down to
 
 # The key of the server's Sampler in the tornado application's settings.
 SETTING = "cgu_lab_sampler"
 
 
-def own_oom_kills(proc: Path = Path("/proc/self/cgroup"), root: Path = CGROUPS) -> int | None:
+def _same_ceiling(text: str, limit: int) -> bool:
+    """Whether a group's ceiling is `limit` bytes (the kernel keeps it in whole pages)."""
+    value = text.strip()
+    return value.isdigit() and int(value) // PAGE == limit // PAGE
+
+
+def own_oom_kills(
+    limit: int | None, proc: Path = Path("/proc/self/cgroup"), root: Path = CGROUPS
+) -> int | None:
     """How many of this server's group's processes the kernel stopped for the group's
     memory ceiling (core/memory_events.py); None where it cannot be read. The server
     runs in its notebook's memory group (a local notebook's cgroup, a container's), so
-    its own group is the notebook's: the kernels it starts are in it too."""
+    its own group is the notebook's: the kernels it starts are in it too.
+
+    The group is found by the path /proc names, below the hierarchy's mount; in a
+    container the mount's root is the container's own group while /proc may still name
+    the host's path (cgroup v1, or v2 without a cgroup namespace), so where that path
+    does not exist the mount's root is read instead. A group counts only if its ceiling
+    is the notebook's `limit`: a server outside a group of its own (rlimits, a shared
+    slice, the host's root) would otherwise count other people's processes."""
+    if not limit:
+        return None
     try:
         lines = proc.read_text().splitlines()
     except OSError:
@@ -43,18 +61,20 @@ def own_oom_kills(proc: Path = Path("/proc/self/cgroup"), root: Path = CGROUPS) 
     for line in lines:  # "0::/path" (v2) or "4:memory:/path" (v1)
         _, controllers, path = line.split(":", 2)
         if controllers == "":
-            places = [root / path.lstrip("/") / "memory.events"]
+            mount, ceiling, events = root, "memory.max", "memory.events"
         elif "memory" in controllers.split(","):
-            places = [root / "memory" / path.lstrip("/") / "memory.oom_control"]
+            mount, ceiling, events = root / "memory", "memory.limit_in_bytes", "memory.oom_control"
         else:
             continue
-        for place in places:
+        for group in (mount / path.lstrip("/"), mount):
             try:
-                count = memory_events.oom_kill_count(place.read_text())
+                if not _same_ceiling((group / ceiling).read_text(), limit):
+                    break  # not the notebook's own group
+                return memory_events.oom_kill_count((group / events).read_text())
+            except FileNotFoundError:
+                continue  # not this mount's path: the container's root, next
             except OSError:
-                continue
-            if count is not None:
-                return count
+                break
     return None
 
 
@@ -123,7 +143,7 @@ class Sampler:
             "memory": {
                 "used_bytes": memory,
                 "limit_bytes": self.memory_limit or None,
-                "oom_kills": own_oom_kills(),
+                "oom_kills": own_oom_kills(self.memory_limit),
             },
             "gpus": gpu_devices.summary(),
         }
