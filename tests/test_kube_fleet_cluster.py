@@ -208,6 +208,14 @@ def add_node(
             "status": {"capacity": resources, "allocatable": resources},
         }
     )
+
+    def ready() -> bool:
+        # kwok reports the node Ready as a kubelet would; until it has, the node lifecycle
+        # controller may taint it, and a pod placed meanwhile be evicted.
+        conditions = (admin.get("v1", "Node", name) or {}).get("status", {}).get("conditions")
+        return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions or [])
+
+    wait_for(f"{name} is Ready", ready)
     return name
 
 
