@@ -159,7 +159,7 @@ class ScorerSandbox:
         # The run may read its own limits (joblib sizes its workers by the CPU quota).
         reader = (await self.account())[1] if self.separate else None
         dirs = await asyncio.to_thread(
-            self.limiter.make, name, RUN_CPU_MILLI, memory, RUN_PIDS, False, reader
+            self.limiter.make, name, RUN_CPU_MILLI, memory, RUN_PIDS, reader_gid=reader
         )
         run = Confinement(self.limiter, name, Limiter.join_command(dirs))
         try:

@@ -16,7 +16,6 @@ import { Notification } from '@jupyterlab/apputils';
 import type { INotebookTracker } from '@jupyterlab/notebook';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { formatBytes } from '../format';
-import { IResources } from '../apiTypes';
 import { ResourcesModel } from './model';
 
 /** Kernel states that follow a kernel's death: the moment to look at the count. */
@@ -36,27 +35,23 @@ export function newKills(
   return now - before;
 }
 
-/** What the user is told: how many processes, the ceiling, and what to do. */
+/**
+ * What the user is told: how many processes, the ceiling, and what to do. A
+ * count comes only with a ceiling (the server reads it only from a group whose
+ * ceiling is the notebook's), so `limit` is that ceiling in bytes.
+ */
 export function outOfMemoryText(
   kills: number,
-  resources: IResources,
+  limit: number,
   trans: TranslationBundle,
   mayResize: boolean
 ): string {
-  const limit = resources.memory.limit_bytes;
-  const what =
-    limit !== null
-      ? trans._n(
-          'This notebook reached its memory limit of %2 and the system stopped a process in it, most likely the kernel that was running: its variables are lost.',
-          'This notebook reached its memory limit of %2 and the system stopped %1 processes in it, most likely kernels that were running: their variables are lost.',
-          kills,
-          formatBytes(limit)
-        )
-      : trans._n(
-          'The machine ran out of memory and stopped a process of this notebook, most likely the kernel that was running: its variables are lost.',
-          'The machine ran out of memory and stopped %1 processes of this notebook, most likely kernels that were running: their variables are lost.',
-          kills
-        );
+  const what = trans._n(
+    'This notebook reached its memory limit of %2 and the system stopped a process in it, most likely the kernel that was running: its variables are lost.',
+    'This notebook reached its memory limit of %2 and the system stopped %1 processes in it, most likely kernels that were running: their variables are lost.',
+    kills,
+    formatBytes(limit)
+  );
   const advice = mayResize
     ? trans.__('Work on less data at once, or resize the notebook.')
     : trans.__(
@@ -88,9 +83,10 @@ export function watchOutOfMemory(options: {
     if (now !== null && now !== undefined) {
       known = now;
     }
-    if (kills > 0) {
+    const limit = resources.memory.limit_bytes;
+    if (kills > 0 && limit !== null) {
       Notification.error(
-        outOfMemoryText(kills, resources, trans, resize !== null),
+        outOfMemoryText(kills, limit, trans, resize !== null),
         {
           autoClose: false,
           actions: resize
