@@ -700,4 +700,28 @@ describe('idle countdown', () => {
     expect(cullingPollSeconds(status)).toBe(30);
     expect(cullingPollSeconds(null)).toBe(30);
   });
+
+  it('asks again in time for a warning shorter than its poll', () => {
+    // idle 18 s with a 9 s warning: the window opens at 9 s of idleness
+    const short = { ...base, action: 'keep' as const, stop_at: null };
+    const policy = { idle_minutes: 0.3, warn_minutes: 0.15 };
+    expect(cullingPollSeconds({ ...short, ...policy, idle_seconds: 0 })).toBe(
+      9
+    );
+    expect(cullingPollSeconds({ ...short, ...policy, idle_seconds: 7 })).toBe(
+      5
+    );
+    expect(cullingPollSeconds({ ...short, ...policy, idle_seconds: 12 })).toBe(
+      5
+    );
+    // far from it, working, exempt or persistent: the usual 30 s
+    expect(cullingPollSeconds({ ...short, idle_seconds: 0 })).toBe(30);
+    expect(
+      cullingPollSeconds({ ...short, ...policy, idle_seconds: null })
+    ).toBe(30);
+    const exempt = { ...short, ...policy, idle_seconds: 7, exempt: 'staff' };
+    expect(cullingPollSeconds(exempt)).toBe(30);
+    const kept = { ...short, ...policy, idle_seconds: 7, persistent: true };
+    expect(cullingPollSeconds(kept)).toBe(30);
+  });
 });

@@ -28,7 +28,32 @@ export function cullingLabel(
   return trans.__('Idle: stops in %1', timeLeft(status.stop_at, now));
 }
 
-/** How often to ask the culler: often while a stop is counting down. */
+/** The fastest the page asks the culler, and the slowest. */
+const SOONEST = 5;
+const LATEST = 30;
+
+/**
+ * How often to ask the culler: often while a stop is counting down, and in
+ * time for a warning's window. Every 30 s alone could miss a warning shorter
+ * than that (it comes at a culler's pass and ends with the stop), so an idle
+ * notebook is asked again when its window opens (`idle_minutes -
+ * warn_minutes`, less the idle time the answer gave), then every 5 s.
+ */
 export function cullingPollSeconds(status: ICullingStatus | null): number {
-  return status?.action === 'warn' ? 5 : 30;
+  if (status?.action === 'warn') {
+    return SOONEST;
+  }
+  const idle = status?.idle_seconds;
+  if (
+    !status?.enabled ||
+    status.persistent ||
+    status.exempt ||
+    !status.warn_minutes ||
+    idle === null ||
+    idle === undefined
+  ) {
+    return LATEST;
+  }
+  const untilWindow = (status.idle_minutes - status.warn_minutes) * 60 - idle;
+  return Math.min(LATEST, Math.max(SOONEST, Math.ceil(untilWindow)));
 }
