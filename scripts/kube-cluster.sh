@@ -13,6 +13,9 @@
 #   scripts/kube-cluster.sh fleet N          N simulated GPU nodes (KWOK) beside the real one
 #                                            (CGU_KUBE_FLEET=N does it at start)
 #   scripts/kube-cluster.sh can-run          exit 0 when this host can run it (else says why)
+#   scripts/kube-cluster.sh diagnose         the disk, the node's conditions and taints, pods
+#                                            not running and the latest warnings (what a
+#                                            failed test prints)
 #
 # What runs: etcd (Debian's etcd-server) and kube-apiserver, kube-controller-manager,
 # kube-scheduler on the host; containerd + runc (Debian), the kubelet and kube-proxy
@@ -544,7 +547,7 @@ resolvConf: $STATE/kubelet/resolv.conf
 serializeImagePulls: false
 maxPods: 50
 podCIDR: $POD_CIDR
-evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
+evictionHard: {memory.available: "100Mi", nodefs.available: "512Mi", imagefs.available: "512Mi", nodefs.inodesFree: "1%"}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 rotateCertificates: false
@@ -1306,6 +1309,7 @@ start() {
     sleep 0.5
   done
   log "node $NODE Ready [$(elapsed)]"
+  disk_check
   gpus
   addons
   deadline=$(($(date +%s) + START_TIMEOUT))
@@ -1319,9 +1323,36 @@ start() {
   wait "$importing" || true
   [ "$(cat "$STATE/run/import.rc" 2>/dev/null)" = 0 ] || { cat "$STATE/logs/import.log" >&2; die "importing the images failed"; }
   cat "$STATE/logs/import.log" >&2
+  disk_check
   log "cluster DNS ready at $DNS_IP; started in $(elapsed)"
   trap - EXIT
   echo "$KUBECONFIG_PATH"
+}
+
+# The disk under the cluster's state, in MiB free. The kubelet evicts pods and refuses new
+# ones below 512 MiB (evictionHard), so a nearly full disk makes every notebook start hang
+# Pending; said here, at once, instead of by a suite of timeouts.
+DISK_LOW_MIB=4096
+free_mib() { df -Pm "$STATE" | awk 'NR == 2 {print $4}'; }
+
+disk_check() {
+  local free
+  free="$(free_mib)"
+  if kc get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="DiskPressure")].status}' 2>/dev/null | grep -qx True; then
+    die "the node reports DiskPressure: ${free} MiB free on $(df -P "$STATE" | awk 'NR == 2 {print $6}'); pods would not start (free some disk)"
+  fi
+  [ "$free" -ge "$DISK_LOW_MIB" ] ||
+    log "warning: only ${free} MiB free on the disk of $STATE; the kubelet stops pods below 512 MiB, and notebooks write to it"
+}
+
+diagnose() {
+  echo "disk: $(free_mib) MiB free under $STATE"
+  running || { echo "the cluster is not running"; return 0; }
+  kc get node "$NODE" -o jsonpath='node {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {end}{"\ntaints: "}{.spec.taints}{"\n"}' 2>&1
+  echo "pods not running:"
+  kc get pods -A -o wide --field-selector=status.phase!=Running,status.phase!=Succeeded 2>&1 | head -n 20
+  echo "latest warnings:"
+  kc get events -A --field-selector type=Warning --sort-by=.lastTimestamp 2>&1 | tail -n 15
 }
 
 # stop_all [keep]: every process, pod, mount, cgroup and the network; `keep` leaves the
@@ -1393,6 +1424,7 @@ case "${1:-}" in
   status) status ;;
   env) env_lines ;;
   can-run) can_run ;;
+  diagnose) diagnose ;;
   import) shift; running || die "the cluster is not running"; import_images "$@" ;;
   kubectl) shift; kc "$@" ;;
   _provisioner) provisioner ;;

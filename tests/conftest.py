@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -203,6 +205,21 @@ def _add_logs(item, report) -> None:
         _add_notebook_logs(ctl.data_dir, wall_began, report)
     for app in inprocess.RUNNING:  # an in-process app logs to the test's own output
         _add_notebook_logs(app.data_dir, wall_began, report)
+    if "kube" in item.fixturenames:  # a test on the real cluster: what the node says
+        report.sections.append(("test cluster (kube-cluster.sh diagnose)", _cluster_state()))
+
+
+def _cluster_state() -> str:
+    """The disk, the node's conditions and taints, pods not running and the latest warnings:
+    a full disk or a tainted node fails every start the same way, and says so only here."""
+    script = Path(__file__).resolve().parents[1] / "scripts" / "kube-cluster.sh"
+    try:
+        done = subprocess.run(
+            [script, "diagnose"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return "(no answer in 60 s)"
+    return (done.stdout + done.stderr).strip()
 
 
 def _add_notebook_logs(data_dir, wall_began: float, report) -> None:
