@@ -27,7 +27,9 @@
 # when none is free, exactly as in a real cluster. The binaries come from the
 # k8s.io/kubernetes release pinned in tools/kube/go.mod (CoreDNS: tools/kube/coredns).
 # Beside the control plane on the host: Kubeflow's training operator (PyTorchJobs) and
-# Kueue (their queues), each built from its module in tools/<name> (kueue_up says how).
+# Kueue (their queues), each built from its module in tools/<name> (kueue_up says how);
+# in the node's network namespace, kube-router's firewall alone enforces NetworkPolicies
+# (netpol_up), so a policy the backend writes is proven by its effect, not only accepted.
 #
 # Several instances share a host (CI beside a developer's own): every host-wide name
 # carries an installation id (CGU_KUBE_ID, default: a hash of this checkout's path) and
@@ -53,7 +55,7 @@ ADDONS=(coredns)
 # Operators built from their upstream module (a `tool` line in tools/<name>/go.mod, nothing
 # of theirs copied here); each one's CRDs and RBAC come from that module's own manifests,
 # saved beside the binary as <name>.manifests.tar when it is built.
-OPERATORS=(training-operator kwok kueue)
+OPERATORS=(training-operator kwok kueue kube-router)
 # Kueue: its cold build from source is long (about 43 min alone at nice 19 on 2 cores under
 # load), so it never holds up a start. `auto` (the default) starts it where its binary is
 # built (here or in the cache outside the clone) and otherwise starts the cluster without it,
@@ -84,6 +86,7 @@ KWOK_PORT=$((PORT_BASE + 23))          # kwok's own server (metrics, healthz)
 KUEUE_METRICS=$((PORT_BASE + 24))      # Kueue's metrics, probes and webhook server
 KUEUE_PROBES=$((PORT_BASE + 25))
 KUEUE_WEBHOOKS=$((PORT_BASE + 26))
+ROUTER_HEALTH=$((PORT_BASE + 27))      # kube-router's health port, in the node's network namespace
 FLEET="${CGU_KUBE_FLEET:-0}"           # simulated GPU nodes `start` makes (scripts/kube-cluster.sh fleet N)
 HOST_IP="$NET.255.1"    # the host's end of the veth: the API server listens here
 NODE_IP="$NET.255.2"    # the namespace's end: the node's address
@@ -143,7 +146,7 @@ module_key() {
 module_of() {
   case "$1" in
     coredns) echo "$SRC/coredns" ;;
-    training-operator | kwok | kueue) echo "$ROOT/tools/$1" ;;
+    training-operator | kwok | kueue | kube-router) echo "$ROOT/tools/$1" ;;
     *) echo "$SRC" ;;
   esac
 }
@@ -166,6 +169,11 @@ operator_manifests() {  # operator_manifests NAME GO OUTDIR
       mod="sigs.k8s.io/kueue"
       dir="$(cd "$(module_of "$name")" && "$go" list -m -f '{{.Dir}}' "$mod")"
       tar -C "$dir/config/components" -cf "$out/$name.manifests.tar" crd/bases rbac/role.yaml webhook/manifests.yaml
+      ;;
+    kube-router)  # its DaemonSet's manifest, for the ClusterRole in it
+      mod="github.com/cloudnativelabs/kube-router/v2"
+      dir="$(cd "$(module_of "$name")" && "$go" list -m -f '{{.Dir}}' "$mod")"
+      tar -C "$dir/daemonset" -cf "$out/$name.manifests.tar" generic-kuberouter.yaml
       ;;
     *) tar -cf "$out/$name.manifests.tar" -T /dev/null ;;  # kwok: its default stages are built in
   esac
@@ -218,7 +226,7 @@ build_aside() {
 build() {
   local names=("$@") name key dir missing=() todo
   if [ ${#names[@]} -eq 0 ]; then
-    names=("${COMPONENTS[@]}" "${ADDONS[@]}" training-operator kwok)
+    names=("${COMPONENTS[@]}" "${ADDONS[@]}" training-operator kwok kube-router)
   fi
   mkdir -p "$BUILD"
   for name in "${names[@]}"; do
@@ -233,7 +241,7 @@ build() {
   [ ${#missing[@]} -gt 0 ] || return 0
   local go t
   go="$(go_bin)"
-  for dir in "$SRC" "$SRC/coredns" "$ROOT/tools/training-operator" "$ROOT/tools/kwok" "$ROOT/tools/kueue"; do
+  for dir in "$SRC" "$SRC/coredns" "$ROOT/tools/training-operator" "$ROOT/tools/kwok" "$ROOT/tools/kueue" "$ROOT/tools/kube-router"; do
     todo=()
     for name in "${missing[@]}"; do [ "$(module_of "$name")" = "$dir" ] && todo+=("$name"); done
     [ ${#todo[@]} -gt 0 ] || continue
@@ -303,7 +311,7 @@ can_run() {
 packages() {
   local want=() pair cmd pkg
   for pair in containerd:containerd runc:runc etcd:etcd-server iptables:iptables \
-    conntrack:conntrack openssl:openssl curl:curl /usr/lib/cni/bridge:containernetworking-plugins; do
+    conntrack:conntrack ipset:ipset openssl:openssl curl:curl /usr/lib/cni/bridge:containernetworking-plugins; do
     cmd="${pair%%:*}" pkg="${pair#*:}"
     if [[ "$cmd" == /* ]]; then [ -e "$cmd" ] || want+=("$pkg"); else command -v "$cmd" >/dev/null || want+=("$pkg"); fi
   done
@@ -449,6 +457,7 @@ pki() {
   token training-operator 'cgu-training-operator,cgu-training-operator'
   token kwok 'cgu-kwok,cgu-kwok'
   token kueue 'cgu-kueue,cgu-kueue'
+  token kube-router 'cgu-kube-router,cgu-kube-router'
   rm -f "$p"/*.csr "$p"/*.ext "$p"/*.srl
   chmod 600 "$p"/*.key "$p"/*.token "$p/tokens.csv"
 }
@@ -571,7 +580,7 @@ iptables: {masqueradeAll: true, localhostNodePorts: false, syncPeriod: 30s, minS
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
   local who
-  for who in admin kcm scheduler kubelet proxy training-operator kwok kueue; do kubeconfig "$who"; done
+  for who in admin kcm scheduler kubelet proxy training-operator kwok kueue kube-router; do kubeconfig "$who"; done
 }
 
 # -- the network namespace -----------------------------------------------------------------------
@@ -1001,6 +1010,43 @@ EOF
 # server's certificate from a fixed /etc/kueue/metrics/certs, where a pod would mount
 # it: run.sh lays an overlay on /etc, in a mount namespace of its own, that adds that
 # folder and nothing else (the host's /etc is untouched, and instances stay apart).
+# NetworkPolicies enforced on the node: kube-router with its firewall only (no routing,
+# no service proxy, no CNI of its own: the bridge plugin and kube-proxy stay), in the
+# node's network namespace, where the pods' bridged and routed traffic passes its
+# iptables chains. It runs as its own user, bound to the ClusterRole of its upstream
+# DaemonSet manifest. Its ACCEPT for traffic from the node itself (the kubelet's probes)
+# covers the namespace's own addresses only: the host's, where a test's controller runs,
+# must be admitted by the policy (KubeSettings.controller_cidrs), as a school's would be.
+netpol_up() {
+  local r="$STATE/kube-router" role
+  rm -rf "$r"
+  mkdir -p "$r"
+  tar -C "$r" -xf "$BUILD/kube-router.manifests.tar"
+  kc create --dry-run=client -o json -f "$r/generic-kuberouter.yaml" | python3 -c '
+import json, sys
+text, at, found = sys.stdin.read(), 0, []
+while text[at:].strip():  # one JSON document per object of the manifest
+    item, at = json.JSONDecoder().raw_decode(text, len(text) - len(text[at:].lstrip()))
+    found.append(item)
+(role,) = [o for o in found if o["kind"] == "ClusterRole"]
+role["metadata"] = {"name": "cgu-kube-router"}
+print(json.dumps(role))' >"$r/role.json"
+  kc apply -f "$r/role.json" >/dev/null
+  kc apply -f - >/dev/null <<BIND
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: cgu-kube-router}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cgu-kube-router}
+subjects: [{kind: User, apiGroup: rbac.authorization.k8s.io, name: cgu-kube-router}]
+BIND
+  daemon kube-router --netns "$BUILD/kube-router" --kubeconfig="$STATE/kube-router.kubeconfig" \
+    --hostname-override="$NODE" --run-firewall=true --run-router=false --run-service-proxy=false \
+    --enable-cni=false --service-cluster-ip-range="$SVC_CIDR" --health-port="$ROUTER_HEALTH" \
+    --metrics-port=0 --iptables-sync-period=1m --v=1
+  wait_for kube-router 60 nsenter --net="/run/netns/$NETNS" curl -fsS --max-time 1 "http://127.0.0.1:$ROUTER_HEALTH/healthz"
+  log "kube-router ready (NetworkPolicies enforced) [$(elapsed)]"
+}
+
 kueue_up() {
   local k="$STATE/kueue" p="$STATE/pki"
   rm -rf "$k"
@@ -1204,7 +1250,7 @@ start() {
     return 0
   fi
   stop_all keep
-  build "${COMPONENTS[@]}" "${ADDONS[@]}" training-operator   # kwok: with the fleet
+  build "${COMPONENTS[@]}" "${ADDONS[@]}" training-operator kube-router  # kwok: with the fleet
   case "$KUEUE" in
     1) (exec 8>"$BUILD/.kueue.lock" && flock 8 && build kueue) ;;
     auto)
@@ -1312,6 +1358,7 @@ start() {
   disk_check
   gpus
   addons
+  netpol_up
   deadline=$(($(date +%s) + START_TIMEOUT))
   until [ "$(kc -n kube-system get deploy coredns -o jsonpath='{.status.readyReplicas}' 2>/dev/null)" = 1 ]; do
     [ "$(date +%s)" -lt "$deadline" ] || { kc -n kube-system get pods -o wide >&2; die "CoreDNS was not ready after ${START_TIMEOUT}s"; }
@@ -1359,7 +1406,7 @@ diagnose() {
 # images (containerd's content store) for the next start.
 stop_all() {
   mkdir -p "$STATE/run"
-  stop_these kwok kueue training-operator provisioner kube-proxy kubelet kube-scheduler kube-controller-manager
+  stop_these kwok kueue training-operator kube-router provisioner kube-proxy kubelet kube-scheduler kube-controller-manager
   # pods' sandboxes through CRI: the runtime runs CNI DEL and removes their network namespaces
   if alive containerd >/dev/null && [ -x "$BUILD/cri-clean" ]; then
     timeout 120 "$BUILD/cri-clean" "unix://$SOCK" >/dev/null 2>&1 || log "some pod sandboxes could not be removed cleanly"

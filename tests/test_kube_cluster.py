@@ -141,6 +141,9 @@ def host_controller(kube, admin, tmp_path_factory, env: dict[str, str]) -> Contr
             "CGU_LAB_KUBE_USER_PREFIX": USER_PREFIX,
             "CGU_LAB_KUBE_GROUP_PREFIX": GROUP_PREFIX,
             "CGU_LAB_KUBE_ENDPOINT": "pod-ip",
+            # the host's end of the veth, where its requests come from (kube-router enforces
+            # NetworkPolicies on this cluster)
+            "CGU_LAB_KUBE_CONTROLLER_CIDRS": f"{kube['CGU_KUBE_HOST_IP']}/32",
             "CGU_LAB_KUBE_IMAGE_PULL_POLICY": "Never",
             "CGU_LAB_KUBE_STORAGE_CLASS": kube["CGU_KUBE_STORAGE_CLASS"],
             "CGU_LAB_KUBE_HOME_SIZE": "1Gi",
@@ -555,6 +558,72 @@ def test_shares_activity_resize_and_the_start_page_on_real_pods(admin, kube, con
     assert start_page.status_code == 200 and "Start notebook" in start_page.text
     start(ana, "rs")  # what its Start button does
     ana.ok("POST", f"/api/notebooks/{STUDENT}/rs/stop?wait=true", 202)
+
+
+# Code in a notebook: try to open (host, 8888) until `want` ("reached" or "refused") comes,
+# for at most 45 s; prints the outcome and after how long. One kernel for the whole wait.
+PROBE = """
+import socket, time
+began = time.monotonic()
+while True:
+    try:
+        socket.create_connection(({host!r}, 8888), timeout=3).close()
+        seen = "reached"
+    except OSError as error:
+        seen = "refused (" + type(error).__name__ + ")"
+    if seen.startswith({want!r}) or time.monotonic() - began > 45:
+        break
+    time.sleep(0.5)
+print(seen, "after", round(time.monotonic() - began), "s")
+"""
+
+
+def test_another_students_notebook_is_out_of_reach_of_a_students_code(admin, kube, controller, ana):
+    """NetworkPolicies are enforced on this cluster (kube-router, scripts/kube-cluster.sh),
+    so the policy is proven by its effect: code in one student's notebook cannot open
+    another's server (which, in ingress-header mode, believes whoever reaches it), while
+    the controller, outside the cluster and admitted by its address, reaches both."""
+    image = kube["CGU_NOTEBOOK_IMAGE"]
+    other = f"{USER_PREFIX}{TEACHER}"
+    with controller.client(TEACHER) as prof:
+        for session, owner in ((ana, STUDENT), (prof, TEACHER)):
+            session.ok(
+                "POST",
+                "/api/notebooks",
+                201,
+                json={"name": "np", "image": image, "cpu": CPU, "memory": "512Mi"},
+            )
+            start(session, "np", owner)  # through the controller's proxy: admitted
+        target = admin.get("v1", "Pod", "np-0", other)["status"]["podIP"]
+
+        probe = PROBE.format(host=target, want="refused")
+        assert asyncio.run(run_code(ana, "np", probe)).startswith("refused"), target
+
+        # The policy refuses it, not the network: without it the port answers.
+        policies = admin.resource("networking.k8s.io/v1", "NetworkPolicy")
+        kept = admin.get("networking.k8s.io/v1", "NetworkPolicy", "cgu-lab-notebooks", other)
+        policies.delete(name="cgu-lab-notebooks", namespace=other)
+        try:
+            probe = PROBE.format(host=target, want="reached")
+            assert asyncio.run(run_code(ana, "np", probe)).startswith("reached")
+        finally:
+            policies.create(
+                body={
+                    **kept,
+                    "metadata": {
+                        "name": "cgu-lab-notebooks",
+                        "namespace": other,
+                        "labels": kept["metadata"].get("labels", {}),
+                    },
+                },
+                namespace=other,
+            )
+        probe = PROBE.format(host=target, want="refused")
+        assert asyncio.run(run_code(ana, "np", probe)).startswith("refused")
+
+        for session, owner in ((ana, STUDENT), (prof, TEACHER)):
+            session.ok("POST", f"/api/notebooks/{owner}/np/stop?wait=true", 202)
+            session.ok("DELETE", f"/api/notebooks/{owner}/np")
 
 
 def test_an_idle_notebook_is_culled_and_its_pod_goes(admin, kube, controller, ana):

@@ -288,6 +288,17 @@ def test_network_policy_admits_only_the_controller_or_the_ingress():
     }
     assert peers[1]["podSelector"]["matchLabels"] == {"app": "istio-ingressgateway"}
 
+    # a controller outside the cluster: its addresses, beside its pods
+    outside = KUBE.replace(endpoint="pod-ip", controller_cidrs="10.1.255.1/32,192.168.4.0/24")
+    peers = namespaces.network_policy("cgu-u-alice", outside)["spec"]["ingress"][0]["from"]
+    validate(namespaces.network_policy("cgu-u-alice", outside))
+    assert peers[1:] == [
+        {"ipBlock": {"cidr": "10.1.255.1/32"}},
+        {"ipBlock": {"cidr": "192.168.4.0/24"}},
+    ]
+    with pytest.raises(BackendError, match=re.escape("'10.1.255.1/24' is not a network")):
+        KUBE.replace(controller_cidrs="10.1.255.1/24")  # host bits set: a typo, said so
+
 
 def test_quota_mirrors_platform_limits():
     quota = QuotaSpec(

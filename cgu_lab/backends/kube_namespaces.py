@@ -117,8 +117,8 @@ def notebook_service_account(namespace_name: str, settings: KubeSettings) -> Obj
 
 
 def network_policy(namespace_name: str, settings: KubeSettings) -> Obj:
-    """Only the controller's pods (and, in ingress-header mode, the ingress gateway)
-    reach notebook servers. This is what makes the identity headers trustworthy:
+    """Only the controller's pods or addresses (and, in ingress-header mode, the ingress
+    gateway) reach notebook servers. This is what makes the identity headers trustworthy:
     nothing else can send a request to port 8888 at all. Training pods are not
     selected, so their workers still reach one another."""
     peers: list[Obj] = [
@@ -138,6 +138,8 @@ def network_policy(namespace_name: str, settings: KubeSettings) -> Obj:
                 "podSelector": {"matchLabels": dict(settings.ingress_pod_labels)},
             }
         )
+    # a controller outside the cluster (KubeSettings.controller_cidrs)
+    peers += [{"ipBlock": {"cidr": cidr}} for cidr in settings.controller_cidrs]
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",

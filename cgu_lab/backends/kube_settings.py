@@ -9,6 +9,7 @@ start with a sentence instead of producing objects the API server refuses.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
@@ -28,6 +29,8 @@ _NFS_SHARE = re.compile(r"^[A-Za-z0-9.-]+:/\S*$")
 
 # Labels are written as the Deployment's env would have them, 'k=v,k2=v2', not JSON.
 Labels = Annotated[dict[str, str], NoDecode]
+# Networks likewise: '10.1.0.5/32,192.168.4.0/24'.
+Networks = Annotated[tuple[str, ...], NoDecode]
 
 
 def _labels(text: str) -> dict[str, str]:
@@ -104,6 +107,11 @@ class KubeSettings(BaseSettings):
     # How the controller's proxy reaches a notebook: its Service's DNS name, or
     # the pod's IP (when the controller runs outside the cluster's DNS).
     endpoint: str = "service"
+    # A controller outside the cluster: the addresses its requests come from, as the
+    # pods see them. The NetworkPolicy admits them to port 8888 beside the controller's
+    # pods; without them a cluster that enforces NetworkPolicies drops the controller's
+    # own requests, and every start ends unreachable.
+    controller_cidrs: Networks = ()
     cluster_domain: str = "cluster.local"
     start_timeout: float = 600.0  # image pulls of multi-GB CUDA images take minutes
     # Seconds a Ready notebook's address (its Service) may take to accept connections
@@ -136,6 +144,22 @@ class KubeSettings(BaseSettings):
     @classmethod
     def _parse_labels(cls, value: Any) -> Any:
         return _labels(value) if isinstance(value, str) else value
+
+    @field_validator("controller_cidrs", mode="before")
+    @classmethod
+    def _networks(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [item.strip() for item in value.split(",") if item.strip()]
+        found = []
+        for item in value:
+            try:
+                found.append(str(ipaddress.ip_network(item, strict=True)))
+            except ValueError:
+                raise ValueError(
+                    f"{ENV_PREFIX}CONTROLLER_CIDRS: '{item}' is not a network; write an "
+                    "address with its prefix length, e.g. 10.0.0.5/32 or 192.168.4.0/24"
+                ) from None
+        return tuple(found)
 
     @field_validator("course_storage_nfs")
     @classmethod

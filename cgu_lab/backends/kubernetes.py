@@ -127,6 +127,12 @@ class KubernetesBackend(Backend):
     # -- lifecycle of the backend itself ---------------------------------------------
 
     async def open(self) -> None:
+        if self.kube.endpoint == "pod-ip" and not self.kube.controller_cidrs:
+            log.warning(
+                "the controller reaches pods by address (CGU_LAB_KUBE_ENDPOINT=pod-ip) but "
+                "CGU_LAB_KUBE_CONTROLLER_CIDRS is empty: where the cluster enforces "
+                "NetworkPolicies, notebooks admit only the controller's pods, not this one"
+            )
         api_client = await load_client(self.kube.kubeconfig)
         self.cluster.client = KubeApi(api_client, self.naming.managed)
         cache = self.cluster.watch = WatchCache(self._sources(), self.kube.watch_timeout)
