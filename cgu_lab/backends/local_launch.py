@@ -36,7 +36,8 @@ import socket
 import struct
 import sys
 
-CLONE_NEWNET = 0x40000000
+CLONE_NEWNET, CLONE_NEWNS = 0x40000000, 0x00020000
+MS_REC, MS_PRIVATE = 0x4000, 0x40000  # <sys/mount.h>
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
 
@@ -61,6 +62,23 @@ def private_network() -> None:
         asked = struct.pack("16sh", b"lo", 0)
         flags = struct.unpack("16sh", fcntl.ioctl(probe, SIOCGIFFLAGS, asked))[1]
         fcntl.ioctl(probe, SIOCSIFFLAGS, struct.pack("16sh", b"lo", flags | IFF_UP))
+
+
+def private_mounts() -> None:
+    """A mount namespace of this process's own in which no mount propagates to the host's.
+
+    Why: slirp4netns's sandbox makes a mount namespace, marks only `/` private and then
+    detaches the old root with everything below it. Mounts below `/` that the host shares
+    (`/run/netns` once `ip netns add` ran: each of the host's named network namespaces is
+    a mount there) are unmounted in the host too, so every notebook start took the
+    network namespaces of other software on the machine (containers, a test cluster)
+    out from under their names. Here the whole tree is made private first, and slirp4netns's
+    unmounts end in this namespace.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWNS) != 0 or libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None):
+        error = ctypes.get_errno()
+        raise OSError(error, f"a private mount namespace for slirp4netns: {os.strerror(error)}")
 
 
 def outbound(slirp4netns: str) -> None:
@@ -88,6 +106,11 @@ def outbound(slirp4netns: str) -> None:
         os.close(exit_w)
         if os.read(go_r, 1) != b"1":
             os._exit(1)  # the namespace could not be made; nothing to attach to
+        try:
+            private_mounts()
+        except OSError as error:
+            os.write(2, f"{error}\n".encode())
+            os._exit(1)  # then no "ready": the start fails, saying slirp4netns could not
         argv = [
             slirp4netns,
             "--configure",

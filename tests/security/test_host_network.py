@@ -221,3 +221,24 @@ def test_the_proxy_reaches_a_stopped_and_restarted_server_on_its_new_socket(
         timeout=30,
         what="the restarted server answering through the proxy",
     )
+
+
+@pytest.mark.skipif(shutil.which("ip") is None, reason="needs ip (iproute2)")
+def test_a_start_leaves_the_hosts_named_network_namespaces_alone(controller, alice):
+    """Other software's network namespaces on the machine keep their names.
+
+    slirp4netns's sandbox detaches its old root with everything below it; run in the
+    host's mount namespace, where `ip netns add` has made /run/netns a shared mount, that
+    unmounted each of the host's named namespaces (a container's, a test cluster's node)
+    at every notebook start, and `ip netns exec` then failed for them."""
+    name = f"cgu-probe-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    try:
+        alice.ok("POST", "/api/notebooks", 201, json={"name": "ns", "cpu": "0.5", "memory": "1Gi"})
+        started = alice.ok("POST", "/api/notebooks/alice/ns/start?wait=true", 202)
+        assert started["state"] == "running", started
+        assert f" /run/netns/{name} " in Path("/proc/self/mountinfo").read_text()
+        subprocess.run(["ip", "netns", "exec", name, "true"], check=True)
+        alice.ok("POST", "/api/notebooks/alice/ns/stop?wait=true", 202)
+    finally:
+        subprocess.run(["ip", "netns", "del", name], check=False)
