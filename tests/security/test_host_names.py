@@ -162,15 +162,29 @@ def prepare(ctl: Controller) -> None:
     ctl.start()
 
 
+def create_notebooks(label: str, ctl: Controller) -> None:
+    with ctl.client("alice") as alice:
+        for name in NAMES.values():  # in this order: ids 1 and 2 in each installation
+            body = {"name": name, "cpu": 0.5, "memory": f"{MEMORY[label] // 2**20}Mi"}
+            alice.ok("POST", "/api/notebooks", 201, json=body)
+
+
 @pytest.fixture(scope="module")
 def twins():
+    """Two installations on this host, each running alice's notebooks one and two (the
+    same ids in both), all four started at once: every test starts from that, so any
+    one of them runs alone too."""
     installations = {}
     for label in MEMORY:
         base = reachable_dir()
         installations[label] = (base, Controller(base / "data"))
     try:
         at_once(prepare, [ctl for _, ctl in installations.values()])
-        yield {label: ctl for label, (_, ctl) in installations.items()}
+        both = {label: ctl for label, (_, ctl) in installations.items()}
+        for label, ctl in both.items():
+            create_notebooks(label, ctl)
+        at_once(lambda job: start(*job), [(c, n) for c in both.values() for n in NAMES.values()])
+        yield both
     finally:
         for base, ctl in installations.values():
             ctl.stop()
@@ -208,15 +222,7 @@ def stop(ctl: Controller, name: str) -> None:
 
 @pytest.mark.integration
 def test_both_installations_run_notebooks_with_the_same_ids(twins):
-    for label, ctl in twins.items():
-        memory = MEMORY[label]
-        with ctl.client("alice") as alice:
-            for name in NAMES.values():  # in this order: ids 1 and 2 in each installation
-                body = {"name": name, "cpu": 0.5, "memory": f"{memory // 2**20}Mi"}
-                alice.ok("POST", "/api/notebooks", 201, json=body)
-    # The four servers start at once (the ids are already given).
-    starts = [(ctl, name) for ctl in twins.values() for name in NAMES.values()]
-    at_once(lambda job: start(*job), starts)
+    # (the four servers started at once, in the fixture)
     for label, ctl in twins.items():
         instance = instance_of(ctl)
         for notebook_id, (_, _, cgroup) in snapshot(ctl).items():
