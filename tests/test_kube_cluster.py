@@ -883,12 +883,39 @@ metadata: {name: cgu-lab}
         "CGU_LAB_KUBE_GROUP_PREFIX": DEPLOYED_GROUP_PREFIX,
         "CGU_LAB_KUBE_START_TIMEOUT": "240",
     }
+    # The shipped policy admits users through the ingress controller's namespace; this test
+    # plays them from the host instead, so the school's overlay admits the host's address
+    # as a school admits its own load balancer (kube-router enforces NetworkPolicies here).
+    (school / "host-access.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "NetworkPolicy",
+                "metadata": {"name": "cgu-lab-controller-from-host", "namespace": "cgu-lab"},
+                "spec": {
+                    "podSelector": {
+                        "matchLabels": {"app.kubernetes.io/name": "cgu-lab-controller"}
+                    },
+                    "policyTypes": ["Ingress"],
+                    "ingress": [
+                        {
+                            "from": [{"ipBlock": {"cidr": f"{kube['CGU_KUBE_HOST_IP']}/32"}}],
+                            "ports": [{"protocol": "TCP", "port": 8000}],
+                        }
+                    ],
+                },
+            }
+        )
+    )
     (school / "kustomization.yaml").write_text(
         yaml.safe_dump(
             {
                 "apiVersion": "kustomize.config.k8s.io/v1beta1",
                 "kind": "Kustomization",
-                "resources": [os.path.relpath(ROOT / "deploy/kubernetes/overlays/example", school)],
+                "resources": [
+                    os.path.relpath(ROOT / "deploy/kubernetes/overlays/example", school),
+                    "host-access.yaml",
+                ],
                 "images": [
                     {
                         "name": "registry.example.edu/cgu-lab/controller",

@@ -132,12 +132,17 @@ def test_a_notebook_in_kubeflow_mode_lives_and_answers_where_kubeflow_expects(
         line = container.get("command", []) + container.get("args", [])
         assert f"--ServerApp.base_url={KUBEFLOW_PATH}/" in line, line
         assert f"--ProxyIdentityProvider.trusted_header={HEADER}" in line, line
-        # Only the controller's pods and Istio's ingress gateway may reach port 8888.
+        # Only the controller (its pods; here, outside the cluster, its address) and Istio's
+        # ingress gateway may reach port 8888.
         policy = admin.get("networking.k8s.io/v1", "NetworkPolicy", "cgu-lab-notebooks", NAMESPACE)
         peers = policy["spec"]["ingress"][0]["from"]
-        namespaces = [peer["namespaceSelector"]["matchLabels"] for peer in peers]
+        selected = [peer for peer in peers if "namespaceSelector" in peer]
+        namespaces = [peer["namespaceSelector"]["matchLabels"] for peer in selected]
         assert {"kubernetes.io/metadata.name": "istio-system"} in namespaces, peers
-        assert {"app": "istio-ingressgateway"} in [p["podSelector"]["matchLabels"] for p in peers]
+        assert {"app": "istio-ingressgateway"} in [
+            p["podSelector"]["matchLabels"] for p in selected
+        ]
+        assert {"ipBlock": {"cidr": f"{kube['CGU_KUBE_HOST_IP']}/32"}} in peers, peers
 
         # Through the controller's proxy at Kubeflow's URL, on the notebook's origin.
         host = notebook_host(ctl.url, OWNER, NAME)
