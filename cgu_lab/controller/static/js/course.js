@@ -55,21 +55,9 @@ function setupTabs(onShow) {
   show(wanted);
 }
 
-// The tabs switch from the first moment: a click while the modules below still load (a
-// busy machine, a slow network) was lost before, and the page stayed on its first tab. The
-// tab shown is told to the tabs' modules once they are there.
-/** @type {string | undefined} */
-let shown;
-/** @type {(tab: string | undefined) => void} */
-let tell = tab => {
-  shown = tab;
-};
-const manage = root.dataset.manage === 'yes';
-if (manage) setupTabs(tab => tell(tab));
-
 try {
   (await import('./course_demos.js')).init(ctx);
-  if (manage) {
+  if (root.dataset.manage === 'yes') {
     const [members, staff, newTa, work, live, help, sessions] = await Promise.all([
       import('./course_members.js'),
       import('./course_staff.js'),
@@ -86,12 +74,11 @@ try {
     const liveTab = live.init(ctx);
     const helpTab = help.init(ctx);
     const sessionsTab = sessions.initCourse(ctx);
-    tell = tab => {
+    setupTabs(tab => {
       liveTab.visible(tab === 'live');
       helpTab.visible(tab === 'help');
       sessionsTab.visible(tab === 'sessions');
-    };
-    tell(shown);
+    });
   } else {
     (await import('./course_student.js')).init(ctx);
   }
