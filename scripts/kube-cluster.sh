@@ -993,23 +993,6 @@ EOF
   log "training operator ready (PyTorchJob) [$(elapsed)]"
 }
 
-# Kueue (v0.17, tools/kueue) queues PyTorchJobs, on the host like the training operator,
-# with its own Configuration: the kubeflow.org/pytorchjob integration only; waitForPodsReady
-# (a job's pods must all run before the next job is admitted, and a job whose pods do not
-# all start in time is evicted and requeued: all-or-nothing for multi-node jobs); no
-# leader election; its probes, metrics and webhooks on this instance's ports. Its CRDs,
-# ClusterRole and webhooks come from its module's manifests. Certificates: its own
-# management is off and the webhook server's certificate, for 127.0.0.1, is signed by
-# the cluster's CA here, so that the API server reaches Kueue's webhooks by URL (no
-# Service, no pod); only those for Kueue's own kinds and PyTorchJobs are registered
-# (the others serve integrations that are not enabled). Its visibility API server (an
-# aggregated API on a fixed port, which the test API server is not set up to aggregate)
-# is off: the controller reads a job's place from Workloads; so is MultiKueue (one cluster
-# here; it watches Secrets in kueue-system, which a Role outside its ClusterRole grants,
-# and Kueue stops when that watch cannot sync). Kueue reads its metrics
-# server's certificate from a fixed /etc/kueue/metrics/certs, where a pod would mount
-# it: run.sh lays an overlay on /etc, in a mount namespace of its own, that adds that
-# folder and nothing else (the host's /etc is untouched, and instances stay apart).
 # NetworkPolicies enforced on the node: kube-router with its firewall only (no routing,
 # no service proxy, no CNI of its own: the bridge plugin and kube-proxy stay), in the
 # node's network namespace, where the pods' bridged and routed traffic passes its
@@ -1018,15 +1001,16 @@ EOF
 # covers the namespace's own addresses only: the host's, where a test's controller runs,
 # must be admitted by the policy (KubeSettings.controller_cidrs), as a school's would be.
 netpol_up() {
-  local r="$STATE/kube-router" role
+  local r="$STATE/kube-router"
   rm -rf "$r"
   mkdir -p "$r"
   tar -C "$r" -xf "$BUILD/kube-router.manifests.tar"
   kc create --dry-run=client -o json -f "$r/generic-kuberouter.yaml" | python3 -c '
 import json, sys
-text, at, found = sys.stdin.read(), 0, []
-while text[at:].strip():  # one JSON document per object of the manifest
-    item, at = json.JSONDecoder().raw_decode(text, len(text) - len(text[at:].lstrip()))
+# kubectl prints one JSON document per object of the manifest, one after another
+decoder, text, at, found = json.JSONDecoder(), sys.stdin.read(), 0, []
+while text[at:].strip():
+    item, at = decoder.raw_decode(text, len(text) - len(text[at:].lstrip()))
     found.append(item)
 (role,) = [o for o in found if o["kind"] == "ClusterRole"]
 role["metadata"] = {"name": "cgu-kube-router"}
@@ -1047,6 +1031,23 @@ BIND
   log "kube-router ready (NetworkPolicies enforced) [$(elapsed)]"
 }
 
+# Kueue (v0.17, tools/kueue) queues PyTorchJobs, on the host like the training operator,
+# with its own Configuration: the kubeflow.org/pytorchjob integration only; waitForPodsReady
+# (a job's pods must all run before the next job is admitted, and a job whose pods do not
+# all start in time is evicted and requeued: all-or-nothing for multi-node jobs); no
+# leader election; its probes, metrics and webhooks on this instance's ports. Its CRDs,
+# ClusterRole and webhooks come from its module's manifests. Certificates: its own
+# management is off and the webhook server's certificate, for 127.0.0.1, is signed by
+# the cluster's CA here, so that the API server reaches Kueue's webhooks by URL (no
+# Service, no pod); only those for Kueue's own kinds and PyTorchJobs are registered
+# (the others serve integrations that are not enabled). Its visibility API server (an
+# aggregated API on a fixed port, which the test API server is not set up to aggregate)
+# is off: the controller reads a job's place from Workloads; so is MultiKueue (one cluster
+# here; it watches Secrets in kueue-system, which a Role outside its ClusterRole grants,
+# and Kueue stops when that watch cannot sync). Kueue reads its metrics
+# server's certificate from a fixed /etc/kueue/metrics/certs, where a pod would mount
+# it: run.sh lays an overlay on /etc, in a mount namespace of its own, that adds that
+# folder and nothing else (the host's /etc is untouched, and instances stay apart).
 kueue_up() {
   local k="$STATE/kueue" p="$STATE/pki"
   rm -rf "$k"

@@ -290,8 +290,9 @@ def test_network_policy_admits_only_the_controller_or_the_ingress():
 
     # a controller outside the cluster: its addresses, beside its pods
     outside = KUBE.replace(endpoint="pod-ip", controller_cidrs="10.1.255.1/32,192.168.4.0/24")
-    peers = namespaces.network_policy("cgu-u-alice", outside)["spec"]["ingress"][0]["from"]
-    validate(namespaces.network_policy("cgu-u-alice", outside))
+    admitted = namespaces.network_policy("cgu-u-alice", outside)
+    validate(admitted)
+    peers = admitted["spec"]["ingress"][0]["from"]
     assert peers[1:] == [
         {"ipBlock": {"cidr": "10.1.255.1/32"}},
         {"ipBlock": {"cidr": "192.168.4.0/24"}},
